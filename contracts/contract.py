@@ -1,0 +1,211 @@
+"""The base of every contract kind: declared parameters, docs and proof.
+
+A kind is a class. Its parameters are ``contracts.fields`` objects, validated
+by one generic loop in ``from_table``; its rules carry their documentation
+(ruff's shape: What it does / Why is this bad? / Example / Use instead / Fix
+safety / Options); its ``VALID`` and ``INVALID`` examples are run by the test
+suite and rendered into the docs (fixit's habit), so a rule cannot be added
+without saying what it accepts and what it refuses, and is never documented
+twice.
+
+``check`` is the only method that sees source. It receives a
+``checkers.source.SourceFile`` and the ``checkers.project.Project`` index and
+yields ``checkers.finding.Finding``; those types are only referenced here,
+never imported at runtime, so ``contracts`` stays free of the checker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .fields import ConfigError, Field, Globs
+
+if TYPE_CHECKING:
+    import ast
+
+    from checkers.finding import Finding, Fix
+    from checkers.project import Project
+    from checkers.source import SourceFile
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One finding code of a kind, with the documentation ruff readers expect."""
+
+    code: str
+    name: str  # kebab-case, e.g. "keyword-only-parameter"
+    what: str  # What it does
+    why: str  # Why is this bad?
+    fix_safety: str = "This rule offers no fix."
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Where an INVALID example must be flagged: code, 1-based line and column."""
+
+    code: str
+    line: int
+    column: int
+    message: str | None = None  # a substring the message must contain
+
+
+@dataclass(frozen=True)
+class Example:
+    """A proof case: a file (and, for cross-file kinds, its neighbours).
+
+    ``params`` are the contract's parameters as a user would write them in
+    TOML (kebab-case keys). ``fixed`` is the file after applying every fix
+    (``unsafe`` says whether that needs ``--unsafe-fixes``).
+    """
+
+    source: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    path: str = "pkg/module.py"
+    files: Mapping[str, str] = field(default_factory=dict)
+    expect: tuple[Expect, ...] = ()
+    fixed: str | None = None
+    unsafe: bool = False
+    note: str = ""
+
+
+class Contract:
+    """A named, declared instance of a kind."""
+
+    KIND: ClassVar[str] = ""
+    RULES: ClassVar[tuple[Rule, ...]] = ()
+    VALID: ClassVar[tuple[Example, ...]] = ()
+    INVALID: ClassVar[tuple[Example, ...]] = ()
+    # False when a file's findings depend on other files' contents (an import
+    # chain, a package listing): the cache is keyed by one file's bytes.
+    CACHEABLE: ClassVar[bool] = True
+
+    paths = Globs(default=None, doc="Globs (relative to the project root) the contract applies to; all files when absent.")
+
+    def __init__(self, id: str, **params: Any) -> None:
+        self.id = id
+        for name, f in self.fields().items():
+            setattr(self, name, params.get(name, f.default))
+        self._path_spec = None
+
+    # -- declaration -----------------------------------------------------
+
+    @classmethod
+    def fields(cls) -> dict[str, Field]:
+        out: dict[str, Field] = {}
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, Field):
+                    out[name] = value
+        return out
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], where: str) -> Contract:
+        """Build from a TOML table, refusing unknown, missing and mistyped keys by name."""
+        by_key = {f.key: (name, f) for name, f in cls.fields().items()}
+        contract_id = table.get("id")
+        if not isinstance(contract_id, str) or not contract_id:
+            raise ConfigError(f"{where}: `id` must be a non-empty string, got {contract_id!r}")
+        params: dict[str, Any] = {}
+        for key, value in table.items():
+            if key in ("id", "kind"):
+                continue
+            if key not in by_key:
+                known = ", ".join(sorted(by_key)) or "none"
+                raise ConfigError(
+                    f"{where}: unknown parameter `{key}` for kind `{cls.KIND}` (known: {known})"
+                )
+            name, f = by_key[key]
+            params[name] = f.parse(value, where)
+        for key, (name, f) in by_key.items():
+            if f.required and name not in params:
+                raise ConfigError(
+                    f"{where}: kind `{cls.KIND}` requires `{key}` ({f.type_name}), which is missing"
+                )
+        contract = cls(contract_id, **params)
+        contract.validate(where)
+        return contract
+
+    def validate(self, where: str) -> None:
+        """Cross-parameter checks a kind needs beyond field types; raise ConfigError."""
+
+    @classmethod
+    def codes(cls) -> tuple[str, ...]:
+        return tuple(r.code for r in cls.RULES)
+
+    # -- scope and pre-filter -------------------------------------------
+
+    def applies_to(self, path: str) -> bool:
+        if self.paths is None:
+            return True
+        if self._path_spec is None:
+            from .fields import compile_globs
+
+            self._path_spec = compile_globs(self.paths, where=f"contract `{self.id}`: `paths`")
+        return self._path_spec.match_file(path)
+
+    def needles(self) -> tuple[str, ...]:
+        """Strings one of which a file's text must contain for this contract to parse it.
+
+        Empty means every file in scope is parsed. This is what keeps a
+        whole-tree check cheap: most files fail every needle and are never
+        parsed.
+        """
+        return ()
+
+    def wants(self, source: SourceFile) -> bool:
+        needles = self.needles()
+        return not needles or any(n in source.text for n in needles)
+
+    # -- checking ----------------------------------------------------------
+
+    def check(self, source: SourceFile, project: Project) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def finding(
+        self,
+        source: SourceFile,
+        node: ast.AST | tuple[int, int, int, int],
+        message: str,
+        *,
+        code: str | None = None,
+        fix: Fix | None = None,
+        span_node: ast.AST | None = None,
+    ) -> Finding:
+        """A finding anchored on ``node`` (or an explicit span).
+
+        ``span_node`` is the statement whose lines a suppression may sit on
+        (defaults to ``node``).
+        """
+        from checkers.finding import Finding
+
+        if isinstance(node, tuple):
+            line, col, end_line, end_col = node
+        else:
+            line, col, end_line, end_col = source.span(node)
+        outer = span_node if span_node is not None else node
+        if isinstance(outer, tuple):
+            span_lines = (outer[0], outer[2])
+        else:
+            span_lines = (outer.lineno, getattr(outer, "end_lineno", None) or outer.lineno)
+        return Finding(
+            code=code or self.RULES[0].code,
+            contract=self.id,
+            kind=self.KIND,
+            path=source.path,
+            line=line,
+            column=col,
+            end_line=end_line,
+            end_column=end_col,
+            message=message,
+            fix=fix,
+            span_lines=span_lines,
+        )
+
+
+def iter_examples(kind: type[Contract]) -> Iterator[tuple[str, Example]]:
+    for ex in kind.VALID:
+        yield "valid", ex
+    for ex in kind.INVALID:
+        yield "invalid", ex

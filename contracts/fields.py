@@ -1,0 +1,125 @@
+"""Parameter types of a contract kind, declared once and validated generically.
+
+A kind declares its parameters as class attributes that are field objects
+(import-linter's habit). ``Contract.from_table`` walks them in one loop, so an
+unknown key, a missing required parameter or a value of the wrong type is
+reported the same way for every kind, naming the table, the key and the value,
+before anything is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A declaration that cannot be used; the CLI exits 2 with this message."""
+
+
+_MISSING: Any = object()
+
+
+class Field:
+    """One parameter of a contract kind.
+
+    ``doc`` is rendered into the rule documentation, so a parameter is never
+    described twice.
+    """
+
+    type_name = "value"
+
+    def __init__(self, *, default: Any = _MISSING, doc: str = "") -> None:
+        self.default = default
+        self.doc = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @property
+    def required(self) -> bool:
+        return self.default is _MISSING
+
+    def parse(self, value: Any, where: str) -> Any:
+        raise NotImplementedError
+
+    def _fail(self, value: Any, where: str, expected: str) -> ConfigError:
+        return ConfigError(f"{where}: `{self.key}` must be {expected}, got {value!r}")
+
+    @property
+    def key(self) -> str:
+        """The TOML spelling: parameters are kebab-case in pyproject."""
+        return self.name.replace("_", "-")
+
+
+class String(Field):
+    type_name = "string"
+
+    def parse(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self._fail(value, where, "a non-empty string")
+        return value
+
+
+class Bool(Field):
+    type_name = "boolean"
+
+    def parse(self, value: Any, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self._fail(value, where, "true or false")
+        return value
+
+
+class StringList(Field):
+    """A list of non-empty strings; a bare string is refused, not split."""
+
+    type_name = "list of strings"
+
+    def parse(self, value: Any, where: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self._fail(value, where, "a list of non-empty strings")
+        if not value:
+            raise self._fail(value, where, "a non-empty list of strings")
+        return tuple(value)
+
+
+class Globs(StringList):
+    """Gitignore-style globs, compiled here so a bad glob fails at load time."""
+
+    type_name = "list of globs"
+
+    def parse(self, value: Any, where: str) -> tuple[str, ...]:
+        globs = super().parse(value, where)
+        compile_globs(globs, where=f"{where}: `{self.key}`")
+        return globs
+
+
+class StringMap(Field):
+    """A table of string keys to string values (e.g. module -> hint)."""
+
+    type_name = "table of strings"
+
+    def parse(self, value: Any, where: str) -> dict[str, str]:
+        if not isinstance(value, Mapping) or not value:
+            raise self._fail(value, where, "a non-empty table of strings")
+        for k, v in value.items():
+            if not isinstance(v, str):
+                raise ConfigError(f"{where}: `{self.key}.{k}` must be a string, got {v!r}")
+        return dict(value)
+
+
+def compile_globs(globs: tuple[str, ...] | list[str], *, where: str):
+    """Compile gitignore-style globs with pathspec, naming the glob that fails.
+
+    pathspec is imported here, not at module level: a check that declares no
+    glob never pays for it.
+    """
+    import pathspec
+
+    for glob in globs:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([glob])
+        except Exception as exc:  # pathspec raises several types for a bad pattern
+            raise ConfigError(f"{where}: bad glob {glob!r}: {exc}") from None
+    return pathspec.GitIgnoreSpec.from_lines(list(globs))

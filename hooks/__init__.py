@@ -1,0 +1,1 @@
+"""Where users meet the contracts: coding-agent hooks and pre-commit entry points."""
