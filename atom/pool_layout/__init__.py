@@ -1,0 +1,71 @@
+"""How a pool's bytes are declared, priced, carved and bound.
+
+A leaf package: its members import only the standard library, torch and each
+other, so CI (and a user's property tests) can import it without aiter, triton
+or the rest of `atom`. The vocabulary, and one worked pool, is in
+docs/pool_layout.md.
+
+  declare  `EntryField` -- one tensor family of an entry
+  price    `walk` -> `EntryWalk.entry_bytes`; `PoolSpec` per `EntryClass`
+  place    `plan_regions` / `carve`, `plan_field_planes`
+  carve    `EntryMajorArena`, `SplitEntryMajorArena`, `LayerMajorArena`,
+           `carve_layer_major`
+  bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
+           rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+"""
+
+from .entry_arena import EntryMajorArena, SplitEntryMajorArena
+from .entry_class import EntryClass, PoolSpec, sum_specs
+from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, round_up, walk
+from .field_planes import plan_field_planes, plane_entry_bytes, plane_fields, plane_rows
+from .layer_major import LayerMajorArena, carve_layer_major, plan_layer_major
+from .mha_pool import MhaKvPool, MhaKvPoolViews
+from .mla_pool import IndexerField, MlaKvPool, MlaKvPoolViews
+from .paged_layout import PagedLayout, k_block_shape, shuffle_vector, v_block_shape
+from .paged_pool import PagedPool, PagedPoolViews, is_fp8
+from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
+from .regions import Region, RegionPlan, carve, plan_regions
+from .state_pool import LinearStatePool, LinearStateViews
+
+__all__ = [
+    "DEFAULT_ALIGN",
+    "EntryClass",
+    "EntryField",
+    "EntryMajorArena",
+    "EntryWalk",
+    "IndexerField",
+    "KindRows",
+    "KvGeometry",
+    "LayerMajorArena",
+    "LinearStatePool",
+    "LinearStateViews",
+    "MhaKvPool",
+    "MhaKvPoolViews",
+    "MlaKvPool",
+    "MlaKvPoolViews",
+    "PagedLayout",
+    "PagedPool",
+    "PagedPoolViews",
+    "PoolRows",
+    "PoolRowsMixin",
+    "PoolSpec",
+    "Region",
+    "RegionPlan",
+    "SplitEntryMajorArena",
+    "assign_pool_rows",
+    "carve",
+    "carve_layer_major",
+    "is_fp8",
+    "k_block_shape",
+    "plan_field_planes",
+    "plan_layer_major",
+    "plan_regions",
+    "plane_entry_bytes",
+    "plane_fields",
+    "plane_rows",
+    "round_up",
+    "shuffle_vector",
+    "sum_specs",
+    "v_block_shape",
+    "walk",
+]

@@ -1,0 +1,182 @@
+"""What every paged (PAGE-class) pool shares: price, then carve, then bind.
+
+A paged pool is a handful of numbers turned into `field_groups`, the one list
+that both its price and its carve walk:
+
+  price  `entry_bytes` is the sum of each group's walk, per *scheduler* block
+         (one entry = `blocks_per_entry` backend blocks); `pool_bytes(entries)`
+         is where `carve_layer_major` puts the groups, which is exactly
+         `entries x entry_bytes`.
+  carve  `allocate(entries, buf=...)` hands the same groups to
+         `carve_layer_major`, over a fresh buffer or over the region the
+         runner carved (or a P/D peer exported) -- the same walk either way,
+         so the two ends cannot disagree about where a region starts.
+  bind   the returned views answer each consumer in the one layout it takes.
+
+A pool never sees a model runner or a config. That is what made a second one
+askable for: an EAGLE3 draft gets its own pool without building a second
+attention builder that would overwrite the target's per-step buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from .entry_class import EntryClass, PoolSpec
+from .entry_field import DEFAULT_ALIGN, EntryField, require_count, walk
+from .layer_major import LayerMajorArena, carve_layer_major, plan_layer_major
+
+
+def check_dtype(name: str, dtype: object) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{name} must be a torch.dtype, got {dtype!r}")
+    return dtype
+
+
+_FP8 = tuple(
+    getattr(torch, n)
+    for n in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+    if hasattr(torch, n)
+)
+
+
+def is_fp8(dtype: torch.dtype) -> bool:
+    return dtype in _FP8
+
+
+class PagedPool:
+    """Base of `MhaKvPool` / `MlaKvPool`: a row count, a block, and field groups.
+
+    `block_size` is the backend block (tokens a kernel's page holds) and
+    `blocks_per_entry` a count of them per scheduler block. They are kept as
+    two numbers and never folded into one token count, because `entry_bytes`
+    is what the page pool charges per scheduler block: pricing per backend
+    block instead would multiply every field's 256 B alignment by
+    `blocks_per_entry` (9% of a pool at 8 blocks an entry, almost all of it
+    padding on 64 B scale planes).
+    """
+
+    kind: str = "paged"
+
+    def __init__(self, rows: int, *, block_size: int, blocks_per_entry: int) -> None:
+        self.rows = require_count(f"{type(self).__name__} rows", rows, minimum=1)
+        self.block_size = require_count(f"{type(self).__name__} block_size", block_size, minimum=1)
+        self.blocks_per_entry = require_count(
+            f"{type(self).__name__} blocks_per_entry", blocks_per_entry, minimum=1
+        )
+        self.align = DEFAULT_ALIGN
+
+    @property
+    def entry_tokens(self) -> int:
+        """Tokens one entry (one scheduler block) holds: block_size x blocks_per_entry."""
+        return self.block_size * self.blocks_per_entry
+
+    @property
+    def field_groups(self) -> tuple[tuple[EntryField, ...], ...]:
+        raise NotImplementedError
+
+    def _check_groups(self, groups: Sequence[Sequence[EntryField]]) -> None:
+        names: set[str] = set()
+        for group in groups:
+            for f in group:
+                if f.name in names:
+                    raise ValueError(f"{type(self).__name__} declares field {f.name!r} twice")
+                names.add(f.name)
+                if f.align > self.align:
+                    # A wider field would open a gap between groups that grows
+                    # with nothing the entry is priced at, and pool_bytes would
+                    # stop being entries x entry_bytes.
+                    raise ValueError(
+                        f"{type(self).__name__} field {f.name!r} asks for align {f.align}; "
+                        f"a paged pool's groups are placed on {self.align}"
+                    )
+
+    @property
+    def entry_bytes(self) -> int:
+        """Bytes one entry (scheduler block) of this pool costs: what PAGE charges."""
+        return sum(walk(g, align=self.align).entry_bytes for g in self.field_groups if g)
+
+    @property
+    def padding_bytes(self) -> int:
+        """Bytes of `entry_bytes` that are alignment rather than data."""
+        return sum(walk(g, align=self.align).padding_bytes for g in self.field_groups if g)
+
+    def pool_bytes(self, entries: int) -> int:
+        """Bytes `allocate(entries)` takes; equals `entries x entry_bytes`."""
+        return plan_layer_major(self.field_groups, entries, align=self.align).total_bytes
+
+    def spec(self, name: str) -> PoolSpec:
+        return PoolSpec(name, EntryClass.PAGE, self.entry_bytes)
+
+    def num_blocks(self, entries: int) -> int:
+        """Backend blocks in `entries` entries: entries x blocks_per_entry."""
+        return require_count("entries", entries, minimum=1) * self.blocks_per_entry
+
+    def _carve(
+        self, entries: int, device: torch.device | str, buf: torch.Tensor | None
+    ) -> list[LayerMajorArena | None]:
+        return carve_layer_major(self.field_groups, entries, buf, device=device, align=self.align)
+
+    def role_prefix(self) -> str:
+        return self.kind
+
+
+class PagedPoolViews:
+    """The bound side of a paged pool: arenas over one buffer, read per row."""
+
+    def __init__(self, pool: PagedPool, entries: int, arenas: list[LayerMajorArena | None]) -> None:
+        self.pool = pool
+        self.entries = entries
+        self.arenas = arenas
+        self._arena_of = {
+            f.name: arena for arena in arenas if arena is not None for f in arena.fields
+        }
+
+    @property
+    def num_blocks(self) -> int:
+        """Backend blocks: entries x blocks_per_entry (what kernels index)."""
+        return self.entries * self.pool.blocks_per_entry
+
+    def _arena(self, name: str) -> LayerMajorArena:
+        try:
+            return self._arena_of[name]
+        except KeyError:
+            raise KeyError(
+                f"{type(self.pool).__name__} has no field {name!r}; it holds {list(self._arena_of)}"
+            ) from None
+
+    def field_view(self, name: str) -> torch.Tensor:
+        """Field `name`, all rows: `(rows, entries, *shape)` as declared."""
+        return self._arena(name).view(name)
+
+    def field_row(self, name: str, row: int) -> torch.Tensor:
+        """Row `row` of field `name`: `(entries, *shape)` as declared."""
+        return self._arena(name).row(name, row)
+
+    def _blocks(self, name: str, row: int, block_shape: tuple[int, ...]) -> torch.Tensor:
+        return self.field_row(name, row).view(self.num_blocks, *block_shape)
+
+    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
+        """Every (field, row) region as uint8 `(entries, bytes an entry owns)`.
+
+        `stride(0)` is the bytes one scheduler block owns in that region, so a
+        transfer addressing `req.block_ids` needs no `* blocks_per_entry`.
+        Each carries a `semantic_role` (`h2d256/k/3`): folding the fields
+        changed the order from K0,V0,K1,V1 to all of K then all of V at the
+        same count and bytes, and position alone could transfer K into V.
+        """
+        prefix = self.pool.role_prefix()
+        out: list[tuple[str, torch.Tensor]] = []
+        for arena in self.arenas:
+            if arena is None:
+                continue
+            for f in arena.fields:
+                for r in range(f.rows):
+                    out.append((f"{prefix}/{f.name}/{r}", arena.row_region(f.name, r)))
+        return out
+
+    @property
+    def buffers(self) -> list[torch.Tensor]:
+        return [arena.buf for arena in self.arenas if arena is not None]

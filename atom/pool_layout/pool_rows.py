@@ -1,0 +1,165 @@
+"""Pool rows: a module's position in a pool, assigned by one walk.
+
+A layer's row used to be recovered from `layer_id` by knowing the model's
+shape -- `layer_id // full_attention_interval` for a Qwen3-Next attention
+layer, `num_full_attn + (layer_id - mtp_start)` past a draft's boundary, a
+dict for Kimi's two kinds -- and then by counters the bind walk advanced,
+each assuming the bind walk visits in the sizing walk's order. Neither
+survived a draft's module being offered to the target builder: a counter hands
+it the next row, past the end of a pool sized without it, silently.
+
+`pool_rows[kind][module]` is one walk over the modules that exist. Sizing
+reads how many rows each kind has off the same map binding reads rows from, so
+no config-derived layer count is needed, and a module the walk did not see
+raises `KeyError` naming it.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+from .entry_field import require_count
+
+
+class KvGeometry(NamedTuple):
+    """The row space of an MHA pool: `(num_kv_heads, head_dim)`.
+
+    `str()` is `h2d256`. The default NamedTuple repr reached a startup log
+    (`16 KvGeometry(num_kv_heads=2, head_dim=256) rows`) and a transfer
+    region's `semantic_role`, where class and field names do not belong.
+    """
+
+    num_kv_heads: int
+    head_dim: int
+
+    def __str__(self) -> str:
+        return f"h{self.num_kv_heads}d{self.head_dim}"
+
+
+def describe_module(module: object) -> str:
+    """A short name for a module in a refusal (an nn.Module's repr is its tree)."""
+    prefix = getattr(module, "prefix", None)
+    if isinstance(prefix, str) and prefix:
+        return f"{type(module).__name__} {prefix!r}"
+    return reprlib.repr(module)
+
+
+class KindRows(Mapping[Any, int]):
+    """Rows of one kind, keyed by module identity (modules need not hash)."""
+
+    def __init__(self, kind: Hashable, modules: list[object]) -> None:
+        self.kind = kind
+        self._modules = modules
+        self._rows = {id(m): r for r, m in enumerate(modules)}
+
+    def __getitem__(self, module: object) -> int:
+        try:
+            return self._rows[id(module)]
+        except KeyError:
+            raise KeyError(
+                f"{describe_module(module)} has no {self.kind!s} row: the pool_rows walk "
+                "did not visit it, so no pool was sized for it"
+            ) from None
+
+    def __contains__(self, module: object) -> bool:
+        return id(module) in self._rows
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
+class PoolRows(Mapping[Hashable, KindRows]):
+    """`pool_rows[kind][module] -> row`; `counts()` is how many rows to buy."""
+
+    def __init__(self, by_kind: Mapping[Hashable, list[object]]) -> None:
+        self._kinds = {kind: KindRows(kind, list(mods)) for kind, mods in by_kind.items()}
+
+    def __getitem__(self, kind: Hashable) -> KindRows:
+        try:
+            return self._kinds[kind]
+        except KeyError:
+            raise KeyError(
+                f"no module caches kind {kind!s}; the walk found {[str(k) for k in self._kinds]}"
+            ) from None
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def counts(self) -> dict[Hashable, int]:
+        """Rows per kind, in the order the walk first met each kind."""
+        return {kind: len(rows) for kind, rows in self._kinds.items()}
+
+    def rows(self, kind: Hashable) -> int:
+        """Rows of `kind`, refusing a kind with none: a pool of no rows binds nothing."""
+        count = len(self[kind])
+        return require_count(f"rows of {kind!s}", count, minimum=1)
+
+    def __repr__(self) -> str:
+        return "PoolRows(" + ", ".join(f"{n} {k!s} rows" for k, n in self.counts().items()) + ")"
+
+
+def assign_pool_rows(
+    modules: Iterable[object], kind_of: Callable[[object], Hashable | None]
+) -> PoolRows:
+    """One walk: a module's row is its position among the modules of its kind.
+
+    `kind_of(module)` names the row space a module caches in (a `KvGeometry`,
+    `"mla"`, `"linear_state"`), or None for a module that caches nothing. A
+    module visited twice is refused: it would own two rows.
+    """
+    if not callable(kind_of):
+        raise TypeError(f"kind_of must be callable, got {kind_of!r}")
+    by_kind: dict[Hashable, list[object]] = {}
+    seen: dict[int, object] = {}
+    for module in modules:
+        kind = kind_of(module)
+        if kind is None:
+            continue
+        if not isinstance(kind, Hashable):
+            raise TypeError(f"kind_of({describe_module(module)}) returned unhashable {kind!r}")
+        if id(module) in seen:
+            raise ValueError(f"{describe_module(module)} is visited twice by the pool_rows walk")
+        seen[id(module)] = module
+        by_kind.setdefault(kind, []).append(module)
+    return PoolRows(by_kind)
+
+
+class PoolRowsMixin:
+    """`pool_rows` for a builder: the walk runs once, and is dropped with its pool.
+
+    A builder provides `_pooled_modules()` (the modules that exist, in walk
+    order) and `_pool_row_kind(module)`. `invalidate_pool_rows()` drops the
+    map and calls `_pool_rows_invalidated()`, where a builder drops the pool
+    the map sized, so the two cannot part. It lives here, not with the
+    builders, because a draft's own pool needs it too and the draft side
+    promises to import no attention.
+    """
+
+    _pool_rows_cache: PoolRows | None = None
+
+    def _pooled_modules(self) -> Iterable[object]:
+        raise NotImplementedError(f"{type(self).__name__} must define _pooled_modules()")
+
+    def _pool_row_kind(self, module: object) -> Hashable | None:
+        raise NotImplementedError(f"{type(self).__name__} must define _pool_row_kind()")
+
+    def _pool_rows_invalidated(self) -> None:
+        """Hook: drop whatever was sized from the map."""
+
+    @property
+    def pool_rows(self) -> PoolRows:
+        if self._pool_rows_cache is None:
+            self._pool_rows_cache = assign_pool_rows(self._pooled_modules(), self._pool_row_kind)
+        return self._pool_rows_cache
+
+    def invalidate_pool_rows(self) -> None:
+        self._pool_rows_cache = None
+        self._pool_rows_invalidated()
