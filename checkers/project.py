@@ -1,0 +1,501 @@
+"""The project index: which files are first-party and what each imports.
+
+Cross-file kinds (a leaf package, an import chain that reaches triton) ask
+questions about files other than the one being checked. This answers them by
+reading and parsing those files -- never importing or running them, because
+the code being checked may not import on this machine at all, which is the
+very thing several contracts are about.
+
+Everything is memoised for one run: a file is read and parsed once however
+many contracts and files ask about it, and a module name resolves to a path
+once. The engine builds one ``Project`` per run and registers the sources it
+has already read with ``add_source``, so a file being checked is not read
+twice.
+
+Resolution follows Python's own rules as far as the file system shows them:
+``pkg/__init__.py`` before ``pkg.py`` (a regular package wins over a module),
+a directory without ``__init__.py`` is a namespace package, and a relative
+import is resolved against the importing file's package (its own dotted name
+for an ``__init__.py``, its parent's otherwise).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import tokenize
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .source import SourceFile
+
+# Handlers that make a failed import survivable: `try: import x except
+# ImportError:`. `Exception` and a bare `except:` catch it too.
+_IMPORT_ERROR_NAMES = frozenset(
+    {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+)
+_DYNAMIC_IMPORT_NEEDLES = ("import_module", "__import__")
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """One imported module, as written in a file, with relative names resolved.
+
+    ``import a, b`` gives two refs; ``from m import x, y`` gives one with
+    ``names == ("x", "y")``. ``submodules`` are the names of a from-import that
+    are modules themselves (``from pkg import sub`` loads ``pkg.sub``), found
+    on disk for first-party packages. ``module`` of a relative import that
+    climbs above the top-level package keeps its dots (``"..x"``), since it
+    names nothing.
+
+    ``at_module_level`` is False inside a function body (it runs only when
+    called); ``guarded`` means inside ``try`` whose handler survives an
+    ``ImportError``; ``type_checking`` means under ``if TYPE_CHECKING:``,
+    which never runs. ``dynamic`` marks ``importlib.import_module("x")`` or
+    ``__import__("x")`` with a literal name.
+    """
+
+    module: str
+    names: tuple[str, ...]
+    lineno: int
+    level: int
+    at_module_level: bool
+    guarded: bool = False
+    type_checking: bool = False
+    dynamic: bool = False
+    submodules: tuple[str, ...] = ()
+    # The statement (or call) and, for `import x`, the alias: rules anchor on them.
+    node: ast.AST | None = field(default=None, compare=False, repr=False)
+    alias: ast.alias | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every module this import loads by name: the module, then submodules named."""
+        return (self.module, *self.submodules)
+
+    @property
+    def runs_at_import(self) -> bool:
+        """Whether importing the file executes this import unconditionally."""
+        return self.at_module_level and not self.type_checking and not self.guarded
+
+
+def ancestors(module: str) -> tuple[str, ...]:
+    """``a.b.c`` -> ``("a", "a.b")``: the packages whose ``__init__`` importing it runs."""
+    parts = module.split(".")
+    return tuple(".".join(parts[:i]) for i in range(1, len(parts)))
+
+
+def within(module: str, prefix: str) -> bool:
+    """Whether ``module`` is ``prefix`` or inside it (``a.bc`` is not inside ``a.b``)."""
+    return module == prefix or module.startswith(prefix + ".")
+
+
+class Project:
+    def __init__(
+        self, root: str | os.PathLike[str], src_roots: tuple[str | os.PathLike[str], ...] = ()
+    ) -> None:
+        self.root = Path(root).resolve()
+        roots = tuple(self._absolute(r) for r in src_roots) or (self.root,)
+        # Most specific first, so `src/` wins over the project root that holds it.
+        self.src_roots: tuple[Path, ...] = tuple(
+            sorted(dict.fromkeys(roots), key=lambda p: len(p.parts), reverse=True)
+        )
+        self._sources: dict[str, SourceFile | None] = {}
+        self._imports: dict[str, tuple[ImportRef, ...]] = {}
+        self._resolved: dict[str, Path | None] = {}
+        self._exists: dict[str, bool] = {}
+        self._bound: dict[str, frozenset[str]] = {}
+        self._chains: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    def _absolute(self, path: str | os.PathLike[str]) -> Path:
+        p = Path(path)
+        return Path(os.path.normpath(p if p.is_absolute() else self.root / p))
+
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        """Posix path relative to the root (absolute when outside it)."""
+        p = self._absolute(path)
+        try:
+            return p.relative_to(self.root).as_posix()
+        except ValueError:
+            return p.as_posix()
+
+    # -- names -----------------------------------------------------------
+
+    def module_name(self, relpath: str | os.PathLike[str]) -> str | None:
+        """Dotted name of a ``.py`` file under a src root; None when it is not one."""
+        p = self._absolute(relpath)
+        if p.suffix != ".py":
+            return None
+        for src in self.src_roots:
+            try:
+                parts = list(p.relative_to(src).with_suffix("").parts)
+            except ValueError:
+                continue
+            if parts and parts[-1] == "__init__":
+                parts.pop()
+            if parts and all(part.isidentifier() for part in parts):
+                return ".".join(parts)
+            return None
+        return None
+
+    def package_of(self, relpath: str | os.PathLike[str]) -> str | None:
+        """The package a relative import in this file is resolved against."""
+        name = self.module_name(relpath)
+        if name is None:
+            return None
+        if Path(relpath).name == "__init__.py":
+            return name
+        return name.rpartition(".")[0]
+
+    def resolve(self, module: str) -> Path | None:
+        """The first-party file of a dotted module (``pkg/__init__.py`` or ``mod.py``)."""
+        if module in self._resolved:
+            return self._resolved[module]
+        found: Path | None = None
+        parts = module.split(".")
+        if all(part.isidentifier() for part in parts):
+            for src in self.src_roots:
+                base = src.joinpath(*parts)
+                if (base / "__init__.py").is_file():
+                    found = base / "__init__.py"
+                    break
+                module_file = base.with_name(parts[-1] + ".py")
+                if module_file.is_file():
+                    found = module_file
+                    break
+        self._resolved[module] = found
+        return found
+
+    def exists(self, module: str) -> bool:
+        """A first-party module, package, or namespace package (a bare directory)."""
+        if module not in self._exists:
+            parts = module.split(".")
+            self._exists[module] = self.resolve(module) is not None or (
+                all(part.isidentifier() for part in parts)
+                and any(src.joinpath(*parts).is_dir() for src in self.src_roots)
+            )
+        return self._exists[module]
+
+    def is_first_party(self, module: str) -> bool:
+        """Whether the module's top-level package lies under a src root."""
+        top = module.partition(".")[0]
+        return bool(top) and self.exists(top)
+
+    def binds(self, package: str, name: str) -> bool:
+        """Whether ``from package import name`` finds something, judged from disk.
+
+        A submodule, or a name the package's ``__init__`` binds at module level
+        (a def, a class, an assignment, an import). A star import or a
+        module ``__getattr__`` in the ``__init__`` could bind anything, so
+        either makes every name count as bound.
+        """
+        if self.exists(f"{package}.{name}"):
+            return True
+        if package not in self._bound:
+            self._bound[package] = self._init_bindings(package)
+        bound = self._bound[package]
+        return "*" in bound or name in bound
+
+    def _init_bindings(self, package: str) -> frozenset[str]:
+        path = self.resolve(package)
+        if path is None or path.name != "__init__.py":
+            return frozenset()
+        source = self.read_source(path)
+        tree = source.tree if source is not None else None
+        if tree is None:
+            return frozenset()
+        names: set[str] = set()
+        stack: list[ast.stmt] = list(tree.body)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add("*" if stmt.name == "__getattr__" else stmt.name)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    names.add(alias.asname or alias.name.partition(".")[0])
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            else:
+                for attr in ("body", "orelse", "finalbody"):
+                    stack.extend(getattr(stmt, attr, ()))
+                for handler in getattr(stmt, "handlers", ()):
+                    stack.extend(handler.body)
+        return frozenset(names)
+
+    # -- files -----------------------------------------------------------
+
+    def add_source(self, source: SourceFile) -> None:
+        """Register a file the engine has already read, so it is not read again."""
+        self._sources[str(self._absolute(source.abspath))] = source
+
+    def read_source(self, path: str | os.PathLike[str]) -> SourceFile | None:
+        """The file as a SourceFile, read once; None when it cannot be read."""
+        key = str(self._absolute(path))
+        if key not in self._sources:
+            self._sources[key] = self._read(Path(key))
+        return self._sources[key]
+
+    def _read(self, path: Path) -> SourceFile | None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            # A PEP 263 coding cookie; rare enough to pay for tokenize only here.
+            try:
+                encoding, _ = tokenize.detect_encoding(iter(data.splitlines(True)).__next__)
+                text = data.decode(encoding)
+            except (SyntaxError, LookupError, UnicodeDecodeError):
+                return None
+        return SourceFile(self.relpath(path), text, abspath=str(path))
+
+    def module_imports(self, path: str | os.PathLike[str]) -> tuple[ImportRef, ...]:
+        """Every import in a file (module level and inside functions), parsed once."""
+        key = str(self._absolute(path))
+        if key not in self._imports:
+            source = self.read_source(key)
+            self._imports[key] = self.imports_of(source) if source is not None else ()
+        return self._imports[key]
+
+    def imports_of(self, source: SourceFile) -> tuple[ImportRef, ...]:
+        """The imports of an in-memory source, resolved against its place in the tree."""
+        tree = source.tree
+        if tree is None:
+            return ()
+        rel = source.abspath if os.path.isabs(source.abspath) else source.path
+        walker = _ImportWalker(
+            self,
+            package=self.package_of(rel),
+            dynamic=any(n in source.text for n in _DYNAMIC_IMPORT_NEEDLES),
+        )
+        walker.visit_body(tree.body, in_function=False, guarded=False, type_checking=False)
+        return tuple(walker.refs)
+
+    # -- chains ----------------------------------------------------------
+
+    def import_chain(self, start: str, target: str) -> tuple[str, ...] | None:
+        """The shortest chain of import-time imports from ``start`` to ``target``.
+
+        ``("a.b", "a.c", "triton")`` means importing ``a.b`` runs ``import
+        a.c``, which runs ``import triton``. Only imports that run when the
+        module is imported count: not inside a function, not under ``if
+        TYPE_CHECKING:``, not in a ``try`` that survives ``ImportError``.
+        Importing a module also runs its ancestors' ``__init__``, so those are
+        followed too. Returns None when ``target`` is not reached; a
+        third-party module is a dead end, since its source is not ours to read.
+        """
+        key = (start, target)
+        if key in self._chains:
+            return self._chains[key]
+        parent: dict[str, str | None] = {start: None}
+        queue = deque([start])
+        found: str | None = None
+        while queue and found is None:
+            current = queue.popleft()
+            known = self._chains.get((current, target), ())
+            if known is None:
+                continue
+            if known:
+                found = current
+                break
+            for nxt in self._import_time_edges(current):
+                if within(nxt, target):
+                    parent[nxt] = current
+                    found = nxt
+                    break
+                if nxt not in parent and self.is_first_party(nxt):
+                    parent[nxt] = current
+                    queue.append(nxt)
+        if found is None:
+            # Everything visited is closed under its edges and none reached the
+            # target, so none of them ever will: later questions are free.
+            for module in parent:
+                self._chains[(module, target)] = None
+            return None
+        chain: list[str] = []
+        node: str | None = found
+        while node is not None:
+            chain.append(node)
+            node = parent[node]
+        chain.reverse()
+        # A module reached earlier with its own chain: splice that chain's tail on.
+        result = tuple(chain) + tuple(self._chains.get((found, target)) or ())[1:]
+        for i, module in enumerate(result[:-1]):
+            self._chains.setdefault((module, target), result[i:])
+        return result
+
+    def _import_time_edges(self, module: str) -> list[str]:
+        edges = list(ancestors(module))
+        path = self.resolve(module)
+        if path is None:
+            return edges
+        for ref in self.module_imports(path):
+            if not ref.runs_at_import:
+                continue
+            for name in ref.targets:
+                edges.extend(ancestors(name))
+                edges.append(name)
+        return list(dict.fromkeys(edges))
+
+
+class _ImportWalker:
+    """Collects ImportRefs with the context each import runs in.
+
+    Statements are walked by hand so the context (function body, guarded
+    ``try``, ``if TYPE_CHECKING``) is known where each import sits;
+    expressions are entered only when the file's text mentions a dynamic
+    import at all, which keeps the common file a statement-only walk.
+    """
+
+    def __init__(self, project: Project, *, package: str | None, dynamic: bool) -> None:
+        self.project = project
+        self.package = package
+        self.dynamic = dynamic
+        self.refs: list[ImportRef] = []
+
+    def visit_body(self, body, *, in_function: bool, guarded: bool, type_checking: bool) -> None:
+        for stmt in body:
+            self.visit(stmt, in_function=in_function, guarded=guarded, type_checking=type_checking)
+
+    def visit(self, stmt, *, in_function: bool, guarded: bool, type_checking: bool) -> None:
+        ctx = {"in_function": in_function, "guarded": guarded, "type_checking": type_checking}
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                self._add(alias.name, (), stmt, level=0, alias=alias, **ctx)
+        elif isinstance(stmt, ast.ImportFrom):
+            self._add_from(stmt, **ctx)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if self.dynamic:
+                for expr in [*stmt.decorator_list, *stmt.args.defaults, *stmt.args.kw_defaults]:
+                    if expr is not None:
+                        self._scan_expr(expr, **ctx)
+            self.visit_body(
+                stmt.body, in_function=True, guarded=guarded, type_checking=type_checking
+            )
+        elif isinstance(stmt, (ast.Try, ast.TryStar)):
+            self.visit_body(
+                stmt.body,
+                in_function=in_function,
+                guarded=guarded or any(_survives_import_error(h) for h in stmt.handlers),
+                type_checking=type_checking,
+            )
+            for handler in stmt.handlers:
+                self.visit_body(handler.body, **ctx)
+            self.visit_body(stmt.orelse, **ctx)
+            self.visit_body(stmt.finalbody, **ctx)
+        elif isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
+            self.visit_body(stmt.body, in_function=in_function, guarded=guarded, type_checking=True)
+            self.visit_body(stmt.orelse, **ctx)
+        else:
+            if self.dynamic:
+                for child in ast.iter_child_nodes(stmt):
+                    if isinstance(child, ast.expr):
+                        self._scan_expr(child, **ctx)
+            for attr in ("body", "orelse", "finalbody"):
+                self.visit_body(getattr(stmt, attr, ()), **ctx)
+            for case in getattr(stmt, "cases", ()):
+                self.visit_body(case.body, **ctx)
+
+    def _scan_expr(self, expr: ast.expr, **ctx) -> None:
+        for node in ast.walk(expr):
+            if (
+                isinstance(node, ast.Call)
+                and _dynamic_import_callee(node.func)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and node.args[0].value
+            ):
+                name = node.args[0].value
+                level = len(name) - len(name.lstrip("."))
+                module = self._absolute(name.lstrip("."), level) if level else name
+                self._add(module, (), node, level=level, dynamic=True, **ctx)
+
+    def _absolute(self, module: str | None, level: int) -> str:
+        """A relative module made absolute; keeps its dots when it climbs out of the tree."""
+        raw = "." * level + (module or "")
+        if self.package is None:
+            return raw
+        parts = self.package.split(".") if self.package else []
+        if level - 1 >= len(parts):
+            return raw  # Python refuses it: beyond the top-level package
+        base = parts[: len(parts) - (level - 1)]
+        if module:
+            base.append(module)
+        return ".".join(base) if base else raw
+
+    def _add_from(self, stmt: ast.ImportFrom, **ctx) -> None:
+        level = stmt.level or 0
+        module = self._absolute(stmt.module, level) if level else (stmt.module or "")
+        names = tuple(alias.name for alias in stmt.names)
+        submodules: tuple[str, ...] = ()
+        if not module.startswith(".") and self.project.is_first_party(module):
+            submodules = tuple(
+                f"{module}.{name}"
+                for name in names
+                if name != "*" and self.project.exists(f"{module}.{name}")
+            )
+        self._add(module, names, stmt, level=level, submodules=submodules, **ctx)
+
+    def _add(
+        self,
+        module: str,
+        names: tuple[str, ...],
+        node: ast.AST,
+        *,
+        level: int,
+        in_function: bool,
+        guarded: bool,
+        type_checking: bool,
+        alias: ast.alias | None = None,
+        dynamic: bool = False,
+        submodules: tuple[str, ...] = (),
+    ) -> None:
+        self.refs.append(
+            ImportRef(
+                module=module,
+                names=names,
+                lineno=node.lineno,
+                level=level,
+                at_module_level=not in_function,
+                guarded=guarded,
+                type_checking=type_checking,
+                dynamic=dynamic,
+                submodules=submodules,
+                node=node,
+                alias=alias,
+            )
+        )
+
+
+def _survives_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for t in types:
+        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+        if name in _IMPORT_ERROR_NAMES:
+            return True
+    return False
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _dynamic_import_callee(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in ("import_module", "__import__")
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "import_module"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "importlib"
+    )
