@@ -1,0 +1,119 @@
+"""The contracts as a flake8 plugin, for a repository that already runs flake8.
+
+``flake8 --select AC`` then reports the contracts declared in the nearest
+``pyproject.toml`` above each file, with flake8's own ``# noqa`` handling,
+formatting and exit status: one linter run, one report, nothing new to wire
+into an editor that already speaks flake8.
+
+flake8 imports every installed plugin on every run, including runs that never
+select ``AC``, so this module imports nothing beyond the standard library at
+import time. The engine (``checkers.api``) is imported on the first file the
+plugin actually checks, and each configuration is loaded once per directory
+per process: flake8 checks files in worker processes, and a worker sees many
+files of one project.
+
+A declaration that cannot be loaded is reported once per file as ``AC001`` on
+line 1 rather than raised: a traceback from a plugin aborts the whole flake8
+run, which is a worse way to learn that one table in pyproject.toml is wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+CONFIG_ERROR_CODE = "AC001"
+
+
+def _version() -> str:
+    try:
+        return metadata.version("atom-contracts")
+    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
+        return "0+unknown"
+
+
+# directory -> loaded Config, or the ConfigError text, or None (no declaration)
+_CONFIGS: dict[str, Any] = {}
+
+
+def _config_for(directory: str) -> Any:
+    """The configuration governing files in ``directory``, loaded once per process."""
+    try:
+        return _CONFIGS[directory]
+    except KeyError:
+        pass
+    from checkers.api import load_config
+    from contracts.fields import ConfigError
+
+    try:
+        config: Any = load_config(Path(directory))
+    except ConfigError as exc:
+        config = _ConfigFailure(str(exc))
+    _CONFIGS[directory] = config
+    return config
+
+
+class _ConfigFailure:
+    """A declaration that failed to load: reported on every file it governs."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _relative_path(filename: str, root: Path | None) -> str:
+    """The file's path as the contracts' globs see it: posix, relative to the project root."""
+    absolute = Path(os.path.abspath(filename))
+    if root is not None:
+        try:
+            return absolute.relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return Path(filename).as_posix()
+
+
+class ContractsPlugin:
+    """flake8 AST plugin: ``run`` yields ``(line, column0, "ACnnn message", type)``."""
+
+    name = "atom-contracts"
+    version = _version()
+
+    def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
+        # flake8 hands over its own parse; the engine reparses from the text
+        # only for the contracts whose text pre-filter the file passes.
+        self.tree = tree
+        self.filename = filename
+        self.lines = lines
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        if self.filename in ("stdin", "-", None):
+            directory = os.getcwd()
+        else:
+            directory = os.path.dirname(os.path.abspath(self.filename))
+        config = _config_for(directory)
+        if config is None:
+            return
+        if isinstance(config, _ConfigFailure):
+            yield (
+                1,
+                0,
+                f"{CONFIG_ERROR_CODE} atom-contracts configuration: {config.message}",
+                type(self),
+            )
+            return
+        from checkers.api import check_source
+
+        root = getattr(config, "root", None)
+        relpath = _relative_path(self.filename, root)
+        text = "".join(self.lines)
+        for finding in check_source(relpath, text, config):
+            # flake8 columns are 0-based; findings are 1-based characters.
+            yield (
+                finding.line,
+                max(finding.column - 1, 0),
+                f"{finding.code} {finding.message}",
+                type(self),
+            )

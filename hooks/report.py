@@ -1,0 +1,86 @@
+"""What the hook tells the agent: one line per problem, in a form it can act on.
+
+Every line reads ``path:line:col: CODE message``, ruff's concise shape, which
+models have seen a great deal of and editors can jump to. A contract finding
+names its contract, since the fix is often "this is what the contract was
+declared for", and the suppression syntax is spelled out once, with the
+reason the contracts require, so the agent does not invent a bare ``noqa``
+that then becomes a finding of its own.
+
+Findings that predate the edit are listed like any other, and the header says
+why: CI filters to the diff's context, so a finding beside an edited line is
+a red check once the edit lands, whoever wrote it.
+
+The list is capped: a file with hundreds of old findings would otherwise fill
+the agent's context on every edit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MAX_LISTED = 40
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # as given by the tool; made project-relative for display
+    line: int  # 1-based (within ``cell`` for a notebook)
+    column: int  # 1-based
+    code: str
+    message: str
+    cell: int | None = None
+    note: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.cell or 0, self.line, self.column, self.code)
+
+
+def display_path(path: str, project: str) -> str:
+    try:
+        rel = os.path.relpath(path, project)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def render(
+    problems: Sequence[Problem],
+    *,
+    relpath: str,
+    project: str,
+    ruff_changed_file: bool,
+    notes: Sequence[str] = (),
+) -> str:
+    ordered = sorted(problems, key=Problem.sort_key)
+    count = len(ordered)
+    noun = "problem" if count == 1 else "problems"
+    header = f"{relpath}: {count} {noun} left after ruff's safe fixes"
+    if ruff_changed_file:
+        header += " (ruff rewrote the file: read it again before the next edit)"
+    lines = [
+        header + ".",
+        "Problems already in the file before this edit are listed too: CI reports them once an "
+        "edit lands beside them.",
+    ]
+    for p in ordered[:MAX_LISTED]:
+        where = display_path(p.path, project) if p.path else relpath
+        if p.cell is not None:
+            where = f"{where}:cell {p.cell}"
+        text = f"{where}:{p.line}:{p.column}: {p.code} {p.message}"
+        if p.note:
+            text += f" ({p.note})"
+        lines.append(text)
+    if count > MAX_LISTED:
+        lines.append(
+            f"... and {count - MAX_LISTED} more: run `ruff check {relpath}` and "
+            f"`atom-contracts check {relpath}` for all of them."
+        )
+    lines.extend(notes)
+    lines.append(
+        "Fix them; where a finding is intended, suppress it on its line with "
+        "`# noqa: CODE -- reason` (contract suppressions need the reason)."
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,157 @@
+"""ruff, run on the one edited file: safe fixes applied, what survives read back.
+
+ruff is found as ``ruff`` on PATH (the one the user runs by hand), else
+``python -m ruff`` from the interpreter running the hook (the ruff installed
+beside atom-contracts). ``ATOM_CONTRACTS_RUFF`` names an executable to use
+instead, for a repository that pins ruff somewhere else.
+
+One run, ``ruff check --fix``, does the work of "fix, then check again": ruff
+applies fixes until the file stops changing and then reports the diagnostics
+of the final pass, positions and all, against the fixed text. A second run
+would print the same list and cost another process start on every edit; the
+test suite checks that the two agree.
+
+What the first version of this hook got wrong, per the refactor record, was
+not the fixing but throwing the report away: rules ``--fix`` cannot fix
+(RUF012 only advises) vanished from the agent's view and reappeared as red CI
+once the edit landed. So the output is read as JSON, which also tells a
+finding (exit 1, a JSON list) from a ruff that could not run (exit 1 with
+"No module named ruff", exit 2 with a config error, no JSON either way).
+
+``--no-unsafe-fixes`` because a project's ``unsafe-fixes = true`` is a
+choice for a person reviewing a diff, not for a rewrite nobody looks at.
+``--no-cache`` because the edited file has just changed, so a cache entry for
+it is worthless, and writing ``.ruff_cache`` would touch files the agent did
+not edit. ``--force-exclude`` so the project's own ``exclude`` holds for a
+path named explicitly. ``--`` before the path so no file name is ever read as
+an option, and an argument list, never a shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from hooks.report import Problem
+
+
+class RuffUnavailable(Exception):
+    """ruff could not be run or did not answer; ``str()`` says why, in one line."""
+
+
+class RuffTimeout(RuffUnavailable):
+    pass
+
+
+def find_ruff(environ: Mapping[str, str]) -> list[str]:
+    override = environ.get("ATOM_CONTRACTS_RUFF")
+    if override:
+        return [override]
+    on_path = shutil.which("ruff", path=environ.get("PATH", os.defpath))
+    if on_path:
+        return [on_path]
+    return [sys.executable, "-m", "ruff"]
+
+
+class RuffFix:
+    """One ``ruff check --fix`` on one file, started now and collected later.
+
+    Split in two so the hook can import the contract engine while ruff runs:
+    the two costs overlap instead of adding up.
+    """
+
+    def __init__(self, path: Path, *, cwd: Path, environ: Mapping[str, str]) -> None:
+        self.ruff = find_ruff(environ)
+        self.command = (
+            *self.ruff,
+            "check",
+            "--fix",
+            "--no-unsafe-fixes",
+            "--no-cache",
+            "--force-exclude",
+            "--output-format=json",
+            "--",
+            str(path),
+        )
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                cwd=cwd,
+                env=dict(environ),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                # Its own process group, so a timeout can kill whatever the
+                # command started (a wrapper's child holds the pipes open).
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise RuffUnavailable(f"cannot run {self.ruff[0]}: {exc.strerror or exc}") from None
+
+    def problems(self, timeout_s: float) -> list[Problem]:
+        """What ruff still reports after its fixes; RuffUnavailable if it could not say."""
+        try:
+            stdout, stderr = self.process.communicate(timeout=max(timeout_s, 0.001))
+        except subprocess.TimeoutExpired:
+            self.cancel()
+            raise RuffTimeout(f"ruff did not finish within {timeout_s:.3g} s") from None
+        except BaseException:
+            self.cancel()
+            raise
+        return _parse(stdout, stderr, self.process.returncode, self.ruff)
+
+    def cancel(self) -> None:
+        if self.process.returncode is None:
+            _kill_group(self.process)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+
+
+def _first_line(data: bytes) -> str:
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            return line.strip()
+    return "no output"
+
+
+def _parse(stdout: bytes, stderr: bytes, returncode: int, ruff: list[str]) -> list[Problem]:
+    if returncode not in (0, 1):
+        raise RuffUnavailable(f"{' '.join(ruff)} exited {returncode}: {_first_line(stderr)}")
+    try:
+        diagnostics = json.loads(stdout) if stdout.strip() else []
+    except ValueError:
+        diagnostics = None
+    if not isinstance(diagnostics, list):
+        raise RuffUnavailable(
+            f"{' '.join(ruff)} exited {returncode}: {_first_line(stderr or stdout)}"
+        )
+    problems = []
+    for d in diagnostics:
+        location = d.get("location") or {}
+        fix = d.get("fix") or {}
+        note = ""
+        if fix.get("applicability") == "unsafe":
+            note = "ruff has only an unsafe fix for it"
+        problems.append(
+            Problem(
+                path=str(d.get("filename") or ""),
+                line=int(location.get("row") or 1),
+                column=int(location.get("column") or 1),
+                code=str(d.get("code") or "ruff"),
+                message=str(d.get("message") or ""),
+                cell=d.get("cell"),
+                note=note,
+            )
+        )
+    return problems
