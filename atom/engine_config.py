@@ -1,0 +1,54 @@
+"""The engine's own arguments: what a user chooses, as opposed to what a config declares.
+
+Only the choices that change a pool are here -- tensor/pipeline rank, KV dtype, the scheduler's
+block, whether the declared MTP layers are built, which MHA backend binds. Each is validated
+once, on construction, with a message naming the value, because every later reader trusts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+#: KV dtypes by the name the command line uses. fp8 is e4m3 with fp32 scales where the
+#: flavour dequantizes per token and head (MHA); MLA's fp8 latent carries no scale plane.
+KV_DTYPES: dict[str, torch.dtype] = {
+    "bf16": torch.bfloat16,
+    "fp8": torch.float8_e4m3fn,
+}
+
+MHA_BACKENDS = ("aiter", "triton")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    tp_size: int = 1
+    pp_size: int = 1
+    pp_rank: int = 0
+    kv_dtype: str = "bf16"
+    #: tokens per scheduler block: what ``req.block_ids`` count in, and what one PAGE entry holds.
+    scheduler_block_size: int = 16
+    #: build the MTP layers the config declares (``--no-spec`` turns them off).
+    include_mtp: bool = True
+    mha_backend: str = "aiter"
+    #: STATE entries to allocate: one per request slot (max_num_seqs).
+    state_entries: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kv_dtype not in KV_DTYPES:
+            raise ValueError(f"kv_dtype {self.kv_dtype!r} is not one of {sorted(KV_DTYPES)}")
+        if self.mha_backend not in MHA_BACKENDS:
+            raise ValueError(f"mha_backend {self.mha_backend!r} is not one of {MHA_BACKENDS}")
+        for name in ("tp_size", "pp_size", "scheduler_block_size", "state_entries"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    @property
+    def kv_torch_dtype(self) -> torch.dtype:
+        return KV_DTYPES[self.kv_dtype]
+
+    @property
+    def is_fp8(self) -> bool:
+        return self.kv_dtype == "fp8"

@@ -1,0 +1,115 @@
+"""An HF ``config.json`` as the engine reads it: a mapping that says what it lacks by name.
+
+The engine takes any config a user points it at, so every read of a field that sizes something
+goes through :meth:`HfConfig.require`, and a config that cannot be priced is refused with the
+field it is missing and the file it came from -- never a ``KeyError`` from deep inside sizing, and
+never a default that happens to price the wrong model.
+
+A multimodal wrapper nests the language model under ``text_config``; :meth:`HfConfig.text_config`
+is the one place that unwraps it, and the family predicate reads what it returns while the
+wrapper's own ``model_type`` stays available to whoever asks the wrapper.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+class ConfigFieldError(ValueError):
+    """A config lacks, or mistypes, a field the engine needs to price or build it."""
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source = source
+        self.field = field
+        super().__init__(f"{source}: field {field!r} {problem}")
+
+
+class HfConfig:
+    """A read-only view of one HF config dict, named by where it came from.
+
+    ``source`` is the registry stem or the path it was loaded from; it leads every refusal so a
+    user with several configs open knows which one is short.
+    """
+
+    def __init__(self, data: Mapping[str, Any], source: str) -> None:
+        if not isinstance(data, Mapping):
+            raise TypeError(f"{source}: a config must be a JSON object, got {type(data).__name__}")
+        self._data = dict(data)
+        self.source = source
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> HfConfig:
+        """Load ``path``, or ``path/config.json`` when handed a checkpoint directory."""
+        p = Path(path)
+        if p.is_dir():
+            p = p / "config.json"
+        if not p.is_file():
+            raise ValueError(f"config file {str(p)!r} does not exist")
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"config file {str(p)!r} is not JSON: {exc}") from None
+        return cls(data, str(p))
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def require(self, key: str) -> Any:
+        if key not in self._data or self._data[key] is None:
+            raise ConfigFieldError(self.source, key, "is missing")
+        return self._data[key]
+
+    def require_int(self, key: str, *, minimum: int = 1) -> int:
+        value = self.require(key)
+        return self._check_int(key, value, minimum)
+
+    def int_or(self, key: str, default: int, *, minimum: int = 0) -> int:
+        """An integer field with a documented default; a present but mistyped value is refused."""
+        if self._data.get(key) is None:
+            return default
+        return self._check_int(key, self._data[key], minimum)
+
+    def _check_int(self, key: str, value: Any, minimum: int) -> int:
+        # bool is an int subclass; `true` as a head count is a typo, not a 1.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigFieldError(self.source, key, f"must be an integer, got {value!r}")
+        if value < minimum:
+            raise ConfigFieldError(self.source, key, f"must be >= {minimum}, got {value}")
+        return value
+
+    @property
+    def model_type(self) -> str:
+        value = self._data.get("model_type")
+        return value if isinstance(value, str) else "unknown"
+
+    def text_config(self) -> HfConfig:
+        """The language model's config: ``text_config`` of a multimodal wrapper, else itself."""
+        nested = self._data.get("text_config")
+        if nested is None:
+            return self
+        if not isinstance(nested, Mapping):
+            raise ConfigFieldError(self.source, "text_config", "must be a JSON object")
+        merged = dict(nested)
+        # A wrapper commonly states the dtype once, at the top.
+        merged.setdefault("torch_dtype", self._data.get("torch_dtype"))
+        return HfConfig(merged, f"{self.source}:text_config")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._data)
+
+    def with_overrides(self, **fields: Any) -> HfConfig:
+        """A copy with ``fields`` replaced: how tests state a config that differs by one fact."""
+        data = dict(self._data)
+        data.update(fields)
+        return HfConfig(data, self.source)
+
+    def __repr__(self) -> str:
+        return f"HfConfig({self.source!r}, model_type={self.model_type!r})"

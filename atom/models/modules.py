@@ -1,0 +1,101 @@
+"""The attention-like modules a model has, each saying what it caches on this rank.
+
+A module is the unit a pool row belongs to: ``pool_rows[kind][module]``. Modules therefore hash
+by identity (``eq=False``) -- two layers of identical shape are two rows -- and print as their
+prefix, which is what a ``KeyError`` from ``pool_rows`` names.
+
+What a module caches is stated per tensor-parallel rank: a head count here is the rank's share,
+already divided (or replicated, when there are more ranks than KV heads). Nothing here knows
+about pools or backends; a backend reads these declarations and decides which row space a module
+sits in, and binding writes the module's views back onto it (``kv_views``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass(eq=False)
+class AttentionModule:
+    """Common part: where the module sits and whether it belongs to a draft."""
+
+    prefix: str
+    #: the layer's GLOBAL index in its model (a PP stage's first module may be layer 39).
+    layer_num: int
+    #: part of a speculative-decoding draft: an MTP layer of the target, or an EAGLE head.
+    is_draft: bool = False
+    #: views bound by a builder, by name (``k_cache``, ``kv_cache``, ``conv_state`` ...).
+    kv_views: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+
+    def bind(self, views: dict[str, torch.Tensor]) -> None:
+        self.kv_views = dict(views)
+
+    def unbind(self) -> None:
+        self.kv_views = {}
+
+    def caches(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.prefix
+
+    __str__ = __repr__
+
+
+@dataclass(eq=False, repr=False)
+class MhaAttention(AttentionModule):
+    """Paged K and V, per rank: ``(num_kv_heads, head_dim, v_head_dim)``."""
+
+    num_kv_heads: int = 0
+    head_dim: int = 0
+    v_head_dim: int = 0
+    #: a sliding-window layer caches the same paged rows; the window is the kernel's business.
+    sliding_window: int | None = None
+
+    def caches(self) -> str:
+        return f"mha kv_heads={self.num_kv_heads} head_dim={self.head_dim} v_head_dim={self.v_head_dim}"
+
+
+@dataclass(frozen=True)
+class IndexerKeys:
+    """A sparse-attention indexer's key cache: one ``head_dim`` key per token."""
+
+    head_dim: int
+
+
+@dataclass(eq=False, repr=False)
+class MlaAttention(AttentionModule):
+    """One packed latent row per token (``kv_lora_rank + qk_rope_head_dim``), the same on every
+    rank because the latent is not split by heads; optionally indexer keys beside it."""
+
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    indexer: IndexerKeys | None = None
+
+    @property
+    def latent_dim(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    def caches(self) -> str:
+        text = f"mla latent={self.kv_lora_rank}+{self.qk_rope_head_dim}"
+        if self.indexer is not None:
+            text += f" indexer_keys={self.indexer.head_dim}"
+        return text
+
+
+@dataclass(eq=False, repr=False)
+class LinearAttention(AttentionModule):
+    """Per-request state of a linear-attention layer (gated delta net, KDA): a short-conv
+    window and a recurrent state, both per rank."""
+
+    #: "gdn" or "kda": which kernel family, for the report only.
+    variant: str = ""
+    conv_shape: tuple[int, ...] = ()
+    recurrent_shape: tuple[int, ...] = ()
+    dtype: Any = torch.bfloat16
+
+    def caches(self) -> str:
+        return f"{self.variant} conv={self.conv_shape} recurrent={self.recurrent_shape}"

@@ -1,0 +1,333 @@
+"""A model's attention-like modules for one tensor-parallel rank and one pipeline stage.
+
+This is the engine's stand-in for building the model: the pool rows come from walking what it
+returns, so every fact sizing needs about *which* layers cache *what* lives here, read off the
+config's own declarations -- ``layer_types``, ``full_attention_interval``, ``linear_attn_config``,
+a latent rank, an indexer head dim -- and nowhere else. No backend, runner or test counts layers
+from the config; they count the modules this builds.
+
+MTP layers are the target's own modules (``is_draft=True``): they cache like a target layer and
+bind into the target's pool. A draft under pipeline parallelism is built whole on the last stage
+and split across none, so MTP modules appear only there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from atom.models.family import Family, attn_family, has_mla_indexer
+from atom.models.hf_config import ConfigFieldError, HfConfig
+from atom.models.modules import (
+    AttentionModule,
+    IndexerKeys,
+    LinearAttention,
+    MhaAttention,
+    MlaAttention,
+)
+
+_TORCH_DTYPES = {
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "float32": torch.float32,
+}
+
+FULL = "full_attention"
+SLIDING = "sliding_attention"
+LINEAR = "linear_attention"
+
+
+@dataclass(frozen=True)
+class ParallelRank:
+    """Which rank of which stage the modules are built for."""
+
+    tp_size: int = 1
+    pp_size: int = 1
+    pp_rank: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("tp_size", "pp_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.pp_rank, int) or not 0 <= self.pp_rank < self.pp_size:
+            raise ValueError(f"pp_rank {self.pp_rank!r} is not a stage of pp_size {self.pp_size}")
+
+    @property
+    def is_last_stage(self) -> bool:
+        return self.pp_rank == self.pp_size - 1
+
+
+@dataclass
+class ModelSkeleton:
+    """The modules one rank of one stage holds, in walk order (target layers, then MTP)."""
+
+    config: HfConfig
+    family: Family
+    rank: ParallelRank
+    modules: list[AttentionModule]
+
+    @property
+    def target_modules(self) -> list[AttentionModule]:
+        return [m for m in self.modules if not m.is_draft]
+
+    @property
+    def mtp_modules(self) -> list[AttentionModule]:
+        return [m for m in self.modules if m.is_draft]
+
+
+def state_dtype(cfg: HfConfig) -> torch.dtype:
+    name = cfg.get("torch_dtype") or "bfloat16"
+    if name not in _TORCH_DTYPES:
+        raise ConfigFieldError(
+            cfg.source, "torch_dtype", f"is {name!r}, not one of {sorted(_TORCH_DTYPES)}"
+        )
+    return _TORCH_DTYPES[name]
+
+
+def per_rank(cfg: HfConfig, field: str, count: int, tp_size: int, *, replicate: bool) -> int:
+    """A head count's share on one rank.
+
+    KV heads replicate when there are more ranks than heads (each rank keeps one); heads that
+    carry state or projections split exactly or not at all.
+    """
+    if count % tp_size == 0:
+        return count // tp_size
+    if replicate and tp_size % count == 0:
+        return 1
+    raise ConfigFieldError(cfg.source, field, f"= {count} does not divide across tp {tp_size}")
+
+
+def pp_layer_span(num_layers: int, rank: ParallelRank) -> range:
+    """The target layers stage ``rank.pp_rank`` holds: contiguous, remainder to early stages."""
+    if rank.pp_size > num_layers:
+        raise ValueError(f"pp_size {rank.pp_size} exceeds the model's {num_layers} layers")
+    base, extra = divmod(num_layers, rank.pp_size)
+    start = rank.pp_rank * base + min(rank.pp_rank, extra)
+    stop = start + base + (1 if rank.pp_rank < extra else 0)
+    return range(start, stop)
+
+
+def layer_types(cfg: HfConfig) -> list[str]:
+    """Each target layer's attention kind, from whichever declaration the config makes."""
+    n = cfg.require_int("num_hidden_layers")
+    lac = cfg.get("linear_attn_config")
+    if isinstance(lac, dict):
+        full = lac.get("full_attn_layers")
+        linear = lac.get("kda_layers")
+        if not isinstance(full, list) or not isinstance(linear, list):
+            raise ConfigFieldError(
+                cfg.source, "linear_attn_config", "must list full_attn_layers and kda_layers"
+            )
+        # These lists are 1-indexed in the hub config.
+        kinds = []
+        for layer in range(n):
+            one_indexed = layer + 1
+            if (one_indexed in full) == (one_indexed in linear):
+                raise ConfigFieldError(
+                    cfg.source,
+                    "linear_attn_config",
+                    f"must put layer {one_indexed} (1-indexed) in exactly one of "
+                    "full_attn_layers / kda_layers",
+                )
+            kinds.append(FULL if one_indexed in full else LINEAR)
+        return kinds
+    declared = cfg.get("layer_types")
+    if declared is not None:
+        if not isinstance(declared, list) or len(declared) != n:
+            raise ConfigFieldError(
+                cfg.source, "layer_types", f"must list one kind for each of {n} layers"
+            )
+        unknown = sorted({k for k in declared if k not in (FULL, SLIDING, LINEAR)})
+        if unknown:
+            raise ConfigFieldError(cfg.source, "layer_types", f"names unknown kinds {unknown}")
+        return list(declared)
+    interval = cfg.get("full_attention_interval")
+    if interval:
+        interval = cfg.require_int("full_attention_interval")
+        return [FULL if (layer + 1) % interval == 0 else LINEAR for layer in range(n)]
+    return [FULL] * n
+
+
+def mtp_layer_count(cfg: HfConfig) -> int:
+    """How many MTP layers the config declares, in any of the spellings shipped configs use."""
+    if cfg.get("num_nextn_predict_layers"):
+        return cfg.int_or("num_nextn_predict_layers", 0)
+    if cfg.get("mtp_num_hidden_layers"):
+        return cfg.int_or("mtp_num_hidden_layers", 0)
+    if cfg.get("use_mtp"):
+        modules = cfg.require_int("num_mtp_modules")
+        return modules * cfg.int_or("mtp_transformer_layers", 1, minimum=1)
+    return 0
+
+
+# -- one module per kind -------------------------------------------------------------------------
+
+
+def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_draft: bool):
+    heads_field = "num_key_value_heads"
+    head_dim_field = "head_dim"
+    v_field = "v_head_dim"
+    if sliding:
+        heads_field, head_dim_field, v_field = (
+            "swa_num_key_value_heads",
+            "swa_head_dim",
+            "swa_v_head_dim",
+        )
+    # A sliding-window layer that states no head count of its own caches the full layers' count.
+    kv_heads = (
+        cfg.require_int(heads_field) if cfg.get(heads_field) is not None else _full_kv_heads(cfg)
+    )
+    head_dim = _head_dim(cfg, head_dim_field)
+    v_head_dim = cfg.int_or(v_field, head_dim, minimum=1)
+    return MhaAttention(
+        prefix=prefix,
+        layer_num=layer,
+        is_draft=is_draft,
+        num_kv_heads=per_rank(cfg, heads_field, kv_heads, tp, replicate=True),
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        sliding_window=cfg.get("sliding_window_size") if sliding else None,
+    )
+
+
+def _full_kv_heads(cfg: HfConfig) -> int:
+    if cfg.get("num_key_value_heads") is not None:
+        return cfg.require_int("num_key_value_heads")
+    return cfg.require_int("num_attention_heads")
+
+
+def _head_dim(cfg: HfConfig, field: str) -> int:
+    if cfg.get(field) is not None:
+        return cfg.require_int(field)
+    if field != "head_dim" and cfg.get("head_dim") is not None:
+        return cfg.require_int("head_dim")
+    hidden = cfg.get("hidden_size")
+    if hidden is None:
+        raise ConfigFieldError(cfg.source, field, "is missing (and no hidden_size to derive it)")
+    heads = cfg.require_int("num_attention_heads")
+    hidden = cfg.require_int("hidden_size")
+    if hidden % heads:
+        raise ConfigFieldError(
+            cfg.source, "hidden_size", f"= {hidden} is not a multiple of {heads} heads"
+        )
+    return hidden // heads
+
+
+def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttention:
+    indexer = None
+    if has_mla_indexer(cfg):
+        indexer = IndexerKeys(head_dim=cfg.require_int("index_head_dim"))
+    return MlaAttention(
+        prefix=prefix,
+        layer_num=layer,
+        is_draft=is_draft,
+        kv_lora_rank=cfg.require_int("kv_lora_rank"),
+        qk_rope_head_dim=cfg.require_int("qk_rope_head_dim"),
+        indexer=indexer,
+    )
+
+
+def _gdn(cfg: HfConfig, prefix: str, layer: int, tp: int) -> LinearAttention:
+    key_heads = per_rank(
+        cfg, "linear_num_key_heads", cfg.require_int("linear_num_key_heads"), tp, replicate=False
+    )
+    value_heads = per_rank(
+        cfg,
+        "linear_num_value_heads",
+        cfg.require_int("linear_num_value_heads"),
+        tp,
+        replicate=False,
+    )
+    key_dim = cfg.require_int("linear_key_head_dim")
+    value_dim = cfg.require_int("linear_value_head_dim")
+    kernel = cfg.require_int("linear_conv_kernel_dim", minimum=2)
+    # The short conv runs over q, k (key width) and v (value width) concatenated, and keeps the
+    # last kernel-1 inputs.
+    conv_dim = 2 * key_heads * key_dim + value_heads * value_dim
+    return LinearAttention(
+        prefix=prefix,
+        layer_num=layer,
+        variant="gdn",
+        conv_shape=(kernel - 1, conv_dim),
+        recurrent_shape=(value_heads, key_dim, value_dim),
+        dtype=state_dtype(cfg),
+    )
+
+
+def _kda(cfg: HfConfig, prefix: str, layer: int, tp: int) -> LinearAttention:
+    lac = cfg.require("linear_attn_config")
+    sub = HfConfig(lac, f"{cfg.source}:linear_attn_config")
+    heads = per_rank(sub, "num_heads", sub.require_int("num_heads"), tp, replicate=False)
+    head_dim = sub.require_int("head_dim")
+    kernel = sub.require_int("short_conv_kernel_size", minimum=2)
+    # KDA convolves q, k and v separately, each heads x head_dim wide; one window holds all three.
+    return LinearAttention(
+        prefix=prefix,
+        layer_num=layer,
+        variant="kda",
+        conv_shape=(kernel - 1, 3 * heads * head_dim),
+        recurrent_shape=(heads, head_dim, head_dim),
+        dtype=state_dtype(cfg),
+    )
+
+
+def build_modules(
+    hf_config: HfConfig,
+    rank: ParallelRank | None = None,
+    *,
+    include_mtp: bool = True,
+    as_draft: bool = False,
+) -> ModelSkeleton:
+    """The modules of ``hf_config``'s text model on ``rank``.
+
+    ``as_draft`` builds a separate draft model (an EAGLE head): every module is a draft module,
+    it is built whole (a draft under PP lives on the last stage and is split across none), and it
+    declares no MTP of its own.
+    """
+    rank = rank or ParallelRank()
+    cfg = hf_config.text_config()
+    family = attn_family(cfg)
+    kinds = layer_types(cfg)
+    tp = rank.tp_size
+    # A separate draft is built whole on the last stage; only the target splits across stages.
+    span = range(len(kinds)) if as_draft else pp_layer_span(len(kinds), rank)
+    root = "draft" if as_draft else "model"
+    latent = family in (Family.MLA, Family.MLA_KDA)
+    modules: list[AttentionModule] = []
+    for layer in span:
+        kind = kinds[layer]
+        prefix = f"{root}.layers.{layer}"
+        if kind == LINEAR:
+            if family is Family.GDN:
+                modules.append(_gdn(cfg, f"{prefix}.linear_attn", layer, tp))
+            elif family is Family.MLA_KDA:
+                modules.append(_kda(cfg, f"{prefix}.self_attn", layer, tp))
+            else:
+                raise ConfigFieldError(
+                    cfg.source, "layer_types", "declares linear layers in a non-hybrid"
+                )
+        elif latent:
+            modules.append(_mla(cfg, f"{prefix}.self_attn", layer, is_draft=as_draft))
+        else:
+            modules.append(
+                _mha(
+                    cfg,
+                    f"{prefix}.self_attn",
+                    layer,
+                    tp,
+                    sliding=kind == SLIDING,
+                    is_draft=as_draft,
+                )
+            )
+    if include_mtp and not as_draft and rank.is_last_stage:
+        first = len(kinds)
+        for i in range(mtp_layer_count(cfg)):
+            layer = first + i
+            prefix = f"model.layers.{layer}.self_attn"
+            if latent:
+                modules.append(_mla(cfg, prefix, layer, is_draft=True))
+            else:
+                modules.append(_mha(cfg, prefix, layer, tp, sliding=False, is_draft=True))
+    return ModelSkeleton(config=cfg, family=family, rank=rank, modules=modules)

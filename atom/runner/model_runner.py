@@ -1,0 +1,276 @@
+"""The runner's part of the KV pools: one walk, one price, one buffer, one bind.
+
+In order, each step reading what the one before it decided:
+
+1. **walk** -- :meth:`assign_pool_rows` walks the modules that exist (this rank, this stage,
+   the MTP layers, a draft that binds into the target) and gives each its ``pool_rows``; the
+   counts are how many rows sizing buys. Nothing counts layers from the config.
+2. **price** -- :meth:`sub_pool_specs` is every builder's specs; :meth:`entry_bytes` sums them per
+   entry class (PAGE, STATE), which is how an EAGLE3 draft's sibling pool rides the target's
+   block ids: one entry, one block id, both pools' bytes.
+3. **carve** -- :meth:`_carve_paged_pool` places every builder's region in one buffer with
+   ``plan_regions`` and hands each its region; a builder answering zero allocates its own. The
+   one check made on every start: each builder took exactly what its PAGE specs charged.
+4. **bind** -- :meth:`_bind_kv_cache_to_modules` runs the builders' own bind over the same walk.
+5. **transfer** -- the regions every builder exports, the draft's appended, then
+   ``set_block_count`` with the scheduler's count, which only this caller holds.
+
+The P/D decode side (:meth:`import_paged_pool`) runs steps 3-5 over an imported buffer through
+the same :meth:`_back_paged_pools`, so the two ends cannot disagree about where a region starts;
+it refuses a model with a STATE pool by the pool's name *before* anything is backed, because
+only the paged count arrives with the handle and a STATE class has no entry count there at all.
+
+``blocks`` is always the scheduler's count. The builders record their own
+``num_blocks = blocks * blocks_per_entry``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import torch
+
+from atom.backends.builder import KvCacheBuilder
+from atom.backends.selector import select_backend
+from atom.engine_config import EngineConfig
+from atom.models.family import Family, attn_family
+from atom.models.hf_config import HfConfig
+from atom.models.modules import AttentionModule
+from atom.models.skeleton import ModelSkeleton, ParallelRank, build_modules
+from atom.pool_layout import EntryClass, PoolRows, PoolSpec, carve, plan_regions, sum_specs
+from atom.runner.kv_transfer import KVTransferTensors
+from atom.runner.pool_walk import walk_pool_rows
+from atom.spec_decode.draft_kv_builder import DraftKvBuilder
+
+
+class ModelRunner:
+    def __init__(
+        self,
+        hf_config: HfConfig,
+        engine: EngineConfig | None = None,
+        *,
+        draft_config: HfConfig | None = None,
+    ) -> None:
+        self.engine = engine or EngineConfig()
+        self.hf_config = hf_config
+        self.text_config = hf_config.text_config()
+        self.family: Family = attn_family(self.text_config)
+        self.backend = select_backend(self.family, mha_backend=self.engine.mha_backend)
+        self.rank = ParallelRank(self.engine.tp_size, self.engine.pp_size, self.engine.pp_rank)
+        self.skeleton: ModelSkeleton = build_modules(
+            hf_config, self.rank, include_mtp=self.engine.include_mtp
+        )
+        self.builder: KvCacheBuilder = self.backend.get_builder_cls()(
+            self.text_config, self.engine, name="target"
+        )
+        self.draft_config: HfConfig | None = None
+        self.draft_family: Family | None = None
+        self.draft_modules: list[AttentionModule] = []
+        self.draft_builder: DraftKvBuilder | None = None
+        if draft_config is not None:
+            self._attach_draft(draft_config)
+        self.pool_rows: PoolRows | None = None
+        self.paged_buf: torch.Tensor | None = None
+        self.blocks: int | None = None
+        self.kv_transfer: KVTransferTensors | None = None
+        self.assign_pool_rows()
+
+    # -- the draft ------------------------------------------------------------------------------
+
+    def _attach_draft(self, draft_config: HfConfig) -> None:
+        """A separate draft model (an EAGLE3 head): its flavour comes from its own config.
+
+        A draft is built whole, on the last pipeline stage only. If its flavour owns a pool it
+        gets a ``DraftKvBuilder`` blocked at the target builder's block; otherwise its modules
+        join the target's walk and bind into the target's pool.
+        """
+        self.draft_config = draft_config
+        self.draft_family = attn_family(draft_config.text_config())
+        if not self.rank.is_last_stage:
+            return
+        draft = build_modules(draft_config, ParallelRank(self.rank.tp_size), as_draft=True)
+        self.draft_modules = draft.modules
+        draft_backend = select_backend(self.draft_family, mha_backend=self.engine.mha_backend)
+        if draft_backend.DRAFT_OWNS_KV_POOL:
+            self.draft_builder = DraftKvBuilder(
+                name="draft",
+                draft_config=draft_config.text_config(),
+                draft_modules=self.draft_modules,
+                draft_backend=draft_backend,
+                target_builder=self.builder,
+                kv_dtype=self.engine.kv_torch_dtype,
+            )
+
+    def builders(self) -> list[Any]:
+        """The target builder, then the draft's: the order regions are placed and exported in."""
+        return [self.builder] + ([self.draft_builder] if self.draft_builder is not None else [])
+
+    # -- 1. the walk ----------------------------------------------------------------------------
+
+    def _pooled_modules(self) -> list[AttentionModule]:
+        """The modules the target builder binds: this stage's layers, the MTP layers, and a
+        draft that binds into the target's pool. A draft with its own pool is walked by it."""
+        shared_draft = self.draft_modules if self.draft_builder is None else []
+        return [*self.skeleton.modules, *shared_draft]
+
+    def assign_pool_rows(self) -> PoolRows:
+        """Run the one walk; the draft's own walk is dropped with it and re-runs on first use."""
+        modules = self._pooled_modules()
+        self.pool_rows = walk_pool_rows(modules, self.builder.row_kinds, owner=self.builder.name)
+        self.builder.set_pool_rows(self.pool_rows, modules)
+        if self.draft_builder is not None:
+            self.draft_builder.invalidate_pool_rows()
+        return self.pool_rows
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per row space, the draft's prefixed with its builder's name."""
+        counts = {str(k): n for k, n in self.pool_rows.counts().items()}
+        if self.draft_builder is not None:
+            for kind, n in self.draft_builder.pool_rows.counts().items():
+                counts[f"{self.draft_builder.name}.{kind}"] = n
+        return counts
+
+    # -- 2. the price ---------------------------------------------------------------------------
+
+    def sub_pool_specs(self) -> list[PoolSpec]:
+        return [spec for b in self.builders() for spec in b.sub_pool_specs()]
+
+    def entry_bytes(self) -> dict[EntryClass, int]:
+        """What one entry of each class costs, summed over every pool that declares it."""
+        return sum_specs(self.sub_pool_specs())
+
+    def _state_pool_names(self) -> list[str]:
+        return [s.name for s in self.sub_pool_specs() if s.entry_class is EntryClass.STATE]
+
+    def blocks_for_budget(self, budget_bytes: int, *, state_entries: int | None = None) -> int:
+        """Scheduler blocks a byte budget buys after the STATE entries are paid for."""
+        prices = self.entry_bytes()
+        state = (state_entries or self.engine.state_entries) * prices.get(EntryClass.STATE, 0)
+        page = prices.get(EntryClass.PAGE, 0)
+        if page == 0:
+            raise ValueError("this model declares no PAGE pool; a budget buys no blocks")
+        return max(0, (budget_bytes - state) // page)
+
+    # -- 3. the carve ---------------------------------------------------------------------------
+
+    def paged_plan(self, blocks: int):
+        """Each builder's region of the one paged buffer, at ``blocks`` scheduler blocks."""
+        sizes = [(b.name, b.paged_pool_bytes(blocks)) for b in self.builders()]
+        return plan_regions([(n, nbytes) for n, nbytes in sizes if nbytes > 0])
+
+    def paged_pool_bytes(self, blocks: int) -> int:
+        return self.paged_plan(blocks).total_bytes
+
+    def _carve_paged_pool(self, blocks: int, *, device: torch.device | str = "cpu") -> torch.Tensor:
+        """The allocating path: one fresh zeroed buffer, backed by :meth:`_back_paged_pools`."""
+        plan = self.paged_plan(blocks)
+        buf = torch.zeros(plan.total_bytes, dtype=torch.uint8, device=device)
+        self._back_paged_pools(blocks, buf)
+        return buf
+
+    def _back_paged_pools(self, blocks: int, buf: torch.Tensor) -> None:
+        """Place every builder's region in ``buf`` and back its pools there -- the one path the
+        allocating side and the P/D import side share."""
+        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
+            raise ValueError(
+                f"blocks must be a positive integer (scheduler blocks), got {blocks!r}"
+            )
+        plan = self.paged_plan(blocks)
+        pieces = carve(buf, plan)
+        for b in self.builders():
+            region = pieces.get(b.name)
+            b.allocate_kv_cache_tensors(blocks=blocks, buf=region)
+            if region is None:
+                continue
+            charged = b.paged_entry_bytes() * blocks
+            if region.numel() != charged:
+                raise ValueError(
+                    f"builder {b.name!r} took {region.numel()} B for {blocks} blocks; its PAGE "
+                    f"specs charged {b.paged_entry_bytes()} B x {blocks} = {charged}"
+                )
+        self.paged_buf = buf
+        self.blocks = blocks
+
+    def allocate_state(self, entries: int, *, device: torch.device | str = "cpu") -> None:
+        for b in self.builders():
+            b.allocate_per_req_cache(entries=entries, device=device)
+
+    # -- 4. the bind ----------------------------------------------------------------------------
+
+    def _bind_kv_cache_to_modules(self) -> None:
+        """Each module to the builder whose walk holds it: a draft's own modules to the draft's
+        builder, everything else to the target's -- whose ``pool_rows`` raises for anything else."""
+        for module in self._pooled_modules():
+            self.builder.build_kv_cache_tensor(module)
+        if self.draft_builder is not None:
+            for module in self.draft_modules:
+                self.draft_builder.build_kv_cache_tensor(module)
+
+    def bound_modules(self) -> list[AttentionModule]:
+        own = self.draft_modules if self.draft_builder is not None else []
+        return [*self._pooled_modules(), *own]
+
+    def builder_of(self, module: AttentionModule) -> Any:
+        if self.draft_builder is not None and any(module is m for m in self.draft_modules):
+            return self.draft_builder
+        return self.builder
+
+    # -- 5. transfer ----------------------------------------------------------------------------
+
+    def _register_transfer(self, blocks: int) -> KVTransferTensors:
+        transfer = KVTransferTensors(regions=list(self.builder.transfer_regions()))
+        if self.draft_builder is not None:
+            for region in self.draft_builder.transfer_regions():
+                transfer.append(region)
+        transfer.set_block_count(blocks)
+        self.kv_transfer = transfer
+        return transfer
+
+    # -- the two paths --------------------------------------------------------------------------
+
+    def initialize(
+        self, blocks: int, *, state_entries: int | None = None, device: torch.device | str = "cpu"
+    ) -> ModelRunner:
+        """The allocating side: carve, allocate STATE, bind, register transfer regions."""
+        self._carve_paged_pool(blocks, device=device)
+        self.allocate_state(state_entries or self.engine.state_entries, device=device)
+        self._bind_kv_cache_to_modules()
+        self._register_transfer(blocks)
+        return self
+
+    def export_paged_pool(self) -> tuple[torch.Tensor, int]:
+        """The P/D handle: the one paged buffer and the scheduler's block count."""
+        if self.paged_buf is None:
+            raise ValueError("nothing to export: the paged pool has not been carved")
+        return self.paged_buf, self.blocks
+
+    def import_paged_pool(self, buf: torch.Tensor, blocks: int) -> ModelRunner:
+        """The P/D decode side: the same walk backed by a peer's buffer.
+
+        Refuses a STATE pool by name first: the handle carries the paged count only, so the
+        STATE pools could never be allocated here, and their modules would bind to nothing.
+        """
+        state = self._state_pool_names()
+        if state:
+            raise ValueError(
+                f"P/D import cannot back STATE pools {state}: the imported handle carries only the "
+                "paged pool and its block count, so this side has no entry count for them"
+            )
+        self._back_paged_pools(blocks, buf)
+        self._bind_kv_cache_to_modules()
+        self._register_transfer(blocks)
+        return self
+
+    def release(self) -> None:
+        """Free every pool, the draft's too, and unbind every module."""
+        for b in self.builders():
+            b.release()
+        for module in self.bound_modules():
+            module.unbind()
+        self.paged_buf = None
+        self.blocks = None
+        self.kv_transfer = None
+
+    def row_kinds_of(self, module: AttentionModule) -> tuple[Hashable, ...]:
+        return self.builder_of(module).row_kinds(module)
