@@ -8,6 +8,7 @@ is parsed once for all of them.
 from __future__ import annotations
 
 import ast
+import io
 from functools import cached_property
 
 
@@ -20,7 +21,11 @@ class SourceFile:
 
     @cached_property
     def lines(self) -> list[str]:
-        return self.text.splitlines(keepends=True)
+        # Split where the tokenizer does (\n, \r\n, \r) and nowhere else:
+        # str.splitlines also breaks on form feeds and \x1c-\x1e, which the
+        # stdlib uses as page breaks, and every line number after one would
+        # then disagree with ast's.
+        return io.StringIO(self.text, newline="").readlines()
 
     @cached_property
     def tree(self) -> ast.Module | None:

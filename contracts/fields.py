@@ -110,16 +110,14 @@ class StringMap(Field):
 
 
 def compile_globs(globs: tuple[str, ...] | list[str], *, where: str):
-    """Compile gitignore-style globs with pathspec, naming the glob that fails.
+    """Compile gitignore-style globs, naming the glob that fails.
 
-    pathspec is imported here, not at module level: a check that declares no
-    glob never pays for it.
+    ``contracts.globs`` rather than pathspec: pathspec's import alone costs
+    more than a whole one-file check (see that module's docstring).
     """
-    import pathspec
+    from .globs import GlobError, GlobSet
 
-    for glob in globs:
-        try:
-            pathspec.GitIgnoreSpec.from_lines([glob])
-        except Exception as exc:  # pathspec raises several types for a bad pattern
-            raise ConfigError(f"{where}: bad glob {glob!r}: {exc}") from None
-    return pathspec.GitIgnoreSpec.from_lines(list(globs))
+    try:
+        return GlobSet(globs)
+    except GlobError as exc:
+        raise ConfigError(f"{where}: bad glob: {exc}") from None

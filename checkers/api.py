@@ -1,0 +1,175 @@
+"""The checker in-process: what the CLI, the hooks and the flake8 plugin call.
+
+``check`` is the whole pipeline -- find the declaration, discover files,
+check them (cached, in parallel when there are many), fix, filter to a diff
+-- returning findings as data. Nothing here prints; the CLI renders.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contracts.config import Config, parse_codes
+from contracts.fields import ConfigError
+
+from .finding import Finding
+from .selection import Selection
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    findings: list[Finding] = field(default_factory=list)  # sorted, after every filter
+    files_checked: int = 0
+    fixed: int = 0  # fixes applied (with fix=True)
+
+
+def load_config(start: Path | str, *, config_file: Path | str | None = None) -> Config:
+    """The declaration governing ``start``; raises ConfigError naming table, key and value."""
+    from contracts.config import load_config as _load
+
+    from .rules import kind_class
+
+    return _load(Path(start), kind_class, config_file=Path(config_file) if config_file else None)
+
+
+def _codes(value: Sequence[str] | str | None, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [v for v in value.replace(" ", "").split(",") if v]
+    return parse_codes(list(value), where)
+
+
+def selection_for(config: Config, select=None, ignore=None) -> Selection:
+    """A run's selection: ``select`` replaces the declared one; ``ignore`` adds to it."""
+    chosen = _codes(select, "--select")
+    extra_ignore = _codes(ignore, "--ignore") or ()
+    return Selection(
+        chosen if chosen is not None else config.select, (*config.ignore, *extra_ignore)
+    )
+
+
+def check(
+    paths: Sequence[str | Path] = (),
+    *,
+    cwd: str | Path | None = None,
+    select: Sequence[str] | str | None = None,
+    ignore: Sequence[str] | str | None = None,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    diff_base: str | None = None,
+    use_cache: bool = True,
+    jobs: int | None = None,
+    config: Config | None = None,
+    config_file: str | Path | None = None,
+    progress: bool | None = None,
+) -> CheckResult:
+    """Check ``paths`` (default: the whole project root) against the declared contracts.
+
+    Raises ``ConfigError`` (bad declaration or selection), ``PathError`` (a
+    path that does not exist), ``DiffError`` (``diff_base`` unresolvable) and
+    ``ContractCrash`` (a rule raised): all exit 2 in the CLI.
+    """
+    from .discovery import discover
+    from .engine import Engine, wants_progress
+
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    targets = [Path(p) if os.path.isabs(p) else base / p for p in paths]
+    if config is None:
+        if config_file is not None and not os.path.isabs(config_file):
+            config_file = base / config_file
+        config = load_config(targets[0] if targets else base, config_file=config_file)
+    selection = selection_for(config, select, ignore)
+    engine = Engine(config, selection)
+    files = discover(targets, config)
+    hunks = None
+    if diff_base is not None:
+        from .diff_filter import changed_lines
+
+        hunks = changed_lines(config.root, diff_base)
+        # Files the diff does not touch cannot keep a finding: do not check them.
+        files = [(rel, abspath) for rel, abspath in files if rel in hunks]
+    cache = None
+    if use_cache:
+        import hashlib
+
+        from .cache import Cache, checker_fingerprint
+
+        key = hashlib.blake2b(
+            f"{config.fingerprint}|{selection.key()}|{checker_fingerprint()}".encode(),
+            digest_size=12,
+        ).hexdigest()
+        cache = Cache(config.root, key)
+    show = wants_progress(len(files)) if progress is None else progress
+    results = engine.check_files(files, cache=cache, jobs=jobs, progress=show)
+    fixed = 0
+    if fix:
+        fixed = _fix(engine, results, dict(files), unsafe=unsafe_fixes, hunks=hunks)
+        if fixed and diff_base is not None:
+            from .diff_filter import changed_lines
+
+            hunks = changed_lines(config.root, diff_base)
+    if cache is not None:
+        cache.save()
+    findings = [f for r in results for f in r.findings]
+    if hunks is not None:
+        from .diff_filter import in_diff
+
+        findings = [f for f in findings if in_diff(f, hunks)]
+    findings.sort(key=Finding.sort_key)
+    checked = sum(1 for r in results if not r.missing)
+    return CheckResult(root=config.root, findings=findings, files_checked=checked, fixed=fixed)
+
+
+def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks) -> int:
+    from .engine import decode
+    from .fixer import fix_text, write_atomically
+
+    keep = None
+    if hunks is not None:
+        from .diff_filter import in_diff
+
+        def keep(f: Finding) -> bool:
+            return in_diff(f, hunks)
+
+    fixed = 0
+    for index, result in enumerate(results):
+        if not any(
+            f.fix is not None and (unsafe or f.fix.applicability == "safe") for f in result.findings
+        ):
+            continue
+        abspath = abspaths[result.path]
+        with open(abspath, "rb") as fh:
+            text = decode(fh.read())
+        path = result.path
+        new, applied = fix_text(
+            text,
+            lambda t, path=path: engine.check_text(path, t),
+            unsafe=unsafe,
+            keep=keep or (lambda f: True),
+        )
+        if applied and new != text:
+            write_atomically(abspath, new)
+            fixed += applied
+            results[index] = engine.check_file(path, abspath, None)
+    return fixed
+
+
+def check_source(path: str, text: str, config: Config) -> list[Finding]:
+    """One in-memory file (the flake8 plugin): no discovery, no cache, suppressions applied.
+
+    ``path`` is absolute or relative to the working directory, as flake8 gives it.
+    """
+    from .discovery import relative
+    from .engine import Engine
+
+    rel = relative(os.path.abspath(path), config.root)
+    engine = Engine(config, Selection(config.select, config.ignore))
+    return sorted(engine.check_text(rel, text), key=Finding.sort_key)
+
+
+__all__ = ["CheckResult", "ConfigError", "check", "check_source", "load_config", "selection_for"]

@@ -1,0 +1,56 @@
+"""The engine's own codes: a file it could not check, and suppressions.
+
+These are not contract kinds -- nothing declares them -- but they are
+documented in the same shape (``atom-contracts explain AC901``) and rendered
+into docs/contracts.md beside the kinds' rules.
+"""
+
+from __future__ import annotations
+
+from contracts.contract import Rule
+
+UNCHECKABLE = Rule(
+    code="AC001",
+    name="uncheckable-file",
+    what=(
+        "Reports a file that a declared contract applies to but that cannot be read as text "
+        "or parsed as Python, instead of crashing the run or skipping it silently."
+    ),
+    why=(
+        "A contract that could not look at a file has not passed on it. Reporting it keeps "
+        "one broken file from hiding behind a green check. A file no contract reads past its "
+        "text pre-filter is not parsed at all (that is what keeps a whole-tree check cheap), "
+        "so a syntax error there is left to ruff, which reports every one. AC001 is always "
+        "on: `select` and `ignore` do not turn it off; `per-file-ignores` does."
+    ),
+)
+
+MISSING_REASON = Rule(
+    code="AC901",
+    name="suppression-without-reason",
+    what="Reports a `# noqa: AC...` comment that names no reason after `--`.",
+    why=(
+        "A suppression is a decision someone made about one line; without the reason, the "
+        "next reader cannot tell a deliberate exception from a silenced bug, and cannot know "
+        "when it stops applying. The suppression still suppresses -- its intent is clear -- "
+        "but the missing reason is itself a finding, so the check stays red until one is "
+        "written: `# noqa: AC301 -- why this assert stays`."
+    ),
+)
+
+UNUSED_SUPPRESSION = Rule(
+    code="AC902",
+    name="unused-suppression",
+    what=(
+        "Reports an AC code in a `# noqa` comment that suppressed no finding on the lines it "
+        "covers. A plain `# noqa` and other tools' codes are left alone."
+    ),
+    why=(
+        "A suppression outlives what it suppressed: the code is fixed or moved, and the "
+        "comment stays to hide the next finding on that line. A code is only reported unused "
+        "when its check ran on the file, so `--select` and `per-file-ignores` never make a "
+        "needed suppression look stale."
+    ),
+)
+
+BUILTIN_RULES = (UNCHECKABLE, MISSING_REASON, UNUSED_SUPPRESSION)

@@ -1,0 +1,146 @@
+"""Per-file results keyed by the file's bytes, the declaration and the checker.
+
+One file per cache key under ``.atom-contracts-cache/`` at the project root,
+mapping each path to ``(size, mtime_ns, digest, findings, directives)``. A
+warm run trusts ``(size, mtime_ns)`` and reads nothing; a changed stat falls
+back to the content digest, so touching a file (a checkout, a formatter that
+changed nothing) costs a read and a hash but not a check. A file modified in
+the same second it was cached is stored without its stat, so an edit inside
+one mtime tick that keeps the size cannot be served stale (git's "racy"
+index problem).
+
+Only findings of ``CACHEABLE`` contracts are stored: a contract whose
+findings depend on other files (an import chain) is recomputed every run.
+Suppressions are applied after the cache, so the stored findings never
+depend on which codes a run selected beyond the key.
+
+marshal rather than pickle or json: the entries are tuples of str and int,
+and marshal loads them several times faster than either, which is most of
+what a warm whole-tree run does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from .finding import Edit, Finding, Fix
+
+CACHE_DIR = ".atom-contracts-cache"
+_KEEP_FILES = 8  # other keys' files kept: a couple of selections and configs in rotation
+_RACY_SECONDS = 2
+
+
+def finding_to_tuple(f: Finding) -> tuple:
+    fix = None
+    if f.fix is not None:
+        fix = (
+            f.fix.message,
+            f.fix.applicability,
+            tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in f.fix.edits),
+        )
+    return (
+        f.code,
+        f.contract,
+        f.kind,
+        f.path,
+        f.line,
+        f.column,
+        f.end_line,
+        f.end_column,
+        f.message,
+        fix,
+        f.span_lines,
+    )
+
+
+def finding_from_tuple(t: tuple) -> Finding:
+    code, contract, kind, path, line, column, end_line, end_column, message, fix, span = t
+    if fix is not None:
+        fix = Fix(message=fix[0], applicability=fix[1], edits=tuple(Edit(*e) for e in fix[2]))
+    return Finding(
+        code, contract, kind, path, line, column, end_line, end_column, message, fix, tuple(span)
+    )
+
+
+def checker_fingerprint() -> str:
+    """(name, size, mtime) of the checker's own modules: a new version or an edited rule misses."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    parts: list[str] = [sys.version]
+    for directory in (here, here / "rules", here.parent / "contracts"):
+        try:
+            with os.scandir(directory) as it:
+                for entry in sorted(it, key=lambda e: e.name):
+                    if entry.name.endswith(".py"):
+                        st = entry.stat()
+                        parts.append(f"{directory.name}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+        except FileNotFoundError:
+            continue
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+class Cache:
+    def __init__(self, root: Path, key: str) -> None:
+        self.directory = root / CACHE_DIR
+        self.path = self.directory / f"{key}.marshal"
+        self.entries: dict[str, tuple] = {}
+        self.dirty = False
+        self._load()
+
+    def _load(self) -> None:
+        import marshal
+
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return
+        try:
+            entries = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return  # a truncated or foreign file is a miss, never an error
+        if isinstance(entries, dict):
+            self.entries = entries
+
+    def get(self, path: str) -> tuple | None:
+        return self.entries.get(path)
+
+    def put(
+        self, path: str, size: int, mtime_ns: int, digest: bytes, findings: tuple, directives: tuple
+    ) -> None:
+        if time.time() - mtime_ns / 1e9 < _RACY_SECONDS:
+            mtime_ns = -1  # modified too recently for its stat to prove anything next time
+        self.entries[path] = (size, mtime_ns, digest, findings, directives)
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        import marshal
+        import tempfile
+
+        try:
+            self.directory.mkdir(exist_ok=True)
+            marker = self.directory / ".gitignore"
+            if not marker.exists():
+                marker.write_text("# written by atom-contracts\n*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(marshal.dumps(self.entries))
+            os.replace(tmp, self.path)
+            self._prune()
+        except OSError:
+            return  # a read-only checkout still checks; it just does not get faster
+        self.dirty = False
+
+    def _prune(self) -> None:
+        others = sorted(
+            (p for p in self.directory.glob("*.marshal") if p != self.path),
+            key=lambda p: p.stat().st_mtime,
+            reverse=True,
+        )
+        for stale in others[_KEEP_FILES:]:
+            stale.unlink(missing_ok=True)

@@ -1,0 +1,266 @@
+"""``atom-contracts``: check, rules, explain, and the engine's own commands.
+
+This module is imported on every pre-commit run and every agent edit, so it
+imports nothing it does not need for the command at hand: ``layout`` and
+``models`` load ``atom`` (and torch) only when invoked, ``hook`` loads only
+its hook, and a plain check never loads json, libcst or pathspec. Exit
+codes are ruff's: 0 clean, 1 findings, 2 a configuration or internal error,
+reported as one line on stderr (a traceback only with ``--verbose``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+PROG = "atom-contracts"
+
+# Subcommands whose arguments belong to someone else: dispatched before
+# argparse sees them, imported at call time.
+_DELEGATED = {
+    "layout": (
+        "atom.layout_command",
+        "layout_main",
+        "print a model's KV pool layout (needs the engine)",
+    ),
+    "models": (
+        "atom.layout_command",
+        "models_main",
+        "list the model configs the engine prices (needs the engine)",
+    ),
+}
+
+
+def _parser():
+    import argparse
+
+    from .reporters import FORMATS
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Static layout contracts for LLM inference engines, declared in pyproject.toml.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser(
+        "check",
+        help="check files against the declared contracts",
+        description="Check PATHS (default: the project root) against [tool.atom-contracts].",
+    )
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check")
+    check.add_argument(
+        "--output-format", choices=FORMATS, default="concise", help="how findings are printed"
+    )
+    check.add_argument(
+        "--select",
+        metavar="CODES",
+        help="comma-separated codes or prefixes to run (replaces `select`)",
+    )
+    check.add_argument(
+        "--ignore",
+        metavar="CODES",
+        help="comma-separated codes or prefixes to skip (adds to `ignore`)",
+    )
+    check.add_argument(
+        "--diff-base",
+        metavar="REV",
+        help="keep findings on lines inside `git diff -U3 $(git merge-base REV HEAD)` hunks (reviewdog's diff_context)",
+    )
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too"
+    )
+    check.add_argument(
+        "--statistics", action="store_true", help="print counts per code instead of findings"
+    )
+    check.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
+    )
+    check.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write .atom-contracts-cache/"
+    )
+    check.add_argument(
+        "--config", metavar="FILE", help="the pyproject.toml to use (its directory is the root)"
+    )
+    check.add_argument(
+        "--jobs", type=int, metavar="N", help="worker processes (default: all cores)"
+    )
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument(
+        "-v", "--verbose", action="store_true", help="tracebacks on internal errors; timing"
+    )
+
+    rules = sub.add_parser(
+        "rules", help="list every rule", description="Print the documentation of every rule."
+    )
+    rules.add_argument("--output-format", choices=("text", "json", "markdown"), default="text")
+
+    explain = sub.add_parser(
+        "explain", help="explain one rule", description="Print one rule's documentation."
+    )
+    explain.add_argument("code", metavar="CODE", help="a code, e.g. AC301")
+    explain.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    for name, (_, _, help_text) in _DELEGATED.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    sub.add_parser("hook", help="run a hook (e.g. `hook post-tool-use`)", add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args or "--verbose" in args
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        from contracts.fields import ConfigError
+
+        from .diff_filter import DiffError
+        from .discovery import PathError
+
+        if verbose:
+            import traceback
+
+            traceback.print_exc()
+        elif isinstance(exc, ConfigError | PathError | DiffError):
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+        else:
+            print(f"{PROG}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(args: list[str]) -> int:
+    if args and args[0] in _DELEGATED:
+        from importlib import import_module
+
+        module, func, _ = _DELEGATED[args[0]]
+        return int(getattr(import_module(module), func)(args[1:]) or 0)
+    if args and args[0] == "hook":
+        return _hook(args[1:])
+    parser = _parser()
+    ns = parser.parse_args(args)
+    if ns.command is None:
+        parser.print_help()
+        return 2
+    if ns.command == "check":
+        return _check(ns)
+    if ns.command == "rules":
+        return _rules(ns.output_format)
+    return _explain(ns.code, ns.output_format)
+
+
+def _hook(args: list[str]) -> int:
+    if not args or args[0] in ("-h", "--help"):
+        import pkgutil
+
+        import hooks
+
+        names = sorted(
+            m.name.replace("_", "-")
+            for m in pkgutil.iter_modules(hooks.__path__)
+            if not m.name.startswith("_")
+        )
+        print(
+            f"usage: {PROG} hook NAME [ARGS...]\n\nhooks: {', '.join(names) or '(none installed)'}"
+        )
+        return 0 if args else 2
+    from importlib import import_module
+
+    name = args[0].replace("-", "_")
+    try:
+        module = import_module(f"hooks.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"hooks.{name}":
+            raise
+        print(f"{PROG}: error: no hook named {args[0]!r}", file=sys.stderr)
+        return 2
+    return int(module.main(args[1:]) or 0)
+
+
+def _check(ns) -> int:
+    import time
+
+    from .api import check
+    from .reporters import render, statistics
+
+    started = time.perf_counter()
+    result = check(
+        ns.paths,
+        select=ns.select,
+        ignore=ns.ignore,
+        fix=ns.fix,
+        unsafe_fixes=ns.unsafe_fixes,
+        diff_base=ns.diff_base,
+        use_cache=not ns.no_cache,
+        jobs=ns.jobs,
+        config_file=ns.config,
+    )
+    out = sys.stdout
+    findings = result.findings
+    if ns.statistics:
+        out.write(statistics(findings))
+    else:
+        out.write(render(findings, ns.output_format, root=result.root))
+    if ns.output_format in ("concise", "full") and not ns.quiet:
+        out.write(_summary(result))
+    if ns.verbose:
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        print(f"{PROG}: {result.files_checked} files in {elapsed_ms:.0f} ms", file=sys.stderr)
+    return 0 if not findings or ns.exit_zero else 1
+
+
+def _summary(result) -> str:
+    fixed = (
+        f"Fixed {result.fixed} finding{'s' if result.fixed != 1 else ''}.\n" if result.fixed else ""
+    )
+    n = len(result.findings)
+    if not n:
+        return fixed + "All contracts hold.\n"
+    fixable = sum(1 for f in result.findings if f.fix is not None and f.fix.applicability == "safe")
+    unsafe = sum(
+        1 for f in result.findings if f.fix is not None and f.fix.applicability == "unsafe"
+    )
+    line = f"Found {n} finding{'s' if n != 1 else ''}."
+    if fixable:
+        line += f"\n[*] {fixable} fixable with `--fix`."
+    if unsafe:
+        line += f"\n{unsafe} more fixable with `--fix --unsafe-fixes`."
+    return fixed + line + "\n"
+
+
+def _rules(fmt: str) -> int:
+    from .rule_docs import all_entries, entry_json, render_markdown, render_text
+
+    entries = all_entries()
+    if fmt == "json":
+        import json
+
+        print(json.dumps([entry_json(e) for e in entries], indent=2))
+    elif fmt == "markdown":
+        sys.stdout.write(render_markdown(entries))
+    else:
+        sys.stdout.write("\n".join(render_text(e) for e in entries))
+    return 0
+
+
+def _explain(code: str, fmt: str) -> int:
+    from .rule_docs import all_entries, entry_json, render_text
+
+    wanted = code.upper()
+    for entry in all_entries(strict=False):
+        if entry.rule.code == wanted or entry.rule.name == code:
+            if fmt == "json":
+                import json
+
+                print(json.dumps(entry_json(entry), indent=2))
+            else:
+                sys.stdout.write(render_text(entry))
+            return 0
+    print(f"{PROG}: error: no rule {code!r} (see `{PROG} rules`)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

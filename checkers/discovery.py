@@ -1,0 +1,151 @@
+"""Which files a check reads: the paths given, minus what the project ignores.
+
+Inside a git work tree the listing is ``git ls-files -co --exclude-standard``:
+tracked plus untracked-but-not-ignored files, with every ``.gitignore``,
+``.git/info/exclude`` and the user's global excludes applied by git itself,
+in one process, faster than walking the tree in Python. Outside one (an
+unpacked sdist, the stdlib) the tree is walked and ``.gitignore`` files are
+applied with pathspec, imported only then.
+
+On top of either, ``exclude`` globs apply, and hidden directories, caches
+and virtual environments are skipped.
+
+A file named on the command line is checked even when git ignores it -- the
+user asked for that file -- but never when ``exclude`` matches it. ruff
+checks an explicitly given excluded file unless ``--force-exclude`` is set;
+every pre-commit hook and editor integration passes files explicitly, so
+that default makes ``exclude`` a no-op exactly where it matters, and each
+adopter has to discover the flag. Here ``exclude`` means excluded.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from contracts.config import Config
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+class PathError(ValueError):
+    """A path given to check that does not exist; the CLI exits 2 with it."""
+
+
+def relative(path: Path | str, root: Path) -> str:
+    """Posix path relative to the root, or the absolute posix path outside it."""
+    abspath = os.path.abspath(path)
+    rootstr = str(root)
+    if abspath == rootstr:
+        return "."
+    rel = abspath[len(rootstr) + 1 :] if abspath.startswith(rootstr + os.sep) else abspath
+    return rel.replace(os.sep, "/")
+
+
+def _hidden_or_skipped(rel: str) -> bool:
+    for part in rel.split("/")[:-1]:
+        if (part.startswith(".") and part not in (".", "..")) or part in _SKIP_DIRS:
+            return True
+    return False
+
+
+def discover(paths: list[Path], config: Config) -> list[tuple[str, str]]:
+    """Sorted, de-duplicated ``(relative path, absolute path)`` of the Python files to check."""
+    root = config.root
+    exclude = config.exclude_spec()
+    found: dict[str, str] = {}
+    for given in paths or [root]:
+        abspath = os.path.abspath(given)
+        if os.path.isfile(abspath):
+            rel = relative(abspath, root)
+            if rel.endswith(PYTHON_SUFFIXES) and not (exclude and exclude.match_file(rel)):
+                found[rel] = abspath
+            continue
+        if not os.path.isdir(abspath):
+            raise PathError(f"{given}: no such file or directory")
+        listed = _git_listing(abspath)
+        if listed is None:
+            listed = _walk(abspath)
+        for name in listed:
+            file_abs = os.path.join(abspath, name)
+            rel = relative(file_abs, root)
+            if _hidden_or_skipped(name) or (exclude and exclude.match_file(rel)):
+                continue
+            found[rel] = file_abs
+    return sorted(found.items())
+
+
+def _git_listing(directory: str) -> list[str] | None:
+    """Python files under ``directory`` that git does not ignore, or None outside a work tree."""
+    try:
+        proc = subprocess.run(
+            [
+                "git",
+                "-C",
+                directory,
+                "ls-files",
+                "-z",
+                "-co",
+                "--exclude-standard",
+                "--",
+                "*.py",
+                "*.pyi",
+            ],
+            capture_output=True,
+            check=False,
+        )
+    except OSError:  # no git on PATH
+        return None
+    if proc.returncode != 0:
+        return None
+    names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    if not names and _git_ignores(directory):
+        # A directory the user named, inside a work tree that ignores it (a
+        # pyenv checkout holding the stdlib, a vendored tree): walk it.
+        return None
+    return names
+
+
+def _git_ignores(directory: str) -> bool:
+    proc = subprocess.run(
+        ["git", "-C", directory, "check-ignore", "-q", "."], capture_output=True, check=False
+    )
+    return proc.returncode == 0
+
+
+def _walk(directory: str) -> list[str]:
+    specs: list[tuple[str, object]] = []  # (directory relative to the walk's start, spec)
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        rel_dir = os.path.relpath(dirpath, directory).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        if ".gitignore" in filenames:
+            specs.append((rel_dir, _read_gitignore(os.path.join(dirpath, ".gitignore"))))
+        active = [(base, spec) for base, spec in specs if rel_dir.startswith(base)]
+        kept = []
+        for d in dirnames:
+            if d.startswith(".") or d in _SKIP_DIRS:
+                continue
+            if os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg")):
+                continue
+            if any(spec.match_file(f"{rel_dir}{d}/"[len(base) :]) for base, spec in active):
+                continue
+            kept.append(d)
+        dirnames[:] = sorted(kept)
+        for name in filenames:
+            if not name.endswith(PYTHON_SUFFIXES):
+                continue
+            rel = rel_dir + name
+            if any(spec.match_file(rel[len(base) :]) for base, spec in active):
+                continue
+            out.append(rel)
+    return out
+
+
+def _read_gitignore(path: str):
+    import pathspec
+
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())

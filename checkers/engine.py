@@ -1,0 +1,328 @@
+"""One pass over the files: read once, pre-filter, parse once, check, suppress.
+
+For each file the engine picks the contracts whose ``paths`` cover it and
+whose codes are selected; each contract's text pre-filter (``wants``) then
+decides whether it needs the tree at all, and the tree is parsed on first
+use and shared (``SourceFile.tree``). On the standard library most files
+fail every needle and are read but never parsed, which is where the
+whole-tree time goes.
+
+Order, per file: contract findings (from the cache for ``CACHEABLE``
+contracts, recomputed for the rest) -> ``select``/``ignore`` and
+``per-file-ignores`` -> ``# noqa`` suppressions, which add AC901/AC902.
+Suppression runs after the cache so a stored result never depends on which
+suppressions were used.
+
+Work is spread over a process pool only above ``PARALLEL_THRESHOLD`` files
+to check: forking workers and shipping results back costs more than
+checking a few dozen files in-process, and the pre-commit path checks a
+handful.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from contracts.config import Config
+from contracts.contract import Contract
+
+from .finding import Finding
+from .selection import Selection
+from .source import SourceFile
+from .suppression import Directive, apply_suppressions, parse_directives
+
+PARALLEL_THRESHOLD = 200
+_CHUNK_FILES = 64
+_PROGRESS_FILES = 1000
+
+
+class ContractCrash(RuntimeError):
+    """A contract raised on a file: an internal error (exit 2), named by contract and file."""
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding]
+    cache_entry: tuple | None = None  # (size, mtime_ns, digest, findings, directives) to store
+    missing: bool = False  # listed (a deleted tracked file) but gone
+
+
+def uncheckable(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(
+        code="AC001",
+        contract="",
+        kind="engine",
+        path=path,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column,
+        message=message,
+        span_lines=(line, line),
+    )
+
+
+def decode(data: bytes) -> str:
+    """Source bytes to text the way Python reads them (BOM, PEP 263 cookie)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        import io
+        import tokenize
+
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)  # UnicodeDecodeError / LookupError: the caller's AC001
+    return text
+
+
+class Engine:
+    """The checks of one configuration and selection, applied file by file."""
+
+    def __init__(self, config: Config, selection: Selection) -> None:
+        self.config = config
+        self.selection = selection
+        self.contracts: tuple[Contract, ...] = tuple(
+            c for c in config.contracts if any(selection.enabled(code) for code in c.codes())
+        )
+        self.declared_codes = frozenset(code for c in config.contracts for code in c.codes())
+        self._project = None
+
+    @property
+    def project(self):
+        if self._project is None:
+            from .project import Project
+
+            self._project = Project(self.config.root, self.config.src_roots)
+        return self._project
+
+    # -- one file ---------------------------------------------------------
+
+    def applying(self, path: str) -> tuple[list[Contract], tuple[str, ...]]:
+        """Contracts that run on ``path`` (scope and selection) and its per-file-ignores."""
+        pfi = self.config.ignored_codes(path)
+        out = []
+        for c in self.contracts:
+            if not c.applies_to(path):
+                continue
+            if pfi and not any(self.selection.enabled(code, pfi) for code in c.codes()):
+                continue
+            out.append(c)
+        return out, pfi
+
+    def run_contracts(self, source: SourceFile, contracts: Iterable[Contract]) -> list[Finding]:
+        findings: list[Finding] = []
+        parse_reported = False
+        for contract in contracts:
+            if not contract.wants(source):
+                continue
+            if getattr(contract, "NEEDS_TREE", True) and source.tree is None:
+                if not parse_reported:
+                    err = source.parse_error
+                    line = (err.lineno or 1) if err else 1
+                    column = (err.offset or 1) if err else 1
+                    findings.append(
+                        uncheckable(
+                            source.path,
+                            f"cannot be parsed, so contract `{contract.id}` was not checked: "
+                            f"{err.msg if err else 'syntax error'}",
+                            line,
+                            max(column, 1),
+                        )
+                    )
+                    parse_reported = True
+                continue
+            project = self.project
+            if not source.module_name:
+                source._module_name = project.module_name(source.path) or ""
+            add = getattr(project, "add_source", None)
+            if add is not None:
+                add(source)
+            try:
+                findings.extend(contract.check(source, project))
+            except Exception as exc:
+                raise ContractCrash(
+                    f"contract `{contract.id}` ({contract.KIND}) crashed on {source.path}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+        return findings
+
+    def finalize(
+        self,
+        path: str,
+        raw: list[Finding],
+        directives: tuple[Directive, ...],
+        contracts: list[Contract],
+        pfi: tuple[str, ...],
+    ) -> list[Finding]:
+        enabled = self.selection.enabled
+        kept = [f for f in raw if enabled(f.code, pfi)]
+        if directives:
+            ran = {code for c in contracts for code in c.codes() if enabled(code, pfi)}
+            ran.update(
+                code
+                for d in directives
+                for code in d.codes
+                if code not in self.declared_codes
+                and code not in ("AC001", "AC901", "AC902")
+                and enabled(code, pfi)
+            )
+            kept = apply_suppressions(kept, directives, path=path, ran_codes=ran)
+            kept = [f for f in kept if enabled(f.code, pfi)]
+        # AC001 is reported once per file even when two passes (cached, recomputed) both hit it.
+        seen: set = set()
+        out = []
+        for f in kept:
+            key = (f.code, f.line, f.column, f.contract, f.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+        return out
+
+    def check_text(self, path: str, text: str) -> list[Finding]:
+        """One in-memory file, no cache (the flake8 plugin, the fixer)."""
+        contracts, pfi = self.applying(path)
+        source = SourceFile(path, text, abspath=os.path.join(self.config.root, path))
+        raw = self.run_contracts(source, contracts)
+        return self.finalize(path, raw, parse_directives(text), contracts, pfi)
+
+    def check_file(self, path: str, abspath: str, entry: tuple | None) -> FileResult:
+        """One file on disk, reusing ``entry`` (its cache record) when the file is unchanged."""
+        from .cache import finding_from_tuple, finding_to_tuple
+
+        contracts, pfi = self.applying(path)
+        try:
+            st = os.stat(abspath)
+        except FileNotFoundError:
+            return FileResult(path, [], missing=True)
+        except OSError as exc:
+            return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])
+        source: SourceFile | None = None
+        new_entry = None
+        if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
+            raw_tuples, directive_tuples = entry[3], entry[4]
+        else:
+            try:
+                with open(abspath, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])
+            import hashlib
+
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            if entry is not None and entry[2] == digest:
+                raw_tuples, directive_tuples = entry[3], entry[4]
+            else:
+                try:
+                    text = decode(data)
+                except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+                    raw_tuples = (finding_to_tuple(uncheckable(path, f"cannot be decoded: {exc}")),)
+                    directive_tuples = ()
+                else:
+                    source = SourceFile(path, text, abspath=abspath)
+                    raw = self.run_contracts(source, [c for c in contracts if c.CACHEABLE])
+                    raw_tuples = tuple(finding_to_tuple(f) for f in raw)
+                    directive_tuples = tuple(d.as_tuple() for d in parse_directives(text))
+            new_entry = (st.st_size, st.st_mtime_ns, digest, raw_tuples, directive_tuples)
+        raw = [finding_from_tuple(t) for t in raw_tuples]
+        volatile = [c for c in contracts if not c.CACHEABLE]
+        if volatile:
+            if source is None:
+                try:
+                    with open(abspath, "rb") as fh:
+                        source = SourceFile(path, decode(fh.read()), abspath=abspath)
+                except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
+                    source = None  # already reported as AC001 by the cached pass
+            if source is not None:
+                raw.extend(self.run_contracts(source, volatile))
+        directives = tuple(Directive(*d) for d in directive_tuples)
+        findings = self.finalize(path, raw, directives, contracts, pfi)
+        return FileResult(path, findings, new_entry)
+
+    # -- many files -------------------------------------------------------
+
+    def check_files(
+        self,
+        files: list[tuple[str, str]],
+        *,
+        cache=None,
+        jobs: int | None = None,
+        progress: bool = False,
+    ) -> list[FileResult]:
+        entries = cache.entries if cache is not None else {}
+        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        if jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
+            results = self._check_parallel(files, entries, jobs, progress)
+        else:
+            results = []
+            for index, (rel, abspath) in enumerate(files, 1):
+                results.append(self.check_file(rel, abspath, entries.get(rel)))
+                if progress and index % 200 == 0:
+                    _progress(index, len(files))
+            if progress:
+                _progress(len(files), len(files), final=True)
+        if cache is not None:
+            for r in results:
+                if r.cache_entry is not None:
+                    cache.put(r.path, *r.cache_entry)
+        return results
+
+    def _check_parallel(self, files, entries, jobs, progress) -> list[FileResult]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _WORKER
+        chunks = [files[i : i + _CHUNK_FILES] for i in range(0, len(files), _CHUNK_FILES)]
+        payload = [[(rel, abspath, entries.get(rel)) for rel, abspath in chunk] for chunk in chunks]
+        # fork: workers inherit this engine (its parsed config, compiled globs)
+        # instead of unpickling it; spawn platforms re-create it from the config.
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        _WORKER = self
+        results: list[FileResult] = []
+        done = 0
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(chunks)),
+            mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker if method == "spawn" else None,
+            initargs=(self.config, self.selection) if method == "spawn" else (),
+        ) as pool:
+            for chunk_results in pool.map(_check_chunk, payload):
+                results.extend(chunk_results)
+                done += len(chunk_results)
+                if progress:
+                    _progress(done, len(files))
+        if progress:
+            _progress(len(files), len(files), final=True)
+        return results
+
+
+_WORKER: Engine | None = None
+
+
+def _init_worker(config: Config, selection: Selection) -> None:
+    global _WORKER
+    _WORKER = Engine(config, selection)
+
+
+def _check_chunk(items: list[tuple[str, str, tuple | None]]) -> list[FileResult]:
+    engine = _WORKER
+    if engine is None:  # pragma: no cover - the initializer always ran
+        raise RuntimeError("worker started without an engine")
+    return [engine.check_file(rel, abspath, entry) for rel, abspath, entry in items]
+
+
+def _progress(checked: int, total: int, *, final: bool = False) -> None:
+    sys.stderr.write(f"\ratom-contracts: {checked}/{total} files")
+    if final:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def wants_progress(files: int) -> bool:
+    """Progress only where a person is watching and the wait is long enough to wonder."""
+    return files >= _PROGRESS_FILES and sys.stderr.isatty()

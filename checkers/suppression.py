@@ -1,0 +1,150 @@
+"""``# noqa: AC301 -- reason``: suppressions that carry their reason.
+
+A comment suppresses a finding when it sits on any line of the flagged
+node's span (``Finding.span_lines``): formatters move a trailing comment to
+the closing parenthesis of a call or signature they wrap, and a suppression
+that stops working when black runs is one nobody trusts.
+
+Only AC codes are ours. A plain ``# noqa`` suppresses nothing here -- a
+contract is a decision about one named invariant, so the suppression must
+name it -- and other tools' codes in the same comment are left to them.
+
+Comments are found with ``tokenize``, so ``"# noqa"`` inside a string (a
+rule's own example) is not a suppression; and only files whose text holds
+"noqa" at all are tokenized.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container
+from dataclasses import dataclass
+
+from .finding import Finding
+
+_NOQA = re.compile(
+    r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)(?P<rest>.*)", re.I
+)
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+_REASON = re.compile(r"^[\s,]*--\s*(?P<reason>\S.*)$")
+_PREFIX = "AC"
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """One ``# noqa`` comment's AC codes, where it sits and whether it gives a reason."""
+
+    line: int
+    column: int  # 1-based character column of the `#`
+    end_column: int
+    codes: tuple[str, ...]
+    reason: str
+
+    def as_tuple(self) -> tuple:
+        return (self.line, self.column, self.end_column, self.codes, self.reason)
+
+
+def has_noqa(text: str) -> bool:
+    # Two substring tests rather than a case-insensitive search: this runs on
+    # every file, and mixed-case spellings are not worth a regex over each.
+    return "noqa" in text or "NOQA" in text
+
+
+def parse_directives(text: str) -> tuple[Directive, ...]:
+    """Every ``# noqa`` comment naming at least one AC code; () when the file cannot be tokenized."""
+    if not has_noqa(text):
+        return ()
+    import io
+    import tokenize
+
+    out: list[Directive] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type != tokenize.COMMENT or "noqa" not in tok.string.lower():
+                continue
+            match = _NOQA.search(tok.string)
+            if match is None:
+                continue
+            codes = tuple(
+                c.upper() for c in _CODE.findall(match["codes"]) if c.upper().startswith(_PREFIX)
+            )
+            if not codes:
+                continue
+            reason = _REASON.match(match["rest"])
+            out.append(
+                Directive(
+                    line=tok.start[0],
+                    column=tok.start[1] + match.start() + 1,
+                    end_column=tok.start[1] + len(tok.string) + 1,
+                    codes=codes,
+                    reason=reason["reason"].strip() if reason else "",
+                )
+            )
+    except (tokenize.TokenError, SyntaxError):
+        return tuple(out)
+    return tuple(out)
+
+
+def apply_suppressions(
+    findings: list[Finding],
+    directives: tuple[Directive, ...],
+    *,
+    path: str,
+    ran_codes: Container[str],
+) -> list[Finding]:
+    """Drop suppressed findings; add AC901 for a missing reason and AC902 for an unused code.
+
+    ``ran_codes`` are the codes whose check ran on this file (the engine adds
+    AC codes no declared contract has, e.g. a typo): a code outside it (not
+    selected, per-file-ignored) is not reported unused.
+    """
+    if not directives:
+        return findings
+    used: set[tuple[int, str]] = set()
+    kept: list[Finding] = []
+    for f in findings:
+        first, last = f.span_lines if f.span_lines != (0, 0) else (f.line, f.end_line)
+        hit = None
+        for d in directives:
+            if first <= d.line <= last and f.code in d.codes:
+                hit = d
+                break
+        if hit is None:
+            kept.append(f)
+        else:
+            used.add((hit.line, f.code))
+    for d in directives:
+        if not d.reason:
+            kept.append(
+                _engine_finding(
+                    "AC901",
+                    path,
+                    d,
+                    f"`# noqa: {', '.join(d.codes)}` gives no reason: write why after `--`",
+                )
+            )
+        for code in d.codes:
+            if (d.line, code) in used or code in ("AC901", "AC902"):
+                continue
+            if code in ran_codes:
+                kept.append(
+                    _engine_finding(
+                        "AC902", path, d, f"`# noqa: {code}` suppresses nothing on this line"
+                    )
+                )
+    return kept
+
+
+def _engine_finding(code: str, path: str, d: Directive, message: str) -> Finding:
+    return Finding(
+        code=code,
+        contract="",
+        kind="suppression",
+        path=path,
+        line=d.line,
+        column=d.column,
+        end_line=d.line,
+        end_column=d.end_column,
+        message=message,
+        span_lines=(d.line, d.line),
+    )

@@ -1,0 +1,267 @@
+"""Load ``[tool.atom-contracts]`` from a pyproject.toml into validated contracts.
+
+The table is found the way ruff finds its own: walk up from where the check
+starts and take the first ``pyproject.toml`` that declares
+``[tool.atom-contracts]``; its directory is the project root, against which
+every glob and reported path is relative. A pyproject without the table is
+walked past, so a nested package's build file does not hide the declaration
+of the repository that holds it.
+
+Everything is validated before a file is read: an unknown key, a missing or
+mistyped parameter, a bad glob, an unknown kind or a duplicated id is a
+``ConfigError`` that names the table, the key and the value, and the CLI
+exits 2 with it. A configuration that is half applied is worse than none:
+the contracts it drops are exactly the ones nobody notices are gone.
+
+The kinds are looked up through a registry passed in by the caller
+(``checkers.rules.kind_class``), so this module never imports the checker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .fields import ConfigError, compile_globs
+
+if TYPE_CHECKING:
+    from .contract import Contract
+
+TABLE = "tool.atom-contracts"
+CONTRACTS_TABLE = f"[[{TABLE}.contracts]]"
+
+# A code or a prefix of one: up to three letters, then up to three digits
+# (flake8's shape, so `# noqa` readers and flake8 agree on what a code is).
+_CODE_PREFIX = re.compile(r"[A-Z]{1,3}[0-9]{0,3}")
+
+_TOP_LEVEL_KEYS = ("src", "exclude", "per-file-ignores", "select", "ignore", "contracts")
+
+KindRegistry = Callable[[str], "type[Contract]"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated declaration: where the project is and what must hold in it."""
+
+    root: Path
+    pyproject: Path | None = None
+    src: tuple[str, ...] = (".",)
+    exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None  # None: every code
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    contracts: tuple[Contract, ...] = ()
+    # Digest of the table as declared: part of the cache key, so editing a
+    # contract's parameters can never serve findings computed under the old ones.
+    fingerprint: str = ""
+    _specs: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def src_roots(self) -> tuple[Path, ...]:
+        return tuple((self.root / s).resolve() for s in self.src)
+
+    def exclude_spec(self):
+        """The compiled ``exclude`` globs, or None when there are none."""
+        if not self.exclude:
+            return None
+        if "exclude" not in self._specs:
+            self._specs["exclude"] = compile_globs(self.exclude, where=f"[{TABLE}] `exclude`")
+        return self._specs["exclude"]
+
+    def ignored_codes(self, path: str) -> tuple[str, ...]:
+        """Code prefixes ``per-file-ignores`` turns off for one (root-relative) path."""
+        if not self.per_file_ignores:
+            return ()
+        out: list[str] = []
+        for glob, codes in self.per_file_ignores:
+            key = f"pfi:{glob}"
+            if key not in self._specs:
+                self._specs[key] = compile_globs([glob], where=f"[{TABLE}.per-file-ignores]")
+            if self._specs[key].match_file(path):
+                out.extend(codes)
+        return tuple(out)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that declares the table."""
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            continue
+        except OSError as exc:
+            raise ConfigError(f"{candidate}: cannot be read: {exc}") from None
+        # A text test before tomllib: most pyprojects on the way up are not ours.
+        if "atom-contracts" in text and _declares_table(text, candidate):
+            return candidate
+    return None
+
+
+def _declares_table(text: str, path: Path) -> bool:
+    data = _parse_toml(text, path)
+    return isinstance(data.get("tool"), Mapping) and "atom-contracts" in data["tool"]
+
+
+def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def load_config(
+    start: Path,
+    registry: KindRegistry,
+    *,
+    config_file: Path | None = None,
+) -> Config:
+    """Find and validate the declaration governing ``start``.
+
+    ``config_file`` names the pyproject explicitly (``--config``); its
+    directory is then the root. Without a declaration anywhere above
+    ``start`` the result has no contracts and is rooted at ``start``: the
+    engine's own codes (unreadable files, suppressions) still apply.
+    """
+    if config_file is not None:
+        path = config_file.resolve()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--config {config_file}: cannot be read: {exc}") from None
+    else:
+        found = find_pyproject(start)
+        if found is None:
+            base = start.resolve()
+            return Config(root=base if base.is_dir() else base.parent)
+        path = found
+        text = path.read_text(encoding="utf-8")
+    data = _parse_toml(text, path)
+    table = (
+        data.get("tool", {}).get("atom-contracts", {})
+        if isinstance(data.get("tool"), Mapping)
+        else {}
+    )
+    return parse_table(table, root=path.parent, registry=registry, pyproject=path)
+
+
+def parse_table(
+    table: Any,
+    *,
+    root: Path,
+    registry: KindRegistry,
+    pyproject: Path | None = None,
+) -> Config:
+    """Validate a ``[tool.atom-contracts]`` table (already parsed) into a Config."""
+    where = f"[{TABLE}]"
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table, got {table!r}")
+    for key in table:
+        if key not in _TOP_LEVEL_KEYS:
+            raise ConfigError(f"{where}: unknown key `{key}` (known: {', '.join(_TOP_LEVEL_KEYS)})")
+    src = _string_list(table, "src", where, default=(".",))
+    for s in src:
+        if not (root / s).is_dir():
+            raise ConfigError(f"{where}: `src` entry {s!r} is not a directory under {root}")
+    exclude = _string_list(table, "exclude", where, default=())
+    if exclude:
+        compile_globs(exclude, where=f"{where}: `exclude`")
+    select = _codes(table, "select", where) if "select" in table else None
+    ignore = _codes(table, "ignore", where) if "ignore" in table else ()
+    pfi = _per_file_ignores(table.get("per-file-ignores", {}), f"[{TABLE}.per-file-ignores]")
+    contracts = _contracts(table.get("contracts", []), registry)
+    return Config(
+        root=root.resolve(),
+        pyproject=pyproject,
+        src=src,
+        exclude=exclude,
+        select=select,
+        ignore=ignore,
+        per_file_ignores=pfi,
+        contracts=contracts,
+        fingerprint=hashlib.blake2b(repr(_canonical(table)).encode(), digest_size=16).hexdigest(),
+    )
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_canonical(v) for v in value)
+    return value
+
+
+def _string_list(
+    table: Mapping, key: str, where: str, *, default: tuple[str, ...]
+) -> tuple[str, ...]:
+    if key not in table:
+        return default
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of non-empty strings, got {value!r}")
+    return tuple(value)
+
+
+def parse_codes(value: Any, where: str) -> tuple[str, ...]:
+    """Validate a list of code prefixes (``AC3``, ``AC301``, ``ALL``) by shape."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of code prefixes, got {value!r}")
+    for code in value:
+        if code != "ALL" and not _CODE_PREFIX.fullmatch(code):
+            raise ConfigError(
+                f"{where}: {code!r} is not a code or code prefix "
+                "(up to three capital letters then up to three digits, e.g. AC3 or AC301)"
+            )
+    return tuple("" if c == "ALL" else c for c in value)
+
+
+def _codes(table: Mapping, key: str, where: str) -> tuple[str, ...]:
+    return parse_codes(table[key], f"{where}: `{key}`")
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table of glob = [codes], got {value!r}")
+    out = []
+    for glob, codes in value.items():
+        compile_globs([glob], where=where)
+        out.append((glob, parse_codes(codes, f"{where}: `{glob}`")))
+    return tuple(out)
+
+
+def _contracts(value: Any, registry: KindRegistry) -> tuple[Contract, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{CONTRACTS_TABLE} must be an array of tables, got {value!r}")
+    seen: dict[str, int] = {}
+    out = []
+    for index, table in enumerate(value, start=1):
+        where = f"{CONTRACTS_TABLE} #{index}"
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where} must be a table, got {table!r}")
+        contract_id = table.get("id")
+        if isinstance(contract_id, str) and contract_id:
+            where = f"{where} (id {contract_id!r})"
+        kind = table.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ConfigError(f"{where}: `kind` must be a non-empty string, got {kind!r}")
+        try:
+            cls = registry(kind)
+        except KeyError as exc:
+            raise ConfigError(f"{where}: `kind` {kind!r}: {exc.args[0]}") from None
+        contract = cls.from_table(table, where)
+        if contract.id in seen:
+            raise ConfigError(
+                f"{where}: `id` {contract.id!r} is already declared by {CONTRACTS_TABLE} "
+                f"#{seen[contract.id]}"
+            )
+        seen[contract.id] = index
+        out.append(contract)
+    return tuple(out)
