@@ -12,7 +12,7 @@ plugin actually checks, and each configuration is loaded once per directory
 per process: flake8 checks files in worker processes, and a worker sees many
 files of one project.
 
-A declaration that cannot be loaded is reported once per file as ``AC001`` on
+A declaration that cannot be loaded is reported once per file as ``AC000`` on
 line 1 rather than raised: a traceback from a plugin aborts the whole flake8
 run, which is a worse way to learn that one table in pyproject.toml is wrong.
 """
@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-CONFIG_ERROR_CODE = "AC001"
+CONFIG_ERROR_CODE = "AC000"
 
 
 def _version() -> str:
@@ -36,7 +36,7 @@ def _version() -> str:
         return "0+unknown"
 
 
-# directory -> loaded Config, or the ConfigError text, or None (no declaration)
+# directory -> its loaded Config, or the _ConfigFailure saying why it did not load
 _CONFIGS: dict[str, Any] = {}
 
 
@@ -64,17 +64,6 @@ class _ConfigFailure:
         self.message = message
 
 
-def _relative_path(filename: str, root: Path | None) -> str:
-    """The file's path as the contracts' globs see it: posix, relative to the project root."""
-    absolute = Path(os.path.abspath(filename))
-    if root is not None:
-        try:
-            return absolute.relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            pass
-    return Path(filename).as_posix()
-
-
 class ContractsPlugin:
     """flake8 AST plugin: ``run`` yields ``(line, column0, "ACnnn message", type)``."""
 
@@ -94,8 +83,6 @@ class ContractsPlugin:
         else:
             directory = os.path.dirname(os.path.abspath(self.filename))
         config = _config_for(directory)
-        if config is None:
-            return
         if isinstance(config, _ConfigFailure):
             yield (
                 1,
@@ -104,12 +91,14 @@ class ContractsPlugin:
                 type(self),
             )
             return
+        if not config.contracts:
+            # No declaration above this file: a flake8 run over a tree that
+            # is not ours must cost nothing and report nothing.
+            return
         from checkers.api import check_source
 
-        root = getattr(config, "root", None)
-        relpath = _relative_path(self.filename, root)
         text = "".join(self.lines)
-        for finding in check_source(relpath, text, config):
+        for finding in check_source(os.path.abspath(self.filename), text, config):
             # flake8 columns are 0-based; findings are 1-based characters.
             yield (
                 finding.line,

@@ -38,9 +38,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from hooks import payload
-from hooks.report import Problem, render
-from hooks.ruff_process import RuffFix, RuffTimeout, RuffUnavailable
+from hooks import _payload as payload
+from hooks._report import Problem, render
+from hooks._ruff_process import RuffFix, RuffTimeout, RuffUnavailable
 
 PREFIX = "atom-contracts hook: "
 # Under Claude Code's own timeout in .claude/settings.json (30 s), so the hook
@@ -177,6 +177,7 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
     notes: list[str] = []
 
     ruff = None
+    ruff_ran = False
     if options.ruff:
         try:
             ruff = RuffFix(edited.path, cwd=edited.project, environ=os.environ)
@@ -192,8 +193,12 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
     if ruff is not None:
         try:
             problems.extend(ruff.problems(deadline - time.monotonic()))
-        except RuffTimeout as exc:
-            _say(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not checked")
+            ruff_ran = True
+        except RuffTimeout:
+            _say(
+                f"{PREFIX}ruff did not finish within {options.timeout_s:g} s; "
+                f"{edited.relpath} was not checked"
+            )
             return 0
         except RuffUnavailable as exc:
             notes.append(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not linted by ruff")
@@ -226,6 +231,7 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
             relpath=edited.relpath,
             project=str(edited.project),
             ruff_changed_file=changed,
+            ruff_ran=ruff_ran,
             notes=notes,
         )
     )

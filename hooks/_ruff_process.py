@@ -39,7 +39,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hooks.report import Problem
+from hooks._report import Problem
 
 
 class RuffUnavailable(Exception):
@@ -101,7 +101,7 @@ class RuffFix:
             stdout, stderr = self.process.communicate(timeout=max(timeout_s, 0.001))
         except subprocess.TimeoutExpired:
             self.cancel()
-            raise RuffTimeout(f"ruff did not finish within {timeout_s:.3g} s") from None
+            raise RuffTimeout("ruff did not finish in time") from None
         except BaseException:
             self.cancel()
             raise
@@ -118,24 +118,30 @@ def _kill_group(process: subprocess.Popen) -> None:
     process.communicate()
 
 
-def _first_line(data: bytes) -> str:
-    for line in data.decode("utf-8", "replace").splitlines():
-        if line.strip():
-            return line.strip()
-    return "no output"
+def _summary(data: bytes, limit_chars: int = 300) -> str:
+    """ruff's error output as one line: ``ruff failed`` alone says nothing, its
+    ``Cause:`` lines say what to fix."""
+    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    if lines and lines[0].startswith("Traceback"):
+        lines = lines[-1:]  # a Python wrapper that crashed: its last line is the error
+    text = " ".join(lines)
+    if not text:
+        return "no output"
+    return text if len(text) <= limit_chars else text[: limit_chars - 3] + "..."
 
 
 def _parse(stdout: bytes, stderr: bytes, returncode: int, ruff: list[str]) -> list[Problem]:
     if returncode not in (0, 1):
-        raise RuffUnavailable(f"{' '.join(ruff)} exited {returncode}: {_first_line(stderr)}")
+        raise RuffUnavailable(f"{' '.join(ruff)} exited {returncode}: {_summary(stderr)}")
+    # ruff's JSON output is a list even when empty (`[]`), so no list at all
+    # means something else answered: `python -m ruff` without ruff installed
+    # exits 1 too, with nothing on stdout.
     try:
-        diagnostics = json.loads(stdout) if stdout.strip() else []
+        diagnostics = json.loads(stdout)
     except ValueError:
         diagnostics = None
     if not isinstance(diagnostics, list):
-        raise RuffUnavailable(
-            f"{' '.join(ruff)} exited {returncode}: {_first_line(stderr or stdout)}"
-        )
+        raise RuffUnavailable(f"{' '.join(ruff)} exited {returncode}: {_summary(stderr or stdout)}")
     problems = []
     for d in diagnostics:
         location = d.get("location") or {}

@@ -52,12 +52,14 @@ def render(
     relpath: str,
     project: str,
     ruff_changed_file: bool,
+    ruff_ran: bool = True,
     notes: Sequence[str] = (),
 ) -> str:
     ordered = sorted(problems, key=Problem.sort_key)
     count = len(ordered)
     noun = "problem" if count == 1 else "problems"
-    header = f"{relpath}: {count} {noun} left after ruff's safe fixes"
+    header = f"{relpath}: {count} {noun}"
+    header += " left after ruff's safe fixes" if ruff_ran else " found"
     if ruff_changed_file:
         header += " (ruff rewrote the file: read it again before the next edit)"
     lines = [

@@ -1,0 +1,153 @@
+"""A throwaway project the hook is pointed at, and a way to run the hook on it.
+
+Test modules are imported by path and cannot import one another, so the
+project and the sources it is given come as a fixture.
+
+The project declares one contract (``blocks`` keyword-only on
+``allocate_kv_cache_tensors``, AC101) and a ruff configuration, so a single
+edited file can carry a ruff finding with a safe fix, one with only an unsafe
+fix, and a contract finding. The hook is run as its own process, fed a real
+payload on stdin, exactly as Claude Code runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PYPROJECT = """\
+[project]
+name = "consumer"
+version = "0"
+
+[tool.ruff]
+line-length = 100
+
+[tool.ruff.lint]
+select = ["E", "F", "W", "B"]
+external = ["AC"]
+
+[tool.atom-contracts]
+src = ["."]
+
+[[tool.atom-contracts.contracts]]
+id = "blocks-keyword-only"
+kind = "keyword-only"
+functions = ["allocate_kv_cache_tensors"]
+parameters = ["blocks"]
+"""
+
+# F401 (unused import) has a safe fix; F841 (unused variable) only an unsafe
+# one; `blocks` taken positionally is the contract's AC101.
+VIOLATING = """\
+import os
+import sys
+
+
+class GdnBuilder:
+    def allocate_kv_cache_tensors(self, blocks):
+        unused = 1
+        return sys.argv, blocks
+"""
+
+CLEAN = """\
+import sys
+
+
+class GdnBuilder:
+    def allocate_kv_cache_tensors(self, *, blocks):
+        return sys.argv, blocks
+"""
+
+# A neighbour with a safe-fixable finding: the hook must never touch it.
+OTHER = "import os\nimport json\n\nprint(json)\n"
+
+
+@dataclass
+class HookRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Project:
+    """The project on disk; test modules cannot import this one, so the
+    sources they write travel on it as attributes."""
+
+    root: Path
+    VIOLATING = VIOLATING
+    CLEAN = CLEAN
+    OTHER = OTHER
+
+    def write(self, relpath: str, text: str) -> Path:
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every file under the root and its bytes (new files, caches included)."""
+        return {
+            p.relative_to(self.root).as_posix(): p.read_bytes()
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file()
+        }
+
+    def env(self, **overrides: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env["CLAUDE_PROJECT_DIR"] = str(self.root)
+        env.pop("ATOM_CONTRACTS_RUFF", None)
+        env.update(overrides)
+        return env
+
+    def run_hook(
+        self,
+        stdin: bytes | str | dict,
+        *args: str,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> HookRun:
+        if isinstance(stdin, dict):
+            stdin = json.dumps(stdin)
+        if isinstance(stdin, str):
+            stdin = stdin.encode()
+        done = subprocess.run(
+            [sys.executable, "-m", "hooks.post_tool_use", *args],
+            input=stdin,
+            capture_output=True,
+            env=env if env is not None else self.env(),
+            cwd=cwd or self.root,
+            timeout=120,
+        )
+        return HookRun(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+    def payload(self, tool: str, path: Path, **tool_input) -> dict:
+        key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+        return {
+            "session_id": "test-session",
+            "transcript_path": str(self.root / "transcript.jsonl"),
+            "cwd": str(self.root),
+            "hook_event_name": "PostToolUse",
+            "tool_name": tool,
+            "tool_input": {key: str(path), **tool_input},
+            "tool_response": {"filePath": str(path), "success": True},
+        }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    root = tmp_path / "consumer"
+    root.mkdir()
+    p = Project(root.resolve())
+    p.write("pyproject.toml", PYPROJECT)
+    p.write("pkg/__init__.py", "")
+    p.write("pkg/other.py", OTHER)
+    p.write("README.md", "# consumer\n")
+    return p

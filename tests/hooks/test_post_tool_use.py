@@ -1,0 +1,368 @@
+"""The PostToolUse hook, driven with real payloads against real ruff.
+
+Each test runs the hook as Claude Code does (a process, a JSON payload on
+stdin) in a throwaway project, then reads the edited file, every other file's
+bytes, stderr and the exit status. 2 means "show stderr to the model"; 0 with
+one line on stderr is the hook declining or failing without blocking.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+AC101_LINE = re.compile(r"^pkg/mod\.py:5:41: AC101 .*contract `blocks-keyword-only`", re.M)
+
+
+def _unchanged_except(before: dict[str, bytes], after: dict[str, bytes], edited: str) -> None:
+    assert set(after) == set(before), f"files appeared or vanished: {set(after) ^ set(before)}"
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed <= {edited}, f"files other than {edited} changed: {changed - {edited}}"
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {stderr!r}"
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+# -- the edit tools ----------------------------------------------------------
+
+
+def test_write_applies_safe_fix_and_reports_what_is_left(project) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    before = project.snapshot()
+
+    run = project.run_hook(project.payload("Write", mod, content=project.VIOLATING))
+
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""
+    text = mod.read_text()
+    # F401's safe fix removed `import os`; F841's fix is unsafe, so `unused` stays.
+    assert text == project.VIOLATING.replace("import os\n", "")
+    assert "unused = 1" in text
+    _unchanged_except(before, project.snapshot(), "pkg/mod.py")
+    # Positions are of the fixed file: with `import os` gone the def is on line 5.
+    assert AC101_LINE.search(run.stderr), run.stderr
+    assert re.search(r"^pkg/mod\.py:6:9: F841 Local variable `unused`", run.stderr, re.M)
+    assert "F401" not in run.stderr  # fixed, so not reported
+    assert "ruff rewrote the file" in run.stderr
+    assert "# noqa: CODE -- reason" in run.stderr
+
+
+def test_edit_of_a_file_left_clean_exits_0_silently(project) -> None:
+    mod = project.write("pkg/mod.py", "import os\n" + project.CLEAN)
+    before = project.snapshot()
+
+    run = project.run_hook(
+        project.payload("Edit", mod, old_string="x", new_string="y", replace_all=False)
+    )
+
+    assert (run.returncode, run.stderr, run.stdout) == (0, "", "")
+    assert mod.read_text() == project.CLEAN
+    _unchanged_except(before, project.snapshot(), "pkg/mod.py")
+
+
+def test_multiedit_reports_findings_already_in_the_file(project) -> None:
+    # Nothing here is safely fixable: the file must come back byte-identical
+    # and every finding, old or new, be listed.
+    source = project.VIOLATING.replace("import os\n", "")
+    mod = project.write("pkg/mod.py", source)
+    before = project.snapshot()
+
+    run = project.run_hook(
+        project.payload("MultiEdit", mod, edits=[{"old_string": "a", "new_string": "b"}])
+    )
+
+    assert run.returncode == 2
+    assert project.snapshot() == before
+    assert AC101_LINE.search(run.stderr), run.stderr
+    assert "F841" in run.stderr
+    assert "ruff rewrote" not in run.stderr
+    assert "already in the file before this edit" in run.stderr
+
+
+def test_clean_file_with_a_reasoned_noqa_passes(project) -> None:
+    source = project.CLEAN.replace(
+        "def allocate_kv_cache_tensors(self, *, blocks):",
+        "def allocate_kv_cache_tensors(self, blocks):  # noqa: AC101 -- legacy caller passes it positionally",
+    )
+    mod = project.write("pkg/mod.py", source)
+
+    run = project.run_hook(project.payload("Write", mod))
+
+    # external = ["AC"] in the project's ruff config keeps RUF100 off it, and
+    # the contract honours the suppression.
+    assert (run.returncode, run.stderr) == (0, "")
+    assert mod.read_text() == source
+
+
+def test_single_ruff_run_reports_what_a_second_check_would(project) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+
+    run = project.run_hook(project.payload("Write", mod), "--no-contracts")
+
+    again = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format=json", str(mod)],
+        capture_output=True,
+        cwd=project.root,
+    )
+    expected = {
+        f"pkg/mod.py:{d['location']['row']}:{d['location']['column']}: {d['code']}"
+        for d in json.loads(again.stdout)
+    }
+    reported = set(re.findall(r"^(pkg/mod\.py:\d+:\d+: [A-Z]+\d+)", run.stderr, re.M))
+    assert expected and reported == expected
+
+
+def test_notebook_gets_ruff_fixes_and_no_contracts(project) -> None:
+    cells = [
+        ["import os\n", "import sys\n"],
+        [
+            "def allocate_kv_cache_tensors(self, blocks):\n",
+            "    unused = 1\n",
+            "    return sys.argv\n",
+        ],
+    ]
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    nb = project.write("analysis.ipynb", json.dumps(notebook, indent=1))
+    before = project.snapshot()
+
+    run = project.run_hook(project.payload("NotebookEdit", nb, new_source="x", cell_id="c1"))
+
+    assert run.returncode == 2, run.stderr
+    fixed = json.loads(nb.read_text())
+    assert fixed["cells"][0]["source"] == ["import sys\n"]
+    # F841 in the second cell, located by cell; the AC101 shape in a notebook
+    # is not reported, because the contracts parse .py files only.
+    assert re.search(r"^analysis\.ipynb:cell 2:2:5: F841", run.stderr, re.M), run.stderr
+    assert "AC101" not in run.stderr
+    _unchanged_except(before, project.snapshot(), "analysis.ipynb")
+
+
+# -- payloads the hook declines ------------------------------------------------
+
+
+def test_non_python_file_is_left_alone_silently(project) -> None:
+    before = project.snapshot()
+    run = project.run_hook(project.payload("Write", project.root / "README.md"))
+    assert (run.returncode, run.stderr) == (0, "")
+    assert project.snapshot() == before
+
+
+def test_tool_that_does_not_edit_gets_no_fix(project) -> None:
+    # A `*` matcher would send Read payloads too; a file merely read must not be rewritten.
+    before = project.snapshot()
+    run = project.run_hook(project.payload("Read", project.root / "pkg/other.py"))
+    assert (run.returncode, run.stderr) == (0, "")
+    assert project.snapshot() == before
+    assert (project.root / "pkg/other.py").read_text() == project.OTHER
+
+
+def test_path_outside_the_project_is_not_touched(project, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text(project.VIOLATING)
+    before = project.snapshot()
+
+    run = project.run_hook(project.payload("Write", outside))
+
+    assert run.returncode == 0
+    assert "outside the project" in _one_line(run.stderr)
+    assert outside.read_text() == project.VIOLATING
+    assert project.snapshot() == before
+
+
+def test_symlink_out_of_the_project_counts_as_outside(project, tmp_path: Path) -> None:
+    target = tmp_path / "target.py"
+    target.write_text(project.VIOLATING)
+    link = project.root / "pkg" / "link.py"
+    link.symlink_to(target)
+
+    run = project.run_hook(project.payload("Edit", link))
+
+    assert run.returncode == 0
+    assert "outside the project" in _one_line(run.stderr)
+    assert target.read_text() == project.VIOLATING
+
+
+def test_relative_path_resolves_against_payload_cwd(project) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    payload = project.payload("Write", mod)
+    payload["tool_input"]["file_path"] = "pkg/mod.py"
+    payload["tool_response"] = {}
+    env = project.env()
+    del env["CLAUDE_PROJECT_DIR"]  # the payload's cwd is then the project
+
+    run = project.run_hook(payload, env=env, cwd=project.root.parent)
+
+    assert run.returncode == 2
+    assert AC101_LINE.search(run.stderr), run.stderr
+
+
+def test_garbage_stdin(project) -> None:
+    run = project.run_hook(b"{not json at all")
+    assert run.returncode == 0
+    assert "not JSON" in _one_line(run.stderr)
+
+
+def test_empty_stdin(project) -> None:
+    run = project.run_hook(b"")
+    assert run.returncode == 0
+    assert "empty stdin" in _one_line(run.stderr)
+
+
+def test_payload_that_is_not_an_object(project) -> None:
+    run = project.run_hook(b'["Write", "pkg/mod.py"]')
+    assert run.returncode == 0
+    assert "JSON list" in _one_line(run.stderr)
+
+
+def test_payload_naming_no_file(project) -> None:
+    run = project.run_hook({"tool_name": "Write", "tool_input": {"content": "x"}})
+    assert run.returncode == 0
+    assert "names no file" in _one_line(run.stderr)
+
+
+def test_file_deleted_before_the_hook_ran(project) -> None:
+    gone = project.root / "pkg" / "gone.py"
+    run = project.run_hook(project.payload("Write", gone))
+    assert run.returncode == 0
+    assert "no longer exists" in _one_line(run.stderr)
+    assert not gone.exists()
+
+
+def test_bad_argument_does_not_block(project) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    run = project.run_hook(project.payload("Write", mod), "--frobnicate")
+    assert run.returncode == 0
+    assert "--frobnicate" in _one_line(run.stderr)
+    assert mod.read_text() == project.VIOLATING
+
+
+# -- ruff missing, failing or slow ---------------------------------------------
+
+
+def _path_without_ruff(tmp_path: Path) -> str:
+    """A PATH that still has the shell tools but no ruff executable."""
+    empty = tmp_path / "bin-without-ruff"
+    empty.mkdir(exist_ok=True)
+    dirs = [str(empty)] + [d for d in ("/usr/bin", "/bin") if not Path(d, "ruff").exists()]
+    return os.pathsep.join(dirs)
+
+
+def _python_without_ruff(tmp_path: Path) -> str:
+    """A PYTHONPATH under which `python -m ruff` fails as it does when ruff is not installed.
+
+    A `ruff` package with no `__main__` shadows the real one, and runpy then
+    refuses it with one line and exit 1, as it does for a missing module.
+    """
+    shadow = tmp_path / "shadow"
+    (shadow / "ruff").mkdir(parents=True, exist_ok=True)
+    (shadow / "ruff" / "__init__.py").write_text("")
+    return str(shadow)
+
+
+def test_ruff_found_through_the_interpreter_when_not_on_path(project, tmp_path: Path) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    run = project.run_hook(
+        project.payload("Write", mod), env=project.env(PATH=_path_without_ruff(tmp_path))
+    )
+    assert run.returncode == 2, run.stderr
+    assert "import os" not in mod.read_text()
+    assert "F841" in run.stderr
+
+
+def test_ruff_missing_on_a_clean_file_is_one_line(project, tmp_path: Path) -> None:
+    mod = project.write("pkg/mod.py", project.CLEAN)
+    env = project.env(PATH=_path_without_ruff(tmp_path), PYTHONPATH=_python_without_ruff(tmp_path))
+
+    run = project.run_hook(project.payload("Write", mod), env=env)
+
+    assert run.returncode == 0
+    line = _one_line(run.stderr)
+    assert "-m ruff exited 1" in line and "not linted by ruff" in line
+    assert mod.read_text() == project.CLEAN
+
+
+def test_ruff_missing_still_reports_contracts(project, tmp_path: Path) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    before = project.snapshot()
+    env = project.env(PATH=_path_without_ruff(tmp_path), PYTHONPATH=_python_without_ruff(tmp_path))
+
+    run = project.run_hook(project.payload("Write", mod), env=env)
+
+    assert run.returncode == 2
+    assert project.snapshot() == before  # no ruff, so no fix
+    assert re.search(r"^pkg/mod\.py:6:41: AC101 ", run.stderr, re.M), run.stderr
+    assert "after ruff's safe fixes" not in run.stderr
+    assert "not linted by ruff" in run.stderr
+
+
+def test_ruff_config_error_is_reported_not_raised(project) -> None:
+    mod = project.write("pkg/mod.py", project.CLEAN)
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("line-length = 100", "line-length = -3"))
+
+    run = project.run_hook(project.payload("Write", mod))
+
+    assert run.returncode == 0
+    line = _one_line(run.stderr)
+    assert "exited 2" in line and "not linted by ruff" in line
+
+
+def _slow_ruff(tmp_path: Path) -> Path:
+    bindir = tmp_path / "slow-bin"
+    bindir.mkdir()
+    script = bindir / "ruff"
+    script.write_text("#!/bin/sh\nsleep 30\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return bindir
+
+
+def test_timeout_exits_0_with_one_line(project, tmp_path: Path) -> None:
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    env = project.env(PATH=os.pathsep.join([str(_slow_ruff(tmp_path)), os.environ["PATH"]]))
+
+    # The slow ruff is a shell whose `sleep` child holds the pipes: the hook
+    # must kill the whole group, or this run would last the full 30 s and hit
+    # the harness's own timeout.
+    run = project.run_hook(project.payload("Write", mod), "--timeout", "0.5", env=env)
+
+    assert run.returncode == 0
+    assert "did not finish within 0.5 s" in _one_line(run.stderr)
+    assert mod.read_text() == project.VIOLATING
+
+
+def test_contract_config_error_does_not_block(project) -> None:
+    mod = project.write("pkg/mod.py", project.CLEAN)
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('kind = "keyword-only"', 'kind = "no-such-kind"')
+    )
+
+    run = project.run_hook(project.payload("Write", mod))
+
+    assert run.returncode == 0
+    line = _one_line(run.stderr)
+    assert "contracts not checked" in line and "no-such-kind" in line

@@ -1,0 +1,166 @@
+"""pre-commit: the manifest other repositories use, and this repository's own config.
+
+The integration test runs real ``pre-commit try-repo`` against a copy of this
+working tree from a throwaway consumer repository that declares a contract
+and breaks it: the hook must fail there, naming the finding, and pass once
+the violation is fixed. try-repo pip-installs the package into a fresh
+environment, so this also proves the distribution installs with its declared
+dependencies alone.
+
+The copy is of the working tree (tracked and untracked files git does not
+ignore), committed in a temporary repository: try-repo on the live checkout
+would test HEAD plus modified tracked files, silently leaving out a new
+module that is not committed yet.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+CONSUMER_PYPROJECT = """\
+[project]
+name = "consumer"
+version = "0"
+
+[tool.atom-contracts]
+
+[[tool.atom-contracts.contracts]]
+id = "blocks-keyword-only"
+kind = "keyword-only"
+functions = ["allocate_kv_cache_tensors"]
+parameters = ["blocks"]
+"""
+
+VIOLATING = """\
+class GdnBuilder:
+    def allocate_kv_cache_tensors(self, blocks):
+        return blocks
+"""
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "atom-contracts tests",
+    "GIT_AUTHOR_EMAIL": "tests@atom-contracts.invalid",
+    "GIT_COMMITTER_NAME": "atom-contracts tests",
+    "GIT_COMMITTER_EMAIL": "tests@atom-contracts.invalid",
+}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_IDENTITY}
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _manifest() -> list[dict]:
+    return yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text())
+
+
+def test_manifest_and_config_validate() -> None:
+    for command in (
+        ["validate-manifest", ".pre-commit-hooks.yaml"],
+        ["validate-config", ".pre-commit-config.yaml"],
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "pre_commit", *command],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_manifest_declares_check_and_fix_hooks() -> None:
+    hooks = {h["id"]: h for h in _manifest()}
+    assert set(hooks) == {"atom-contracts", "atom-contracts-fix"}
+    for hook in hooks.values():
+        assert hook["language"] == "python"
+        assert hook["types"] == ["python"]
+        assert hook["require_serial"] is False
+        assert hook["pass_filenames"] is True
+    assert hooks["atom-contracts"]["entry"] == "atom-contracts check"
+    assert hooks["atom-contracts-fix"]["entry"] == "atom-contracts check --fix"
+
+
+def test_own_config_runs_local_tools_only() -> None:
+    config = yaml.safe_load((REPO_ROOT / ".pre-commit-config.yaml").read_text())
+    assert [r["repo"] for r in config["repos"]] == ["local"]
+    hooks = {h["id"]: h for h in config["repos"][0]["hooks"]}
+    assert {"ruff", "ruff-format", "atom-contracts"} <= set(hooks)
+    for hook in hooks.values():
+        executable = hook["entry"].split()[0]
+        assert hook["language"] in ("system", "python")
+        assert shutil.which(executable), f"{hook['id']}: {executable} is not installed"
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The working tree, committed in a repository of its own."""
+    dest = tmp_path_factory.mktemp("atom-contracts-snapshot")
+    listed = _git(REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for rel in filter(None, listed.split("\0")):
+        src = REPO_ROOT / rel
+        if not src.is_file():  # deleted in the working tree, or a submodule
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    _git(dest, "init", "-q")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "snapshot of the working tree")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # One per module: the second try-repo reuses the environment the first built.
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def _try_repo(consumer: Path, snapshot: Path, home: Path, hook: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home)}
+    env.pop("PRE_COMMIT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), hook, "--all-files"],
+        cwd=consumer,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.mark.slow
+def test_try_repo_fails_on_violation_and_passes_once_fixed(
+    tmp_path: Path, snapshot: Path, pre_commit_home: Path
+) -> None:
+    consumer = tmp_path / "consumer"
+    (consumer / "pkg").mkdir(parents=True)
+    (consumer / "pyproject.toml").write_text(CONSUMER_PYPROJECT)
+    (consumer / "pkg" / "__init__.py").write_text("")
+    builder = consumer / "pkg" / "builder.py"
+    builder.write_text(VIOLATING)
+    _git(consumer, "init", "-q")
+    _git(consumer, "add", "-A")
+
+    failing = _try_repo(consumer, snapshot, pre_commit_home, "atom-contracts")
+    output = failing.stdout + failing.stderr
+    assert failing.returncode == 1, output
+    assert "AC101" in output and "pkg/builder.py" in output, output
+    assert "Failed" in output
+
+    builder.write_text(VIOLATING.replace("(self, blocks)", "(self, *, blocks)"))
+    _git(consumer, "add", "-A")
+    passing = _try_repo(consumer, snapshot, pre_commit_home, "atom-contracts")
+    output = passing.stdout + passing.stderr
+    assert passing.returncode == 0, output
+    assert "Passed" in output and "AC101" not in output
