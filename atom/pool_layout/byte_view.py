@@ -42,11 +42,9 @@ def typed_view(
     (the walk aligned it); this only converts units, never copies.
     """
     itemsize = dtype.itemsize
-    if buf.numel() % itemsize:
-        # view(dtype) needs a whole number of elements; a prefix always has one
-        # when the offset and the extent are element-aligned.
-        usable = buf.numel() - buf.numel() % itemsize
-        buf = buf[:usable]
+    # view(dtype) needs a whole number of elements and an element-aligned
+    # start; both hold because every stride the walk produces is a multiple of
+    # the widest field alignment, which is a multiple of every itemsize.
     elems = buf.view(dtype)
     return torch.as_strided(
         elems,

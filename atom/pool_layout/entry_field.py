@@ -107,6 +107,12 @@ class EntryField:
         if isinstance(self.fill, bool) or not isinstance(self.fill, (int, float)):
             raise TypeError(f"EntryField {self.name!r} fill must be a number, got {self.fill!r}")
         object.__setattr__(self, "fill", float(self.fill))
+        if not (self.dtype.is_floating_point or self.dtype.is_complex) and (
+            not math.isfinite(self.fill) or not self.fill.is_integer()
+        ):
+            raise ValueError(
+                f"EntryField {self.name!r} fill {self.fill!r} is not representable in {self.dtype}"
+            )
         require_align(f"EntryField {self.name!r} align", self.align)
         if self.align % self.itemsize:
             raise ValueError(

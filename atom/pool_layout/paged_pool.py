@@ -139,7 +139,22 @@ class PagedPoolViews:
         """Backend blocks: entries x blocks_per_entry (what kernels index)."""
         return self.entries * self.pool.blocks_per_entry
 
+    def release(self) -> None:
+        """Drop the arenas, and with them the buffer, if nothing else holds it.
+
+        The views are the pool memory's only owner (no runner attribute
+        mirrors it), so a rollout sleep frees the pool by releasing them; a
+        view asked for afterwards is refused rather than read from freed bytes.
+        """
+        self.arenas = []
+        self._arena_of = {}
+        self.released = True
+
+    released = False
+
     def _arena(self, name: str) -> LayerMajorArena:
+        if self.released:
+            raise ValueError(f"field {name!r} was asked of a released {type(self.pool).__name__}")
         try:
             return self._arena_of[name]
         except KeyError:

@@ -23,16 +23,27 @@ from typing import Any, NamedTuple
 from .entry_field import require_count
 
 
-class KvGeometry(NamedTuple):
+class _KvGeometryFields(NamedTuple):
+    num_kv_heads: int
+    head_dim: int
+
+
+class KvGeometry(_KvGeometryFields):
     """The row space of an MHA pool: `(num_kv_heads, head_dim)`.
 
     `str()` is `h2d256`. The default NamedTuple repr reached a startup log
     (`16 KvGeometry(num_kv_heads=2, head_dim=256) rows`) and a transfer
     region's `semantic_role`, where class and field names do not belong.
+    It is the one row space that is not a plain string, and a bad number in
+    it would print as a plausible name, so construction checks both counts.
     """
 
-    num_kv_heads: int
-    head_dim: int
+    __slots__ = ()
+
+    def __new__(cls, num_kv_heads: int, head_dim: int) -> KvGeometry:
+        require_count("KvGeometry num_kv_heads", num_kv_heads, minimum=1)
+        require_count("KvGeometry head_dim", head_dim, minimum=1)
+        return super().__new__(cls, num_kv_heads, head_dim)
 
     def __str__(self) -> str:
         return f"h{self.num_kv_heads}d{self.head_dim}"

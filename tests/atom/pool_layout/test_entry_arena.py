@@ -80,13 +80,26 @@ def test_carved_bytes_equal_priced_bytes_and_views_are_disjoint_and_isolated(
             assert stop - start == arena.walk.by_name[name].bytes
 
 
-def test_an_empty_plane_has_no_field_bytes_no_view_and_still_spans_its_stride():
+def test_an_empty_plane_is_zero_bytes_an_entry():
+    assert EntryMajorArena([], entries=4, stride_bytes=64).entry_bytes == 0
+
+
+def test_an_empty_plane_answers_no_view():
+    with pytest.raises(KeyError, match="'kv'"):
+        EntryMajorArena([], entries=4, stride_bytes=64).view("kv")
+
+
+def test_an_empty_plane_still_spans_the_stride_its_rows_were_priced_at():
     arena = EntryMajorArena([], entries=4, stride_bytes=64)
-    assert arena.entry_bytes == 0
     assert arena.buf.numel() == 4 * 64
     assert arena.entry(3).numel() == 64 and arena.entry(3).storage_offset() == 192
-    with pytest.raises(KeyError, match="'kv'"):
-        arena.view("kv")
+
+
+def test_an_empty_plane_keeps_its_index_so_later_planes_do_not_shift():
+    a = EntryField("a", 1, (64,), torch.uint8)
+    split = SplitEntryMajorArena([[], [a]], entries=2, stride_bytes=[256, None])
+    assert split.plane(1).view("a").storage_offset() == 2 * 256
+    assert split.plane(0).entry_bytes == 0
 
 
 def test_an_empty_plane_with_no_priced_stride_is_zero_bytes_an_entry():

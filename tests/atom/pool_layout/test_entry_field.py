@@ -105,3 +105,11 @@ def test_walk_refuses_something_that_is_not_a_field():
         walk(["k"])
     with pytest.raises(ValueError, match="48"):
         walk([], align=48)
+
+
+def test_a_fill_an_integer_dtype_cannot_hold_is_refused_by_value():
+    with pytest.raises(ValueError, match="-inf"):
+        EntryField("ids", 1, (4,), torch.int32, fill=float("-inf"))
+    with pytest.raises(ValueError, match=r"0\.5"):
+        EntryField("ids", 1, (4,), torch.int32, fill=0.5)
+    assert EntryField("ids", 1, (4,), torch.int32, fill=-1).fill == -1.0

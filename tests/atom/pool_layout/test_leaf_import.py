@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -24,7 +25,9 @@ print(json.dumps({
 """
 
 
+@functools.cache
 def _probe() -> dict:
+    """One fresh interpreter for both tests: importing torch is most of its cost."""
     out = subprocess.run(
         [sys.executable, "-c", PROBE],
         capture_output=True,

@@ -224,3 +224,47 @@ def test_a_buffer_that_does_not_fit_the_declaration_is_refused():
         pool.allocate(2, buf=torch.zeros(2 * 266240 - 1, dtype=torch.uint8))
     with pytest.raises(ValueError, match="row 16"):
         pool.allocate(1).k_cache(16)
+
+
+@given(
+    blocks_per_entry=st.integers(1, 4),
+    entries=st.integers(1, 3),
+    data=st.data(),
+)
+def test_a_token_written_through_a_view_lands_in_its_scheduler_blocks_transfer_bytes(
+    blocks_per_entry, entries, data
+):
+    pool = MhaKvPool(
+        2,
+        block_size=4,
+        blocks_per_entry=blocks_per_entry,
+        num_kv_heads=2,
+        head_dim=16,
+        kv_dtype=FP8,
+    )
+    views = pool.allocate(entries)
+    token = data.draw(st.integers(0, entries * pool.entry_tokens - 1))
+    row = data.draw(st.integers(0, 1))
+    block, slot = divmod(token, pool.block_size)  # backend block and slot in it
+    views.k_cache(row)[block, slot].fill_(1.0)
+    regions = dict(views.region_tensors())
+    region = regions[f"h2d16/k/{row}"]
+    entry = token // pool.entry_tokens  # the scheduler block: block // blocks_per_entry
+    assert entry == block // blocks_per_entry
+    token_bytes = 2 * 16  # heads x head_dim x 1 B
+    start = (token % pool.entry_tokens) * token_bytes
+    assert region[entry, start : start + token_bytes].ne(0).all()
+    written = region.ne(0).nonzero()
+    assert written[:, 0].eq(entry).all()
+    assert written[:, 1].min() >= start and written[:, 1].max() < start + token_bytes
+    for role, other in regions.items():
+        if role != f"h2d16/k/{row}":
+            assert other.eq(0).all(), role
+
+
+def test_released_views_refuse_instead_of_reading_freed_bytes():
+    views = qwen35_27b_tp2_page().allocate(1)
+    views.release()
+    with pytest.raises(ValueError, match="'k'"):
+        views.k_cache(0)
+    assert views.region_tensors() == []

@@ -6,6 +6,8 @@ import re
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from atom.pool_layout import EntryClass, IndexerField, MlaKvPool
 
@@ -136,3 +138,36 @@ def test_indexer_field_refuses_bad_numbers_by_value():
         IndexerField(0, 128, FP8, 16)
     with pytest.raises(TypeError, match="'fp8'"):
         IndexerField(1, 128, "fp8", 16)
+
+
+@given(
+    rows=st.integers(1, 4),
+    block_size=st.sampled_from([1, 16, 64]),
+    blocks_per_entry=st.sampled_from([1, 2, 16]),
+    rank=st.sampled_from([64, 512]),
+    rope=st.sampled_from([0, 64]),
+    dtype=st.sampled_from([FP8, torch.bfloat16]),
+    with_index=st.booleans(),
+    entries=st.integers(1, 3),
+)
+def test_carved_bytes_are_priced_bytes_with_or_without_an_indexer(
+    rows, block_size, blocks_per_entry, rank, rope, dtype, with_index, entries
+):
+    tokens = block_size * blocks_per_entry
+    index = IndexerField(rows, 64, FP8, tokens, torch.float32) if with_index else None
+    pool = MlaKvPool(
+        rows,
+        block_size=block_size,
+        blocks_per_entry=blocks_per_entry,
+        kv_lora_rank=rank,
+        qk_rope_head_dim=rope,
+        kv_dtype=dtype,
+        index=index,
+    )
+    assert pool.pool_bytes(entries) == entries * pool.entry_bytes
+    views = pool.allocate(entries)
+    assert sum(t.numel() for _, t in views.region_tensors()) + entries * pool.padding_bytes == (
+        entries * pool.entry_bytes
+    )
+    for r in range(rows):
+        assert views.kv_cache(r).shape == (entries * blocks_per_entry, block_size, rank + rope)

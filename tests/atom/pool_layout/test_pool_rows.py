@@ -120,3 +120,10 @@ def test_the_mixin_names_the_hook_a_builder_forgot():
 
     with pytest.raises(NotImplementedError, match="Bare"):
         _ = Bare().pool_rows
+
+
+def test_kv_geometry_refuses_a_count_that_would_print_as_a_plausible_name():
+    with pytest.raises(ValueError, match="0"):
+        KvGeometry(0, 256)
+    with pytest.raises(TypeError, match="'256'"):
+        KvGeometry(2, "256")
