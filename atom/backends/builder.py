@@ -168,6 +168,22 @@ class KvCacheBuilder:
     ) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
+    def view_home(self, module: AttentionModule, view_name: str) -> tuple[Hashable, str, str]:
+        """``(row kind, pool name, field name)`` a bound paged view of ``module`` is read from."""
+        raise NotImplementedError
+
+    def region_role_of(self, module: AttentionModule, view_name: str) -> str:
+        """The ``semantic_role`` of the transfer region holding ``module``'s view ``view_name``."""
+        kind, pool_name, field_name = self.view_home(module, view_name)
+        row = self.pool_rows[kind][module]
+        prefix = self.paged_pools[pool_name].role_prefix()
+        return f"{self.name}.{prefix}/{field_name}/{row}"
+
+    @property
+    def layout(self) -> str:
+        """The paged layout this builder's views are in ("nhd" unless its backend says)."""
+        return getattr(self.BACKEND, "LAYOUT", "nhd")
+
     def slot_mapping(self, block_ids: Sequence[int], positions: Sequence[int]) -> list[int]:
         """Each token's slot in this builder's own pages, from the scheduler's block ids.
 
@@ -188,9 +204,9 @@ class KvCacheBuilder:
     def transfer_regions(self) -> list[TransferRegion]:
         """Every paged region this builder's pools export, named for what they hold."""
         regions = []
-        for n, views in self.paged_views.items():
+        for views in self.paged_views.values():
             for role, tensor in views.region_tensors():
-                regions.append(TransferRegion(f"{self.name}.{n}.{role}", tensor))
+                regions.append(TransferRegion(f"{self.name}.{role}", tensor))
         return regions
 
     def release(self) -> None:

@@ -67,6 +67,13 @@ class AiterBackend(AttentionBackend):
     #: built in it, so every view a module is bound to is already the one its kernel takes.
     LAYOUT: ClassVar[str] = "shuffle"
 
+    VIEW_FIELDS: ClassVar[dict[str, str]] = {
+        "k_cache": "k",
+        "v_cache": "v",
+        "k_scale": "k_scale",
+        "v_scale": "v_scale",
+    }
+
     @classmethod
     def attn_block_size(cls, hf_config: HfConfig, scheduler_block_size: int) -> int:
         """A model with a sparse block (MiniMax-M3's indexer) pages at it whatever the scheduler
@@ -140,3 +147,10 @@ class MhaMetadataBuilder(KvCacheBuilder):
         self, module: AttentionModule, kind: Hashable, row: int
     ) -> dict[str, torch.Tensor]:
         return self.BACKEND.bind_module_views(module, self.paged_views[str(kind)], row)
+
+    def view_home(self, module: AttentionModule, view_name: str) -> tuple[Hashable, str, str]:
+        field_name = self.BACKEND.VIEW_FIELDS.get(view_name)
+        if field_name is None or not isinstance(module, MhaAttention):
+            raise KeyError(f"builder {self.name!r} binds no paged view {view_name!r} on {module}")
+        geometry = mha_geometry(module)
+        return geometry, str(geometry), field_name

@@ -98,6 +98,18 @@ class MlaMetadataBuilder(KvCacheBuilder):
             index=self._indexer_field(modules, counts.get(MLA_INDEX, 0)),
         )
 
+    _VIEW_HOMES: ClassVar[dict[str, tuple[str, str]]] = {
+        "kv_cache": (MLA, "kv"),
+        "index_cache": (MLA_INDEX, "index"),
+        "index_scale": (MLA_INDEX, "index_scale"),
+    }
+
+    def view_home(self, module: AttentionModule, view_name: str) -> tuple[Hashable, str, str]:
+        home = self._VIEW_HOMES.get(view_name)
+        if home is None or not isinstance(module, MlaAttention):
+            raise KeyError(f"builder {self.name!r} binds no paged view {view_name!r} on {module}")
+        return home[0], MLA, home[1]
+
     def _views_for(
         self, module: AttentionModule, kind: Hashable, row: int
     ) -> dict[str, torch.Tensor]:

@@ -56,7 +56,9 @@ class DraftKvBuilder(PoolRowsMixin):
         self.kv_dtype = kv_dtype
         self._kv_pool: Any = None
         self.paged_views: dict[str, Any] = {}
+        #: an owning draft keeps no per-request state; empty, so readers need no special case.
         self.state_pools: dict[str, Any] = {}
+        self.state_views: dict[str, Any] = {}
         self.blocks: int | None = None
         self.num_blocks: int | None = None
 
@@ -178,10 +180,25 @@ class DraftKvBuilder(PoolRowsMixin):
 
     def transfer_regions(self) -> list[TransferRegion]:
         regions = []
-        for n, views in self.paged_views.items():
+        for views in self.paged_views.values():
             for role, tensor in views.region_tensors():
-                regions.append(TransferRegion(f"{self.name}.{n}.{role}", tensor))
+                regions.append(TransferRegion(f"{self.name}.{role}", tensor))
         return regions
+
+    def view_home(self, module: Any, view_name: str) -> tuple[Hashable, str, str]:
+        field_name = self.draft_backend.VIEW_FIELDS.get(view_name)
+        if field_name is None:
+            raise KeyError(f"draft {self.name!r} binds no view {view_name!r}")
+        return self._pool_row_kind(module), self.pool_name, field_name
+
+    def region_role_of(self, module: Any, view_name: str) -> str:
+        kind, _pool_name, field_name = self.view_home(module, view_name)
+        row = self.pool_rows[kind][module]
+        return f"{self.name}.{self.kv_pool.role_prefix()}/{field_name}/{row}"
+
+    @property
+    def layout(self) -> str:
+        return getattr(self.draft_backend, "LAYOUT", "nhd")
 
     def release(self) -> None:
         for views in self.paged_views.values():

@@ -1,0 +1,597 @@
+"""One function per runtime contract (BRIEF section 4), over a built :class:`ModelRunner`.
+
+Each check reads the engine's own answers -- the specs, the plan, the walk, the bound views,
+the transfer regions -- and compares them with a second, independent reading of the same bytes:
+byte ranges computed from a view's shape, stride and storage offset; rows counted from the
+modules; token addresses from the reference store op. A check that read only one answer would
+assert that the code agrees with itself.
+
+Every failure is a :class:`ContractViolation` (an ``AssertionError``, so pytest renders it as a
+failed assertion) naming the contract, the module or region, and the two numbers that disagree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+import torch
+
+from atom.kernels.reference_store import (
+    INDEX_VIEWS,
+    PAGED_VIEWS,
+    STATE_VIEWS,
+    load_token,
+    reblock,
+    store_token,
+    token_at,
+)
+from atom.pool_layout import EntryClass
+from atom.runner.model_runner import ModelRunner
+
+RUNTIME_CONTRACTS = (
+    "price-equals-carve",
+    "rows-from-walk",
+    "bind-parity",
+    "disjoint-in-bounds",
+    "transfer-units",
+    "write-readback",
+    "refusal-by-name",
+)
+
+
+class ContractViolation(AssertionError):
+    def __init__(self, contract: str, message: str) -> None:
+        if contract not in RUNTIME_CONTRACTS:
+            raise ValueError(f"unknown runtime contract {contract!r}")
+        self.contract = contract
+        super().__init__(f"[{contract}] {message}")
+
+
+def _fail(contract: str, message: str) -> None:
+    raise ContractViolation(contract, message)
+
+
+def _require_initialized(runner: ModelRunner, contract: str) -> int:
+    if runner.blocks is None or runner.paged_buf is None:
+        _fail(
+            contract, "the runner has not carved its paged pool (call initialize or import first)"
+        )
+    return runner.blocks
+
+
+def byte_extent(t: torch.Tensor) -> tuple[int, int]:
+    """``[start, stop)`` bytes of ``t`` within its storage, from shape, stride and offset alone."""
+    itemsize = t.element_size()
+    start = t.storage_offset() * itemsize
+    if t.numel() == 0:
+        return start, start
+    last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
+    return start, start + (last + 1) * itemsize
+
+
+def _storage_key(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+# -- 1. price == carve -------------------------------------------------------------------------
+
+
+def check_price_equals_carve(runner: ModelRunner) -> None:
+    """Each builder's region is its PAGE charge; each pool's arenas take exactly its price."""
+    contract = "price-equals-carve"
+    blocks = _require_initialized(runner, contract)
+    plan = runner.paged_plan(blocks)
+    charged_total = 0
+    for builder in runner.builders():
+        charge = builder.paged_entry_bytes() * blocks
+        nbytes = builder.paged_pool_bytes(blocks)
+        if nbytes == 0:
+            continue  # allocates its own: no region, nothing of the paged buffer to take
+        if nbytes != charge:
+            _fail(
+                contract,
+                f"builder {builder.name!r} asks {nbytes} B; its PAGE specs charge {charge}",
+            )
+        if plan[builder.name].nbytes != charge:
+            _fail(
+                contract,
+                f"builder {builder.name!r} region is {plan[builder.name].nbytes} B, charged {charge}",
+            )
+        charged_total += charge
+        for name, pool in builder.paged_pools.items():
+            views = builder.paged_views[name]
+            taken = sum(buf.numel() for buf in views.buffers)
+            priced = pool.spec(name).entry_bytes * blocks
+            if taken != priced:
+                _fail(
+                    contract, f"pool {builder.name}.{name} arenas hold {taken} B, priced {priced}"
+                )
+            data = sum(f.bytes for g in pool.field_groups for f in g) * blocks
+            if data + pool.padding_bytes * blocks != priced:
+                _fail(
+                    contract,
+                    f"pool {builder.name}.{name}: data {data} B + padding != price {priced}",
+                )
+    page_price = runner.entry_bytes().get(EntryClass.PAGE, 0)
+    if page_price * blocks != charged_total:
+        _fail(
+            contract,
+            f"PAGE entry_bytes {page_price} x {blocks} blocks != builders' charges {charged_total}",
+        )
+    total = runner.paged_buf.numel()
+    slack = plan.align * max(len(plan.regions) - 1, 0)
+    if not charged_total <= total <= charged_total + slack:
+        _fail(
+            contract,
+            f"paged buffer is {total} B for {charged_total} B of charges (+{slack} alignment)",
+        )
+    for builder in runner.builders():
+        for name, pool in builder.state_pools.items():
+            views = builder.state_views[name]
+            priced = pool.spec(name).entry_bytes * views.entries
+            if views.arena.buf.numel() != priced:
+                _fail(
+                    contract,
+                    f"STATE pool {name} holds {views.arena.buf.numel()} B, priced {priced}",
+                )
+
+
+# -- 2. rows from the walk ---------------------------------------------------------------------
+
+
+def check_rows_from_walk(
+    runner: ModelRunner, *, stranger: Callable[[Any], Any] | None = None
+) -> None:
+    """Rows are positions in the walk, counts are module counts, and a module the walk did not
+    visit gets a ``KeyError`` naming it -- never the next row."""
+    contract = "rows-from-walk"
+    for builder in runner.builders():
+        walked = runner._pooled_modules() if builder is runner.builder else runner.draft_modules
+        expected: dict[Hashable, list[Any]] = {}
+        for module in walked:
+            for kind in builder.row_kinds(module):
+                expected.setdefault(kind, []).append(module)
+        counts = builder.pool_rows.counts()
+        if {str(k): n for k, n in counts.items()} != {str(k): len(v) for k, v in expected.items()}:
+            _fail(contract, f"builder {builder.name!r} counts {counts}; its modules number "
+                  f"{ {str(k): len(v) for k, v in expected.items()} }")  # fmt: skip
+        for kind, modules in expected.items():
+            for position, module in enumerate(modules):
+                row = builder.pool_rows[kind][module]
+                if row != position:
+                    _fail(
+                        contract,
+                        f"{module} has {kind} row {row}; it is module {position} of that kind",
+                    )
+        for name, pool in builder.paged_pools.items():
+            rows = {f.rows for g in pool.field_groups for f in g if f.name in ("k", "v", "kv")}
+            kinds = [k for k in counts if str(k) == name or (name == "mla" and k == "mla")]
+            if kinds and rows != {counts[kinds[0]]}:
+                _fail(
+                    contract,
+                    f"pool {builder.name}.{name} has {rows} rows; the walk found {counts[kinds[0]]}",
+                )
+    # A module that exists but was not walked: a fresh twin of the first bound module.
+    modules = runner.bound_modules()
+    if not modules:
+        _fail(contract, "no module was bound")
+    twin = stranger(modules[0]) if stranger else _twin(modules[0])
+    builder = runner.builder_of(modules[0])
+    try:
+        builder.build_kv_cache_tensor(twin)
+    except KeyError as exc:
+        if twin.prefix not in str(exc):
+            _fail(contract, f"KeyError for an unwalked module does not name it: {exc}")
+    else:
+        _fail(contract, f"builder {builder.name!r} bound {twin}, which its walk never visited")
+
+
+def _twin(module: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(module, prefix=f"{module.prefix}.unwalked_twin", kv_views={})
+
+
+# -- 3. bind parity ----------------------------------------------------------------------------
+
+
+def _view_signature(view: torch.Tensor, base: torch.Tensor) -> tuple:
+    offset_bytes = view.storage_offset() * view.element_size() - base.storage_offset()
+    return tuple(view.shape), view.stride(), view.dtype, offset_bytes
+
+
+def check_bind_parity(allocating: ModelRunner, importing: ModelRunner) -> None:
+    """The allocating path and the P/D import path bind identical views, module by module."""
+    contract = "bind-parity"
+    _require_initialized(allocating, contract)
+    _require_initialized(importing, contract)
+    a_mods, b_mods = allocating.bound_modules(), importing.bound_modules()
+    if [m.prefix for m in a_mods] != [m.prefix for m in b_mods]:
+        _fail(contract, "the two paths bound different module lists")
+    b_storage = _storage_key(importing.paged_buf)
+    for a, b in zip(a_mods, b_mods, strict=True):
+        if set(a.kv_views) != set(b.kv_views):
+            _fail(contract, f"{a}: views {sorted(a.kv_views)} vs {sorted(b.kv_views)}")
+        for name in a.kv_views:
+            sa = _view_signature(a.kv_views[name], allocating.paged_buf)
+            sb = _view_signature(b.kv_views[name], importing.paged_buf)
+            if sa != sb:
+                _fail(
+                    contract,
+                    f"{a}.{name}: allocating (shape, stride, dtype, offset) {sa} vs import {sb}",
+                )
+            if _storage_key(b.kv_views[name]) != b_storage:
+                _fail(
+                    contract, f"{b}.{name} on the import side is not a view of the imported buffer"
+                )
+
+
+# -- 4. disjoint and in bounds -----------------------------------------------------------------
+
+
+def _all_views(runner: ModelRunner) -> Iterable[tuple[Any, str, torch.Tensor]]:
+    for module in runner.bound_modules():
+        for name, view in module.kv_views.items():
+            yield module, name, view
+
+
+def check_disjoint_in_bounds(runner: ModelRunner) -> None:
+    """No byte is reachable through two bound views; each view lies inside its builder's region
+    (a paged view) or its STATE arena."""
+    contract = "disjoint-in-bounds"
+    blocks = _require_initialized(runner, contract)
+    plan = runner.paged_plan(blocks)
+    base = runner.paged_buf.storage_offset()
+    paged_key = _storage_key(runner.paged_buf)
+    state_bufs = {
+        _storage_key(v.arena.buf): v.arena.buf
+        for b in runner.builders()
+        for v in b.state_views.values()
+    }
+    runs: dict[int, list[tuple[int, int, str]]] = {}
+    for module, name, view in _all_views(runner):
+        key = _storage_key(view)
+        start, stop = byte_extent(view)
+        if key == paged_key:
+            region = plan[runner.builder_of(module).name]
+            lo, hi = base + region.offset, base + region.stop
+        elif key in state_bufs:
+            lo, hi = byte_extent(state_bufs[key])
+        else:
+            _fail(
+                contract, f"{module}.{name} is a view of neither the paged buffer nor a STATE arena"
+            )
+        if not lo <= start <= stop <= hi:
+            _fail(
+                contract,
+                f"{module}.{name} spans bytes [{start}, {stop}); its region is [{lo}, {hi})",
+            )
+        label = f"{module}.{name}"
+        runs.setdefault(key, []).extend((a, b, label) for a, b in byte_runs(view))
+    for spans in runs.values():
+        spans.sort()
+        reach, owner = -1, ""
+        for start, stop, label in spans:
+            if start < reach:
+                _fail(
+                    contract,
+                    f"bytes [{start}, {min(stop, reach)}) are reachable through {owner} and {label}",
+                )
+            if stop > reach:
+                reach, owner = stop, label
+
+
+def byte_runs(t: torch.Tensor, *, limit: int = 1 << 16) -> list[tuple[int, int]]:
+    """The contiguous byte runs ``t`` reaches: its dense innermost dims are one run, repeated over
+    the leading dims. An entry-strided STATE row is one run per entry; a paged view is one run."""
+    itemsize = t.element_size()
+    shape, stride = list(t.shape), list(t.stride())
+    dense, k = 1, len(shape)
+    while k > 0 and (shape[k - 1] == 1 or stride[k - 1] == dense):
+        dense *= shape[k - 1]
+        k -= 1
+    lead = shape[:k]
+    if math.prod(lead) > limit:
+        raise ValueError(
+            f"a view of shape {tuple(shape)} has {math.prod(lead)} runs; too many to list"
+        )
+    starts = [t.storage_offset()]
+    for size, step in zip(lead, stride[:k], strict=True):
+        starts = [s + i * step for s in starts for i in range(size)]
+    run = dense * itemsize
+    return [(s * itemsize, s * itemsize + run) for s in starts]
+
+
+# -- 5. transfer units -------------------------------------------------------------------------
+
+
+def check_transfer_units(runner: ModelRunner) -> None:
+    """Every region is ``blocks`` units, ``stride(0)`` the bytes a block owns, roles unique, and
+    together they are every data byte of every paged pool, each once."""
+    contract = "transfer-units"
+    blocks = _require_initialized(runner, contract)
+    transfer = runner.kv_transfer
+    if transfer is None or transfer.num_blocks != blocks:
+        _fail(
+            contract,
+            f"transfer num_blocks is {getattr(transfer, 'num_blocks', None)}, scheduler has {blocks}",
+        )
+    roles: set[str] = set()
+    spans = []
+    for region in transfer.regions:
+        t = region.tensor
+        if not region.semantic_role or region.semantic_role in roles:
+            _fail(contract, f"semantic_role {region.semantic_role!r} is empty or repeated")
+        roles.add(region.semantic_role)
+        if t.shape[0] != blocks:
+            _fail(
+                contract,
+                f"region {region.semantic_role!r} has {t.shape[0]} units, scheduler {blocks}",
+            )
+        owned = t.numel() * t.element_size() // blocks
+        if region.unit_bytes != owned or not t.is_contiguous():
+            _fail(
+                contract,
+                f"region {region.semantic_role!r} stride(0) is {region.unit_bytes} B; a block owns {owned}",
+            )
+        if _storage_key(t) != _storage_key(runner.paged_buf):
+            _fail(contract, f"region {region.semantic_role!r} is not part of the paged buffer")
+        spans.append((*byte_extent(t), region.semantic_role))
+    spans.sort()
+    for (_, stop, a), (start, _, b) in itertools.pairwise(spans):
+        if start < stop:
+            _fail(contract, f"regions {a!r} and {b!r} overlap")
+    data = (
+        sum(
+            f.bytes
+            for b in runner.builders()
+            for p in b.paged_pools.values()
+            for g in p.field_groups
+            for f in g
+        )
+        * blocks
+    )
+    registered = sum(stop - start for start, stop, _ in spans)
+    if registered != data:
+        _fail(contract, f"regions cover {registered} B; the paged pools hold {data} B of data")
+    for module in runner.bound_modules():
+        builder = runner.builder_of(module)
+        for name in module.kv_views:
+            if name in STATE_VIEWS:
+                continue
+            role = builder.region_role_of(module, name)
+            if role not in roles:
+                _fail(contract, f"{module}.{name} reads from {role!r}, which no transfer registers")
+
+
+# -- 6. write-readback -------------------------------------------------------------------------
+
+
+def _region_by_role(runner: ModelRunner) -> dict[str, Any]:
+    return {r.semantic_role: r for r in runner.kv_transfer.regions}
+
+
+def _random_value(view_name: str, token: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    value = torch.randn(token.shape, generator=gen, dtype=torch.float32)
+    if view_name in ("index_scale",):
+        value = value.abs() + 0.5
+    return value + 0.25 * torch.sign(value)  # no exact zeros: a written byte must differ
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.equal(
+        a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8)
+    )
+
+
+def check_write_readback(
+    runner: ModelRunner, *, seed: int = 0, modules_per_builder: int = 3, tokens: int = 2
+) -> None:
+    """A token written through a bound view lands in ``block_ids[t // block]`` of that view's
+    transfer region and nowhere else, reads back identically, and a draft's write is read back
+    identically by a reader holding the target builder's block tables."""
+    contract = "write-readback"
+    blocks = _require_initialized(runner, contract)
+    rng = random.Random(seed)
+    gen = torch.Generator().manual_seed(seed)
+    regions = _region_by_role(runner)
+    sched = runner.engine.scheduler_block_size
+    target = runner.builder
+    for builder in runner.builders():
+        walked = [m for m in runner.bound_modules() if runner.builder_of(m) is builder]
+        chosen = (
+            walked
+            if len(walked) <= modules_per_builder
+            else [walked[0], walked[-1], *rng.sample(walked[1:-1], modules_per_builder - 2)]
+        )
+        for module in chosen:
+            block_ids = list(range(blocks))
+            rng.shuffle(block_ids)
+            for _ in range(tokens):
+                t = rng.randrange(blocks * sched)
+                _write_paged(runner, builder, target, module, block_ids, t, regions, gen, contract)
+        # One STATE write per builder: a request's state is tens of MiB on a big hybrid, and
+        # the snapshot that proves nothing else moved costs as much again.
+        stateful = [m for m in walked if any(n in STATE_VIEWS for n in m.kv_views)]
+        if stateful:
+            _write_state(builder, rng.choice(stateful), rng, gen, contract)
+
+
+def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, contract) -> None:
+    sched = runner.engine.scheduler_block_size
+    paged = {n: v for n, v in module.kv_views.items() if n in PAGED_VIEWS}
+    index = {n: v for n, v in module.kv_views.items() if n in INDEX_VIEWS}
+    if not paged and not index:
+        return
+    # The draft addresses with the target builder's slot mapping: it has no metadata of its own.
+    slot = builder.slot_mapping(block_ids, [t])[0]
+    layout = builder.layout
+    unit = block_ids[t // sched]
+    snapshot = runner.paged_buf.clone()
+    values = {
+        n: _random_value(n, token_at(n, v, layout, slot), gen)
+        for n, v in paged.items()
+        if n in ("k_cache", "v_cache", "kv_cache")
+    }
+    written = store_token(paged, layout, slot, values)
+    index_slot = unit * sched + t % sched
+    for n, v in index.items():
+        written[n] = _random_value(n, token_at(n, v, layout, index_slot), gen).to(v.dtype)
+        token_at(n, v, layout, index_slot).copy_(written[n])
+    allowed = []
+    for n in written:
+        role = builder.region_role_of(module, n)
+        region = regions[role]
+        lo, hi = region.byte_range(unit)
+        allowed.append((lo, hi))
+        s = index_slot if n in INDEX_VIEWS else slot
+        tok_lo, tok_hi = byte_extent(token_at(n, module.kv_views[n], layout, s))
+        if not lo <= tok_lo < tok_hi <= hi:
+            _fail(contract, f"{module}.{n} token {t} at bytes [{tok_lo}, {tok_hi}) is outside block "
+                  f"{unit} of region {role!r} [{lo}, {hi})")  # fmt: skip
+        back = load_token(module.kv_views, layout, s, [n])[n]
+        if not _same_bytes(back, written[n]):
+            _fail(contract, f"{module}.{n} token {t} reads back different bytes than were written")
+        if module.is_draft and n in PAGED_VIEWS and builder is not target:
+            reader = reblock(n, module.kv_views[n], layout, target.block_size)
+            if not _same_bytes(token_at(n, reader, layout, slot), written[n]):
+                _fail(contract, f"draft {module}.{n} token {t}: read with the target builder's "
+                      f"{target.block_size}-token block, the verifier sees other bytes")  # fmt: skip
+    base = runner.paged_buf.storage_offset()
+    where = _changed_outside(
+        runner.paged_buf, snapshot, [(lo - base, hi - base) for lo, hi in allowed]
+    )
+    if where == "nothing":
+        _fail(contract, f"{module}: writing token {t} changed no byte of the paged buffer")
+    if where is not None:
+        _fail(
+            contract,
+            f"{module}: writing token {t} changed bytes {where}, outside block {unit} of its regions",
+        )
+
+
+def _changed_outside(buf: torch.Tensor, snapshot: torch.Tensor, allowed: list[tuple[int, int]]):
+    """None when every changed byte lies in ``allowed``; "nothing" when no byte changed; else the
+    first ``[start, stop)`` gap that changed. Compares gaps whole instead of listing changed bytes,
+    which on a pool of tens of MiB is the difference between a memcmp and a nonzero()."""
+    spans = sorted(allowed)
+    cursor, touched = 0, False
+    for lo, hi in [*spans, (buf.numel(), buf.numel())]:
+        if lo > cursor and not torch.equal(buf[cursor:lo], snapshot[cursor:lo]):
+            return f"[{cursor}, {lo})"
+        if hi > lo and not torch.equal(buf[lo:hi], snapshot[lo:hi]):
+            touched = True
+        cursor = max(cursor, hi)
+    return None if touched else "nothing"
+
+
+def _write_state(builder, module, rng, gen, contract) -> None:
+    state = {n: v for n, v in module.kv_views.items() if n in STATE_VIEWS}
+    if not state:
+        return
+    views = next(iter(builder.state_views.values()))
+    slot = rng.randrange(views.entries)
+    snapshot = views.arena.buf.clone()
+    for n, v in state.items():
+        value = _random_value(n, v[slot], gen).to(v.dtype)
+        v[slot].copy_(value)
+        if not _same_bytes(v[slot], value):
+            _fail(contract, f"{module}.{n} request slot {slot} reads back different bytes")
+    lo, hi = byte_extent(views.entry(slot))
+    buf_lo = views.arena.buf.storage_offset()
+    where = _changed_outside(views.arena.buf, snapshot, [(lo - buf_lo, hi - buf_lo)])
+    if where is not None:
+        _fail(
+            contract,
+            f"{module}: a state write for slot {slot} changed {where}, not only entry({slot})",
+        )
+
+
+# -- 7. refusal by name ------------------------------------------------------------------------
+
+
+def _expect_refusal(
+    contract: str, what: str, needle: str, fn: Callable[[], Any], types=(ValueError, TypeError)
+) -> None:
+    try:
+        fn()
+    except types as exc:
+        if needle not in str(exc):
+            _fail(contract, f"{what}: refused, but the message does not name {needle!r}: {exc}")
+        return
+    _fail(contract, f"{what}: accepted")
+
+
+def check_refusals(
+    make_runner: Callable[[], ModelRunner], blocks: int, *, built: ModelRunner | None = None
+) -> None:
+    """Each bad input is refused with ValueError/TypeError naming it, before anything is backed."""
+    contract = "refusal-by-name"
+    from atom.backends.mha import AiterBackend
+    from atom.pool_layout import EntryField, LayerMajorArena
+    from atom.spec_decode.draft_kv_builder import DraftKvBuilder
+
+    runner = make_runner()
+    state = runner._state_pool_names()
+    total = runner.paged_pool_bytes(blocks)
+    if state:
+        fresh = make_runner()
+        _expect_refusal(
+            contract, "a STATE pool on the P/D decode side", state[0],
+            lambda: fresh.import_paged_pool(torch.zeros(total, dtype=torch.uint8), blocks),
+        )  # fmt: skip
+        if fresh.paged_buf is not None or any(b.paged_views for b in fresh.builders()):
+            _fail(contract, "the STATE refusal came after part of the pool was backed")
+    else:
+        short = total - 1
+        _expect_refusal(
+            contract, "a short imported buffer", str(short),
+            lambda: make_runner().import_paged_pool(torch.zeros(short, dtype=torch.uint8), blocks),
+        )  # fmt: skip
+        _expect_refusal(
+            contract, "a misaligned imported buffer", "storage offset 1",
+            lambda: make_runner().import_paged_pool(torch.zeros(total + 1, dtype=torch.uint8)[1:], blocks),
+        )  # fmt: skip
+    # A fill on an imported buffer, and an empty layer-major group.
+    scores = EntryField("index_scores", 1, (16,), torch.float32, fill=float("-inf"))
+    _expect_refusal(
+        contract, "a fill on an imported buffer", "index_scores",
+        lambda: LayerMajorArena([scores], 1, buf=torch.zeros(256, dtype=torch.uint8)),
+    )  # fmt: skip
+    _expect_refusal(contract, "an empty layer-major group", "[]", lambda: LayerMajorArena([], 1))
+    # A draft with no rows.
+    empty = DraftKvBuilder(
+        name="empty-draft", draft_config=runner.text_config, draft_modules=[],
+        draft_backend=AiterBackend, target_builder=runner.builder, kv_dtype=runner.engine.kv_torch_dtype,
+    )  # fmt: skip
+    _expect_refusal(contract, "a draft with no rows", "empty-draft", lambda: empty.kv_pool)
+    # A block count the regions do not divide into.
+    if built is None:
+        built = make_runner().initialize(blocks)
+    role = built.kv_transfer.regions[0].semantic_role
+    _expect_refusal(
+        contract,
+        "a transfer at the wrong block count",
+        role,
+        lambda: built.kv_transfer.set_block_count(blocks + 1),
+    )
+
+
+def check_all(make_runner: Callable[[], ModelRunner], blocks: int, *, seed: int = 0) -> ModelRunner:
+    """Every contract on one case: allocate, import (where the model allows), check, release."""
+    runner = make_runner().initialize(blocks)
+    check_price_equals_carve(runner)
+    check_rows_from_walk(runner)
+    check_disjoint_in_bounds(runner)
+    check_transfer_units(runner)
+    if not runner._state_pool_names():
+        importing = make_runner().import_paged_pool(runner.paged_buf.clone(), blocks)
+        check_bind_parity(runner, importing)
+        importing.release()
+    check_write_readback(runner, seed=seed)
+    check_refusals(make_runner, blocks, built=runner)
+    return runner
