@@ -41,6 +41,11 @@ EDITING_TOOLS = frozenset(
     }
 )
 
+# Events that fire once the file is written. Fixing a file before the edit
+# (a PreToolUse wiring) would change the text the edit's `old_string` must
+# match, so any other named event is refused.
+AFTER_EDIT_EVENTS = frozenset({"PostToolUse", "AfterTool", "afterFileEdit"})
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -87,6 +92,9 @@ def parse(raw: bytes, environ: Mapping[str, str]) -> EditedFile:
     if not isinstance(payload, dict):
         raise Skip(f"payload is a JSON {type(payload).__name__}, expected an object")
 
+    event = _text(payload.get("hook_event_name"))
+    if event is not None and event not in AFTER_EDIT_EVENTS:
+        raise Skip(f"event {event!r} is not after an edit; wire this hook to PostToolUse")
     tool = _text(payload.get("tool_name")) or ""
     if tool and tool not in EDITING_TOOLS:
         raise Skip(f"tool {tool!r} does not edit files", quiet=True)
