@@ -95,12 +95,17 @@ class Project:
     def __init__(
         self, root: str | os.PathLike[str], src_roots: tuple[str | os.PathLike[str], ...] = ()
     ) -> None:
-        self.root = Path(root).resolve()
+        # Not resolved: the engine joins paths onto the root as given, and a
+        # symlinked root must still contain them. module_name falls back to
+        # real paths when the spelled ones do not line up.
+        self.root = Path(os.path.abspath(root))
         roots = tuple(self._absolute(r) for r in src_roots) or (self.root,)
         # Most specific first, so `src/` wins over the project root that holds it.
         self.src_roots: tuple[Path, ...] = tuple(
             sorted(dict.fromkeys(roots), key=lambda p: len(p.parts), reverse=True)
         )
+        self._real_src_roots: tuple[Path, ...] | None = None
+        self._names: dict[str, str | None] = {}
         self._sources: dict[str, SourceFile | None] = {}
         self._imports: dict[str, tuple[ImportRef, ...]] = {}
         self._resolved: dict[str, Path | None] = {}
@@ -125,19 +130,20 @@ class Project:
     def module_name(self, relpath: str | os.PathLike[str]) -> str | None:
         """Dotted name of a ``.py`` file under a src root; None when it is not one."""
         p = self._absolute(relpath)
-        if p.suffix != ".py":
-            return None
-        for src in self.src_roots:
-            try:
-                parts = list(p.relative_to(src).with_suffix("").parts)
-            except ValueError:
-                continue
-            if parts and parts[-1] == "__init__":
-                parts.pop()
-            if parts and all(part.isidentifier() for part in parts):
-                return ".".join(parts)
-            return None
-        return None
+        key = str(p)
+        if key not in self._names:
+            if p.suffix != ".py":
+                self._names[key] = None
+            else:
+                name = _dotted(p, self.src_roots)
+                if name is _OUTSIDE:
+                    if self._real_src_roots is None:
+                        self._real_src_roots = tuple(
+                            Path(os.path.realpath(r)) for r in self.src_roots
+                        )
+                    name = _dotted(Path(os.path.realpath(p)), self._real_src_roots)
+                self._names[key] = None if name is _OUTSIDE else name
+        return self._names[key]
 
     def package_of(self, relpath: str | os.PathLike[str]) -> str | None:
         """The package a relative import in this file is resolved against."""
@@ -471,6 +477,24 @@ class _ImportWalker:
                 alias=alias,
             )
         )
+
+
+_OUTSIDE = "<outside every src root>"
+
+
+def _dotted(path: Path, src_roots: tuple[Path, ...]) -> str | None:
+    """Dotted name under the first src root holding ``path``; _OUTSIDE when none does."""
+    for src in src_roots:
+        try:
+            parts = list(path.relative_to(src).with_suffix("").parts)
+        except ValueError:
+            continue
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+        return None
+    return _OUTSIDE
 
 
 def _survives_import_error(handler: ast.ExceptHandler) -> bool:

@@ -263,9 +263,9 @@ def _definitions(
 
 
 def _signature_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int, int, int]:
-    """Lines from `def` to the line before the body: where a `# noqa` for it may sit.
+    """Lines from `def` to the line before the body: where a suppression comment for it may sit.
 
-    Not the whole def: a `# noqa` deep in the body must not silence the signature.
+    Not the whole def: a suppression deep in the body must not silence the signature.
     """
     first_body = node.body[0].lineno
     end = max(node.lineno, first_body - 1) if first_body > node.lineno else node.lineno

@@ -86,6 +86,7 @@ _RENAMES = {
 class RetiredName(Contract):
     KIND = "retired-name"
     RULES = RULES
+    NEEDS_TREE = False  # a text scan: a file that does not parse still spells names
 
     names = RetiredNames(
         doc=(
@@ -218,7 +219,7 @@ class RetiredName(Contract):
 def _multiline_strings(source) -> list[tuple[int, int, int, int]]:
     """(string start, string end, statement start, statement end) per multi-line string.
 
-    A `# noqa` cannot sit inside a string, so an occurrence there is
+    A suppression comment cannot sit inside a string, so an occurrence there is
     suppressed from the lines of the statement holding the string.
     """
     tree = source.tree

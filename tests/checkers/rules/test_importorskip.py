@@ -1,0 +1,178 @@
+"""importorskip (AC601): a test reaches triton only after it has skipped without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers.project import Project
+from checkers.rules.importorskip import ImportOrSkip
+from checkers.source import SourceFile
+from contracts.fields import ConfigError
+
+PARAMS = {"module": "triton", "tests": ["tests/**"]}
+TREE = {
+    "atom/__init__.py": "",
+    "atom/kernels/__init__.py": "",
+    "atom/kernels/store.py": "from atom.kernels import _jit\n",
+    "atom/kernels/_jit.py": "import triton\n",
+    "atom/kernels/plain.py": "import math\n",
+}
+
+
+def write(tmp_path, files):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+
+
+def check(tmp_path, source, path="tests/test_x.py", params=PARAMS, files=TREE, project=None):
+    write(tmp_path, {**files, path: source})
+    project = project or Project(tmp_path, (tmp_path,))
+    src = SourceFile(path, source, abspath=str(tmp_path / path))
+    project.add_source(src)
+    contract = ImportOrSkip.from_table({"id": "t", **params}, "contract `t`")
+    return list(contract.check(src, project))
+
+
+def where(found):
+    return [(f.line, f.column) for f in found]
+
+
+@pytest.mark.parametrize("example", ImportOrSkip.VALID, ids=lambda e: e.note[:40])
+def test_valid_examples_pass(tmp_path, example):
+    assert check(tmp_path, example.source, example.path, example.params, example.files) == []
+
+
+@pytest.mark.parametrize("example", ImportOrSkip.INVALID, ids=lambda e: e.note[:40])
+def test_invalid_examples_flag_where_they_say(tmp_path, example):
+    found = check(tmp_path, example.source, example.path, example.params, example.files)
+    assert [(f.code, f.line, f.column) for f in found] == [
+        (e.code, e.line, e.column) for e in example.expect
+    ]
+    for finding, expect in zip(found, example.expect, strict=True):
+        assert expect.message is None or expect.message in finding.message
+
+
+@pytest.mark.parametrize(
+    "skip",
+    [
+        'pytest.importorskip("triton")',
+        'triton = pytest.importorskip("triton")',
+        'tl: object = pytest.importorskip("triton.language")',
+        'pytest.importorskip(modname="triton", minversion="3.0")',
+        'importorskip("triton")',
+    ],
+)
+def test_each_spelling_of_the_skip_counts(tmp_path, skip):
+    source = f"import pytest\nfrom pytest import importorskip\n{skip}\nimport atom.kernels.store\n"
+    assert check(tmp_path, source) == []
+
+
+@pytest.mark.parametrize(
+    "not_a_skip",
+    [
+        'pytest.importorskip("tritonx")',
+        "pytest.importorskip(name)",
+        'if CI:\n    pytest.importorskip("triton")',
+        'def setup_module():\n    pytest.importorskip("triton")',
+        'pytestmark = pytest.mark.skipif(True, reason="triton")',
+        'try:\n    import triton\nexcept ImportError:\n    pytest.skip("no triton")',
+    ],
+)
+def test_what_does_not_skip_first_does_not_count(tmp_path, not_a_skip):
+    source = f"import pytest\n{not_a_skip}\nimport atom.kernels.store\n"
+    found = check(tmp_path, source)
+    assert [f.line for f in found] == [source.count("\n")]
+
+
+def test_one_finding_per_statement_anchored_on_it(tmp_path):
+    source = "import os, atom.kernels.store, atom.kernels._jit\nfrom atom.kernels import plain\n"
+    found = check(tmp_path, source)
+    assert where(found) == [(1, 1)]
+    assert "atom.kernels.store -> atom.kernels._jit -> triton" in found[0].message
+    assert found[0].span_lines == (1, 1)
+
+
+def test_a_direct_import_of_a_submodule_names_it(tmp_path):
+    found = check(tmp_path, "from triton.language import core\n")
+    assert "tests/test_x.py imports triton.language at import time" in found[0].message
+
+
+def test_imports_that_do_not_run_at_collection_do_not_reach(tmp_path):
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    import triton\n"
+        "try:\n"
+        "    import atom.kernels.store\n"
+        "except ImportError:\n"
+        "    store = None\n"
+        "def test_store():\n"
+        "    import atom.kernels.store\n"
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_a_relative_import_inside_a_test_package_is_followed(tmp_path):
+    files = {
+        **TREE,
+        "tests/__init__.py": "",
+        "tests/kernels/__init__.py": "",
+        "tests/kernels/helpers.py": "from atom.kernels.store import *\n",
+    }
+    found = check(
+        tmp_path, "from .helpers import rows\n", "tests/kernels/test_rows.py", files=files
+    )
+    assert "tests.kernels.helpers -> atom.kernels.store -> atom.kernels._jit -> triton" in (
+        found[0].message
+    )
+
+
+def test_a_cycle_through_the_chain_still_ends(tmp_path):
+    files = {**TREE, "atom/a.py": "import atom.b\n", "atom/b.py": "import atom.a\nimport json\n"}
+    assert check(tmp_path, "import atom.a\n", files=files) == []
+
+
+def test_answers_stay_right_when_one_project_serves_several_tests(tmp_path):
+    project = Project(tmp_path, (tmp_path,))
+    first = check(tmp_path, "import atom.kernels._jit\n", "tests/test_a.py", project=project)
+    second = check(tmp_path, "import atom.kernels.store\n", "tests/test_b.py", project=project)
+    clean = check(tmp_path, "import atom.kernels.plain\n", "tests/test_c.py", project=project)
+    assert "atom.kernels._jit -> triton" in first[0].message
+    assert "atom.kernels.store -> atom.kernels._jit -> triton" in second[0].message
+    assert clean == []
+
+
+def test_only_test_modules_are_checked_even_when_called_directly(tmp_path):
+    contract = ImportOrSkip.from_table({"id": "t", **PARAMS}, "contract `t`")
+    assert contract.applies_to("tests/test_x.py")
+    assert not contract.applies_to("atom/kernels/user.py")
+    assert check(tmp_path, "import triton\n", path="atom/kernels/user.py") == []
+
+
+def test_another_optional_module_is_its_own_contract(tmp_path):
+    files = {**TREE, "atom/kernels/aiter_ops.py": "import aiter.ops\n"}
+    params = {"module": "aiter", "tests": ["tests/**"]}
+    source = "import atom.kernels.store\nimport atom.kernels.aiter_ops\n"
+    found = check(tmp_path, source, params=params, files=files)
+    assert where(found) == [(2, 1)]
+    assert found[0].message.startswith(
+        "tests/test_x.py imports atom.kernels.aiter_ops -> aiter at import time"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ({"module": "triton lang", "tests": ["tests/**"]}, "'triton lang'"),
+        ({"module": "triton"}, "`tests`"),
+        ({"module": "triton", "tests": "tests/**"}, "'tests/\\*\\*'"),
+    ],
+)
+def test_a_bad_declaration_names_what_is_wrong(table, named):
+    with pytest.raises(ConfigError, match=named):
+        ImportOrSkip.from_table({"id": "t", **table}, "contract `t`")
+
+
+def test_findings_depend_on_other_files_so_they_are_not_cached():
+    assert ImportOrSkip.CACHEABLE is False

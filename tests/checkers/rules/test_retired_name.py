@@ -1,0 +1,125 @@
+"""retired-name (AC401): whole words, everywhere they are spelled, at the occurrence."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers.project import Project
+from checkers.rules.retired_name import RetiredName
+from checkers.source import SourceFile
+from contracts.fields import ConfigError
+
+
+def check(tmp_path, source: str, names=("StateArena",), path: str = "atom/mod.py"):
+    project = Project(tmp_path, (tmp_path,))
+    src = SourceFile(path, source, abspath=str(tmp_path / path))
+    names = names if isinstance(names, dict) else list(names)
+    contract = RetiredName.from_table({"id": "t", "names": names}, "contract `t`")
+    if not contract.wants(src):
+        return []
+    return list(contract.check(src, project))
+
+
+@pytest.mark.parametrize("example", RetiredName.VALID, ids=lambda e: e.note[:40] or "valid")
+def test_valid_examples_pass(tmp_path, example):
+    assert check(tmp_path, example.source, example.params["names"], example.path) == []
+
+
+@pytest.mark.parametrize("example", RetiredName.INVALID, ids=lambda e: e.note[:40])
+def test_invalid_examples_flag_where_they_say(tmp_path, example):
+    found = check(tmp_path, example.source, example.params["names"], example.path)
+    assert [(f.code, f.line, f.column) for f in found] == [
+        (e.code, e.line, e.column) for e in example.expect
+    ]
+    for finding, expect in zip(found, example.expect, strict=True):
+        assert expect.message is None or expect.message in finding.message
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [
+        ("StateArena\n", 1),
+        ("a StateArena\n", 3),
+        ("x = StateArena.build()\n", 5),
+        ("(StateArena)\n", 2),
+        ("'StateArena.'\n", 2),
+        ("self.StateArena\n", 6),
+        ("f(StateArena-1)\n", 3),
+        ("StateArenaV2\n", None),
+        ("StateArena_\n", None),
+        ("_StateArena\n", None),
+        ("MyStateArena\n", None),
+        ("StateArena2\n", None),
+        ("éStateArena\n", None),  # a letter is a word character in any script
+        ("statearena\n", None),  # names are case-sensitive, as identifiers are
+    ],
+)
+def test_word_boundaries_treat_underscore_as_a_word_character(tmp_path, text, column):
+    found = check(tmp_path, text)
+    assert [f.column for f in found] == ([] if column is None else [column])
+
+
+def test_a_name_with_dots_or_brackets_gets_edges_only_where_it_has_word_characters(tmp_path):
+    names = ["runner.use_mla", "is_qwen_next()"]
+    text = "self.runner.use_mla\nmyrunner.use_mla\nrunner.use_mla_v2\ncfg.is_qwen_next() or x\n"
+    found = check(tmp_path, text, names)
+    # `self.` is 5 characters and `cfg.` 4: the occurrences start at columns 6 and 5.
+    assert [(f.line, f.column, f.end_column) for f in found] == [(1, 6, 20), (4, 5, 19)]
+
+
+def test_every_occurrence_on_a_line_is_its_own_finding(tmp_path):
+    found = check(tmp_path, "StateArena(StateArena)  # StateArena\n")
+    # 0-based starts 0, 11 and 26 -> columns 1, 12 and 27; each spans len("StateArena") = 10.
+    assert [(f.column, f.end_column) for f in found] == [(1, 11), (12, 22), (27, 37)]
+
+
+def test_the_table_form_names_the_replacement_and_the_list_form_does_not(tmp_path):
+    (with_hint,) = check(tmp_path, "StateArena\n", {"StateArena": "EntryMajorArena"})
+    (bare,) = check(tmp_path, "StateArena\n", ["StateArena"])
+    assert "now `EntryMajorArena`" in with_hint.message
+    assert "now" not in bare.message and "`StateArena`" in bare.message
+
+
+def test_an_occurrence_in_a_multiline_string_is_suppressed_from_its_statement(tmp_path):
+    source = (
+        'def carve():\n    """Carve.\n\n    Was a StateArena.\n    """\n    x = 1  # StateArena\n'
+    )
+    found = check(tmp_path, source)
+    # The docstring is the Expr statement on lines 2-5; a suppression comment can only follow its
+    # closing quotes. The comment occurrence is suppressed from its own line.
+    assert [(f.line, f.span_lines) for f in found] == [(4, (2, 5)), (6, (6, 6))]
+
+
+def test_a_file_that_does_not_parse_is_scanned_all_the_same(tmp_path):
+    found = check(tmp_path, "def broken(:\n    StateArena\n")
+    assert [(f.line, f.column) for f in found] == [(2, 5)]
+    assert RetiredName.NEEDS_TREE is False
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_lines_are_counted_as_python_counts_them(tmp_path, newline):
+    # A form feed is not a line break to Python, even though str.splitlines says it is.
+    text = newline.join(["x = 1", "\x0c", "y = StateArena", ""])
+    found = check(tmp_path, text)
+    assert [(f.line, f.column) for f in found] == [(3, 5)]
+
+
+def test_needles_are_the_names(tmp_path):
+    contract = RetiredName.from_table({"id": "t", "names": ["A1", "B2"]}, "contract `t`")
+    assert contract.needles() == ("A1", "B2")
+    assert not contract.wants(SourceFile("m.py", "nothing here\n"))
+
+
+@pytest.mark.parametrize(
+    ("names", "named"),
+    [
+        ([], r"\[\]"),
+        ("StateArena", "'StateArena'"),
+        (["StateArena", ""], "''"),
+        ({"StateArena": 3}, "3"),
+        ({}, r"\{\}"),
+    ],
+)
+def test_a_bad_declaration_names_the_bad_value(names, named):
+    with pytest.raises(ConfigError, match=named):
+        RetiredName.from_table({"id": "t", "names": names}, "contract `t`")
