@@ -1,0 +1,945 @@
+"""input-assert: an ``assert`` that validates input rather than state.
+
+The refactor record found four assertions validating input rather than state:
+``max_block`` follows from ``--max-model-len`` and ``--block-size``, and the
+two kpool checks read ``--block-size`` against the model's ``index_kpool``.
+Under ``python -O`` they vanish, and what each lets through is silent -- a
+block id wrapping into the packed top-k's tie-break field, a truncating floor
+division, and a layout ``deepgemm_fp8_paged_mqa_logits`` computes wrongly.
+They raise ValueError now; in the same change two asserts stayed, because they
+state what a draft under PP *is* (built whole on the last stage, split across
+none): state the code established itself, where an assert is the right tool.
+
+So the rule cannot be S101's "every assert". It asks where the asserted value
+came from, following input where it hides:
+
+* a parameter of the enclosing function (not ``self``/``cls``), or of an
+  enclosing function for a closure, and what is read *off* it without
+  computing anything new: attributes, items, elements of a loop over it,
+  ``len``/``tuple``/``list``/``zip``/``enumerate`` of it, getters called on it
+  with no arguments, ``.get``/``.pop`` of a mapping. A parameter re-bound to a
+  computation (``days = modf(days)``) on every path to the assert is the
+  function's own value from there on;
+* an attribute copied from a constructor argument or a config in ``__init__``
+  (``self.block_size = config.block_size``) and asserted in another method,
+  unless the class assigns it again elsewhere (then the class maintains it),
+  and the fields of a dataclass;
+* names read from the environment or the command line (``os.environ``,
+  ``os.getenv``, ``sys.argv``, ``parse_args()``), at module level or locally;
+* the contract's ``inputs`` names (``args``, ``config``, ``hf_config``),
+  wherever they appear;
+* a private helper's parameter counts only when some call in the same module
+  passes it input (a public function's argument unchanged, say) -- or when
+  nothing in the module calls it, since then its callers are elsewhere.
+
+What is not input, and stays an assert: a value the function computed (a call
+with the input as an argument, arithmetic, a filtered comprehension), the
+class's own bookkeeping, an ``isinstance`` narrowing of a name the function
+re-bound just before, ``assert False`` markers, and tests (``test*``
+functions and test files: a test's assert is the test).
+
+Measured on 200 labelled asserts from torch 2.13.0 and the standard library
+(``bench/precision.py``; the figures are in ``docs/precision.md``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from contracts.contract import Contract, Example, Expect, Rule
+from contracts.fields import StringList
+
+RULES = (
+    Rule(
+        code="AC301",
+        name="input-assert",
+        what=(
+            "Flags an `assert` whose condition reads input: a parameter of the enclosing "
+            "function (directly or through attributes, items and loops over it), an "
+            "attribute `__init__` copied from an argument or a config, a value read from "
+            "the environment or the command line, or a configured `inputs` name. Asserts "
+            "on values the code computed itself, on the class's own bookkeeping, "
+            "`assert False` markers and tests are left alone."
+        ),
+        why=(
+            "`python -O` strips every assert. An assert on state the code established "
+            "documents an invariant and costs nothing when stripped; an assert on input "
+            "is the only thing between a bad argument and what it corrupts, and under "
+            "`-O` that value goes through silently (the refactor record's case: a block "
+            "id wrapping into a packed field, a truncating division). Raise "
+            "`ValueError`/`TypeError` naming the value instead."
+        ),
+        fix_safety=(
+            "The fix rewrites `assert cond, msg` to `if not (cond): raise ValueError(msg)` "
+            "(`TypeError` for an `isinstance`/`issubclass` condition), keeping the message, "
+            "or naming the condition when there is none. It is unsafe: the check now runs "
+            "under `python -O` too, where it used to be stripped, and callers that catch "
+            "`AssertionError` stop catching it."
+        ),
+    ),
+)
+
+_DEFAULT_INPUTS = ("args", "config", "hf_config")
+
+# Builtins whose result is their argument seen another way, not a new value.
+_VIEW_BUILTINS = frozenset(
+    {
+        "len",
+        "tuple",
+        "list",
+        "zip",
+        "enumerate",
+        "reversed",
+        "iter",
+        "next",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "type",
+        "vars",
+        "getattr",
+        "dict",
+        "open",
+        "itertools.chain",
+    }
+)
+# Methods that read a container or string without computing from other inputs.
+_VIEW_METHODS = frozenset(
+    {
+        "get",
+        "pop",
+        "setdefault",
+        "items",
+        "keys",
+        "values",
+        "split",
+        "strip",
+        "rstrip",
+        "lstrip",
+        "splitlines",
+        "lower",
+        "upper",
+        "copy",
+    }
+)
+_TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
+_ASSERT_LINE = re.compile(r"(?:^|[;:])[ \t]*assert\b", re.MULTILINE)
+
+_FuncNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+@dataclass
+class _Origin:
+    """Why a value is input, phrased for the message."""
+
+    what: str
+
+
+@dataclass
+class _Func:
+    node: _FuncNode
+    parent: _Func | None
+    klass: ast.ClassDef | None  # set when this is a method
+    params: dict[str, ast.arg]
+    self_name: str | None
+    # name -> [(binding statement or node, value expression or None, block chain)]
+    bindings: dict[str, list[tuple[ast.AST, ast.AST | None, tuple[int, ...]]]] = field(
+        default_factory=dict
+    )
+
+    @property
+    def name(self) -> str:
+        return getattr(self.node, "name", "<lambda>")
+
+
+@dataclass
+class _Class:
+    node: ast.ClassDef
+    init_attrs: dict[str, str]  # attr -> the argument or config it was copied from
+    reassigned: set[str]
+
+
+class _Module:
+    """One parse's worth of facts the rule asks about, computed once per file."""
+
+    def __init__(self, tree: ast.Module, inputs: frozenset[str]) -> None:
+        self.tree = tree
+        self.inputs = inputs
+        self.funcs: dict[ast.AST, _Func] = {}
+        self.blocks: dict[ast.AST, tuple[int, ...]] = {}  # node -> chain of enclosing blocks
+        self.owner: dict[ast.AST, _Func | None] = {}  # statement/expression -> function
+        self.class_names: dict[str, ast.ClassDef] = {}
+        self.calls: dict[str, list[tuple[ast.Call, _Func | None]]] = {}
+        self.env_globals: set[str] = set()
+        self.module_bindings: dict[str, list[ast.AST | None]] = {}
+        self._memo: dict[tuple[int, str], _Origin | None] = {}
+        self._busy: set[tuple[int, str]] = set()
+        self._class_memo: dict[int, _Class | None] = {}
+        self._index(tree, None, None, ())
+        self._index_classes()
+
+    # -- indexing ------------------------------------------------------
+
+    def _index(self, node: ast.AST, func: _Func | None, klass, chain: tuple[int, ...]) -> None:
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            # Each statement list is a block; a binding dominates what follows it
+            # in its own block and in the blocks nested inside that.
+            sub = (
+                chain + (id(value),)
+                if isinstance(value, list) and name in ("body", "orelse", "finalbody", "handlers")
+                else chain
+            )
+            for child in children:
+                if not isinstance(child, ast.AST):
+                    continue
+                self.blocks[child] = sub
+                self.owner[child] = func
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
+                    inner = self._new_func(child, func, klass)
+                    self._index(child, inner, None, ())
+                    continue
+                if isinstance(child, ast.ClassDef):
+                    self._bind(func, child, child, None, sub, name=child.name)
+                    self._index(child, func, child, sub)
+                    continue
+                self._collect(child, func, sub)
+                self._index(child, func, klass, sub)
+
+    def _new_func(self, node: _FuncNode, parent: _Func | None, klass) -> _Func:
+        args = node.args
+        ordered = [*args.posonlyargs, *args.args]
+        params = {a.arg: a for a in [*ordered, *args.kwonlyargs]}
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                params[extra.arg] = extra
+        self_name = None
+        if klass is not None and ordered and not _has_decorator(node, "staticmethod"):
+            self_name = ordered[0].arg
+            params.pop(self_name, None)
+        func = _Func(node, parent, klass, params, self_name)
+        self.funcs[node] = func
+        return func
+
+    def _bind(self, func, stmt, target, value, chain, name=None) -> None:
+        """Record that ``target`` (a Name, or a bare name) is bound to ``value``."""
+        names: list[tuple[str, ast.AST | None]] = []
+        if name is not None:
+            names.append((name, value))
+        else:
+            _unpack(target, value, names)
+        for n, v in names:
+            if func is None:
+                self.module_bindings.setdefault(n, []).append(v)
+            else:
+                func.bindings.setdefault(n, []).append((stmt, v, chain))
+
+    def _collect(self, node: ast.AST, func: _Func | None, chain) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._bind(func, node, target, node.value, chain)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._bind(func, node, node.target, node.value, chain)
+        elif isinstance(node, ast.AugAssign):
+            self._bind(func, node, node.target, None, chain)  # arithmetic: computed
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._bind(func, node, node.target, _Element(node.iter), chain)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._bind(func, node, item.optional_vars, None, chain)
+        elif isinstance(node, ast.NamedExpr):
+            self._bind(func, node, node.target, node.value, chain)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                self._bind(
+                    func, node, None, None, chain, name=(alias.asname or alias.name).split(".")[0]
+                )
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            self._bind(func, node, None, None, chain, name=node.name)
+        elif isinstance(node, ast.Call):
+            key = _call_name(node.func)
+            if key:
+                self.calls.setdefault(key, []).append((node, func))
+
+    def _index_classes(self) -> None:
+        for name, values in self.module_bindings.items():
+            if any(v is not None and _reads_environment(v) for v in values):
+                self.env_globals.add(name)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ClassDef):
+                self.class_names.setdefault(node.name, node)
+
+    def facts(self, klass: ast.ClassDef) -> _Class | None:
+        """What ``klass``'s constructor copies from input; None while being worked out."""
+        key = id(klass)
+        if key not in self._class_memo:
+            self._class_memo[key] = None  # a constructor reading its own attributes
+            self._class_memo[key] = self._class_facts(klass)
+        return self._class_memo[key]
+
+    def _class_facts(self, node: ast.ClassDef) -> _Class:
+        init_attrs: dict[str, str] = {}
+        reassigned: set[str] = set()
+        record = _has_decorator(node, "dataclass") or any(
+            _dotted(b).rpartition(".")[2] == "NamedTuple" for b in node.bases
+        )
+        for stmt in node.body:
+            if record and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                init_attrs[stmt.target.id] = "a field of the record, a constructor argument"
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            constructor = stmt.name in ("__init__", "__post_init__")
+            func = self.funcs.get(stmt)
+            for sub in ast.walk(stmt):
+                targets = []
+                if isinstance(sub, ast.Assign):
+                    targets = [(t, sub.value) for t in sub.targets]
+                elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+                    targets = [(sub.target, getattr(sub, "value", None))]
+                for target, value in targets:
+                    attr = _self_attr(target, func)
+                    if attr is None:
+                        continue
+                    if not constructor:
+                        reassigned.add(attr)
+                        continue
+                    origin = None
+                    if (
+                        value is not None
+                        and func is not None
+                        and not isinstance(sub, ast.AugAssign)
+                    ):
+                        origin = self.view(value, func, sub)
+                    if origin is not None:
+                        init_attrs.setdefault(attr, f"copied in `{stmt.name}` from {origin.what}")
+        return _Class(node, init_attrs, reassigned)
+
+    def class_input_attr(self, klass: ast.ClassDef, attr: str, seen=None) -> str | None:
+        """Where ``self.<attr>`` came from, when a constructor copied it from input.
+
+        Base classes defined in the same module are asked too; an attribute any
+        method other than the constructor assigns is the class's own state.
+        """
+        facts = self.facts(klass)
+        if facts is None or attr in facts.reassigned:
+            return None
+        if attr in facts.init_attrs:
+            return facts.init_attrs[attr]
+        seen = seen if seen is not None else {id(klass)}
+        for base in klass.bases:
+            node = self.class_names.get(_dotted(base))
+            if node is not None and id(node) not in seen:
+                seen.add(id(node))
+                found = self.class_input_attr(node, attr, seen)
+                if found is not None:
+                    return found
+        return None
+
+    # -- questions -----------------------------------------------------
+
+    def reads_input(self, expr: ast.AST, func: _Func | None, at: ast.AST) -> _Origin | None:
+        """Does the assert condition ``expr`` read input anywhere inside it?"""
+        if isinstance(expr, ast.Call) and _dotted(expr.func) in ("isinstance", "issubclass"):
+            if expr.args and isinstance(expr.args[0], ast.Name) and func is not None:
+                name = expr.args[0].id
+                if name in func.params and any(
+                    _before(stmt, at) for stmt, _, _ in func.bindings.get(name, [])
+                ):
+                    # A parameter the function normalised (`x = [x]`, `g = guard_int(g)`)
+                    # and now narrows for the type checker: its own doing.
+                    return None
+        if isinstance(expr, ast.Compare) and func is not None:
+            if any(self._computed(e, func, at) for e in (expr.left, *expr.comparators)):
+                return None  # checks what the function computed against what it was given
+        if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+            origin = self.view(expr, func, at)
+            if origin is not None:
+                return origin
+            if isinstance(expr, ast.Name):
+                return None
+        if isinstance(expr, ast.Attribute):
+            return self.reads_input(expr.value, func, at)
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, (ast.expr, ast.comprehension, ast.keyword)):
+                origin = self.reads_input(child, func, at)
+                if origin is not None:
+                    return origin
+        return None
+
+    def _computed(self, expr: ast.AST, func: _Func, at: ast.AST) -> bool:
+        """Is ``expr`` (seen through ``len``, attributes and items) a local the
+        function bound to the result of a call that is not a view of input?"""
+        while True:
+            if isinstance(expr, ast.Call) and _dotted(expr.func) == "len" and expr.args:
+                expr = expr.args[0]
+            elif isinstance(expr, (ast.Attribute, ast.Subscript)):
+                expr = expr.value
+            else:
+                break
+        if not isinstance(expr, ast.Name):
+            return False
+        binding = self._dominating_binding(expr.id, func, at)
+        if binding is None:
+            return False
+        stmt, value, _ = binding
+        return (
+            isinstance(value, ast.Call) and self._binding_origin(expr.id, func, stmt, value) is None
+        )
+
+    def view(self, expr: ast.AST | None, func: _Func | None, at: ast.AST) -> _Origin | None:
+        """Is ``expr``'s value input, or input seen another way (not computed)?"""
+        if expr is None:
+            return None
+        if isinstance(expr, _Element):
+            return self.view(expr.iterable, func, at)
+        if _is_environment(expr):
+            return _Origin("the environment or the command line")
+        if isinstance(expr, ast.Name):
+            return self.resolve(expr.id, func, at)
+        if isinstance(expr, ast.Attribute):
+            if func is not None and isinstance(expr.value, ast.Name):
+                owner = self._self_class(expr.value.id, func, at)
+                if owner is not None:
+                    source = self.class_input_attr(owner, expr.attr)
+                    if source is None:
+                        return None
+                    return _Origin(f"`self.{expr.attr}`, {source}")
+            return self.view(expr.value, func, at)
+        if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
+            return self.view(expr.value, func, at)
+        if isinstance(expr, ast.IfExp):
+            return self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
+        if isinstance(expr, ast.BoolOp):
+            return next((o for v in expr.values if (o := self.view(v, func, at))), None)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return next((o for v in expr.elts if (o := self.view(v, func, at))), None)
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            gens = expr.generators
+            if len(gens) == 1 and not gens[0].ifs:
+                return self.view(gens[0].iter, func, at)
+            return None
+        if isinstance(expr, ast.Call):
+            if _is_parse_args(expr):
+                return _Origin("the command line (`parse_args()`)")
+            callee = expr.func
+            if _dotted(callee) in _VIEW_BUILTINS:
+                return next((o for a in expr.args if (o := self.view(a, func, at))), None)
+            if isinstance(callee, ast.Attribute) and (
+                (not expr.args and not expr.keywords) or callee.attr in _VIEW_METHODS
+            ):
+                if isinstance(callee.value, ast.Name) and self._self_class(
+                    callee.value.id, func, at
+                ):
+                    return None  # the object's own method computes something
+                return self.view(callee.value, func, at)
+        return None
+
+    def resolve(self, name: str, func: _Func | None, at: ast.AST) -> _Origin | None:
+        if name in self.inputs:
+            return _Origin(f"`{name}`, a configured input name")
+        if func is None:
+            if name in self.env_globals:
+                return _Origin(f"`{name}`, read from the environment or the command line")
+            return None
+        if name == func.self_name:
+            return None
+        binding = self._dominating_binding(name, func, at)
+        if binding is not None:
+            stmt, value, _ = binding
+            return self._binding_origin(name, func, stmt, value)
+        others = func.bindings.get(name, [])
+        if name in func.params:
+            return self.param_origin(func, name)
+        if others:
+            for stmt, value, _ in others:
+                origin = self._binding_origin(name, func, stmt, value)
+                if origin is not None:
+                    return origin
+            return None
+        if func.parent is not None:
+            return self.resolve(name, func.parent, func.node)  # a closure's free name
+        return self.resolve(name, None, at)
+
+    def _binding_origin(self, name, func, stmt, value) -> _Origin | None:
+        key = (id(stmt), name)
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            return self.view(value, func, stmt)
+        finally:
+            self._busy.discard(key)
+
+    def _dominating_binding(self, name: str, func: _Func, at: ast.AST):
+        """The last binding of ``name`` that every path to ``at`` passes through."""
+        chain = self.blocks.get(at, ())
+        best = None
+        for entry in func.bindings.get(name, []):
+            stmt, _, bchain = entry
+            if not _before(stmt, at) or stmt is at:
+                continue
+            if chain[: len(bchain)] != bchain:
+                continue  # in a branch or loop the assert is not inside
+            if isinstance(stmt, ast.NamedExpr):
+                continue  # a walrus inside a condition may not run
+            if best is None or _before(best[0], stmt):
+                best = entry
+        return best
+
+    def _self_class(self, name: str, func: _Func | None, at) -> ast.ClassDef | None:
+        """The class whose instance ``name`` is (``self`` in a method or its closures)."""
+        while func is not None:
+            if name == func.self_name:
+                return func.klass
+            if name in func.params or name in func.bindings:
+                return None
+            func = func.parent
+        return None
+
+    def param_origin(self, func: _Func, name: str) -> _Origin | None:
+        key = (id(func.node), name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            origin = self._param_origin(func, name)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = origin
+        return origin
+
+    def _param_origin(self, func: _Func, name: str) -> _Origin | None:
+        plain = _Origin(f"parameter `{name}` of `{func.name}`")
+        fname = func.name
+        private = fname.startswith("_") and not fname.endswith("__")
+        nested = func.parent is not None
+        if not (private or nested) or isinstance(func.node, ast.Lambda):
+            return plain
+        sites = [
+            (call, caller)
+            for call, caller in self.calls.get(fname, [])
+            if not nested or _within(caller, func.parent)
+        ]
+        if not sites:
+            return plain  # called from elsewhere (another module, a callback)
+        arg = func.params[name]
+        node_args = func.node.args
+        positional = [a.arg for a in [*node_args.posonlyargs, *node_args.args]]
+        if func.self_name is not None:
+            positional = positional[1:]
+        for call, caller in sites:
+            bound = _argument_for(call, arg, positional, node_args, func)
+            if bound is not None and self.view(bound, caller, call) is not None:
+                return _Origin(
+                    f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
+                )
+        return None
+
+
+class _Element(ast.AST):
+    """An element of an iterable: what a ``for`` target is bound to."""
+
+    _fields = ("iterable",)
+
+    def __init__(self, iterable: ast.AST) -> None:
+        super().__init__()
+        self.iterable = iterable
+
+
+def _unpack(target, value, out: list) -> None:
+    if isinstance(target, ast.Name):
+        out.append((target.id, value))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        elts = None
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            elts = value.elts
+        for i, t in enumerate(target.elts):
+            if elts is not None:
+                _unpack(t, elts[i], out)
+            elif value is None:
+                _unpack(t, None, out)
+            else:
+                # An element of an unpacked value is read off it, not computed.
+                _unpack(t, _Element(value) if not isinstance(value, _Element) else value, out)
+    elif isinstance(target, ast.Starred):
+        _unpack(target.value, value, out)
+
+
+def _argument_for(call: ast.Call, arg: ast.arg, positional, node_args, func) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == arg.arg:
+            return kw.value
+        if kw.arg is None:
+            return kw.value  # **kwargs passes whatever it holds
+    if arg.arg in positional:
+        index = positional.index(arg.arg)
+        # A call through a class (`Cls.method(obj, x)`) passes self positionally.
+        if func.self_name is not None and isinstance(call.func, ast.Attribute):
+            receiver = call.func.value
+            if isinstance(receiver, ast.Name) and receiver.id[:1].isupper():
+                index += 1
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                return a.value
+            if i == index:
+                return a
+    if node_args.vararg is not None and arg is node_args.vararg:
+        extra = call.args[len(positional) :]
+        return extra[0] if extra else None
+    return None
+
+
+def _within(caller: _Func | None, func: _Func | None) -> bool:
+    while caller is not None:
+        if caller is func:
+            return True
+        caller = caller.parent
+    return False
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
+
+
+def _call_name(func: ast.AST) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return ""
+
+
+def _has_decorator(node, name: str) -> bool:
+    return any(_dotted(d).rpartition(".")[2] == name for d in getattr(node, "decorator_list", ()))
+
+
+def _self_attr(target: ast.AST, func: _Func | None) -> str | None:
+    if (
+        func is not None
+        and isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == func.self_name
+    ):
+        return target.attr
+    return None
+
+
+def _is_environment(expr: ast.AST) -> bool:
+    dotted = _dotted(expr) if isinstance(expr, (ast.Attribute, ast.Name)) else ""
+    if dotted in ("os.environ", "sys.argv", "environ"):
+        return True
+    if isinstance(expr, ast.Call):
+        callee = _dotted(expr.func)
+        return callee in ("os.getenv", "getenv", "os.environ.get", "os.environb.get")
+    return False
+
+
+def _is_parse_args(expr: ast.Call) -> bool:
+    return isinstance(expr.func, ast.Attribute) and expr.func.attr in (
+        "parse_args",
+        "parse_known_args",
+    )
+
+
+def _reads_environment(value: ast.AST) -> bool:
+    return any(
+        _is_environment(n) or (isinstance(n, ast.Call) and _is_parse_args(n))
+        for n in ast.walk(value)
+    )
+
+
+def _is_test_function(func: _Func | None) -> bool:
+    while func is not None:
+        if func.name.startswith("test"):
+            return True
+        if func.klass is not None and func.klass.name.startswith("Test"):
+            return True
+        func = func.parent
+    return False
+
+
+class InputAssert(Contract):
+    KIND = "input-assert"
+    RULES = RULES
+
+    inputs = StringList(
+        default=_DEFAULT_INPUTS,
+        doc=(
+            "Names that are input wherever they appear (a parsed command line, a model "
+            "config): an assert reading one is flagged even where it is a global or a "
+            "local. Default: `args`, `config`, `hf_config`."
+        ),
+    )
+
+    VALID = (
+        Example(
+            source=(
+                "def carve(buffer, sizes):\n"
+                "    if len(buffer) < sum(sizes):\n"
+                "        raise ValueError(f'buffer of {len(buffer)} bytes is too short')\n"
+                "    total = sum(sizes)\n"
+                "    offsets = [0]\n"
+                "    for s in sizes:\n"
+                "        offsets.append(offsets[-1] + s)\n"
+                "    assert offsets[-1] == total\n"
+                "    return offsets\n"
+            ),
+            note="The assert states what the function computed itself: an invariant.",
+        ),
+        Example(
+            source=(
+                "class Pool:\n"
+                "    def __init__(self, entries):\n"
+                "        if entries <= 0:\n"
+                "            raise ValueError(f'entries must be positive, got {entries}')\n"
+                "        self.free = list(range(entries))\n"
+                "        self.used = 0\n"
+                "\n"
+                "    def take(self):\n"
+                "        self.used += 1\n"
+                "        assert self.used <= len(self.free) + self.used\n"
+                "        return self.free.pop()\n"
+            ),
+            note="The class's own bookkeeping, maintained outside `__init__`.",
+        ),
+        Example(
+            source=(
+                "def shard(groups):\n"
+                "    groups = guard_int(groups)\n"
+                "    assert isinstance(groups, int)\n"
+                "    return groups\n"
+                "\n"
+                "def pick(kind):\n"
+                "    if kind == 'page':\n"
+                "        return 1\n"
+                "    assert False, f'unreachable: {kind}'\n"
+            ),
+            note="Narrowing a name the function re-bound; an `assert False` marker.",
+        ),
+        Example(
+            source=(
+                "def _ratio(block, scheduler_block):\n"
+                "    assert scheduler_block % block == 0\n"
+                "    return scheduler_block // block\n"
+                "\n"
+                "def blocks_per_entry(layout):\n"
+                "    return _ratio(attn_block_size(layout), page_tokens(layout))\n"
+            ),
+            note="A private helper whose only caller passes values it computed.",
+        ),
+        Example(
+            source=("def test_carve(pool):\n    assert pool.carve(8) == 8\n"),
+            path="tests/test_pool.py",
+            note="A test's assert is the test, not input validation.",
+        ),
+    )
+    INVALID = (
+        Example(
+            source=(
+                "def max_block(max_model_len, block_size):\n"
+                "    assert max_model_len % block_size == 0, 'block size must divide the length'\n"
+                "    return max_model_len // block_size\n"
+            ),
+            expect=(Expect("AC301", 2, 12, "max_model_len"),),
+            fixed=(
+                "def max_block(max_model_len, block_size):\n"
+                "    if not (max_model_len % block_size == 0):\n"
+                "        raise ValueError('block size must divide the length')\n"
+                "    return max_model_len // block_size\n"
+            ),
+            unsafe=True,
+            note="The record's case: a parameter's precondition. The fix keeps the message.",
+        ),
+        Example(
+            source=(
+                "class KPool:\n"
+                "    def __init__(self, config):\n"
+                "        self.block_size = config.block_size\n"
+                "\n"
+                "    def layout(self, index_kpool):\n"
+                "        assert isinstance(index_kpool, int)\n"
+                "        assert self.block_size % 64 == 0\n"
+                "        return index_kpool\n"
+            ),
+            params={"inputs": ["hf_config"]},
+            expect=(
+                Expect("AC301", 6, 16, "index_kpool"),
+                Expect("AC301", 7, 16, "copied in `__init__`"),
+            ),
+            fixed=(
+                "class KPool:\n"
+                "    def __init__(self, config):\n"
+                "        self.block_size = config.block_size\n"
+                "\n"
+                "    def layout(self, index_kpool):\n"
+                "        if not (isinstance(index_kpool, int)):\n"
+                "            raise TypeError('expected isinstance(index_kpool, int)')\n"
+                "        if not (self.block_size % 64 == 0):\n"
+                "            raise ValueError('expected self.block_size % 64 == 0')\n"
+                "        return index_kpool\n"
+            ),
+            unsafe=True,
+            note=(
+                "An attribute copied from the constructor's config, asserted later; an "
+                "`isinstance` check raises TypeError. With no message, one names the condition."
+            ),
+        ),
+        Example(
+            source=(
+                "import os\n"
+                "\n"
+                "BLOCK = int(os.environ.get('ATOM_BLOCK', '16'))\n"
+                "\n"
+                "def _check(rows):\n"
+                "    assert rows.size(0) % BLOCK == 0\n"
+                "\n"
+                "def bind(rows):\n"
+                "    _check(rows)\n"
+            ),
+            expect=(Expect("AC301", 6, 12, "rows"),),
+            fixed=(
+                "import os\n"
+                "\n"
+                "BLOCK = int(os.environ.get('ATOM_BLOCK', '16'))\n"
+                "\n"
+                "def _check(rows):\n"
+                "    if not (rows.size(0) % BLOCK == 0):\n"
+                "        raise ValueError('expected rows.size(0) % BLOCK == 0')\n"
+                "\n"
+                "def bind(rows):\n"
+                "    _check(rows)\n"
+            ),
+            unsafe=True,
+            note="A private helper handed a public function's argument unchanged.",
+        ),
+        Example(
+            source=(
+                "import os\n"
+                "\n"
+                "WORKERS = os.getenv('ATOM_WORKERS')\n"
+                "assert WORKERS is None or WORKERS.isdigit(), WORKERS\n"
+                "\n"
+                "def plan(args):\n"
+                "    for size in args.sizes:\n"
+                "        if size: assert size > 0\n"
+            ),
+            expect=(
+                Expect("AC301", 4, 8, "environment"),
+                Expect("AC301", 8, 25, "args"),
+            ),
+            fixed=(
+                "import os\n"
+                "\n"
+                "WORKERS = os.getenv('ATOM_WORKERS')\n"
+                "if not (WORKERS is None or WORKERS.isdigit()):\n"
+                "    raise ValueError(WORKERS)\n"
+                "\n"
+                "def plan(args):\n"
+                "    for size in args.sizes:\n"
+                "        if size: assert size > 0\n"
+            ),
+            unsafe=True,
+            note=(
+                "A global read from the environment; an element of a loop over `args`. "
+                "An assert sharing its line with an `if` gets no fix."
+            ),
+        ),
+    )
+
+    def wants(self, source) -> bool:
+        return _ASSERT_LINE.search(source.text) is not None
+
+    def check(self, source, project) -> Iterator:
+        if _TEST_FILE.search(source.path):
+            return
+        tree = source.tree
+        if tree is None:
+            return
+        module: _Module | None = None
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assert) or isinstance(node.test, ast.Constant):
+                continue
+            if module is None:
+                module = _Module(tree, frozenset(self.inputs))
+            func = module.owner.get(node)
+            if _is_test_function(func):
+                continue
+            origin = module.reads_input(node.test, func, node)
+            if origin is None:
+                continue
+            exc = _exception_for(node.test)
+            yield self.finding(
+                source,
+                node.test,
+                f"`assert` validates input ({origin.what}); `python -O` strips it and the "
+                f"bad value goes through silently: raise {exc} naming the value instead",
+                span_node=node,
+                fix=_fix(source, node, exc),
+            )
+
+
+def _exception_for(test: ast.expr) -> str:
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if isinstance(inner, ast.Call) and _dotted(inner.func) in ("isinstance", "issubclass"):
+        return "TypeError"
+    return "ValueError"
+
+
+def _fix(source, node: ast.Assert, exc: str):
+    """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines."""
+    from checkers.finding import Edit, Fix
+
+    line, col, end_line, end_col = source.span(node)
+    first = source.lines[line - 1]
+    indent = first[: col - 1]
+    if indent.strip():
+        return None  # shares its line with something before it (`if x: assert y`)
+    rest = source.lines[end_line - 1][end_col - 1 :]
+    if rest.strip() and not rest.lstrip().startswith("#"):
+        return None  # `assert x; other()`
+    test = _segment(source, node.test)
+    if not test:
+        return None
+    message = _segment(source, node.msg) if node.msg is not None else repr(f"expected {test}")
+    if node.msg is not None and not message:
+        return None
+    content = f"if not ({test}):\n{indent}    raise {exc}({message})"
+    return Fix(
+        message=f"Raise {exc} instead of asserting",
+        edits=(Edit(line, col, end_line, end_col, content),),
+        applicability="unsafe",
+    )
+
+
+def _segment(source, node: ast.AST) -> str:
+    """The node's source text, cut from the already-split lines.
+
+    ``ast.get_source_segment`` re-splits the whole file on every call, which
+    on a 10,000-line module with a thousand asserts is most of the check.
+    """
+    line, col, end_line, end_col = source.span(node)
+    lines = source.lines[line - 1 : end_line]
+    if not lines:
+        return ""
+    if len(lines) == 1:
+        return lines[0][col - 1 : end_col - 1]
+    return lines[0][col - 1 :] + "".join(lines[1:-1]) + lines[-1][: end_col - 1]
