@@ -139,12 +139,24 @@ class MhaKvPoolViews(PagedPoolViews):
 
     pool: MhaKvPool
 
-    def k_cache(self, row: int) -> torch.Tensor:
+    def _check_layout(self, layout: str | PagedLayout | None) -> None:
+        # A caller may say which layout it expects; it gets the pool's or a
+        # refusal, never a second reading of the same bytes in another layout
+        # (which is how a non-5-D V view reached a kernel that densified it).
+        if layout is not None and PagedLayout.parse(layout) is not self.pool.layout:
+            raise ValueError(
+                f"layout {layout!r} was asked of a pool declared {self.pool.layout.value!r}; "
+                "declare the pool in the layout its kernels take"
+            )
+
+    def k_cache(self, row: int, layout: str | PagedLayout | None = None) -> torch.Tensor:
         """Row `row` of K: `(num_blocks, *k_block_shape)`, dense, no copy."""
+        self._check_layout(layout)
         return self._blocks("k", row, self.pool.k_block_shape)
 
-    def v_cache(self, row: int) -> torch.Tensor:
+    def v_cache(self, row: int, layout: str | PagedLayout | None = None) -> torch.Tensor:
         """Row `row` of V: `(num_blocks, *v_block_shape)` (5-D under SHUFFLE)."""
+        self._check_layout(layout)
         return self._blocks("v", row, self.pool.v_block_shape)
 
     def _scale(self, name: str, row: int) -> torch.Tensor:

@@ -85,10 +85,32 @@ class KindRows(Mapping[Any, int]):
 
 
 class PoolRows(Mapping[Hashable, KindRows]):
-    """`pool_rows[kind][module] -> row`; `counts()` is how many rows to buy."""
+    """`pool_rows[kind][module] -> row`; `counts()` is how many rows to buy.
 
-    def __init__(self, by_kind: Mapping[Hashable, list[object]]) -> None:
+    Built from `{kind: [modules in row order]}`; `from_rows` takes the
+    `{kind: {module: row}}` form and checks the rows are exactly `0..n-1`, so
+    a merged or reported map cannot hold a hole or a duplicate row.
+    """
+
+    def __init__(self, by_kind: Mapping[Hashable, Iterable[object]]) -> None:
         self._kinds = {kind: KindRows(kind, list(mods)) for kind, mods in by_kind.items()}
+
+    @classmethod
+    def from_rows(cls, rows: Mapping[Hashable, Mapping[object, int]]) -> PoolRows:
+        by_kind: dict[Hashable, list[object]] = {}
+        for kind, mapping in rows.items():
+            ordered = sorted(mapping.items(), key=lambda item: item[1])
+            found = [row for _, row in ordered]
+            if found != list(range(len(found))):
+                raise ValueError(
+                    f"rows of {kind!s} must be exactly 0..{len(found) - 1}, got {found!r}"
+                )
+            by_kind[kind] = [module for module, _ in ordered]
+        return cls(by_kind)
+
+    def as_dict(self) -> dict[Hashable, dict[object, int]]:
+        """`{kind: {module: row}}` (needs hashable modules, as nn.Module is)."""
+        return {kind: {m: r for r, m in enumerate(rows)} for kind, rows in self._kinds.items()}
 
     def __getitem__(self, kind: Hashable) -> KindRows:
         try:
@@ -123,23 +145,44 @@ def assign_pool_rows(
     """One walk: a module's row is its position among the modules of its kind.
 
     `kind_of(module)` names the row space a module caches in (a `KvGeometry`,
-    `"mla"`, `"linear_state"`), or None for a module that caches nothing. A
-    module visited twice is refused: it would own two rows.
+    `"mla"`, `"linear_state"`), None for a module that caches nothing, or a
+    list (or frozenset) of kinds for a module that sits in several -- an MLA
+    layer with a sparse indexer has a latent row and an indexer row, counted
+    apart. Asking once per row space would be a second walk, which is the
+    two-answers split this map exists to close. A tuple is one kind (a
+    `KvGeometry` is a tuple). A module visited twice is refused: it would own
+    two rows of one kind.
     """
     if not callable(kind_of):
         raise TypeError(f"kind_of must be callable, got {kind_of!r}")
     by_kind: dict[Hashable, list[object]] = {}
     seen: dict[int, object] = {}
     for module in modules:
-        kind = kind_of(module)
-        if kind is None:
+        answer = kind_of(module)
+        if answer is None:
             continue
-        if not isinstance(kind, Hashable):
-            raise TypeError(f"kind_of({describe_module(module)}) returned unhashable {kind!r}")
+        if isinstance(answer, list):
+            kinds = answer
+        elif isinstance(answer, (frozenset, set)):
+            # a set has no order; sorting by name keeps counts() deterministic
+            kinds = sorted(answer, key=str)
+        else:
+            kinds = [answer]
         if id(module) in seen:
             raise ValueError(f"{describe_module(module)} is visited twice by the pool_rows walk")
         seen[id(module)] = module
-        by_kind.setdefault(kind, []).append(module)
+        for kind in kinds:
+            if kind is None or not isinstance(kind, Hashable):
+                raise TypeError(
+                    f"kind_of({describe_module(module)}) returned {answer!r}; a kind must be "
+                    "hashable and not None"
+                )
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(
+                f"kind_of({describe_module(module)}) returned {answer!r}, naming a kind twice"
+            )
+        for kind in kinds:
+            by_kind.setdefault(kind, []).append(module)
     return PoolRows(by_kind)
 
 

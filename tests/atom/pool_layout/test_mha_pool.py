@@ -268,3 +268,19 @@ def test_released_views_refuse_instead_of_reading_freed_bytes():
     with pytest.raises(ValueError, match="'k'"):
         views.k_cache(0)
     assert views.region_tensors() == []
+
+
+def test_a_caller_may_name_the_layout_it_expects_and_gets_the_pools_or_a_refusal():
+    pool = MhaKvPool(
+        1,
+        block_size=16,
+        blocks_per_entry=1,
+        num_kv_heads=1,
+        head_dim=128,
+        kv_dtype=torch.bfloat16,
+        layout="shuffle",
+    )
+    views = pool.allocate(1)
+    assert views.v_cache(0, layout="shuffle").ndim == 5
+    with pytest.raises(ValueError, match=r"'nhd'.*'shuffle'"):
+        views.v_cache(0, layout="nhd")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from atom.pool_layout import KvGeometry, PoolRowsMixin, assign_pool_rows
+from atom.pool_layout import KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
 
 
 class Module:
@@ -80,8 +80,8 @@ def test_a_kind_with_no_rows_is_a_contradiction_not_a_default():
 def test_refusals_of_bad_callables_name_them():
     with pytest.raises(TypeError, match="'kind'"):
         assign_pool_rows([], "kind")
-    with pytest.raises(TypeError, match=r"\['x'\]"):
-        assign_pool_rows([Module("a", None)], lambda m: ["x"])
+    with pytest.raises(TypeError, match=r"\{'x': 1\}"):
+        assign_pool_rows([Module("a", None)], lambda m: {"x": 1})
 
 
 class Builder(PoolRowsMixin):
@@ -127,3 +127,50 @@ def test_kv_geometry_refuses_a_count_that_would_print_as_a_plausible_name():
         KvGeometry(0, 256)
     with pytest.raises(TypeError, match="'256'"):
         KvGeometry(2, "256")
+
+
+def test_a_module_in_two_row_spaces_takes_a_row_in_each_from_one_walk():
+    # DeepSeek-V3.2-like: every layer has a latent row, only odd layers an indexer row
+    modules = [Module(f"layers.{i}", ["mla", "mla_index"] if i % 2 else "mla") for i in range(6)]
+    rows = assign_pool_rows(modules, lambda m: m.caches)
+    assert rows.counts() == {"mla": 6, "mla_index": 3}
+    assert rows["mla"][modules[5]] == 5
+    assert rows["mla_index"][modules[5]] == 2
+    with pytest.raises(KeyError, match=r"'layers\.4'"):
+        rows["mla_index"][modules[4]]
+
+
+def test_a_set_of_kinds_is_walked_in_a_deterministic_order():
+    modules = [Module("a", frozenset({"z", "b"})), Module("b", {"z"})]
+    rows = assign_pool_rows(modules, lambda m: m.caches)
+    assert list(rows.counts()) == ["b", "z"]
+    assert rows["z"][modules[1]] == 1
+
+
+def test_a_tuple_is_one_kind_because_a_geometry_is_a_tuple():
+    rows = assign_pool_rows([Module("a", H2D256)], lambda m: m.caches)
+    assert list(rows.counts()) == [H2D256]
+
+
+def test_a_list_naming_a_kind_twice_or_none_is_refused_by_value():
+    with pytest.raises(ValueError, match=r"\['mla', 'mla'\]"):
+        assign_pool_rows([Module("a", ["mla", "mla"])], lambda m: m.caches)
+    with pytest.raises(TypeError, match=r"\['mla', None\]"):
+        assign_pool_rows([Module("a", ["mla", None])], lambda m: m.caches)
+
+
+class Hashed:
+    def __init__(self, name):
+        self.prefix = name
+
+
+def test_from_rows_and_as_dict_round_trip_and_refuse_a_hole():
+    a, b, c = Hashed("a"), Hashed("b"), Hashed("c")
+    rows = PoolRows.from_rows({"mla": {b: 1, a: 0}, H2D256: {c: 0}})
+    assert list(rows["mla"]) == [a, b]
+    assert rows.as_dict() == {"mla": {a: 0, b: 1}, H2D256: {c: 0}}
+    assert PoolRows.from_rows(rows.as_dict()).as_dict() == rows.as_dict()
+    with pytest.raises(ValueError, match=r"\[0, 2\]"):
+        PoolRows.from_rows({"mla": {a: 0, b: 2}})
+    with pytest.raises(ValueError, match=r"\[1, 1\]"):
+        PoolRows.from_rows({"mla": {a: 1, b: 1}})
