@@ -366,3 +366,26 @@ def test_contract_config_error_does_not_block(project) -> None:
     assert run.returncode == 0
     line = _one_line(run.stderr)
     assert "contracts not checked" in line and "no-such-kind" in line
+
+
+def test_lint_external_is_what_keeps_a_contract_noqa_alive(project) -> None:
+    # ruff's RUF102 (invalid code in a noqa) has a safe fix: delete the comment.
+    # The project's `external = ["AC"]` is what stops the hook's `--fix` from
+    # deleting a contract suppression -- and the finding then coming back.
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"W", "B"]', '"W", "B", "RUF"]'))
+    suppressed = project.CLEAN.replace(
+        "def allocate_kv_cache_tensors(self, *, blocks):",
+        "def allocate_kv_cache_tensors(self, blocks):  # noqa: AC101 -- legacy caller",
+    )
+    mod = project.write("pkg/mod.py", suppressed)
+
+    kept = project.run_hook(project.payload("Edit", mod))
+    assert (kept.returncode, kept.stderr) == (0, "")
+    assert mod.read_text() == suppressed
+
+    pyproject.write_text(pyproject.read_text().replace('external = ["AC"]\n', ""))
+    lost = project.run_hook(project.payload("Edit", mod))
+    assert "# noqa" not in mod.read_text()
+    assert lost.returncode == 2
+    assert AC101_LINE.search(lost.stderr), lost.stderr
