@@ -15,6 +15,19 @@ from collections.abc import Sequence
 import torch
 
 
+def require_byte_buffer(buf: object, what: str) -> torch.Tensor:
+    """A buffer is a 1-D uint8 tensor; anything else is refused by type."""
+    if not isinstance(buf, torch.Tensor):
+        raise TypeError(f"{what} must be a torch.Tensor, got {type(buf).__name__}")
+    if buf.dtype != torch.uint8:
+        raise TypeError(f"{what} must be uint8, got {buf.dtype}")
+    if buf.dim() != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {tuple(buf.shape)}")
+    if not buf.is_contiguous():
+        raise ValueError(f"{what} must be contiguous, got stride {buf.stride()}")
+    return buf
+
+
 def require_aligned(buf: torch.Tensor, align: int, what: str) -> None:
     """Refuse a buffer whose first byte is not on `align` within its storage.
 

@@ -21,10 +21,11 @@ from collections.abc import Sequence
 
 import torch
 
-from .byte_view import contiguous_strides, require_aligned, typed_view
-from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, require_count, walk
+from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
+from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
 from .field_planes import plan_field_planes, plane_entry_bytes
-from .regions import RegionPlan, carve, plan_regions, require_byte_buffer
+from .refusals import require_count
+from .regions import RegionPlan, carve, plan_regions
 
 __all__ = [
     "EntryMajorArena",

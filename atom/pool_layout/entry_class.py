@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .entry_field import require_count
+from .refusals import require_count
 
 
 class EntryClass(enum.Enum):

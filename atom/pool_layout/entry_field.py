@@ -29,35 +29,23 @@ from types import MappingProxyType
 
 import torch
 
+from .refusals import require_align, require_count
+
 DEFAULT_ALIGN = 256
 """Bytes a field's first byte and an entry's stride are rounded up to.
 
-256 B is the widest alignment the kernels reading these pools ask of a base
-pointer; it also keeps every typed view's storage offset divisible by its
-itemsize, which `Tensor.view(dtype)` requires.
+256 B is the boundary the engine's pools have always placed fields and
+regions on (the refactor record's `plan_regions` rule), and it is a multiple
+of every itemsize, so every typed view's storage offset divides by its
+itemsize as `Tensor.view(dtype)` requires. It is also why pricing must be per
+entry: the padding it costs is paid once per field per entry, and charging
+per backend block would pay it `blocks_per_entry` times.
 """
 
 
 def round_up(nbytes: int, align: int) -> int:
     """The smallest multiple of `align` that is at least `nbytes`."""
     return -(-nbytes // align) * align
-
-
-def require_count(name: str, value: object, *, minimum: int = 0) -> int:
-    """Refuse anything but an int (a bool is not a count) at least `minimum`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
-    return value
-
-
-def require_align(name: str, value: object) -> int:
-    """An alignment is a positive power of two, so alignments compose by max()."""
-    require_count(name, value, minimum=1)
-    if value & (value - 1):
-        raise ValueError(f"{name} must be a power of two, got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from .entry_field import EntryField, require_align
+from .entry_field import EntryField
+from .refusals import require_align
 
 
 def _check(fields: Sequence[EntryField], plane_widths: Sequence[int]) -> None:

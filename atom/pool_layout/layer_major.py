@@ -24,9 +24,10 @@ from collections.abc import Sequence
 
 import torch
 
-from .byte_view import contiguous_strides, require_aligned, typed_view
-from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, require_count, walk
-from .regions import RegionPlan, carve, plan_regions, require_byte_buffer
+from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
+from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
+from .refusals import require_count
+from .regions import RegionPlan, carve, plan_regions
 
 
 class LayerMajorArena:

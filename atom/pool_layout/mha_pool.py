@@ -20,10 +20,11 @@ from collections.abc import Sequence
 
 import torch
 
-from .entry_field import EntryField, require_count
+from .entry_field import EntryField
 from .paged_layout import PagedLayout, k_block_shape, v_block_shape
-from .paged_pool import PagedPool, PagedPoolViews, check_dtype, is_fp8
+from .paged_pool import PagedPool, PagedPoolViews, is_fp8
 from .pool_rows import KvGeometry
+from .refusals import require_count, require_dtype
 
 
 class MhaKvPool(PagedPool):
@@ -58,8 +59,8 @@ class MhaKvPool(PagedPool):
             if v_head_dim is None
             else require_count("MhaKvPool v_head_dim", v_head_dim, minimum=1)
         )
-        self.kv_dtype = check_dtype("MhaKvPool kv_dtype", kv_dtype)
-        self.scale_dtype = check_dtype("MhaKvPool scale_dtype", scale_dtype)
+        self.kv_dtype = require_dtype("MhaKvPool kv_dtype", kv_dtype)
+        self.scale_dtype = require_dtype("MhaKvPool scale_dtype", scale_dtype)
         self.layout = PagedLayout.parse(layout)
         if isinstance(extra_fields, (str, bytes)) or not isinstance(extra_fields, Sequence):
             raise TypeError(f"extra_fields must be a sequence of EntryField, got {extra_fields!r}")

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .entry_field import EntryField, require_count
-from .paged_pool import PagedPool, PagedPoolViews, check_dtype
+from .entry_field import EntryField
+from .paged_pool import PagedPool, PagedPoolViews
+from .refusals import require_count, require_dtype
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,9 @@ class IndexerField:
         require_count("IndexerField rows", self.rows, minimum=1)
         require_count("IndexerField head_dim", self.head_dim, minimum=1)
         require_count("IndexerField tokens_per_entry", self.tokens_per_entry, minimum=1)
-        check_dtype("IndexerField dtype", self.dtype)
+        require_dtype("IndexerField dtype", self.dtype)
         if self.scale_dtype is not None:
-            check_dtype("IndexerField scale_dtype", self.scale_dtype)
+            require_dtype("IndexerField scale_dtype", self.scale_dtype)
 
 
 class MlaKvPool(PagedPool):
@@ -84,7 +85,7 @@ class MlaKvPool(PagedPool):
                 f"qk_rope_head_dim = {latent}"
             )
         self.kv_entry_dim = kv_entry_dim
-        self.kv_dtype = check_dtype("MlaKvPool kv_dtype", kv_dtype)
+        self.kv_dtype = require_dtype("MlaKvPool kv_dtype", kv_dtype)
         if index is not None and not isinstance(index, IndexerField):
             raise TypeError(f"MlaKvPool index must be an IndexerField or None, got {index!r}")
         self.index = index

@@ -21,19 +21,14 @@ attention builder that would overwrite the target's per-step buffers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import torch
 
 from .entry_class import EntryClass, PoolSpec
-from .entry_field import DEFAULT_ALIGN, EntryField, require_count, walk
+from .entry_field import DEFAULT_ALIGN, EntryField, walk
 from .layer_major import LayerMajorArena, carve_layer_major, plan_layer_major
-
-
-def check_dtype(name: str, dtype: object) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"{name} must be a torch.dtype, got {dtype!r}")
-    return dtype
-
+from .refusals import require_count
 
 _FP8 = tuple(
     getattr(torch, n)
@@ -93,12 +88,12 @@ class PagedPool:
                         f"a paged pool's groups are placed on {self.align}"
                     )
 
-    @property
+    @cached_property
     def entry_bytes(self) -> int:
         """Bytes one entry (scheduler block) of this pool costs: what PAGE charges."""
         return sum(walk(g, align=self.align).entry_bytes for g in self.field_groups if g)
 
-    @property
+    @cached_property
     def padding_bytes(self) -> int:
         """Bytes of `entry_bytes` that are alignment rather than data."""
         return sum(walk(g, align=self.align).padding_bytes for g in self.field_groups if g)

@@ -20,7 +20,7 @@ import reprlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from .entry_field import require_count
+from .refusals import require_count
 
 
 class _KvGeometryFields(NamedTuple):

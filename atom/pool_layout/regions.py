@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .entry_field import DEFAULT_ALIGN, require_align, require_count, round_up
+from .byte_view import require_byte_buffer
+from .entry_field import DEFAULT_ALIGN, round_up
+from .refusals import require_align, require_count
 
 
 @dataclass(frozen=True)
@@ -88,19 +90,6 @@ def plan_regions(
         regions.append(Region(name, offset, nbytes))
         cursor = offset + nbytes
     return RegionPlan(tuple(regions), cursor, align, base)
-
-
-def require_byte_buffer(buf: object, what: str) -> torch.Tensor:
-    """A buffer is a 1-D uint8 tensor; anything else is refused by type."""
-    if not isinstance(buf, torch.Tensor):
-        raise TypeError(f"{what} must be a torch.Tensor, got {type(buf).__name__}")
-    if buf.dtype != torch.uint8:
-        raise TypeError(f"{what} must be uint8, got {buf.dtype}")
-    if buf.dim() != 1:
-        raise ValueError(f"{what} must be 1-D, got shape {tuple(buf.shape)}")
-    if not buf.is_contiguous():
-        raise ValueError(f"{what} must be contiguous, got stride {buf.stride()}")
-    return buf
 
 
 def carve(buf: torch.Tensor, plan: RegionPlan) -> dict[str, torch.Tensor]:

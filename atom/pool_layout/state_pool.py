@@ -19,8 +19,8 @@ import torch
 
 from .entry_arena import EntryMajorArena
 from .entry_class import EntryClass, PoolSpec
-from .entry_field import DEFAULT_ALIGN, EntryField, require_count, walk
-from .paged_pool import check_dtype
+from .entry_field import DEFAULT_ALIGN, EntryField, walk
+from .refusals import require_count, require_dtype
 
 
 class LinearStatePool:
@@ -38,8 +38,8 @@ class LinearStatePool:
         recurrent_dtype: torch.dtype,
     ) -> None:
         self.rows = require_count("LinearStatePool rows", rows, minimum=1)
-        check_dtype("LinearStatePool conv_dtype", conv_dtype)
-        check_dtype("LinearStatePool recurrent_dtype", recurrent_dtype)
+        require_dtype("LinearStatePool conv_dtype", conv_dtype)
+        require_dtype("LinearStatePool recurrent_dtype", recurrent_dtype)
         self.align = DEFAULT_ALIGN
         self.fields = (
             EntryField("conv", self.rows, tuple(conv_shape), conv_dtype),

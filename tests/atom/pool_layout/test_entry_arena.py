@@ -182,3 +182,25 @@ def test_a_split_arena_built_from_the_plan_strides_at_the_planned_price(data, en
     assert [[f.name for f in p] for p in planes] == plan_field_planes(fields, widths)
     for p, w in zip(split.planes, widths, strict=True):
         assert p.stride_bytes % w == 0
+
+
+@given(data=st.data(), entries=st.integers(1, 4))
+def test_copying_only_the_checkpoint_ranges_moves_an_entry_whole(data, entries, field_lists):
+    fields = data.draw(field_lists())
+    src = EntryMajorArena(fields, entries)
+    dst = EntryMajorArena(fields, entries)
+    for f in fields:
+        view = src.view(f.name)
+        view.view(torch.uint8).copy_(
+            torch.randint(0, 256, view.view(torch.uint8).shape, dtype=torch.uint8)
+        )
+    i = data.draw(st.integers(0, entries - 1))
+    j = data.draw(st.integers(0, entries - 1))
+    base_i, base_j = i * src.stride_bytes, j * dst.stride_bytes
+    for (_, a, b), (_, c, d) in zip(src.entry_ranges(i), dst.entry_ranges(j), strict=True):
+        assert (a - base_i, b - base_i) == (c - base_j, d - base_j)
+        dst.buf[c:d] = src.buf[a:b]
+    for f in fields:
+        assert torch.equal(
+            dst.view(f.name)[j].view(torch.uint8), src.view(f.name)[i].view(torch.uint8)
+        )
