@@ -127,3 +127,17 @@ def test_import_is_cheap() -> None:
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == ""
+
+
+def test_declared_exclude_holds_under_flake8(project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            "[tool.atom-contracts]\n", '[tool.atom-contracts]\nexclude = ["pkg/generated/"]\n'
+        )
+    )
+    (project / "pkg" / "generated").mkdir()
+    (project / "pkg" / "generated" / "builder.py").write_text(VIOLATING)
+    run = _flake8(project, "--select", "AC", "pkg")
+    # Only the hand-written builder: the generated one is excluded by the declaration.
+    assert [line.split(":")[0] for line in run.stdout.splitlines()] == ["pkg/builder.py"]

@@ -389,3 +389,16 @@ def test_lint_external_is_what_keeps_a_contract_noqa_alive(project) -> None:
     assert "# noqa" not in mod.read_text()
     assert lost.returncode == 2
     assert AC101_LINE.search(lost.stderr), lost.stderr
+
+
+def test_declared_exclude_keeps_contracts_off_the_file(project) -> None:
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('src = ["."]', 'src = ["."]\nexclude = ["pkg/generated/"]')
+    )
+    source = project.VIOLATING.replace("import os\n", "").replace("        unused = 1\n", "")
+    mod = project.write("pkg/generated/mod.py", source)
+
+    run = project.run_hook(project.payload("Write", mod))
+
+    assert (run.returncode, run.stderr) == (0, "")
