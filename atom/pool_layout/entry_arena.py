@@ -2,10 +2,12 @@
 
 Entry `i` is one contiguous byte range, `entry(i)`, which is what a STATE
 pool (one request's state), a checkpoint and an RDMA registration need: one
-address and one length per entry. It was called `StateArena` once, and was
-never state-specific -- its `buf=` / `stride_bytes=` hooks let DeepSeek-V4
-carve it out of a plane it shares with paged blocks -- so it is named for
-where its entry axis sits, which is what separates it from `LayerMajorArena`.
+address and one length per entry. It once carried the STATE pool's name and
+was never state-specific -- its `buf=` / `stride_bytes=` hooks let
+DeepSeek-V4 carve it out of a plane it shares with paged blocks -- so it is
+named for where its entry axis sits, which is what separates it from
+`LayerMajorArena` (a name tied to one pool would read as if it cannot serve
+PAGE).
 
 A plane may hold no field. `plan_field_planes` empties a plane whenever the
 fields fit in fewer, and a plane is addressed by index and still costs its
