@@ -204,3 +204,22 @@ def test_copying_only_the_checkpoint_ranges_moves_an_entry_whole(data, entries, 
         assert torch.equal(
             dst.view(f.name)[j].view(torch.uint8), src.view(f.name)[i].view(torch.uint8)
         )
+
+
+@given(data=st.data(), entries=st.integers(1, 3))
+def test_split_planes_are_disjoint_inside_the_buffer_and_isolated(
+    data, entries, field_lists, byte_addresses, mark_bytes, storage_bytes
+):
+    fields = data.draw(field_lists())
+    widths = data.draw(st.lists(st.sampled_from([16, 64, 512]), min_size=1, max_size=3))
+    split = SplitEntryMajorArena(plane_fields(fields, widths), entries)
+    lo = split.buf.storage_offset()
+    addresses = {f.name: byte_addresses(split.view(f.name)) for f in fields}
+    every = torch.cat(list(addresses.values()))
+    assert every.unique().numel() == every.numel()
+    assert every.min() >= lo and every.max() < lo + split.buf.numel()
+    for f in fields:
+        split.buf.zero_()
+        mark_bytes(split.view(f.name))
+        changed = storage_bytes(split.buf).nonzero().reshape(-1)
+        assert torch.equal(changed, addresses[f.name].sort().values)

@@ -34,6 +34,7 @@ def test_golden_deepseek_r1_page_entry_bytes():
     assert pool.kv_entry_dim == latent
     assert pool.entry_tokens == tokens
     assert pool.entry_bytes == 62 * tokens * latent * 1 == 571392
+    assert pool.padding_bytes == 0  # 571392 = 2232 x 256
     assert pool.spec("kv").entry_class is EntryClass.PAGE
 
 

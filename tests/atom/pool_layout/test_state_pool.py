@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from atom.pool_layout import EntryClass, LinearStatePool, sum_specs
+from atom.pool_layout import EntryClass, LinearStatePool, sum_specs, walk
 
 
 def qwen35_27b_tp2_state() -> LinearStatePool:
@@ -26,6 +26,9 @@ def test_golden_qwen35_27b_tp2_state_entry_bytes():
     ssm = 24 * 128 * 128 * 2  # 786432
     assert (conv, ssm) == (30720, 786432)
     assert pool.entry_bytes == 48 * (conv + ssm) == 39223296
+    # conv's 48 x 30720 = 1474560 B is a multiple of 256, so recurrent starts there
+    assert walk(pool.fields).offsets["recurrent"] == 1474560
+    assert walk(pool.fields).padding_bytes == 0
     spec = pool.spec("linear_state")
     assert spec.entry_class is EntryClass.STATE and spec.entry_bytes == 39223296
 
