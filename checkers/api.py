@@ -27,13 +27,20 @@ class CheckResult:
     fixed: int = 0  # fixes applied (with fix=True)
 
 
-def load_config(start: Path | str, *, config_file: Path | str | None = None) -> Config:
+def load_config(
+    start: Path | str, *, config_file: Path | str | None = None, use_cache: bool = True
+) -> Config:
     """The declaration governing ``start``; raises ConfigError naming table, key and value."""
     from contracts.config import load_config as _load
 
     from .rules import kind_class
 
-    return _load(Path(start), kind_class, config_file=Path(config_file) if config_file else None)
+    return _load(
+        Path(start),
+        kind_class,
+        config_file=Path(config_file) if config_file else None,
+        use_cache=use_cache,
+    )
 
 
 def _codes(value: Sequence[str] | str | None, where: str) -> tuple[str, ...] | None:
@@ -82,7 +89,9 @@ def check(
     if config is None:
         if config_file is not None and not os.path.isabs(config_file):
             config_file = base / config_file
-        config = load_config(targets[0] if targets else base, config_file=config_file)
+        config = load_config(
+            targets[0] if targets else base, config_file=config_file, use_cache=use_cache
+        )
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
     files = discover(targets, config)

@@ -21,7 +21,6 @@ adopter has to discover the flag. Here ``exclude`` means excluded.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from contracts.config import Config
@@ -79,6 +78,8 @@ def discover(paths: list[Path], config: Config) -> list[tuple[str, str]]:
 
 def _git_listing(directory: str) -> list[str] | None:
     """Python files under ``directory`` that git does not ignore, or None outside a work tree."""
+    import subprocess
+
     try:
         proc = subprocess.run(
             [
@@ -109,6 +110,8 @@ def _git_listing(directory: str) -> list[str] | None:
 
 
 def _git_ignores(directory: str) -> bool:
+    import subprocess
+
     proc = subprocess.run(
         ["git", "-C", directory, "check-ignore", "-q", "."], capture_output=True, check=False
     )

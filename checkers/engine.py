@@ -90,7 +90,6 @@ class Engine:
         self.contracts: tuple[Contract, ...] = tuple(
             c for c in config.contracts if any(selection.enabled(code) for code in c.codes())
         )
-        self.declared_codes = frozenset(code for c in config.contracts for code in c.codes())
         self._project = None
 
     @property
@@ -157,21 +156,16 @@ class Engine:
         path: str,
         raw: list[Finding],
         directives: tuple[Directive, ...],
-        contracts: list[Contract],
         pfi: tuple[str, ...],
     ) -> list[Finding]:
         enabled = self.selection.enabled
         kept = [f for f in raw if enabled(f.code, pfi)]
         if directives:
-            ran = {code for c in contracts for code in c.codes() if enabled(code, pfi)}
-            ran.update(
-                code
-                for d in directives
-                for code in d.codes
-                if code not in self.declared_codes
-                and code not in ("AC001", "AC901", "AC902")
-                and enabled(code, pfi)
-            )
+            # A code is "run" here when it is enabled for this file: whether its
+            # contract applies, exists, or was misspelled, a suppression of it
+            # that hid nothing is stale. Only --select and per-file-ignores,
+            # which stop the code from being looked for, keep it quiet.
+            ran = {code for d in directives for code in d.codes if enabled(code, pfi)}
             kept = apply_suppressions(kept, directives, path=path, ran_codes=ran)
             kept = [f for f in kept if enabled(f.code, pfi)]
         # AC001 is reported once per file even when two passes (cached, recomputed) both hit it.
@@ -189,7 +183,7 @@ class Engine:
         contracts, pfi = self.applying(path)
         source = SourceFile(path, text, abspath=os.path.join(self.config.root, path))
         raw = self.run_contracts(source, contracts)
-        return self.finalize(path, raw, parse_directives(text), contracts, pfi)
+        return self.finalize(path, raw, parse_directives(text), pfi)
 
     def check_file(self, path: str, abspath: str, entry: tuple | None) -> FileResult:
         """One file on disk, reusing ``entry`` (its cache record) when the file is unchanged."""
@@ -241,7 +235,7 @@ class Engine:
             if source is not None:
                 raw.extend(self.run_contracts(source, volatile))
         directives = tuple(Directive(*d) for d in directive_tuples)
-        findings = self.finalize(path, raw, directives, contracts, pfi)
+        findings = self.finalize(path, raw, directives, pfi)
         return FileResult(path, findings, new_entry)
 
     # -- many files -------------------------------------------------------

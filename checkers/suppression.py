@@ -94,9 +94,8 @@ def apply_suppressions(
 ) -> list[Finding]:
     """Drop suppressed findings; add AC901 for a missing reason and AC902 for an unused code.
 
-    ``ran_codes`` are the codes whose check ran on this file (the engine adds
-    AC codes no declared contract has, e.g. a typo): a code outside it (not
-    selected, per-file-ignored) is not reported unused.
+    ``ran_codes`` are the codes looked for in this file: a code outside it
+    (not selected, per-file-ignored) is not reported unused.
     """
     if not directives:
         return findings

@@ -19,6 +19,7 @@ The kinds are looked up through a registry passed in by the caller
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Mapping
@@ -32,10 +33,11 @@ if TYPE_CHECKING:
     from .contract import Contract
 
 TABLE = "tool.atom-contracts"
+_CACHE_DIR = ".atom-contracts-cache"  # the engine's cache; it creates the folder
 CONTRACTS_TABLE = f"[[{TABLE}.contracts]]"
 
 # A code or a prefix of one: up to three letters, then up to three digits
-# (flake8's shape, so `# noqa` readers and flake8 agree on what a code is).
+# (flake8's shape, so suppression comments and flake8 agree on what a code is).
 _CODE_PREFIX = re.compile(r"[A-Z]{1,3}[0-9]{0,3}")
 
 _TOP_LEVEL_KEYS = ("src", "exclude", "per-file-ignores", "select", "ignore", "contracts")
@@ -86,27 +88,62 @@ class Config:
         return tuple(out)
 
 
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` that declares the table."""
+def find_pyproject(start: Path, *, use_cache: bool = True) -> tuple[Path, Mapping[str, Any]] | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` declaring the table, and that table."""
     start = start.resolve()
     here = start if start.is_dir() else start.parent
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
         try:
-            text = candidate.read_text(encoding="utf-8")
+            data = candidate.read_bytes()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             continue
         except OSError as exc:
             raise ConfigError(f"{candidate}: cannot be read: {exc}") from None
-        # A text test before tomllib: most pyprojects on the way up are not ours.
-        if "atom-contracts" in text and _declares_table(text, candidate):
-            return candidate
+        # A text test before TOML: most pyprojects on the way up are not ours.
+        if b"atom-contracts" not in data:
+            continue
+        table = _table_of(candidate, data, use_cache=use_cache)
+        if table is not None:
+            return candidate, table
     return None
 
 
-def _declares_table(text: str, path: Path) -> bool:
-    data = _parse_toml(text, path)
-    return isinstance(data.get("tool"), Mapping) and "atom-contracts" in data["tool"]
+def _table_of(path: Path, data: bytes, *, use_cache: bool) -> Mapping[str, Any] | None:
+    """The ``[tool.atom-contracts]`` table of one pyproject, or None when it has none.
+
+    The parsed table is kept in ``.atom-contracts-cache/pyproject.marshal``
+    keyed by the file's bytes: importing tomllib and parsing a pyproject
+    costs about 10 ms, an eighth of the one-file budget, for an answer that
+    changes only when the file does.
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    memo = path.parent / _CACHE_DIR / "pyproject.marshal"
+    if use_cache:
+        import marshal
+
+        try:
+            stored_digest, stored_table = marshal.loads(memo.read_bytes())
+            if stored_digest == digest:
+                return stored_table
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8: {exc}") from None
+    parsed = _parse_toml(text, path)
+    tool = parsed.get("tool")
+    table = tool.get("atom-contracts") if isinstance(tool, Mapping) else None
+    if use_cache and table is not None and memo.parent.is_dir():
+        import marshal
+
+        # A read-only checkout, or a value marshal cannot hold: parse next time.
+        with contextlib.suppress(OSError, ValueError):
+            memo.write_bytes(marshal.dumps((digest, table)))
+    return table
 
 
 def _parse_toml(text: str, path: Path) -> dict[str, Any]:
@@ -123,6 +160,7 @@ def load_config(
     registry: KindRegistry,
     *,
     config_file: Path | None = None,
+    use_cache: bool = True,
 ) -> Config:
     """Find and validate the declaration governing ``start``.
 
@@ -134,22 +172,16 @@ def load_config(
     if config_file is not None:
         path = config_file.resolve()
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"--config {config_file}: cannot be read: {exc}") from None
+        table = _table_of(path, data, use_cache=use_cache) or {}
     else:
-        found = find_pyproject(start)
+        found = find_pyproject(start, use_cache=use_cache)
         if found is None:
             base = start.resolve()
             return Config(root=base if base.is_dir() else base.parent)
-        path = found
-        text = path.read_text(encoding="utf-8")
-    data = _parse_toml(text, path)
-    table = (
-        data.get("tool", {}).get("atom-contracts", {})
-        if isinstance(data.get("tool"), Mapping)
-        else {}
-    )
+        path, table = found
     return parse_table(table, root=path.parent, registry=registry, pyproject=path)
 
 

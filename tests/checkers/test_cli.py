@@ -1,0 +1,229 @@
+"""The command line as users and CI meet it: exit codes, formats, help, laziness."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checkers.cli import main
+
+from .example_project import write_tree
+
+PYPROJECT = """\
+[tool.atom-contracts]
+exclude = ["build/**"]
+per-file-ignores = { "tests/**" = ["AC101"] }
+
+[[tool.atom-contracts.contracts]]
+id = "allocate-takes-blocks"
+kind = "keyword-only"
+functions = ["allocate_kv_cache_tensors"]
+parameters = ["blocks"]
+"""
+BAD = "class B:\n    def allocate_kv_cache_tensors(self, blocks):\n        pass\n"
+GOOD = "class B:\n    def allocate_kv_cache_tensors(self, *, blocks):\n        pass\n"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": PYPROJECT,
+            "pkg/bad.py": BAD,
+            "pkg/good.py": GOOD,
+            "build/lib/pkg/bad.py": BAD,
+            "tests/test_bad.py": BAD,
+            ".venv/lib/bad.py": BAD,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_findings_exit_1_and_print_concise(project, capsys):
+    assert main(["check", "--no-cache"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    # build/ is excluded, tests/ per-file-ignores AC101, .venv is hidden.
+    assert out[0] == "pkg/bad.py:2:41: AC101 " + out[0].split(" AC101 ", 1)[1]
+    assert out[1:] == ["Found 1 finding."]
+
+
+def test_clean_exits_0(project, capsys):
+    assert main(["check", "pkg/good.py", "--no-cache"]) == 0
+    assert capsys.readouterr().out == "All contracts hold.\n"
+    assert main(["check", "pkg/good.py", "-q"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_exit_zero_and_select(project, capsys):
+    assert main(["check", "--exit-zero", "--no-cache"]) == 0
+    assert main(["check", "--select", "AC9", "--no-cache"]) == 0
+    assert main(["check", "--ignore", "AC1", "--no-cache"]) == 0
+    capsys.readouterr()
+
+
+def test_an_explicitly_named_excluded_file_stays_excluded(project, capsys):
+    assert main(["check", "build/lib/pkg/bad.py", "--no-cache"]) == 0
+    capsys.readouterr()
+
+
+def test_configuration_errors_exit_2_with_one_line(project, capsys):
+    (project / "pyproject.toml").write_text(
+        PYPROJECT.replace('kind = "keyword-only"', 'kind = "keyword-onyl"')
+    )
+    assert main(["check", "--no-cache"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "keyword-onyl" in err[0] and "#1" in err[0] and "`kind`" in err[0]
+
+
+def test_bad_selection_and_missing_path_exit_2(project, capsys):
+    assert main(["check", "--select", "ac1"]) == 2
+    assert "'ac1'" in capsys.readouterr().err
+    assert main(["check", "nowhere.py"]) == 2
+    assert "nowhere.py" in capsys.readouterr().err
+
+
+def test_json_output(project, capsys):
+    assert main(["check", "--output-format", "json", "--no-cache"]) == 1
+    (finding,) = json.loads(capsys.readouterr().out)
+    assert (finding["path"], finding["code"], finding["line"], finding["column"]) == (
+        "pkg/bad.py",
+        "AC101",
+        2,
+        41,
+    )
+    assert finding["contract"] == "allocate-takes-blocks"
+    assert finding["kind"] == "keyword-only"
+    assert finding["fix"] is None
+
+
+def test_statistics(project, capsys):
+    assert main(["check", "--statistics", "--no-cache", "-q"]) == 1
+    assert capsys.readouterr().out.split("\t")[:3] == ["1", "AC101", "keyword-only-parameter\n"]
+
+
+def test_rules_and_explain(capsys):
+    from checkers.rules import KIND_PATHS
+
+    assert main(["explain", "AC901"]) == 0
+    text = capsys.readouterr().out
+    for section in (
+        "What it does",
+        "Why is this bad?",
+        "Example",
+        "Use instead",
+        "Fix safety",
+        "Options",
+    ):
+        assert section in text
+    assert main(["explain", "AC999"]) == 2
+    capsys.readouterr()
+    try:
+        code = main(["rules", "--output-format", "json"])
+    except ModuleNotFoundError:
+        pytest.skip("a registered kind's module is missing")
+    rules = json.loads(capsys.readouterr().out)
+    if code != 0:
+        pytest.skip("a registered kind's module is missing")
+    assert {r["kind"] for r in rules} == {*KIND_PATHS, None}
+    assert {"AC001", "AC901", "AC902", "AC101"} <= {r["code"] for r in rules}
+
+
+def _run(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "checkers", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["check", "--help"],
+        ["rules", "--help"],
+        ["explain", "--help"],
+        ["hook", "--help"],
+    ],
+)
+def test_help_answers_at_every_level(args):
+    proc = _run(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout
+
+
+def test_no_command_prints_help_and_exits_2():
+    proc = _run()
+    assert proc.returncode == 2
+    assert "usage:" in proc.stdout
+
+
+def test_an_internal_error_is_one_line_unless_verbose(project):
+    (project / "pkg" / "bad.py").write_text(BAD)
+    env_args = ["check", "--no-cache", "--diff-base", "HEAD"]  # not a git repository
+    proc = _run(*env_args, cwd=project)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+    verbose = _run(*env_args, "--verbose", cwd=project)
+    assert verbose.returncode == 2
+    assert "Traceback" in verbose.stderr
+
+
+HEAVY = ("torch", "atom", "libcst", "pathspec", "json", "hooks")
+
+
+@pytest.mark.parametrize("run_check", [False, True], ids=["import", "import-and-check"])
+def test_the_cli_loads_no_engine_torch_or_libcst(project, run_check):
+    code = (
+        "import sys, checkers.cli\n"
+        + ("checkers.cli.main(['check', '--no-cache', '-q'])\n" if run_check else "")
+        + f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
+        + "print('LOADED:' + ','.join(heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=project, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "LOADED:", proc.stdout
+
+
+def test_layout_and_models_are_dispatched_lazily(monkeypatch, capsys):
+    import types
+
+    calls = []
+    fake = types.ModuleType("atom.layout_command")
+    fake.layout_main = lambda argv: calls.append(("layout", argv)) or 0
+    fake.models_main = lambda argv: calls.append(("models", argv)) or 3
+    monkeypatch.setitem(sys.modules, "atom.layout_command", fake)
+    assert main(["layout", "--model", "llama-3.1-8b"]) == 0
+    assert main(["models"]) == 3
+    assert calls == [("layout", ["--model", "llama-3.1-8b"]), ("models", [])]
+
+
+def test_an_unknown_hook_exits_2(capsys):
+    assert main(["hook", "no-such-hook"]) == 2
+    assert "no-such-hook" in capsys.readouterr().err
+
+
+def test_the_repository_passes_its_own_contracts():
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-m", "checkers", "check", "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
