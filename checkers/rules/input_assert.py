@@ -190,7 +190,7 @@ class _Module:
             # Each statement list is a block; a binding dominates what follows it
             # in its own block and in the blocks nested inside that.
             sub = (
-                chain + (id(value),)
+                (*chain, id(value))
                 if isinstance(value, list) and name in ("body", "orelse", "finalbody", "handlers")
                 else chain
             )
@@ -345,18 +345,16 @@ class _Module:
 
     def reads_input(self, expr: ast.AST, func: _Func | None, at: ast.AST) -> _Origin | None:
         """Does the assert condition ``expr`` read input anywhere inside it?"""
-        if isinstance(expr, ast.Call) and _dotted(expr.func) in ("isinstance", "issubclass"):
-            if expr.args and isinstance(expr.args[0], ast.Name) and func is not None:
-                name = expr.args[0].id
-                if name in func.params and any(
-                    _before(stmt, at) for stmt, _, _ in func.bindings.get(name, [])
-                ):
-                    # A parameter the function normalised (`x = [x]`, `g = guard_int(g)`)
-                    # and now narrows for the type checker: its own doing.
-                    return None
-        if isinstance(expr, ast.Compare) and func is not None:
-            if any(self._computed(e, func, at) for e in (expr.left, *expr.comparators)):
-                return None  # checks what the function computed against what it was given
+        if self._narrows_normalised(expr, func, at):
+            # A parameter the function normalised (`x = [x]`, `g = guard_int(g)`) and
+            # now narrows for the type checker: its own doing.
+            return None
+        if (
+            isinstance(expr, ast.Compare)
+            and func is not None
+            and any(self._computed(e, func, at) for e in (expr.left, *expr.comparators))
+        ):
+            return None  # checks what the function computed against what it was given
         if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
             origin = self.view(expr, func, at)
             if origin is not None:
@@ -371,6 +369,16 @@ class _Module:
                 if origin is not None:
                     return origin
         return None
+
+    def _narrows_normalised(self, expr: ast.AST, func: _Func | None, at: ast.AST) -> bool:
+        if func is None or not isinstance(expr, ast.Call) or not expr.args:
+            return False
+        if _dotted(expr.func) not in ("isinstance", "issubclass"):
+            return False
+        subject = expr.args[0]
+        if not isinstance(subject, ast.Name) or subject.id not in func.params:
+            return False
+        return any(_before(stmt, at) for stmt, _, _ in func.bindings.get(subject.id, []))
 
     def _computed(self, expr: ast.AST, func: _Func, at: ast.AST) -> bool:
         """Is ``expr`` (seen through ``len``, attributes and items) a local the

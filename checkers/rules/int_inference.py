@@ -1,0 +1,446 @@
+"""What one function's own text says about a value: an int, a tensor, or nothing.
+
+``required-keyword`` needs to know whether ``repeats`` is a Python int (no
+device sync) or a tensor (a sync to read back the output length). A static
+check of one file cannot run the code, so this answers from local evidence
+only, in three verdicts:
+
+* ``INT``: provably a host scalar -- a literal, ``len``/``int``/``round``/
+  ``min``/``max`` of ints, ``.item()``, ``.numel()``, ``.dim()``,
+  ``.size(i)``, ``.shape[i]``, arithmetic over those, a parameter annotated
+  ``int`` (or defaulting to an int literal), a loop variable over ``range``
+  or an ``enumerate`` index, a module constant, an attribute every
+  assignment in the class sets to an int;
+* ``TENSOR``: evidence of a tensor -- a ``Tensor`` or other non-int
+  annotation, a ``torch.*`` call, a tensor method (``.sum()``, ``.to()``,
+  ``.long()`` ...), an attribute of an object that is not ``self`` (where
+  engines keep their per-batch tensors: ``attn_metadata.context_lens``),
+  an unknown call's result;
+* ``UNKNOWN``: no evidence either way -- an unannotated parameter and what
+  is read off it, a name imported from elsewhere. The rule stays quiet on
+  these rather than guess: a rule that flags every ``SPLIT_N`` count is a
+  rule users turn off.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+INT = "int"
+TENSOR = "tensor"
+UNKNOWN = "unknown"
+
+_INT_ANNOTATIONS = frozenset({"int", "float", "bool", "SymInt", "torch.SymInt", "IntLike"})
+_INT_CALLS = frozenset({"len", "int", "round", "math.ceil", "math.floor", "math.prod", "abs"})
+_INT_METHODS = frozenset(
+    {
+        "item",
+        "numel",
+        "nelement",
+        "dim",
+        "ndimension",
+        "element_size",
+        "bit_length",
+        "count",
+        "index",
+        "get_device",
+    }
+)
+_SIZED_METHODS = frozenset({"size", "stride"})  # an int with an argument, a tuple without
+_INT_ATTRIBUTES = frozenset({"ndim", "itemsize"})
+_TENSOR_METHODS = frozenset(
+    {
+        "sum",
+        "cumsum",
+        "diff",
+        "to",
+        "long",
+        "int",
+        "cuda",
+        "cpu",
+        "clone",
+        "flatten",
+        "view",
+        "reshape",
+        "repeat",
+        "repeat_interleave",
+        "clamp",
+        "masked_select",
+        "nonzero",
+        "bincount",
+        "squeeze",
+        "unsqueeze",
+        "contiguous",
+        "float",
+        "max",
+        "min",
+        "prod",
+        "type",
+    }
+)
+
+
+@dataclass
+class Scope:
+    """The function (or module) a value is read in, with its bindings indexed once."""
+
+    node: ast.AST
+    params: dict[str, ast.arg]
+    defaults: dict[str, ast.expr]
+    self_name: str | None
+    klass: ast.ClassDef | None
+    parent: Scope | None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def _annotation_verdict(ann: ast.expr | None) -> str:
+    if ann is None:
+        return UNKNOWN
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return UNKNOWN
+    parts: list[ast.expr] = []
+
+    def split(a: ast.expr) -> None:
+        if isinstance(a, ast.BinOp) and isinstance(a.op, ast.BitOr):
+            split(a.left)
+            split(a.right)
+        elif isinstance(a, ast.Subscript) and _dotted(a.value).rpartition(".")[2] == "Optional":
+            split(a.slice)
+        elif isinstance(a, ast.Subscript) and _dotted(a.value).rpartition(".")[2] == "Union":
+            for e in a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]:
+                split(e)
+        elif not (isinstance(a, ast.Constant) and a.value is None):
+            parts.append(a)
+
+    split(ann)
+    names = {_dotted(p) for p in parts}
+    if names and names <= _INT_ANNOTATIONS:
+        return INT
+    return TENSOR  # an annotation that admits something other than an int
+
+
+class IntInference:
+    """Verdicts for expressions of one module, memoised per binding."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.scopes: dict[ast.AST, Scope] = {}
+        self.bindings: dict[int, dict[str, list[tuple[ast.AST, ast.AST | None]]]] = {}
+        self.imported: set[str] = set()
+        self.module = Scope(tree, {}, {}, None, None, None)
+        self._busy: set[tuple[int, str]] = set()
+        self._index(tree, self.module, None)
+
+    def _index(self, node: ast.AST, scope: Scope, klass: ast.ClassDef | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = child.args
+                ordered = [*args.posonlyargs, *args.args]
+                params = {a.arg: a for a in [*ordered, *args.kwonlyargs]}
+                for extra in (args.vararg, args.kwarg):
+                    if extra is not None:
+                        params[extra.arg] = extra
+                defaults = dict(
+                    zip(
+                        (a.arg for a in ordered[len(ordered) - len(args.defaults) :]),
+                        args.defaults,
+                        strict=True,
+                    )
+                )
+                for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+                    if d is not None:
+                        defaults[a.arg] = d
+                self_name = None
+                if klass is not None and ordered:
+                    self_name = ordered[0].arg
+                    params.pop(self_name)
+                inner = Scope(child, params, defaults, self_name, klass, scope)
+                self.scopes[child] = inner
+                self._index(child, inner, None)
+                continue
+            if isinstance(child, ast.ClassDef):
+                self._index(child, scope, child)
+                continue
+            self._collect(child, scope)
+            self.scopes[child] = scope
+            self._index(child, scope, klass)
+
+    def _bind(self, scope: Scope, target: ast.AST, value: ast.AST | None) -> None:
+        table = self.bindings.setdefault(id(scope.node), {})
+        if isinstance(target, ast.Name):
+            table.setdefault(target.id, []).append((target, value))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = None
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                values = value.elts
+            for i, t in enumerate(target.elts):
+                self._bind(scope, t, values[i] if values is not None else _Part(value, i))
+
+    def _collect(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                self._bind(scope, t, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            value = (
+                node.value
+                if isinstance(node, ast.AnnAssign)
+                else ast.BinOp(node.target, node.op, node.value)
+            )
+            if isinstance(node, ast.AnnAssign) and _annotation_verdict(node.annotation) == INT:
+                value = ast.Constant(0)
+            self._bind(scope, node.target, value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._bind(scope, node.target, _Element(node.iter))
+        elif isinstance(node, ast.NamedExpr):
+            self._bind(scope, node.target, node.value)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                self.imported.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._bind(scope, item.optional_vars, None)
+
+    def scope_of(self, node: ast.AST) -> Scope:
+        return self.scopes.get(node, self.module)
+
+    # -- verdicts ------------------------------------------------------
+
+    def verdict(self, expr: ast.AST | None, scope: Scope) -> str:
+        if expr is None:
+            return TENSOR  # bound by something opaque (a `with`, an unpacked call)
+        if isinstance(expr, _Element):
+            return self._element(expr.iterable, scope)
+        if isinstance(expr, _Part):
+            return self._part(expr, scope)
+        if isinstance(expr, ast.Constant):
+            return INT if isinstance(expr.value, (int, float, bool)) else TENSOR
+        if isinstance(expr, ast.Name):
+            return self.name(expr.id, scope)
+        if isinstance(expr, ast.UnaryOp):
+            return self.verdict(expr.operand, scope)
+        if isinstance(expr, ast.BinOp):
+            return _combine(self.verdict(expr.left, scope), self.verdict(expr.right, scope))
+        if isinstance(expr, ast.IfExp):
+            return _combine(self.verdict(expr.body, scope), self.verdict(expr.orelse, scope))
+        if isinstance(expr, ast.Attribute):
+            return self._attribute(expr, scope)
+        if isinstance(expr, ast.Subscript):
+            return self._subscript(expr, scope)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, scope)
+        return TENSOR
+
+    def _call(self, call: ast.Call, scope: Scope) -> str:
+        name = _dotted(call.func)
+        if name in _INT_CALLS:
+            return INT
+        if name in ("min", "max") and call.args:
+            verdicts = {self.verdict(a, scope) for a in call.args}
+            if len(call.args) == 1:
+                return self._element(call.args[0], scope)
+            return INT if INT in verdicts and TENSOR not in verdicts else _worst(verdicts)
+        if isinstance(call.func, ast.Attribute):
+            method = call.func.attr
+            if method in _INT_METHODS:
+                return INT
+            if method in _SIZED_METHODS and call.args:
+                return INT
+            if method in _TENSOR_METHODS:
+                return TENSOR
+        root = name.split(".")[0] if name else ""
+        if root in ("torch", "th") or name.startswith("torch."):
+            return TENSOR
+        return TENSOR  # an unknown function's result: evidence of nothing int
+
+    def _attribute(self, expr: ast.Attribute, scope: Scope) -> str:
+        if expr.attr in _INT_ATTRIBUTES:
+            return INT
+        base = expr.value
+        if isinstance(base, ast.Name):
+            owner = _self_class(base.id, scope)
+            if owner is not None:
+                return self._class_attr(owner, expr.attr)
+            if self._is_unannotated_param(base.id, scope) or base.id in self.imported:
+                return UNKNOWN
+        if isinstance(base, ast.Attribute) and self.verdict(base, scope) == UNKNOWN:
+            return UNKNOWN
+        return TENSOR  # an attribute of another object: where engines keep tensors
+
+    def _subscript(self, expr: ast.Subscript, scope: Scope) -> str:
+        base = expr.value
+        # An item of a shape is an int, and a slice of one is a Size of ints: its
+        # items are ints too (`blocksize = t.size()[1:3]; blocksize[0]`).
+        if isinstance(base, ast.Attribute) and base.attr == "shape":
+            return INT
+        if _is_size_call(base):
+            return INT
+        return self._element(base, scope)
+
+    def _element(self, iterable: ast.AST, scope: Scope) -> str:
+        """The verdict for an item of ``iterable`` (a loop over it, an index into it)."""
+        if isinstance(iterable, ast.Call):
+            name = _dotted(iterable.func)
+            if name == "range":
+                return INT
+            if isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "size":
+                return INT
+        if isinstance(iterable, ast.Attribute) and iterable.attr == "shape":
+            return INT
+        if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+            return self._element(iterable.value, scope)  # a slice's items are the base's
+        if isinstance(iterable, (ast.Tuple, ast.List)) and iterable.elts:
+            return _worst({self.verdict(e, scope) for e in iterable.elts})
+        verdict = self.verdict(iterable, scope)
+        if verdict == INT:
+            return INT  # an item of an int-typed value (a Size held in a name)
+        return verdict
+
+    def _part(self, part: _Part, scope: Scope) -> str:
+        value = part.value
+        if isinstance(value, ast.Call) and _dotted(value.func) == "enumerate" and part.index == 0:
+            return INT
+        if isinstance(value, _Element):
+            inner = value.iterable
+            if isinstance(inner, ast.Call) and _dotted(inner.func) == "enumerate":
+                return INT if part.index == 0 else self._element(inner.args[0], scope)
+            if (
+                isinstance(inner, ast.Call)
+                and _dotted(inner.func) == "zip"
+                and part.index < len(inner.args)
+            ):
+                return self._element(inner.args[part.index], scope)
+        if _is_size_call(value):
+            return INT
+        if value is None:
+            return TENSOR
+        return self._element(value, scope)
+
+    def name(self, name: str, scope: Scope) -> str:
+        while scope is not None:
+            if name == scope.self_name:
+                return TENSOR
+            table = self.bindings.get(id(scope.node), {})
+            values = table.get(name)
+            if name in scope.params:
+                arg = scope.params[name]
+                verdict = _annotation_verdict(arg.annotation)
+                if verdict == UNKNOWN and name in scope.defaults:
+                    default = scope.defaults[name]
+                    if isinstance(default, ast.Constant) and isinstance(default.value, int):
+                        verdict = INT
+                if not values:
+                    return verdict
+                return _worst({verdict, *self._bound(name, scope, values)})
+            if values:
+                return _worst(set(self._bound(name, scope, values)))
+            scope = scope.parent
+        if name in self.imported:
+            return UNKNOWN
+        return TENSOR
+
+    def _bound(self, name: str, scope: Scope, values) -> list[str]:
+        out = []
+        for target, value in values:
+            key = (id(target), name)
+            if key in self._busy:
+                continue  # `n = n + 1`: the other bindings decide
+            self._busy.add(key)
+            try:
+                out.append(self.verdict(value, scope))
+            finally:
+                self._busy.discard(key)
+        return out or [INT]
+
+    def _is_unannotated_param(self, name: str, scope: Scope) -> bool:
+        while scope is not None:
+            if name in scope.params:
+                return scope.params[name].annotation is None and name not in self.bindings.get(
+                    id(scope.node), {}
+                )
+            if name in self.bindings.get(id(scope.node), {}):
+                return False
+            scope = scope.parent
+        return False
+
+    def _class_attr(self, klass: ast.ClassDef, attr: str) -> str:
+        verdicts = set()
+        for node in ast.walk(klass):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and t.attr == attr
+                        and isinstance(t.value, ast.Name)
+                    ):
+                        if (
+                            isinstance(node, ast.AnnAssign)
+                            and _annotation_verdict(node.annotation) == INT
+                        ):
+                            verdicts.add(INT)
+                        elif node.value is not None:
+                            verdicts.add(self.verdict(node.value, self.scope_of(node)))
+        return _worst(verdicts) if verdicts else TENSOR
+
+
+class _Element(ast.AST):
+    _fields = ("iterable",)
+
+    def __init__(self, iterable: ast.AST) -> None:
+        super().__init__()
+        self.iterable = iterable
+
+
+class _Part(ast.AST):
+    _fields = ("value",)
+
+    def __init__(self, value: ast.AST | None, index: int) -> None:
+        super().__init__()
+        self.value = value
+        self.index = index
+
+
+def _is_size_call(node: ast.AST | None) -> bool:
+    """``t.size()``: a Size, whose items are ints."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
+    )
+
+
+def _self_class(name: str, scope: Scope | None) -> ast.ClassDef | None:
+    while scope is not None:
+        if name == scope.self_name:
+            return scope.klass
+        if name in scope.params:
+            return None
+        scope = scope.parent
+    return None
+
+
+def _combine(a: str, b: str) -> str:
+    return _worst({a, b})
+
+
+def _worst(verdicts: set[str]) -> str:
+    """A tensor anywhere makes a tensor; else no evidence anywhere makes no evidence."""
+    if TENSOR in verdicts:
+        return TENSOR
+    if UNKNOWN in verdicts:
+        return UNKNOWN
+    return INT

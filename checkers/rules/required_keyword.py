@@ -1,0 +1,321 @@
+"""required-keyword: ``torch.repeat_interleave`` with tensor repeats and no ``output_size=``.
+
+The refactor record: ``build_batch_ids_device`` takes the total as a required
+argument, because without it ``torch.repeat_interleave`` synchronizes the
+device to read back its own output length -- verified under
+``torch.cuda.set_sync_debug_mode("error")`` -- once per prefill, between the
+metadata and the first layer. The caller already held the sum as
+``total_kv``. Required and not defaulted, because omitting it is only
+slower, which is the kind of thing a default hides; and nothing else notices
+a missing keyword that only costs a sync.
+
+The sync happens only when ``repeats`` is a tensor: with an int the output
+length is known on the host. So the rule flags a call with neither the
+keyword nor an int ``repeats``, and infers ints locally
+(``checkers.rules.int_inference``): literals, ``len``/``int``/``min``/
+``max``, ``.item()``, ``.numel()``, ``.size(i)``, ``.shape[i]``, arithmetic
+over them, ``int``-annotated parameters, loop variables over ``range``,
+module constants and attributes ``__init__`` sets to an int. An unannotated
+parameter carries no evidence either way and is left alone: flagging every
+``SPLIT_N`` count is how a rule gets turned off. The single-argument form
+``torch.repeat_interleave(repeats)`` always syncs: there the tensor is the
+repeats.
+
+Calls are matched by what the name resolves to through the file's imports
+(``import torch as th``, ``from torch import repeat_interleave as ri``), and
+the Tensor method form ``x.repeat_interleave(...)`` by its last component when
+``methods`` is on, skipping receivers that are imported modules (an ONNX
+symbolic function spelled ``opset9.repeat_interleave(g, self, repeats)``) and
+calls with more positional arguments than the method takes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from contracts.contract import Contract, Example, Expect, Rule
+from contracts.fields import Bool, ConfigError, String, StringList
+
+from .int_inference import INT, UNKNOWN, IntInference
+
+RULES = (
+    Rule(
+        code="AC701",
+        name="required-keyword",
+        what=(
+            "Flags a call of a configured function (`torch.repeat_interleave`, also as the "
+            "method `x.repeat_interleave`) that omits the configured keyword (`output_size`) "
+            "while its `repeats` argument is not provably an int."
+        ),
+        why=(
+            "With tensor repeats and no `output_size`, `repeat_interleave` synchronizes the "
+            "device to read back its own output length (the refactor record verified it "
+            'under `torch.cuda.set_sync_debug_mode("error")`): a stall on every call, '
+            "between launches that could have overlapped, that no test notices because the "
+            "result is the same. Pass the total the caller already holds."
+        ),
+        fix_safety=(
+            "This rule offers no fix: the value of `output_size` (the sum of the repeats) is "
+            "not known statically, and a wrong one is silently wrong output."
+        ),
+    ),
+)
+
+_PARAMS = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
+
+
+class RequiredKeyword(Contract):
+    KIND = "required-keyword"
+    RULES = RULES
+
+    calls = StringList(
+        doc=(
+            "Dotted names of the functions whose calls must pass `keyword` "
+            "(`torch.repeat_interleave`); matched through the file's imports and aliases."
+        )
+    )
+    keyword = String(doc="The keyword those calls must pass (`output_size`).")
+    argument = String(
+        default="repeats",
+        doc=(
+            "The argument whose being an int makes the keyword unnecessary (`repeats`): "
+            "a call whose argument is provably an int is not flagged."
+        ),
+    )
+    signature = StringList(
+        default=("input", "repeats", "dim"),
+        doc=(
+            "The function form's positional parameters, to find `argument` among the "
+            "positional arguments; the method form drops the first. When the call passes "
+            "fewer, the first (the tensor) is the argument: `torch.repeat_interleave(t)`."
+        ),
+    )
+    methods = Bool(
+        default=True,
+        doc=(
+            "Also match the method form `x.<last component>(...)` (the Tensor method), on "
+            "any receiver that is not an imported module."
+        ),
+    )
+
+    VALID = (
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def build_batch_ids_device(context_lens, *, total_kv):\n"
+                "    ids = torch.arange(context_lens.numel(), device=context_lens.device)\n"
+                "    return torch.repeat_interleave(ids, context_lens, output_size=total_kv)\n"
+            ),
+            params=_PARAMS,
+            note="The record's fix: the caller's total passed as `output_size`.",
+        ),
+        Example(
+            source=(
+                "import torch as th\n"
+                "\n"
+                "class Gqa:\n"
+                "    def __init__(self, heads: int, kv_heads: int):\n"
+                "        self.group = heads // kv_heads\n"
+                "\n"
+                "    def expand(self, key, query):\n"
+                "        g = query.size(1) // key.size(1)\n"
+                "        key = th.repeat_interleave(key, g, dim=1)\n"
+                "        return key.repeat_interleave(self.group, dim=1)\n"
+            ),
+            params=_PARAMS,
+            note="Int repeats: `.size(i)` arithmetic, an attribute `__init__` sets from ints.",
+        ),
+        Example(
+            source=(
+                "def split(rows, counts, block_size: int, n_splits):\n"
+                "    for i in range(len(counts)):\n"
+                "        rows = rows.repeat_interleave(i + block_size)\n"
+                "    return rows.repeat_interleave(n_splits)\n"
+            ),
+            params=_PARAMS,
+            note="A loop variable over range, an int annotation; an unannotated parameter.",
+        ),
+        Example(
+            source=(
+                "from torch.onnx import symbolic_opset9 as opset9\n"
+                "\n"
+                "def repeat_interleave(g, self, repeats, dim):\n"
+                "    return opset9.repeat_interleave(g, self, repeats, dim)\n"
+            ),
+            params=_PARAMS,
+            note="A function of an imported module that shares the name is not the method.",
+        ),
+    )
+    INVALID = (
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def build_batch_ids_device(context_lens: torch.Tensor):\n"
+                "    ids = torch.arange(context_lens.numel(), device=context_lens.device)\n"
+                "    return torch.repeat_interleave(ids, context_lens)\n"
+            ),
+            params=_PARAMS,
+            expect=(Expect("AC701", 5, 41, "output_size"),),
+            note="Tensor repeats, no `output_size`: the sync the record measured.",
+        ),
+        Example(
+            source=(
+                "from torch import repeat_interleave as ri\n"
+                "\n"
+                "def batch_ids(attn_metadata):\n"
+                "    lens = attn_metadata.context_lens\n"
+                "    ids = ri(lens)\n"
+                "    return ids, lens.cumsum(0).repeat_interleave(lens.long())\n"
+            ),
+            params=_PARAMS,
+            expect=(
+                Expect("AC701", 5, 11, "single-argument"),
+                Expect("AC701", 6, 50, "output_size"),
+            ),
+            note=(
+                "An alias; the single-argument form (the tensor is the repeats); the "
+                "method form with a tensor method's result."
+            ),
+        ),
+    )
+
+    def validate(self, where: str) -> None:
+        if self.argument not in self.signature:
+            raise ConfigError(
+                f"{where}: `argument` {self.argument!r} is not in `signature` {list(self.signature)}"
+            )
+
+    def needles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(name.rpartition(".")[2] for name in self.calls))
+
+    def check(self, source, project) -> Iterator:
+        tree = source.tree
+        if tree is None:
+            return
+        aliases, modules = _import_aliases(tree)
+        targets = set(self.calls)
+        method_names = {name.rpartition(".")[2] for name in self.calls} if self.methods else set()
+        inference: IntInference | None = None
+        statements = _statement_parents(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            if any(kw.arg == self.keyword for kw in node.keywords):
+                continue
+            if any(kw.arg is None for kw in node.keywords):
+                continue  # `**kwargs` may carry it
+            resolved = _resolve(node.func, aliases)
+            if resolved in targets:
+                params = list(self.signature)
+                call_name = resolved
+            elif (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in method_names
+                and not _is_module(node.func.value, modules)
+            ):
+                params = list(self.signature)[1:]
+                call_name = f"Tensor.{node.func.attr}"
+            else:
+                continue
+            if len(node.args) > len(params) or any(isinstance(a, ast.Starred) for a in node.args):
+                continue  # not this function's signature
+            argument = _argument(node, params, self.argument)
+            if inference is None:
+                inference = IntInference(tree)
+            scope = inference.scope_of(node)
+            if argument is None:
+                if call_name.startswith("Tensor."):
+                    continue  # the method without repeats is not a call this rule knows
+                anchor = node
+                why = (
+                    "the single-argument form: the tensor is the repeats, so the device "
+                    "syncs to read back their sum"
+                )
+            else:
+                verdict = inference.verdict(argument, scope)
+                if verdict in (INT, UNKNOWN):
+                    continue
+                anchor = argument
+                why = (
+                    f"`{self.argument}` (`{_segment(source, argument)}`) is not provably an "
+                    "int, and with tensor repeats the device syncs to read back the output "
+                    "length"
+                )
+            yield self.finding(
+                source,
+                anchor,
+                f"`{call_name}` without `{self.keyword}=`: {why}; pass "
+                f"`{self.keyword}=` the total the caller already holds",
+                span_node=statements.get(id(node)),
+            )
+
+
+def _segment(source, node: ast.AST) -> str:
+    line, col, end_line, end_col = source.span(node)
+    if line != end_line:
+        return source.lines[line - 1][col - 1 :].rstrip() + " ..."
+    return source.lines[line - 1][col - 1 : end_col - 1]
+
+
+def _argument(call: ast.Call, params: list[str], name: str) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    index = params.index(name) if name in params else -1
+    if 0 <= index < len(call.args):
+        return call.args[index]
+    return None
+
+
+def _import_aliases(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """Local name -> dotted target for every import in the file; and module aliases."""
+    aliases: dict[str, str] = {}
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                aliases[local] = alias.name if alias.asname else local
+                modules.add(local)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                local = alias.asname or alias.name
+                aliases[local] = f"{node.module}.{alias.name}"
+                modules.add(local)
+    return aliases, modules
+
+
+def _resolve(func: ast.AST, aliases: dict[str, str]) -> str:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return ""
+    head = aliases.get(func.id, func.id)
+    return ".".join([head, *reversed(parts)])
+
+
+def _is_module(receiver: ast.AST, modules: set[str]) -> bool:
+    """A receiver spelled as an imported name (or a dotted path through one)."""
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return isinstance(receiver, ast.Name) and receiver.id in modules
+
+
+def _statement_parents(tree: ast.Module) -> dict[int, ast.stmt]:
+    """Each call's innermost enclosing statement, where a `# noqa` for it may sit."""
+    out: dict[int, ast.stmt] = {}
+
+    def visit(node: ast.AST, stmt: ast.stmt | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            here = child if isinstance(child, ast.stmt) else stmt
+            if isinstance(child, ast.Call) and here is not None:
+                out[id(child)] = here
+            visit(child, here)
+
+    visit(tree, None)
+    return out
