@@ -46,6 +46,8 @@ class GdnBuilder:
         return blocks
 """
 
+CLI = "import sys; from checkers.cli import main; sys.exit(main())"
+
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "atom-contracts tests",
     "GIT_AUTHOR_EMAIL": "tests@atom-contracts.invalid",
@@ -164,3 +166,22 @@ def test_try_repo_fails_on_violation_and_passes_once_fixed(
     output = passing.stdout + passing.stderr
     assert passing.returncode == 0, output
     assert "Passed" in output and "AC101" not in output
+
+
+def test_every_manifest_entry_is_a_command_the_cli_accepts(tmp_path: Path) -> None:
+    # pre-commit appends the file names to `entry`; run each entry that way.
+    (tmp_path / "pyproject.toml").write_text(CONSUMER_PYPROJECT)
+    (tmp_path / "builder.py").write_text(VIOLATING)
+    for hook in _manifest():
+        argv = hook["entry"].split()
+        assert argv[0] == "atom-contracts"
+        run = subprocess.run(
+            [sys.executable, "-c", CLI, *argv[1:], "builder.py"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        # 1: findings (AC101 has no fix, so --fix leaves it); 2 would be a usage error.
+        assert run.returncode == 1, hook["id"] + run.stdout + run.stderr
+        assert "AC101" in run.stdout
+        assert (tmp_path / "builder.py").read_text() == VIOLATING
