@@ -33,8 +33,10 @@ class MhaKvPool(PagedPool):
     `layout` is the paged layout kernels take (`"nhd"` or `"shuffle"`); the
     views come only in that layout, declared once in `paged_layout`.
     `scale_dtype` applies only to an fp8 pool, whose scales are one per token
-    per head per row; a bf16 pool declares no scale group at all rather than
-    a group of zero bytes.
+    per head per row; a bf16 pool's scale group holds no field, so it carves
+    to None, rather than two scale fields of zero bytes that every reader
+    would have to test for (the DeepSeek-V4 builds once answered "how many
+    planes" five separate ways for exactly that reason).
     """
 
     def __init__(

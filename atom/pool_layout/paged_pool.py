@@ -38,6 +38,12 @@ _FP8 = tuple(
 
 
 def is_fp8(dtype: torch.dtype) -> bool:
+    """Whether KV of `dtype` needs dequantization scales beside it.
+
+    One question, asked once: a pool's scale group, its views' `k_scale`, and
+    a backend's "does this build have scales" all read this, so the answer
+    cannot differ between the price and the bind.
+    """
     return dtype in _FP8
 
 
