@@ -154,10 +154,8 @@ def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
             continue
         note = f"contract `{finding.contract}`"
         if finding.fix is not None:
-            if finding.fix.applicability == "safe":
-                note += "; fix: atom-contracts check --fix"
-            else:
-                note += "; fix: atom-contracts check --fix --unsafe-fixes"
+            flag = "--fix" if finding.fix.applicability == "safe" else "--fix --unsafe-fixes"
+            note += f"; fix: atom-contracts check {flag} {edited.relpath}"
         problems.append(
             Problem(
                 path=str(path),
