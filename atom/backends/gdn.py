@@ -20,6 +20,9 @@ from atom.models.modules import AttentionModule, LinearAttention
 
 class GDNAttentionBackend(AiterBackend):
     NAME = "gdn-hybrid"
+    #: A draft of this flavour keeps per-request state beside its paged rows, which a sibling
+    #: paged pool cannot hold; it binds into the target's builder, state and all.
+    DRAFT_OWNS_KV_POOL = False
 
     @classmethod
     def get_builder_cls(cls) -> type[KvCacheBuilder]:

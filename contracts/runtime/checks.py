@@ -383,9 +383,11 @@ def _random_value(view_name: str, token: torch.Tensor, gen: torch.Generator) -> 
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return torch.equal(
-        a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8)
-    )
+    def raw(t: torch.Tensor) -> torch.Tensor:
+        # A fresh dense copy: .contiguous() keeps a size-1 dim's odd stride, which view() refuses.
+        return torch.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1)).view(torch.uint8)
+
+    return torch.equal(raw(a), raw(b))
 
 
 def check_write_readback(
@@ -403,11 +405,11 @@ def check_write_readback(
     target = runner.builder
     for builder in runner.builders():
         walked = [m for m in runner.bound_modules() if runner.builder_of(m) is builder]
-        chosen = (
-            walked
-            if len(walked) <= modules_per_builder
-            else [walked[0], walked[-1], *rng.sample(walked[1:-1], modules_per_builder - 2)]
-        )
+        # The first and last module (a stage's edges, a draft after the target), then a sample.
+        ends = [walked[0], walked[-1]] if len(walked) > 1 else walked[:1]
+        middle = walked[1:-1]
+        extra = rng.sample(middle, min(len(middle), max(0, modules_per_builder - 2)))
+        chosen = [*ends, *extra][:modules_per_builder]
         for module in chosen:
             block_ids = list(range(blocks))
             rng.shuffle(block_ids)
@@ -449,6 +451,9 @@ def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, co
         lo, hi = region.byte_range(unit)
         allowed.append((lo, hi))
         s = index_slot if n in INDEX_VIEWS else slot
+        if _storage_key(module.kv_views[n]) != _storage_key(runner.paged_buf):
+            _fail(contract, f"{module}.{n} is not a view of the paged buffer: a write through it "
+                  "reaches no transfer region")  # fmt: skip
         tok_lo, tok_hi = byte_extent(token_at(n, module.kv_views[n], layout, s))
         if not lo <= tok_lo < tok_hi <= hi:
             _fail(contract, f"{module}.{n} token {t} at bytes [{tok_lo}, {tok_hi}) is outside block "

@@ -1,0 +1,203 @@
+"""``atom-contracts layout`` and ``atom-contracts models``: the engine's pools, printed.
+
+The contract CLI (``checkers.cli``) imports this module lazily, only when one of these two
+commands runs, and passes the remaining argv; the static commands never load torch. Run on its
+own as ``python -m atom.layout_command layout MODEL ...`` or ``... models``.
+
+The EAGLE3 draft is attached explicitly, ``--draft eagle3-draft-llama`` (a registry stem or a
+config path): a draft is a separate model whose pairing with a target is a deployment choice,
+not something a target config declares. Its flavour comes from its own config; an MHA draft gets
+its own sibling pool, blocked at the target builder's block. MTP layers, which a config does
+declare, are built by default and bind into the target's pool; ``--no-spec`` leaves them out.
+
+A config that cannot be priced -- a missing field, a head count that does not divide across
+``--tp``, a block the scheduler's block is not a multiple of -- is an error on stderr naming it,
+exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_OK = 0
+EXIT_ERROR = 2
+
+
+def _layout_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="atom-contracts layout",
+        description=(
+            "Print what one entry of each class costs for a model, and its pools, fields, rows, "
+            "offsets and padding. Nothing is allocated: every number comes from the same walk "
+            "and declarations the engine sizes and carves with."
+        ),
+        epilog=(
+            "examples:\n"
+            "  atom-contracts layout deepseek-r1 --kv-dtype fp8\n"
+            "  atom-contracts layout qwen3.5-27b --tp 2 --kv-dtype fp8 --format json\n"
+            "  atom-contracts layout minimax-m2 --draft eagle3-draft-llama\n"
+            "  atom-contracts layout --config path/to/config.json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "model", nargs="?", help="a registry model (file stem; see `atom-contracts models`)"
+    )
+    src.add_argument(
+        "--config", metavar="FILE", help="any HF config.json (or a directory holding one)"
+    )
+    p.add_argument(
+        "--tp", type=int, default=1, metavar="N", help="tensor-parallel ranks (default 1)"
+    )
+    p.add_argument(
+        "--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype (default bf16)"
+    )
+    p.add_argument(
+        "--block-size",
+        type=int,
+        default=16,
+        metavar="N",
+        help="scheduler block, in tokens: one PAGE entry (default 16)",
+    )
+    p.add_argument(
+        "--no-spec",
+        action="store_true",
+        help="leave out the MTP layers the config declares (built by default)",
+    )
+    p.add_argument(
+        "--draft",
+        metavar="MODEL|FILE",
+        help="attach a separate draft model, e.g. eagle3-draft-llama (none by default)",
+    )
+    p.add_argument(
+        "--mha-backend",
+        choices=("aiter", "triton"),
+        default="aiter",
+        help="MHA backend: aiter binds the SHUFFLE layout, triton NHD (default aiter)",
+    )
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output (default text)"
+    )
+    return p
+
+
+def _error(prog: str, message: str) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def layout_main(argv: list[str]) -> int:
+    parser = _layout_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help is 0, a bad command line is 2
+        return int(exc.code or 0)
+    # Imported here so `--help` and argument errors answer without loading torch.
+    from atom.engine_config import EngineConfig
+    from atom.layout_report import format_text, layout_report
+    from atom.models.hf_config import HfConfig
+    from atom.models.registry import load_config, load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    if args.no_spec and args.draft:
+        return _error(parser.prog, "--no-spec leaves speculative decoding out; --draft attaches it")
+    try:
+        config = HfConfig.from_file(args.config) if args.config else load_model_config(args.model)
+        draft = load_config(args.draft) if args.draft else None
+        engine = EngineConfig(
+            tp_size=args.tp,
+            kv_dtype=args.kv_dtype,
+            scheduler_block_size=args.block_size,
+            include_mtp=not args.no_spec,
+            mha_backend=args.mha_backend,
+        )
+        runner = ModelRunner(config, engine, draft_config=draft)
+        report = layout_report(runner)
+    except (ValueError, TypeError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        return _error(parser.prog, f"cannot price this configuration: {message}")
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        sys.stdout.write(format_text(report))
+    return EXIT_OK
+
+
+def _models_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="atom-contracts models",
+        description=(
+            "List the models whose configs ship with the engine (atom/models/configs/). A name "
+            "here is what `atom-contracts layout MODEL` and `--draft` take."
+        ),
+    )
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output (default text)"
+    )
+    return p
+
+
+def models_main(argv: list[str]) -> int:
+    parser = _models_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    from atom.models.family import attn_family, has_mla_indexer
+    from atom.models.registry import is_draft_head, load_model_config, model_names
+    from atom.models.skeleton import layer_types, mtp_layer_count
+
+    rows = []
+    for name in model_names():
+        cfg = load_model_config(name)
+        text = cfg.text_config()
+        try:
+            kinds = layer_types(text)
+            mtp = mtp_layer_count(text)
+            family = attn_family(text).value
+        except (ValueError, TypeError) as exc:
+            return _error(parser.prog, f"{name}: {exc}")
+        rows.append(
+            {
+                "name": name,
+                "model_type": text.model_type,
+                "family": family,
+                "layers": len(kinds),
+                "mtp_layers": mtp,
+                "indexer": has_mla_indexer(text),
+                "draft_head": is_draft_head(cfg),
+                "model": cfg.get("_model", ""),
+            }
+        )
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    print(f"{'name':<22} {'model_type':<15} {'family':<8} {'layers':>6} {'mtp':>4}  notes")
+    for r in rows:
+        notes = []
+        if r["indexer"]:
+            notes.append("sparse indexer")
+        if r["draft_head"]:
+            notes.append("draft head: use with --draft")
+        print(
+            f"{r['name']:<22} {r['model_type']:<15} {r['family']:<8} {r['layers']:>6} "
+            f"{r['mtp_layers']:>4}  {', '.join(notes)}"
+        )
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m atom.layout_command [layout|models] ...``; a bare model name means layout."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "models":
+        return models_main(argv[1:])
+    if argv and argv[0] == "layout":
+        argv = argv[1:]
+    return layout_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

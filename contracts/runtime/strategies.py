@@ -1,0 +1,111 @@
+"""Hypothesis strategies over the engine's cases: model x tp x pp stage x kv dtype x scheduler
+block x block count.
+
+A case is drawn from what the model itself allows -- a tp its heads divide across, a pp its
+layers cover, a scheduler block that is a whole number of every builder's backend block -- so
+every example exercises the contracts rather than the refusals (which have their own check).
+Tensors stay small: block counts are tiny and a case's paged buffer is capped at ``MAX_PAGED_BYTES``
+by lowering the block count, never by skipping the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from hypothesis import strategies as st
+
+from atom.engine_config import EngineConfig
+from atom.models.hf_config import HfConfig
+from atom.models.registry import load_model_config, model_names
+from atom.runner.model_runner import ModelRunner
+
+#: A target paired with a draft model is its own case: the registry holds them as two files.
+DRAFT_PAIRS: dict[str, tuple[str, str]] = {
+    "minimax-m2+eagle3-draft-llama": ("minimax-m2", "eagle3-draft-llama"),
+}
+TP_SIZES = (1, 2, 4, 8)
+PP_SIZES = (1, 2)
+KV_DTYPES = ("bf16", "fp8")
+SCHEDULER_BLOCK_SIZES = (16, 32, 64, 256)
+MAX_BLOCKS = 4
+MAX_PAGED_BYTES = 24 << 20
+#: One request slot more than the minimum, so a STATE write has a neighbour that must not move.
+STATE_ENTRIES = 2
+
+
+def case_names() -> list[str]:
+    return [*model_names(), *DRAFT_PAIRS]
+
+
+@dataclass(frozen=True)
+class EngineCase:
+    name: str
+    engine: EngineConfig
+    blocks: int
+
+    def configs(self) -> tuple[HfConfig, HfConfig | None]:
+        target, draft = DRAFT_PAIRS.get(self.name, (self.name, None))
+        return _config(target), (_config(draft) if draft else None)
+
+    def make_runner(self) -> ModelRunner:
+        target, draft = self.configs()
+        return ModelRunner(target, self.engine, draft_config=draft)
+
+    def __str__(self) -> str:
+        e = self.engine
+        return (
+            f"{self.name} tp{e.tp_size} pp{e.pp_rank}/{e.pp_size} {e.kv_dtype} "
+            f"sched{e.scheduler_block_size} x{self.blocks}"
+        )
+
+
+@cache
+def _config(name: str) -> HfConfig:
+    return load_model_config(name)
+
+
+@cache
+def _buildable(name: str, engine: EngineConfig) -> int | None:
+    """The case's PAGE entry bytes, or None when the model refuses this engine configuration."""
+    try:
+        target, draft = DRAFT_PAIRS.get(name, (name, None))
+        runner = ModelRunner(
+            _config(target), engine, draft_config=_config(draft) if draft else None
+        )
+        return runner.paged_pool_bytes(1)
+    except (ValueError, TypeError):
+        return None
+
+
+@st.composite
+def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
+    name = draw(st.sampled_from(names or case_names()))
+    kv_dtype = draw(st.sampled_from(KV_DTYPES))
+    scheduler_block = draw(st.sampled_from(SCHEDULER_BLOCK_SIZES))
+    options = []
+    for pp_size in PP_SIZES:
+        for pp_rank in range(pp_size):
+            for tp in TP_SIZES:
+                engine = EngineConfig(
+                    tp_size=tp,
+                    pp_size=pp_size,
+                    pp_rank=pp_rank,
+                    kv_dtype=kv_dtype,
+                    scheduler_block_size=scheduler_block,
+                    state_entries=STATE_ENTRIES,
+                )
+                if _buildable(name, engine) is not None:
+                    options.append(engine)
+    if not options:  # pragma: no cover - every shipped model builds at tp 1, pp 1
+        raise ValueError(f"{name} builds at no tp in {TP_SIZES} and pp in {PP_SIZES}")
+    engine = draw(st.sampled_from(options))
+    per_block = _buildable(name, engine)
+    wanted = draw(st.integers(1, MAX_BLOCKS))
+    blocks = max(1, min(wanted, MAX_PAGED_BYTES // max(per_block, 1)))
+    return EngineCase(name, engine, blocks)
+
+
+def default_case(name: str, *, blocks: int = 2) -> EngineCase:
+    """The model at the engine's defaults (tp 1, bf16, scheduler block 16)."""
+    return EngineCase(name, EngineConfig(state_entries=STATE_ENTRIES), blocks)

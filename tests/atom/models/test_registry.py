@@ -1,0 +1,96 @@
+"""The shipped configs are facts with their sources, and any HF config.json loads the same way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from atom.models.hf_config import ConfigFieldError, HfConfig
+from atom.models.registry import config_path, load_config, load_model_config, model_names
+
+SHARED_MODELS = Path(__file__).resolve().parents[3].parent / "shared" / "design" / "models"
+EXPECTED = {
+    "deepseek-r1",
+    "deepseek-v3.2-exp",
+    "eagle3-draft-llama",
+    "kimi-linear-48b-a3b",
+    "llama-3.1-8b",
+    "mimo-v2-flash",
+    "minimax-m2",
+    "qwen3.5-27b",
+}
+
+
+def test_registry_lists_every_shipped_config():
+    assert set(model_names()) == EXPECTED
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_config_keeps_its_sources(name):
+    cfg = load_model_config(name)
+    assert cfg.get("_sources"), f"{name} lost its _sources"
+    assert cfg.source == name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_configs_are_byte_identical_to_the_design_copies(name):
+    if not SHARED_MODELS.is_dir():
+        pytest.skip(f"{SHARED_MODELS} is not laid beside this checkout")
+    assert config_path(name).read_bytes() == (SHARED_MODELS / f"{name}.json").read_bytes()
+
+
+def test_a_user_config_loads_from_a_file_or_a_checkpoint_dir(tmp_path):
+    data = {
+        "model_type": "llama",
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "hidden_size": 256,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    by_dir = load_config(tmp_path)
+    by_file = load_config(str(tmp_path / "config.json"))
+    assert by_dir.as_dict() == by_file.as_dict() == data
+    assert by_file.source.endswith("config.json")
+
+
+def test_unknown_registry_name_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"no model 'nope'"):
+        load_model_config("nope")
+
+
+def test_missing_file_and_non_json_are_refused_by_path(tmp_path):
+    with pytest.raises(ValueError, match=r"does not exist"):
+        HfConfig.from_file(tmp_path / "absent.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match=r"bad.json.*is not JSON"):
+        HfConfig.from_file(bad)
+
+
+def test_required_fields_name_the_field_and_the_source():
+    cfg = HfConfig({"num_hidden_layers": True, "x": 0}, "mine.json")
+    with pytest.raises(ConfigFieldError, match=r"mine.json: field 'kv_lora_rank' is missing"):
+        cfg.require("kv_lora_rank")
+    with pytest.raises(ConfigFieldError, match=r"'num_hidden_layers' must be an integer, got True"):
+        cfg.require_int("num_hidden_layers")
+    with pytest.raises(ConfigFieldError, match=r"'x' must be >= 1, got 0"):
+        cfg.require_int("x")
+
+
+def test_text_config_unwraps_a_multimodal_wrapper_and_keeps_the_dtype():
+    wrapper = HfConfig(
+        {
+            "model_type": "vl_wrapper",
+            "torch_dtype": "float16",
+            "text_config": {"model_type": "llama"},
+        },
+        "vl",
+    )
+    text = wrapper.text_config()
+    assert text.model_type == "llama"
+    assert text.get("torch_dtype") == "float16"
+    assert wrapper.model_type == "vl_wrapper"
+    plain = load_model_config("llama-3.1-8b")
+    assert plain.text_config() is plain
