@@ -176,6 +176,9 @@ class _Module:
         self.calls: dict[str, list[tuple[ast.Call, _Func | None]]] = {}
         self.env_globals: set[str] = set()
         self.module_bindings: dict[str, list[ast.AST | None]] = {}
+        # name -> [(the comprehension, what its variable is bound to)]: visible
+        # only inside that comprehension.
+        self.comprehension_bindings: dict[str, list[tuple[ast.AST, ast.AST]]] = {}
         self._memo: dict[tuple[int, str], _Origin | None] = {}
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, _Class | None] = {}
@@ -255,6 +258,12 @@ class _Module:
                     self._bind(func, node, item.optional_vars, None, chain)
         elif isinstance(node, ast.NamedExpr):
             self._bind(func, node, node.target, node.value, chain)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in node.generators:
+                names: list = []
+                _unpack(gen.target, _Element(gen.iter), names)
+                for n, v in names:
+                    self.comprehension_bindings.setdefault(n, []).append((node, v))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 self._bind(
@@ -267,7 +276,29 @@ class _Module:
             if key:
                 self.calls.setdefault(key, []).append((node, func))
 
+    def _init_helpers(self) -> set[str]:
+        """Private methods called only as ``self.m(...)`` from constructors.
+
+        ``_init_from_node(node)`` called from every subclass's ``__init__`` is
+        part of construction: what it copies from its argument is input.
+        """
+        helpers: set[str] = set()
+        for name, sites in self.calls.items():
+            if not name.startswith("_") or name.endswith("__"):
+                continue
+            if sites and all(
+                caller is not None
+                and caller.name in _CONSTRUCTORS
+                and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == caller.self_name
+                for call, caller in sites
+            ):
+                helpers.add(name)
+        return helpers
+
     def _index_classes(self) -> None:
+        self.init_helpers = self._init_helpers()
         for name, values in self.module_bindings.items():
             if any(v is not None and _reads_environment(v) for v in values):
                 self.env_globals.add(name)
@@ -294,7 +325,7 @@ class _Module:
                 init_attrs[stmt.target.id] = "a field of the record, a constructor argument"
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            constructor = stmt.name in ("__init__", "__post_init__")
+            constructor = stmt.name in _CONSTRUCTORS or stmt.name in self.init_helpers
             func = self.funcs.get(stmt)
             for sub in ast.walk(stmt):
                 targets = []
@@ -390,15 +421,26 @@ class _Module:
                 expr = expr.value
             else:
                 break
-        if not isinstance(expr, ast.Name):
-            return False
-        binding = self._dominating_binding(expr.id, func, at)
-        if binding is None:
-            return False
-        stmt, value, _ = binding
-        return (
-            isinstance(value, ast.Call) and self._binding_origin(expr.id, func, stmt, value) is None
-        )
+        for _ in range(8):  # a chain of views: `box = out.data; buf = box.data`
+            if not isinstance(expr, ast.Name):
+                return False
+            binding = self._dominating_binding(expr.id, func, at)
+            if binding is None:
+                return False
+            stmt, value, _ = binding
+            while isinstance(value, (ast.Attribute, ast.Subscript)):
+                value = value.value
+            if isinstance(value, ast.Name):
+                expr, at = value, stmt
+                continue
+            # The result of processing values (`objects = compile(sources)`), not
+            # an independent fact queried with no arguments (`device_count()`).
+            return (
+                isinstance(value, ast.Call)
+                and bool(value.args or value.keywords)
+                and self._binding_origin(expr.id, func, stmt, value) is None
+            )
+        return False
 
     def view(self, expr: ast.AST | None, func: _Func | None, at: ast.AST) -> _Origin | None:
         """Is ``expr``'s value input, or input seen another way (not computed)?"""
@@ -457,9 +499,15 @@ class _Module:
             return None
         if name == func.self_name:
             return None
+        for comp, value in self.comprehension_bindings.get(name, ()):
+            if _inside(at, comp) and self.owner.get(comp) is func:
+                return self._binding_origin(name, func, comp, value)
         binding = self._dominating_binding(name, func, at)
         if binding is not None:
             stmt, value, _ = binding
+            if name in func.params and _renormalises(name, value):
+                # `dims = cls._map_neg_dims(dims)`: still the caller's value, normalised.
+                return self.param_origin(func, name)
             return self._binding_origin(name, func, stmt, value)
         others = func.bindings.get(name, [])
         if name in func.params:
@@ -550,6 +598,34 @@ class _Module:
                     f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
                 )
         return None
+
+
+_CONSTRUCTORS = ("__init__", "__post_init__")
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    start = (outer.lineno, outer.col_offset)
+    end = (outer.end_lineno, outer.end_col_offset)
+    return start <= (node.lineno, node.col_offset) <= end
+
+
+def _renormalises(name: str, value: ast.AST | None) -> bool:
+    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == name
+    ):
+        return True
+    for arg in [*value.args, *(k.value for k in value.keywords)]:
+        while isinstance(arg, ast.Call) and arg.args:  # f(g(name))
+            arg = arg.args[0]
+        if isinstance(arg, ast.Name) and arg.id == name:
+            return True
+    return False
 
 
 class _Element(ast.AST):
