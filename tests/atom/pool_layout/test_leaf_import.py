@@ -53,7 +53,6 @@ def test_importing_pool_layout_loads_no_other_part_of_atom_and_nothing_but_stdli
         if not (m == "atom" or m.startswith("atom."))
         and m.split(".")[0] not in stdlib
         and m.split(".")[0] not in torch_roots
-        and not m.startswith("_")  # private stdlib extension modules (_decimal, ...)
     )
     assert foreign == []
 
