@@ -17,8 +17,11 @@ The plan minimises, in this order:
      lexicographically -- so the answer is deterministic and, all else equal,
      prefers the earlier plane.
 
-A plane narrower than a field's itemsize cannot hold it; a field no plane can
-hold is refused by name.
+Widths are powers of two, because a plane's width is the alignment of every
+field in it: `plane_fields` re-declares each field aligned to its plane's
+rows, whatever alignment it declared on its own, since a plane's kernels
+address it in rows of that width. A plane narrower than a field's itemsize
+cannot hold it; a field no plane can hold is refused by name.
 
 Enumerating every assignment is exact too, and is what one reaches for first,
 but it is `planes ** fields` and has to refuse inputs past a bound. It is not
