@@ -125,5 +125,7 @@ def test_write_readback_catches_a_densified_copy():
     runner = _runner(blocks=2)
     module = runner.bound_modules()[0]
     module.bind({**module.kv_views, "v_cache": module.kv_views["v_cache"].clone()})
-    with pytest.raises(ContractViolation, match=r"write-readback.*v_cache.*not a view of the paged"):
+    with pytest.raises(
+        ContractViolation, match=r"write-readback.*v_cache.*not a view of the paged"
+    ):
         check_write_readback(runner, modules_per_builder=1, tokens=1)

@@ -1,0 +1,184 @@
+"""`atom-contracts layout` / `models`: goldens through the command, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from atom.layout_command import layout_main, main, models_main
+from atom.models.registry import model_names
+
+
+def _json(capsys, argv):
+    assert layout_main([*argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_deepseek_r1_fp8_golden_through_the_command(capsys):
+    report = _json(capsys, ["deepseek-r1", "--kv-dtype", "fp8"])
+    # 62 rows (61 + 1 MTP) x 16 tokens x (512 + 64) x 1 B.
+    assert report["entry_classes"]["page"]["entry_bytes"] == 62 * 16 * 576 == 571392
+    assert report["rows"] == {"mla": 62}
+    assert "state" not in report["entry_classes"]
+    (pool,) = report["pools"]
+    (kv,) = pool["fields"]
+    assert (kv["name"], kv["rows"], kv["shape"], kv["dtype"], kv["bytes"]) == (
+        "kv",
+        62,
+        [16, 1, 576],
+        "float8_e4m3fn",
+        571392,
+    )
+
+
+def test_qwen35_tp2_fp8_golden_through_the_command(capsys):
+    report = _json(capsys, ["qwen3.5-27b", "--tp", "2", "--kv-dtype", "fp8"])
+    page = 2 * (16 * 16 * 2 * 256) + 2 * (16 * 16 * 2 * 4)  # K, V + fp32 scales
+    state = 48 * (3 * 5120 * 2 + 24 * 128 * 128 * 2)  # conv + ssm, bf16
+    assert report["entry_classes"]["page"]["entry_bytes"] == page == 266240
+    assert report["entry_classes"]["state"]["entry_bytes"] == state == 39223296
+    assert report["rows"] == {"linear_state": 48, "h2d256": 16}
+    fields = {f["name"]: f for p in report["pools"] for f in p["fields"]}
+    assert fields["k"]["bytes"] == 131072 and fields["k_scale"]["bytes"] == 2048
+    assert fields["recurrent"]["shape"] == [24, 128, 128]
+
+
+def test_goldens_through_a_subprocess():
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run(
+        [sys.executable, "-m", "atom.layout_command", "layout", "qwen3.5-27b", "--tp", "2",
+         "--kv-dtype", "fp8", "--format", "json"],
+        capture_output=True, text=True, check=True, env=env,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    assert report["entry_classes"]["page"]["entry_bytes"] == 266240
+    assert report["entry_classes"]["state"]["entry_bytes"] == 39223296
+
+
+@pytest.mark.skipif(shutil.which("atom-contracts") is None, reason="console script not installed")
+def test_goldens_through_the_console_script():
+    out = subprocess.run(
+        ["atom-contracts", "layout", "deepseek-r1", "--kv-dtype", "fp8", "--format", "json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if out.returncode != 0 and "layout" not in out.stdout + out.stderr:
+        pytest.skip(f"this install's atom-contracts does not dispatch layout: {out.stderr[-200:]}")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["entry_classes"]["page"]["entry_bytes"] == 571392
+    assert report["rows"] == {"mla": 62}
+
+
+@pytest.mark.parametrize("name", model_names())
+def test_every_model_lays_out_with_padding_under_one_percent_at_defaults(capsys, name):
+    report = _json(capsys, [name])
+    for pool in report["pools"]:
+        assert pool["padding_pct"] < 1.0, pool["name"]
+        assert (
+            sum(f["bytes"] for f in pool["fields"]) + pool["padding_bytes"] == pool["entry_bytes"]
+        )
+        for f in pool["fields"]:
+            assert set(f) >= {"name", "rows", "shape", "dtype", "bytes"}
+    for ec in report["entry_classes"].values():
+        assert ec["padding_pct"] < 1.0
+
+
+def test_text_table_shows_human_sizes_padding_percent_and_offsets(capsys):
+    assert layout_main(["qwen3.5-27b", "--tp", "2", "--kv-dtype", "fp8"]) == 0
+    text = capsys.readouterr().out
+    assert "260.0 KiB" in text and "37.4 MiB" in text
+    assert "0.00%" in text
+    assert "rows: linear_state 48, h2d256 16" in text
+    # v starts where k's 16 rows x 8192 B end.
+    assert "131072" in text
+
+
+def test_an_unseen_config_json_lays_out(tmp_path, capsys):
+    """A synthetic HF config: 6 layers, GQA 12 heads over 4 KV heads, head_dim from hidden_size,
+    wrapped as a multimodal model (text_config)."""
+    text = {
+        "model_type": "brand_new_lm",
+        "num_hidden_layers": 6,
+        "hidden_size": 1536,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 4,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps({"model_type": "brand_new_vl", "text_config": text, "torch_dtype": "bfloat16"})
+    )
+    report = _json(capsys, ["--config", str(path), "--tp", "2"])
+    # 6 rows x 16 tokens x 2 heads x 128 (1536 / 12) x 2 B, for K and for V.
+    assert report["entry_classes"]["page"]["entry_bytes"] == 2 * 6 * 16 * 2 * 128 * 2
+    assert report["rows"] == {"h2d128": 6}
+    assert report["family"] == "mha"
+
+
+def test_an_unpriceable_config_names_the_field_exit_2_no_traceback(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "x", "num_hidden_layers": 4, "kv_lora_rank": 512}))
+    assert layout_main(["--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "'qk_rope_head_dim' is missing" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["llama-3.1-8b", "--tp", "3"], "does not divide across tp 3"),
+        (["llama-3.1-8b", "--block-size", "8"], "scheduler block size 8"),
+        (["no-such-model"], "no model 'no-such-model'"),
+        (["minimax-m2", "--no-spec", "--draft", "eagle3-draft-llama"], "--no-spec"),
+        (["minimax-m2", "--draft", "/nonexistent/config.json"], "does not exist"),
+    ],
+)
+def test_refusals_exit_2_with_the_value_named(capsys, argv, needle):
+    assert layout_main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
+def test_a_bad_command_line_is_argparse_exit_2_and_help_is_0(capsys):
+    assert layout_main(["deepseek-r1", "--kv-dtype", "fp4"]) == 2
+    assert layout_main(["--help"]) == 0
+    assert "atom-contracts layout" in capsys.readouterr().out
+    assert models_main(["--help"]) == 0
+
+
+def test_mtp_default_and_no_spec(capsys):
+    assert _json(capsys, ["minimax-m2"])["rows"] == {"h8d128": 65}
+    assert _json(capsys, ["minimax-m2", "--no-spec"])["rows"] == {"h8d128": 62}
+
+
+def test_draft_attaches_a_sibling_pool_blocked_at_the_targets_block(capsys):
+    report = _json(capsys, ["minimax-m2", "--draft", "eagle3-draft-llama", "--block-size", "256"])
+    assert report["draft"]["owns_pool"] is True
+    assert report["rows"]["draft.h8d128"] == 1
+    draft_pool = next(p for p in report["pools"] if p["builder"] == "draft")
+    assert draft_pool["backend_block_size"] == report["backend_block_size"] == 256
+    pages = [p["entry_bytes"] for p in report["pools"] if p["entry_class"] == "page"]
+    assert report["entry_classes"]["page"]["entry_bytes"] == sum(pages)
+
+
+def test_models_lists_the_registry(capsys):
+    assert models_main(["--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == model_names()
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["deepseek-r1"]["mtp_layers"] == 1
+    assert by_name["eagle3-draft-llama"]["draft_head"] is True
+    assert models_main([]) == 0
+    assert "qwen3.5-27b" in capsys.readouterr().out
+
+
+def test_module_main_dispatches_both_commands(capsys):
+    assert main(["models", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(["layout", "llama-3.1-8b", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == {"h8d128": 32}
