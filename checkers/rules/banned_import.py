@@ -16,9 +16,11 @@ import m``, a relative import that resolves to it, and
 ``importlib.import_module("m")`` with a literal name.
 
 The fix rewrites a from-import when every name it takes has a known direct
-source. Two are built in, because they are the case this kind was made for:
-``triton`` comes from ``import triton`` and ``tl`` from ``import
-triton.language as tl``. ``replace`` adds more, or overrides these.
+source. Three are built in, because they are the case this kind was made for
+and what ``vllm.triton_utils`` binds: ``triton`` comes from ``import triton``,
+``tl`` from ``import triton.language as tl`` and ``tldevice`` from ``import
+triton.language.extra.libdevice as tldevice``. ``replace`` adds more, or
+overrides these.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, StringMap
 
 # Imported name -> the module that provides it directly.
-BUILTIN_REPLACEMENTS = {"triton": "triton", "tl": "triton.language"}
+# vllm.triton_utils binds these three (or placeholders for them, without triton).
+BUILTIN_REPLACEMENTS = {
+    "triton": "triton",
+    "tl": "triton.language",
+    "tldevice": "triton.language.extra.libdevice",
+}
 
 RULES = (
     Rule(
@@ -82,7 +89,8 @@ class BannedImport(Contract):
             "For the fix: an imported name -> the module that provides it directly, "
             '`{ tl = "triton.language" }`; a key may be qualified by the banned module '
             '(`"vllm.triton_utils.tl"`) to apply to that module only. Merged over the '
-            "built-ins `triton` -> `triton` and `tl` -> `triton.language`. A from-import "
+            "built-ins `triton` -> `triton`, `tl` -> `triton.language` and `tldevice` -> "
+            "`triton.language.extra.libdevice`. A from-import "
             "with a name that has no entry gets no fix."
         ),
     )
@@ -92,13 +100,24 @@ class BannedImport(Contract):
             source=(
                 "import triton\n"
                 "import triton.language as tl\n"
+                "\n"
+                "\n"
+                "@triton.jit\n"
+                "def kernel(x_ptr, BLOCK: tl.constexpr):\n"
+                "    pass\n"
+            ),
+            params=_PARAMS,
+            note="Plain triton imports, as the rest of the repository has them.",
+        ),
+        Example(
+            source=(
                 "import vllm\n"
                 "from vllm import sampling_params\n"
                 "from vllm.triton_utilsx import helper\n"
                 "from vllm_triton_utils import triton_utils\n"
             ),
             params=_PARAMS,
-            note="Plain imports, the banned module's parent, and names that only look alike.",
+            note="The banned module's parent, and names that only look alike.",
         ),
     )
     INVALID = (

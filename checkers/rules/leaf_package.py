@@ -58,6 +58,11 @@ RULES = (
             "`__init__` above it, brings all of it along, and the tests that pin the "
             "layout become collection errors on every machine without aiter."
         ),
+        fix_safety=(
+            "This rule offers no fix: the import either leaves the leaf together with the "
+            "code that needs it, or the dependency is declared in `allow`, and which one "
+            "is a design decision."
+        ),
     ),
     Rule(
         code="AC202",
@@ -72,6 +77,10 @@ RULES = (
             "Sibling imports are exempt from AC201 only because a sibling is held to the "
             "same rule. An import that names no member is not covered by the rule at "
             "all, so the exemption would let it through unchecked."
+        ),
+        fix_safety=(
+            "This rule offers no fix: whether the member was renamed, removed or never "
+            "written is not visible from the import."
         ),
     ),
 )
@@ -251,6 +260,23 @@ class LeafPackage(Contract):
             if not all(part.isidentifier() for part in name.split(".")):
                 raise ConfigError(f"{where}: {name!r} is not a dotted module name")
 
+    def wants(self, source) -> bool:
+        """A path test before any parse: only members and ancestor ``__init__`` files.
+
+        The kind has no text needle (any import may be the wrong one), so
+        without this every file in scope would be parsed to learn its module
+        name. A member's path contains the package's directories; an
+        ancestor's ends in one of theirs plus ``__init__.py``. ``check``
+        then decides exactly, from the src roots.
+        """
+        path = "/" + source.path
+        parts = self.package.split(".")
+        if f"/{'/'.join(parts)}/" in path or path.endswith(f"/{'/'.join(parts)}.py"):
+            return True
+        return any(
+            path.endswith(f"/{'/'.join(parts[:i])}/__init__.py") for i in range(1, len(parts))
+        )
+
     def check(self, source, project) -> Iterator:
         if source.tree is None:
             return
@@ -331,8 +357,8 @@ class LeafPackage(Contract):
             return
         if not project.exists(self.package):
             return  # a package that is not there is a configuration problem, not this file's
-        spelled = source.segment(ref.node).splitlines()[0] if ref.node is not None else ref.module
         if not project.exists(ref.module):
+            spelled = _spelled(source, ref)
             yield self.finding(
                 source,
                 ref.alias or ref.node,
@@ -349,6 +375,7 @@ class LeafPackage(Contract):
             return  # names inside a module file are its business, not the package's
         for alias in ref.node.names:
             if alias.name != "*" and not project.binds(ref.module, alias.name):
+                spelled = _spelled(source, ref)
                 yield self.finding(
                     source,
                     alias,
@@ -376,3 +403,8 @@ class LeafPackage(Contract):
                     code="AC201",
                     span_node=ref.node,
                 )
+
+
+def _spelled(source, ref: ImportRef) -> str:
+    """The import as written, first line only (computed only for a finding: it is not cheap)."""
+    return source.segment(ref.node).splitlines()[0] if ref.node is not None else ref.module

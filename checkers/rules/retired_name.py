@@ -106,7 +106,7 @@ class RetiredName(Contract):
                 "arena = EntryMajorArena(fields)\n"
             ),
             params=_RENAMES,
-            path="atom/pool_layout/entry_arena.py",
+            path="atom/runner/pool_builder.py",
         ),
         Example(
             source=(
@@ -130,6 +130,7 @@ class RetiredName(Contract):
                 'print("StateArena.")\n'
             ),
             params=_RENAMES,
+            path="atom/runner/pool_builder.py",
             expect=(
                 Expect("AC401", 1, 23, "`state_arena`"),
                 Expect("AC401", 1, 42, "`EntryMajorArena`"),

@@ -88,6 +88,10 @@ def test_invalid_examples_flag_and_fix_as_they_say(tmp_path, example):
             "import triton; import triton.language as tl; y = 2\n",
         ),
         (
+            "from vllm.triton_utils import tldevice\n",
+            "import triton.language.extra.libdevice as tldevice\n",
+        ),
+        (
             "from vllm.triton_utils import triton  # vendored from vLLM\n",
             "import triton  # vendored from vLLM\n",
         ),
