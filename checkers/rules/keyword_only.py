@@ -258,7 +258,8 @@ def _definitions(
             yield from _definitions(child, None)
         elif isinstance(child, ast.ClassDef):
             yield from _definitions(child, child.name)
-        elif isinstance(child, ast.stmt):
+        elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+            # An except handler and a match case hold statements without being ones.
             yield from _definitions(child, owner)
 
 

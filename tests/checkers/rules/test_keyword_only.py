@@ -98,6 +98,22 @@ def test_every_parameter_and_every_definition_is_reported(tmp_path):
     ]
 
 
+def test_definitions_in_handlers_and_match_cases_are_definitions(tmp_path):
+    source = (
+        "try:\n"
+        "    from fast import allocate_kv_cache_tensors\n"
+        "except ImportError:\n"
+        "    def allocate_kv_cache_tensors(blocks): ...\n"
+        "match backend:\n"
+        "    case 'gdn':\n"
+        "        class Gdn:\n"
+        "            def allocate_kv_cache_tensors(self, blocks): ...\n"
+    )
+    # `    def allocate_kv_cache_tensors(` is 34 characters; the method's line adds 8
+    # indentation and `self, ` (6): `blocks` at 35 and at 49.
+    assert [(f.line, f.column) for f in check(tmp_path, source)] == [(4, 35), (8, 49)]
+
+
 def test_a_qualified_name_matches_only_that_class(tmp_path):
     source = (
         "class Mla:\n    def alloc(self, blocks): ...\n"

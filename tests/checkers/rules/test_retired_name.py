@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from checkers.project import Project
 from checkers.rules.retired_name import RetiredName
@@ -57,6 +62,22 @@ def test_invalid_examples_flag_where_they_say(tmp_path, example):
 def test_word_boundaries_treat_underscore_as_a_word_character(tmp_path, text, column):
     found = check(tmp_path, text)
     assert [f.column for f in found] == ([] if column is None else [column])
+
+
+@given(
+    st.text(alphabet="aZ9_ .(é-\t", max_size=3),
+    st.text(alphabet="aZ9_ .(é-\t", max_size=3),
+)
+def test_a_name_matches_exactly_when_neither_neighbour_continues_the_word(before, after):
+    """The oracle is str.isalnum (any script) or `_`, not the rule's own regex."""
+    with tempfile.TemporaryDirectory() as d:
+        found = check(Path(d), f"{before}StateArena{after}\n")
+
+    def continues(ch: str) -> bool:
+        return ch.isalnum() or ch == "_"
+
+    expected = not (before and continues(before[-1])) and not (after and continues(after[0]))
+    assert [f.column for f in found] == ([len(before) + 1] if expected else [])
 
 
 def test_a_name_with_dots_or_brackets_gets_edges_only_where_it_has_word_characters(tmp_path):
