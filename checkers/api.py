@@ -92,6 +92,10 @@ def check(
         config = load_config(
             targets[0] if targets else base, config_file=config_file, use_cache=use_cache
         )
+        if config.pyproject is None and targets:
+            # Nothing declared above the paths (a tree outside any project, e.g.
+            # a vendored copy): the working directory's declaration governs.
+            config = load_config(base, use_cache=use_cache)
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
     files = discover(targets, config)

@@ -280,7 +280,7 @@ _RENDERERS: dict[str, Callable[[list[Finding], Path], str]] = {
 
 
 def statistics(findings: Sequence[Finding]) -> str:
-    """ruff's ``--statistics`` shape: count, code, name, and [*] when fixable."""
+    """ruff's ``--statistics`` shape: count, code, name, and [*] when ``--fix`` fixes them all."""
     from .rule_docs import rule_index
 
     index = rule_index()
@@ -288,7 +288,7 @@ def statistics(findings: Sequence[Finding]) -> str:
     for f in findings:
         row = counts.setdefault(f.code, [0, 0])
         row[0] += 1
-        row[1] += f.fix is not None
+        row[1] += f.fix is not None and f.fix.applicability == "safe"
     width = max((len(str(n)) for n, _ in counts.values()), default=1)
     out = []
     for code, (n, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):

@@ -1,0 +1,246 @@
+"""Whole-tree and one-file wall time of `atom-contracts check` against ruff, in one run.
+
+    python bench/check_speed.py [--tree DIR ...] [--with-torch] [--repeat N]
+
+The target (BRIEF section 7): a cold whole-tree check with a contract of
+every kind within 1.5x of ``ruff check --no-cache --select S101,TID251`` on
+the same tree; a warm-cache run no slower than ruff's warm run; one file
+under 80 ms for the whole process. Both tools run on the same files in the
+same invocation, alternating, and each figure is the best of ``--repeat``
+runs, so machine noise that favours one tool favours the other as much.
+
+The tree is the CPython standard library (``sysconfig.get_paths()["stdlib"]``)
+unless ``--tree`` says otherwise; ``--with-torch`` adds torch's Python
+sources when torch is installed. The contracts live in a temporary project
+whose ``src`` is the tree, so ``leaf-package`` and ``importorskip`` resolve
+the tree's own modules the way they would in a user's repository.
+
+``PYTHONDONTWRITEBYTECODE`` is removed from the children's environment: an
+installed checker has its bytecode cached, and timing the compiler of our own
+modules on every run would measure this sandbox, not the tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RUFF_SELECT = "S101,TID251"
+
+
+def contracts_toml(src_roots: list[Path]) -> str:
+    """A contract of every kind, with parameters a real adopter would declare."""
+    src = ", ".join(f'"{p}"' for p in src_roots)
+    return f"""\
+[tool.atom-contracts]
+src = [{src}]
+
+[[tool.atom-contracts.contracts]]
+id = "allocate-takes-blocks"
+kind = "keyword-only"
+functions = ["allocate_kv_cache_tensors"]
+parameters = ["blocks"]
+
+[[tool.atom-contracts.contracts]]
+id = "json-is-a-leaf"
+kind = "leaf-package"
+package = "json"
+
+[[tool.atom-contracts.contracts]]
+id = "no-input-asserts"
+kind = "input-assert"
+
+[[tool.atom-contracts.contracts]]
+id = "retired-names"
+kind = "retired-name"
+names = ["StateField", "StateArena", "SplitStateArena", "Eagle3DraftBuilder", "take_slot", "is_qwen_next"]
+
+[[tool.atom-contracts.contracts]]
+id = "plain-triton-imports"
+kind = "banned-import"
+modules = {{ "vllm.triton_utils" = "import triton directly" }}
+
+[[tool.atom-contracts.contracts]]
+id = "triton-tests-importorskip"
+kind = "importorskip"
+module = "triton"
+tests = ["**/test_*.py"]
+
+[[tool.atom-contracts.contracts]]
+id = "repeat-interleave-output-size"
+kind = "required-keyword"
+calls = ["torch.repeat_interleave"]
+keyword = "output_size"
+"""
+
+
+RUFF_TOML = """\
+[lint.flake8-tidy-imports.banned-api]
+"vllm.triton_utils".msg = "import triton directly"
+"""
+
+
+def timed(cmd: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, int]:
+    started = time.perf_counter()
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+    )
+    elapsed = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(
+            f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}"
+        )
+    return elapsed, proc.returncode
+
+
+def best(cmd: list[str], *, cwd: Path, env: dict[str, str], repeat: int, before=None) -> float:
+    times = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        times.append(timed(cmd, cwd=cwd, env=env)[0])
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--tree", action="append", type=Path, help="tree to check (default: the stdlib)"
+    )
+    parser.add_argument("--with-torch", action="store_true", help="add torch's Python sources")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best is kept")
+    parser.add_argument(
+        "--one-file", type=Path, default=REPO / "atom" / "runner" / "model_runner.py"
+    )
+    args = parser.parse_args(argv)
+
+    trees = [p.resolve() for p in (args.tree or [Path(sysconfig.get_paths()["stdlib"])])]
+    if args.with_torch:
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("torch")
+        except ImportError:
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            raise SystemExit("--with-torch: torch is not installed")
+        # torch's own package directory: its top-level name must resolve as `torch`.
+        trees.append(Path(next(iter(spec.submodule_search_locations))).parent)
+    ruff = shutil.which("ruff")
+    checker = shutil.which("atom-contracts") or None
+    if ruff is None or checker is None:
+        raise SystemExit("needs `ruff` and `atom-contracts` on PATH (pip install -e '.[test]')")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    files = sum(1 for t in trees for p in t.rglob("*.py") if "site-packages" not in p.parts)
+
+    with tempfile.TemporaryDirectory(prefix="atom-contracts-bench-") as tmp:
+        project = Path(tmp)
+        (project / "pyproject.toml").write_text(contracts_toml(trees))
+        (project / "ruff.toml").write_text(RUFF_TOML)
+        ruff_cache = project / ".ruff_cache"
+        ours_cache = project / ".atom-contracts-cache"
+        tree_args = [str(t) for t in trees]
+        ruff_cmd = [
+            ruff,
+            "check",
+            "--config",
+            str(project / "ruff.toml"),
+            "--select",
+            RUFF_SELECT,
+            "--exit-zero",
+            "--cache-dir",
+            str(ruff_cache),
+            *tree_args,
+        ]
+        ours_cmd = [checker, "check", "--exit-zero", "-q", *tree_args]
+        # Warm both tools' bytecode and the OS page cache before any figure counts.
+        timed([*ruff_cmd, "--no-cache"], cwd=project, env=env)
+        timed([*ours_cmd, "--no-cache"], cwd=project, env=env)
+
+        cold_ruff = best([*ruff_cmd, "--no-cache"], cwd=project, env=env, repeat=args.repeat)
+        cold_ours = best([*ours_cmd, "--no-cache"], cwd=project, env=env, repeat=args.repeat)
+
+        def clear_ours():
+            shutil.rmtree(ours_cache, ignore_errors=True)
+
+        timed(ruff_cmd, cwd=project, env=env)  # fill ruff's cache
+        clear_ours()
+        first_ours = best(ours_cmd, cwd=project, env=env, repeat=1)  # fills ours
+        warm_ruff = best(ruff_cmd, cwd=project, env=env, repeat=args.repeat)
+        warm_ours = best(ours_cmd, cwd=project, env=env, repeat=args.repeat)
+
+        # Each kind alone, cold: which kind the whole-tree time goes to.
+        from checkers.rules import KIND_PATHS, kind_class
+
+        per_kind = []
+        floor = best([*ours_cmd, "--no-cache", "--select", "AC0"], cwd=project, env=env, repeat=1)
+        for kind in KIND_PATHS:
+            codes = ",".join(kind_class(kind).codes())
+            per_kind.append(
+                (
+                    kind,
+                    codes,
+                    best(
+                        [*ours_cmd, "--no-cache", "--select", codes], cwd=project, env=env, repeat=1
+                    ),
+                )
+            )
+
+    one = args.one_file.resolve()
+    one_ruff = best(
+        [ruff, "check", "--no-cache", "--exit-zero", str(one)],
+        cwd=REPO,
+        env=env,
+        repeat=args.repeat * 3,
+    )
+    one_ours = best(
+        [checker, "check", "--no-cache", "--exit-zero", "-q", str(one)],
+        cwd=REPO,
+        env=env,
+        repeat=args.repeat * 3,
+    )
+    one_ours_warm = best(
+        [checker, "check", "--exit-zero", "-q", str(one)], cwd=REPO, env=env, repeat=args.repeat * 3
+    )
+    python_floor = best([sys.executable, "-c", "pass"], cwd=REPO, env=env, repeat=args.repeat * 3)
+
+    print(
+        f"tree: {', '.join(tree_args)} ({files} .py files); cores: {os.cpu_count()}; best of {args.repeat}"
+    )
+    print(f"{'':34s} {'atom-contracts':>15s} {'ruff':>10s} {'ratio':>7s}")
+    rows = [
+        ("whole tree, cold (--no-cache)", cold_ours, cold_ruff),
+        ("whole tree, warm cache", warm_ours, warm_ruff),
+    ]
+    for label, ours, theirs in rows:
+        print(f"{label:34s} {ours * 1000:13.0f} ms {theirs * 1000:7.0f} ms {ours / theirs:6.2f}x")
+    print(f"{'whole tree, filling our cache':34s} {first_ours * 1000:13.0f} ms")
+    print(
+        f"{'one file, no cache':34s} {one_ours * 1000:13.1f} ms {one_ruff * 1000:7.1f} ms {one_ours / one_ruff:6.2f}x"
+    )
+    print(f"{'one file, warm cache':34s} {one_ours_warm * 1000:13.1f} ms")
+    print(f"{'python -c pass (the floor)':34s} {python_floor * 1000:13.1f} ms")
+    print("whole tree, cold, one kind at a time (--select its codes):")
+    print(f"  {'no contract (discovery + read + noqa)':40s} {floor * 1000:8.0f} ms")
+    for kind, codes, seconds in per_kind:
+        print(f"  {kind + ' (' + codes + ')':40s} {seconds * 1000:8.0f} ms")
+    print(f"one file: {one.relative_to(REPO) if one.is_relative_to(REPO) else one}")
+    ok = cold_ours <= 1.5 * cold_ruff and warm_ours <= warm_ruff and one_ours < 0.080
+    print(
+        "targets met"
+        if ok
+        else "targets NOT met (cold <= 1.5x ruff, warm <= ruff, one file < 80 ms)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
