@@ -143,12 +143,6 @@ class KvCacheBuilder:
             n: pool.allocate(entries, device=device) for n, pool in self.state_pools.items()
         }
 
-    def carved_bytes(self) -> int:
-        """What the pools actually took, summed with the placement between them."""
-        if not self.paged_views:
-            return 0
-        return self._paged_plan(self.blocks).total_bytes
-
     # -- binding ----------------------------------------------------------------------------
 
     def build_kv_cache_tensor(self, module: AttentionModule) -> None:

@@ -26,7 +26,6 @@ only the paged count arrives with the handle and a STATE class has no entry coun
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import Any
 
 import torch
@@ -271,6 +270,3 @@ class ModelRunner:
         self.paged_buf = None
         self.blocks = None
         self.kv_transfer = None
-
-    def row_kinds_of(self, module: AttentionModule) -> tuple[Hashable, ...]:
-        return self.builder_of(module).row_kinds(module)

@@ -129,3 +129,23 @@ def test_write_readback_catches_a_densified_copy():
         ContractViolation, match=r"write-readback.*v_cache.*not a view of the paged"
     ):
         check_write_readback(runner, modules_per_builder=1, tokens=1)
+
+
+def test_rows_check_catches_a_pool_sized_from_the_configs_layer_count():
+    """Regression: `layers=hf_config.num_hidden_layers` -- 64 on Qwen3.5, whose pool caches 16."""
+    from atom.backends.mha import mha_pool_for
+
+    runner = _runner("qwen3.5-27b", blocks=1, tp_size=8, kv_dtype="fp8")
+    (name,) = runner.builder.paged_pools
+    (geometry,) = [k for k in runner.builder.pool_rows if str(k) == name]
+    runner.builder.paged_pools[name] = mha_pool_for(
+        runner.bound_modules(),
+        geometry,
+        runner.text_config.require_int("num_hidden_layers"),
+        block_size=runner.builder.block_size,
+        blocks_per_entry=runner.builder.blocks_per_entry,
+        kv_dtype=runner.builder.kv_dtype,
+        layout="shuffle",
+    )
+    with pytest.raises(ContractViolation, match=r"rows-from-walk.*built with \{64\} rows.*\{16\}"):
+        check_rows_from_walk(runner)
