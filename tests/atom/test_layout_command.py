@@ -182,3 +182,15 @@ def test_module_main_dispatches_both_commands(capsys):
     capsys.readouterr()
     assert main(["layout", "llama-3.1-8b", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"] == {"h8d128": 32}
+
+
+def test_padding_is_reported_where_alignment_costs_bytes(capsys):
+    """A one-row draft at tp 8 with fp8: each scale field is 1 row x 16 tokens x 1 head x 4 B =
+    64 B, placed on 256 B, so its group walks 64 + 192 + 64 + 192 = 512 B for 128 of data."""
+    report = _json(
+        capsys, ["minimax-m2", "--draft", "eagle3-draft-llama", "--tp", "8", "--kv-dtype", "fp8"]
+    )
+    draft = next(p for p in report["pools"] if p["builder"] == "draft")
+    assert draft["padding_bytes"] == 512 - 2 * 64
+    assert draft["padding_pct"] == round(100 * 384 / draft["entry_bytes"], 4)
+    assert draft["entry_bytes"] == 2 * (16 * 1 * 128) + 512
