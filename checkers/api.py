@@ -108,11 +108,11 @@ def check(
         files = [(rel, abspath) for rel, abspath in files if rel in hunks]
     cache = None
     if use_cache:
-        import hashlib
+        from contracts.config import blake2b
 
         from .cache import Cache, checker_fingerprint
 
-        key = hashlib.blake2b(
+        key = blake2b(
             f"{config.fingerprint}|{selection.key()}|{checker_fingerprint()}".encode(),
             digest_size=12,
         ).hexdigest()

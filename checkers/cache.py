@@ -67,7 +67,7 @@ def finding_from_tuple(t: tuple) -> Finding:
 
 def checker_fingerprint() -> str:
     """(name, size, mtime) of the checker's own modules: a new version or an edited rule misses."""
-    import hashlib
+    from contracts.config import blake2b
 
     here = Path(__file__).resolve().parent
     parts: list[str] = [sys.version]
@@ -80,7 +80,7 @@ def checker_fingerprint() -> str:
                         parts.append(f"{directory.name}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
         except FileNotFoundError:
             continue
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+    return blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
 
 
 class Cache:

@@ -206,9 +206,9 @@ class Engine:
                     data = fh.read()
             except OSError as exc:
                 return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])
-            import hashlib
+            from contracts.config import blake2b
 
-            digest = hashlib.blake2b(data, digest_size=16).digest()
+            digest = blake2b(data, digest_size=16).digest()
             if entry is not None and entry[2] == digest:
                 raw_tuples, directive_tuples = entry[3], entry[4]
             else:
