@@ -121,7 +121,7 @@ def check(
     results = engine.check_files(files, cache=cache, jobs=jobs, progress=show)
     fixed = 0
     if fix:
-        fixed = _fix(engine, results, dict(files), unsafe=unsafe_fixes, hunks=hunks)
+        fixed = _fix(engine, results, dict(files), unsafe=unsafe_fixes, hunks=hunks, cache=cache)
         if fixed and diff_base is not None:
             from .diff_filter import changed_lines
 
@@ -138,7 +138,7 @@ def check(
     return CheckResult(root=config.root, findings=findings, files_checked=checked, fixed=fixed)
 
 
-def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks) -> int:
+def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache) -> int:
     from .engine import decode
     from .fixer import fix_text, write_atomically
 
@@ -169,6 +169,8 @@ def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks) -> i
             write_atomically(abspath, new)
             fixed += applied
             results[index] = engine.check_file(path, abspath, None)
+            if cache is not None and results[index].cache_entry is not None:
+                cache.put(path, *results[index].cache_entry)
     return fixed
 
 

@@ -37,9 +37,8 @@ def _git(root: Path, *args: str) -> str:
         raise DiffError(f"--diff-base needs git: {exc}") from None
     if proc.returncode != 0:
         message = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise DiffError(
-            f"git {' '.join(args[:2])} failed: {message[-1] if message else proc.returncode}"
-        )
+        command = next(a for a in args if not a.startswith("-") and "=" not in a)
+        raise DiffError(f"git {command} failed: {message[-1] if message else proc.returncode}")
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 

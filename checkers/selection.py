@@ -29,7 +29,8 @@ class Selection:
     def enabled(self, code: str, extra_ignore: tuple[str, ...] = ()) -> bool:
         """Whether ``code`` is on; ``extra_ignore`` are a file's per-file-ignores."""
         if code in ALWAYS_ON:
-            return True
+            # Not turned off by select/ignore, only by naming the files it may skip.
+            return _longest(code, extra_ignore) < 0
         if not extra_ignore:
             hit = self._memo.get(code)
             if hit is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import io
-import io
 from functools import cached_property
 
 

@@ -227,3 +227,31 @@ def test_the_repository_passes_its_own_contracts():
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_cache_gives_the_same_output_as_no_cache(project, capsys):
+    outputs = []
+    for args in (["--no-cache"], [], [], ["--no-cache"]):
+        assert main(["check", "--output-format", "json", *args]) == 1
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
+    assert any(p.suffix == ".marshal" for p in (project / ".atom-contracts-cache").iterdir())
+
+
+def test_fix_from_the_command_line(tmp_path, monkeypatch, capsys):
+    pyproject = (
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "plain-triton"\nkind = "banned-import"\n'
+        'modules = { "vllm.triton_utils" = "import triton directly" }\n'
+    )
+    source = "from vllm.triton_utils import triton\n\n\ndef f():\n    return triton\n"
+    write_tree(tmp_path, {"pyproject.toml": pyproject, "k.py": source})
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--fix"]) == 1  # banned-import's fix is unsafe: not applied
+    assert (tmp_path / "k.py").read_text() == source
+    capsys.readouterr()
+    code = main(["check", "--fix", "--unsafe-fixes"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Fixed 1 finding." in out
+    assert (tmp_path / "k.py").read_text().startswith("import triton\n")

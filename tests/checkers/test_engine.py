@@ -54,6 +54,9 @@ def test_an_undecodable_file_is_ac001(tmp_path):
     result = run(tmp_path)
     assert [f.code for f in result.findings] == ["AC001"]
     assert "cannot be decoded" in result.findings[0].message
+    # select/ignore cannot turn AC001 off; per-file-ignores, naming the file, can.
+    assert [f.code for f in run(tmp_path, ignore="AC0").findings] == ["AC001"]
+    assert run(tmp_path, table={"per-file-ignores": {"latin.py": ["AC001"]}}).findings == []
 
 
 def test_a_coding_cookie_is_honoured(tmp_path):
