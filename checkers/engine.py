@@ -168,15 +168,12 @@ class Engine:
             ran = {code for d in directives for code in d.codes if enabled(code, pfi)}
             kept = apply_suppressions(kept, directives, path=path, ran_codes=ran)
             kept = [f for f in kept if enabled(f.code, pfi)]
-        # AC001 is reported once per file even when two passes (cached, recomputed) both hit it.
-        seen: set = set()
-        out = []
-        for f in kept:
-            key = (f.code, f.line, f.column, f.contract, f.message)
-            if key not in seen:
-                seen.add(key)
-                out.append(f)
-        return out
+        # One AC001 per file, though the cached and the recomputed pass may each
+        # have met the unparsable tree on behalf of a different contract.
+        first = next((i for i, f in enumerate(kept) if f.code == "AC001"), None)
+        if first is None:
+            return kept
+        return [f for i, f in enumerate(kept) if f.code != "AC001" or i == first]
 
     def check_text(self, path: str, text: str) -> list[Finding]:
         """One in-memory file, no cache (the flake8 plugin, the fixer)."""

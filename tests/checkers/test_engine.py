@@ -49,6 +49,12 @@ def test_an_unparsable_file_a_contract_wants_is_ac001_not_a_crash(tmp_path):
     assert "cannot be parsed" in result.findings[0].message
 
 
+def test_one_ac001_per_file_when_cached_and_recomputed_contracts_both_want_it(tmp_path):
+    write_tree(tmp_path, {"bad.py": "def f(:\n    old_name, marker\n"})
+    result = run(tmp_path, (RENAME, {"id": "m", "kind": "counted"}), use_cache=True)
+    assert codes(result) == [("bad.py", "AC001", 1, 7)]
+
+
 def test_an_undecodable_file_is_ac001(tmp_path):
     (tmp_path / "latin.py").write_bytes(b"x = '\xff'\n")
     result = run(tmp_path)
