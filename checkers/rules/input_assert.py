@@ -105,6 +105,8 @@ _VIEW_BUILTINS = frozenset(
         "dict",
         "open",
         "itertools.chain",
+        "cast",
+        "typing.cast",
     }
 )
 # Methods that read a container or string without computing from other inputs.
@@ -124,8 +126,12 @@ _VIEW_METHODS = frozenset(
         "lower",
         "upper",
         "copy",
+        "partition",
+        "rpartition",
     }
 )
+# Calls that build a local up: after one, the local is the function's own construction.
+_BUILDING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "appendleft"})
 _TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
 _ASSERT_LINE = re.compile(r"(?:^|[;:])[ \t]*assert\b", re.MULTILINE)
 
@@ -182,37 +188,63 @@ class _Module:
         self._memo: dict[tuple[int, str], _Origin | None] = {}
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, _Class | None] = {}
+        self.loop_blocks: set[int] = set()  # ids of loop bodies' statement lists
+        self.asserts: list[ast.Assert] = []
+        self.built: dict[int, set[str]] = {}  # function node id -> locals it builds up
         self._index(tree, None, None, ())
         self._index_classes()
 
     # -- indexing ------------------------------------------------------
 
     def _index(self, node: ast.AST, func: _Func | None, klass, chain: tuple[int, ...]) -> None:
-        for name, value in ast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            # Each statement list is a block; a binding dominates what follows it
-            # in its own block and in the blocks nested inside that.
-            sub = (
-                (*chain, id(value))
-                if isinstance(value, list) and name in ("body", "orelse", "finalbody", "handlers")
-                else chain
-            )
-            for child in children:
-                if not isinstance(child, ast.AST):
-                    continue
-                self.blocks[child] = sub
-                self.owner[child] = func
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                    self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
-                    inner = self._new_func(child, func, klass)
-                    self._index(child, inner, None, ())
-                    continue
-                if isinstance(child, ast.ClassDef):
-                    self._bind(func, child, child, None, sub, name=child.name)
-                    self._index(child, func, child, sub)
-                    continue
-                self._collect(child, func, sub)
-                self._index(child, func, klass, sub)
+        """One pass over the tree: bindings, call sites, blocks, asserts, classes.
+
+        Positions (block chain, owning function) are kept only for the nodes
+        questions are asked at -- statements, calls, comprehensions, walrus
+        targets -- not for every name and constant: on a 10,000-line module
+        that is most of the nodes and most of the time.
+        """
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                # Each statement list is a block; a binding dominates what follows
+                # it in its own block and in the blocks nested inside that.
+                if name in _BLOCK_FIELDS:
+                    sub = (*chain, id(value))
+                    if name == "body" and isinstance(node, _LOOPS):
+                        self.loop_blocks.add(id(value))
+                else:
+                    sub = chain
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        self._visit(child, func, klass, sub)
+            elif isinstance(value, ast.AST):
+                self._visit(value, func, klass, chain)
+
+    def _visit(self, child: ast.AST, func: _Func | None, klass, sub: tuple[int, ...]) -> None:
+        kind = type(child)
+        if kind in _LEAVES:
+            return
+        if kind is ast.Attribute:
+            self._visit(child.value, func, klass, sub)
+            return
+        if kind in _POSITIONED or isinstance(child, ast.stmt):
+            self.blocks[child] = sub
+            self.owner[child] = func
+        if kind is ast.Assert:
+            self.asserts.append(child)
+        if kind in _FUNCTIONS:
+            self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
+            inner = self._new_func(child, func, klass)
+            self._index(child, inner, None, ())
+            return
+        if kind is ast.ClassDef:
+            self._bind(func, child, child, None, sub, name=child.name)
+            self.class_names.setdefault(child.name, child)
+            self._index(child, func, child, sub)
+            return
+        self._collect(child, func, sub)
+        self._index(child, func, klass, sub)
 
     def _new_func(self, node: _FuncNode, parent: _Func | None, klass) -> _Func:
         args = node.args
@@ -272,6 +304,14 @@ class _Module:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             self._bind(func, node, None, None, chain, name=node.name)
         elif isinstance(node, ast.Call):
+            callee = node.func
+            if (
+                func is not None
+                and isinstance(callee, ast.Attribute)
+                and callee.attr in _BUILDING_METHODS
+                and isinstance(callee.value, ast.Name)
+            ):
+                self.built.setdefault(id(func.node), set()).add(callee.value.id)
             key = _call_name(node.func)
             if key:
                 self.calls.setdefault(key, []).append((node, func))
@@ -302,9 +342,6 @@ class _Module:
         for name, values in self.module_bindings.items():
             if any(v is not None and _reads_environment(v) for v in values):
                 self.env_globals.add(name)
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.ClassDef):
-                self.class_names.setdefault(node.name, node)
 
     def facts(self, klass: ast.ClassDef) -> _Class | None:
         """What ``klass``'s constructor copies from input; None while being worked out."""
@@ -393,6 +430,10 @@ class _Module:
             if isinstance(expr, ast.Name):
                 return None
         if isinstance(expr, ast.Attribute):
+            if _private(expr.attr) and not (
+                isinstance(expr.value, ast.Name) and self._self_class(expr.value.id, func, at)
+            ):
+                return None  # another object's bookkeeping, whoever handed us the object
             return self.reads_input(expr.value, func, at)
         for child in ast.iter_child_nodes(expr):
             if isinstance(child, (ast.expr, ast.comprehension, ast.keyword)):
@@ -400,6 +441,24 @@ class _Module:
                 if origin is not None:
                     return origin
         return None
+
+    def _via_collaborator(self, expr: ast.AST, func: _Func | None, at: ast.AST) -> bool:
+        """Is ``expr`` read off an attribute the constructor stored (``self.scheduler.x``)?
+
+        A constructor-copied value (``self.block_size``) is input; a lookup in a
+        table of a constructor-copied *object* (``self.scheduler.name_to_buf[n]``)
+        is that object's state.
+        """
+        while isinstance(expr, (ast.Attribute, ast.Subscript)):
+            if (
+                isinstance(expr, ast.Attribute)
+                and isinstance(expr.value, ast.Name)
+                and func is not None
+                and self._self_class(expr.value.id, func, at) is not None
+            ):
+                return True
+            expr = expr.value
+        return False
 
     def _narrows_normalised(self, expr: ast.AST, func: _Func | None, at: ast.AST) -> bool:
         if func is None or not isinstance(expr, ast.Call) or not expr.args:
@@ -424,6 +483,8 @@ class _Module:
         for _ in range(8):  # a chain of views: `box = out.data; buf = box.data`
             if not isinstance(expr, ast.Name):
                 return False
+            if expr.id not in func.params and expr.id in self.built.get(id(func.node), ()):
+                return True  # a list the function filled in itself
             binding = self._dominating_binding(expr.id, func, at)
             if binding is None:
                 return False
@@ -435,9 +496,11 @@ class _Module:
                 continue
             # The result of processing values (`objects = compile(sources)`), not
             # an independent fact queried with no arguments (`device_count()`).
+            if value is None or isinstance(value, ast.BinOp):
+                return isinstance(stmt, (ast.AugAssign, ast.Assign))  # `i += 1`, `i = j + 1`
             return (
                 isinstance(value, ast.Call)
-                and bool(value.args or value.keywords)
+                and bool(value.args or value.keywords or isinstance(value.func, ast.Name))
                 and self._binding_origin(expr.id, func, stmt, value) is None
             )
         return False
@@ -460,8 +523,16 @@ class _Module:
                     if source is None:
                         return None
                     return _Origin(f"`self.{expr.attr}`, {source}")
+            if _private(expr.attr):
+                return None  # another object's private attribute: its own bookkeeping
             return self.view(expr.value, func, at)
-        if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
+        if isinstance(expr, ast.Subscript):
+            if not isinstance(expr.slice, (ast.Constant, ast.Slice)) and self._via_collaborator(
+                expr.value, func, at
+            ):
+                return None  # a lookup in a table the collaborator maintains
+            return self.view(expr.value, func, at)
+        if isinstance(expr, (ast.Starred, ast.NamedExpr)):
             return self.view(expr.value, func, at)
         if isinstance(expr, ast.IfExp):
             return self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
@@ -487,11 +558,17 @@ class _Module:
                     callee.value.id, func, at
                 ):
                     return None  # the object's own method computes something
+                if (
+                    expr.args
+                    and callee.attr == "get"
+                    and self._via_collaborator(callee.value, func, at)
+                ):
+                    return None
                 return self.view(callee.value, func, at)
         return None
 
     def resolve(self, name: str, func: _Func | None, at: ast.AST) -> _Origin | None:
-        if name in self.inputs:
+        if name in self.inputs and not self._shadowed(name, func, at):
             return _Origin(f"`{name}`, a configured input name")
         if func is None:
             if name in self.env_globals:
@@ -503,6 +580,12 @@ class _Module:
             if _inside(at, comp) and self.owner.get(comp) is func:
                 return self._binding_origin(name, func, comp, value)
         binding = self._dominating_binding(name, func, at)
+        if (
+            binding is not None
+            and name not in func.params
+            and name in self.built.get(id(func.node), ())
+        ):
+            return None  # a list or set the function fills in itself
         if binding is not None:
             stmt, value, _ = binding
             if name in func.params and _renormalises(name, value):
@@ -513,7 +596,11 @@ class _Module:
         if name in func.params:
             return self.param_origin(func, name)
         if others:
-            for stmt, value, _ in others:
+            if name in self.built.get(id(func.node), ()):
+                return None  # a list or set the function fills in itself
+            for stmt, value, bchain in others:
+                if not _before(stmt, at) and not self._share_loop(bchain, at):
+                    continue  # assigned only after the assert, and no loop comes back
                 origin = self._binding_origin(name, func, stmt, value)
                 if origin is not None:
                     return origin
@@ -548,6 +635,22 @@ class _Module:
                 best = entry
         return best
 
+    def _shadowed(self, name: str, func: _Func | None, at: ast.AST) -> bool:
+        """An `inputs` name the function re-binds to its own value (`args = self.codegen_args()`)."""
+        if func is None or name in func.params:
+            return False
+        binding = self._dominating_binding(name, func, at)
+        if binding is None:
+            return False
+        stmt, value, _ = binding
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return False  # `from torch._inductor import config` is the config
+        return self._binding_origin(name, func, stmt, value) is None
+
+    def _share_loop(self, chain: tuple[int, ...], at: ast.AST) -> bool:
+        at_chain = self.blocks.get(at, ())
+        return any(b in self.loop_blocks and b in at_chain for b in chain)
+
     def _self_class(self, name: str, func: _Func | None, at) -> ast.ClassDef | None:
         """The class whose instance ``name`` is (``self`` in a method or its closures)."""
         while func is not None:
@@ -576,14 +679,14 @@ class _Module:
         plain = _Origin(f"parameter `{name}` of `{func.name}`")
         fname = func.name
         private = fname.startswith("_") and not fname.endswith("__")
-        nested = func.parent is not None
+        nested = func.parent is not None and func.klass is None  # a method is not "nested"
         if not (private or nested) or isinstance(func.node, ast.Lambda):
             return plain
         sites = [
             (call, caller)
             for call, caller in self.calls.get(fname, [])
-            if not nested or _within(caller, func.parent)
-        ]
+            if (not nested or _within(caller, func.parent)) and not _within(caller, func)
+        ]  # a recursive call passes on what the function already had
         if not sites:
             return plain  # called from elsewhere (another module, a callback)
         arg = func.params[name]
@@ -601,6 +704,40 @@ class _Module:
 
 
 _CONSTRUCTORS = ("__init__", "__post_init__")
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+# Nodes that hold nothing the index records.
+_LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.alias,
+    }
+)
+# Expressions questions are asked at (a call site, a comprehension's variables).
+_POSITIONED = frozenset(
+    {
+        ast.Call,
+        ast.NamedExpr,
+        ast.ListComp,
+        ast.SetComp,
+        ast.GeneratorExp,
+        ast.DictComp,
+        ast.Lambda,
+        ast.ExceptHandler,
+    }
+)
+
+
+def _private(attr: str) -> bool:
+    return attr.startswith("_") and not attr.endswith("__")
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
@@ -958,12 +1095,10 @@ class InputAssert(Contract):
         tree = source.tree
         if tree is None:
             return
-        module: _Module | None = None
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Assert) or isinstance(node.test, ast.Constant):
-                continue
-            if module is None:
-                module = _Module(tree, frozenset(self.inputs))
+        module = _Module(tree, frozenset(self.inputs))
+        for node in module.asserts:
+            if isinstance(node.test, ast.Constant):
+                continue  # `assert False, "unreachable"`: a marker, not a check
             func = module.owner.get(node)
             if _is_test_function(func):
                 continue
