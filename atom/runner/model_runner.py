@@ -177,16 +177,26 @@ class ModelRunner:
             )
         plan = self.paged_plan(blocks)
         pieces = carve(buf, plan)
+        # Every region is checked against its builder's charge before any builder is backed, so
+        # a refusal leaves nothing half-bound.
         for b in self.builders():
             region = pieces.get(b.name)
-            b.allocate_kv_cache_tensors(blocks=blocks, buf=region)
-            if region is None:
-                continue
             charged = b.paged_entry_bytes() * blocks
-            if region.numel() != charged:
+            if region is not None and region.numel() != charged:
                 raise ValueError(
                     f"builder {b.name!r} took {region.numel()} B for {blocks} blocks; its PAGE "
                     f"specs charged {b.paged_entry_bytes()} B x {blocks} = {charged}"
+                )
+        for b in self.builders():
+            region = pieces.get(b.name)
+            views = b.allocate_kv_cache_tensors(blocks=blocks, buf=region)
+            if region is None:
+                continue
+            # What the arenas actually hold, not a second reading of the plan.
+            held = sum(arena_buf.numel() for v in views.values() for arena_buf in v.buffers)
+            if held != region.numel():
+                raise ValueError(
+                    f"builder {b.name!r} was handed {region.numel()} B and its pools hold {held} B"
                 )
         self.paged_buf = buf
         self.blocks = blocks
