@@ -19,6 +19,7 @@ never as a silently different number.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -95,19 +96,36 @@ class Score:
         return (self.tp + self.fn) / self.total if self.total else 0.0
 
 
-def score(labels_file: str, kind: str, params: dict, positive: str) -> Score:
-    """Run contract ``kind`` over every file the labels name and compare."""
+def _flagged_lines(contract, source, anchored: bool) -> set:
+    if not contract.wants(source):
+        return set()
+    return {
+        (f.line, f.column) if anchored else f.span_lines[0] for f in contract.check(source, None)
+    }
+
+
+def load_records(labels_file: str, sets: tuple[str, ...] | None = None) -> list[dict]:
+    records = [json.loads(line) for line in (DATA / labels_file).read_text().splitlines() if line]
+    return [r for r in records if sets is None or r.get("set", "dev") in sets]
+
+
+def score(
+    labels_file: str,
+    flag,
+    positive: str,
+    *,
+    sets: tuple[str, ...] | None = None,
+) -> Score:
+    """Compare ``flag(source, anchored) -> set of lines (or anchors)`` with the labels."""
     sys.path.insert(0, str(REPO))
-    from checkers.rules import kind_class
     from checkers.source import SourceFile
 
-    contract = kind_class(kind).from_table({"id": "precision", **params}, "bench")
     roots = source_roots()
-    records = [json.loads(line) for line in (DATA / labels_file).read_text().splitlines() if line]
+    records = load_records(labels_file, sets)
     result = Score(positive)
     # AC701 records name the repeats argument's position: two calls can share a line.
-    anchored = all("anchor" in rec for rec in records)
-    flagged_by_file: dict[tuple[str, str], set[int] | None] = {}
+    anchored = bool(records) and all("anchor" in rec for rec in records)
+    flagged_by_file: dict[tuple[str, str], set | None] = {}
     for rec in records:
         key = (rec["root"], rec["path"])
         if key not in flagged_by_file:
@@ -117,14 +135,9 @@ def score(labels_file: str, kind: str, params: dict, positive: str) -> Score:
                 flagged_by_file[key] = None
             else:
                 text = path.read_text(encoding="utf-8")
-                source = SourceFile(rec["path"], text, abspath=str(path))
-                found: set[int] = set()
-                if contract.wants(source):
-                    found = {
-                        (f.line, f.column) if anchored else f.span_lines[0]
-                        for f in contract.check(source, None)
-                    }
-                flagged_by_file[key] = found
+                flagged_by_file[key] = flag(
+                    SourceFile(rec["path"], text, abspath=str(path)), anchored
+                )
         flagged = flagged_by_file[key]
         if flagged is None:
             result.skipped += 1
@@ -138,26 +151,100 @@ def score(labels_file: str, kind: str, params: dict, positive: str) -> Score:
             continue
         hit = (tuple(rec["anchor"]) if anchored else rec["line"]) in flagged
         want = rec["label"] == positive
+        where = f"{rec['root']}:{rec['path']}:{rec['line']} -- {rec['reason']}"
         if hit and want:
             result.tp += 1
         elif hit:
             result.fp += 1
-            result.misses.append(f"FP {rec['root']}:{rec['path']}:{rec['line']} -- {rec['reason']}")
+            result.misses.append(f"FP {where}")
         elif want:
             result.fn += 1
-            result.misses.append(f"FN {rec['root']}:{rec['path']}:{rec['line']} -- {rec['reason']}")
+            result.misses.append(f"FN {where}")
         else:
             result.tn += 1
     return result
 
 
-def input_assert_score() -> Score:
-    return score("assert_labels.jsonl", "input-assert", {}, "input")
+def rule(kind: str, params: dict):
+    """A labelled-line flagger running contract ``kind`` as the engine would."""
+    sys.path.insert(0, str(REPO))
+    from checkers.rules import kind_class
+
+    contract = kind_class(kind).from_table({"id": "precision", **params}, "bench")
+    return lambda source, anchored: _flagged_lines(contract, source, anchored)
+
+
+def simple_input_assert(source, anchored: bool) -> set:
+    """The simple version: an assert whose condition names a parameter (not self/cls)
+    of its enclosing function, or an `inputs` name (`args`, `config`, `hf_config`)."""
+    tree = source.tree
+    out: set[int] = set()
+    if tree is None:
+        return out
+
+    def visit(node, params: frozenset) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                a = child.args
+                names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+                names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+                visit(child, frozenset(n for n in names if n not in ("self", "cls")))
+                continue
+            if isinstance(child, ast.Assert) and any(
+                isinstance(n, ast.Name) and (n.id in params or n.id in INPUT_NAMES)
+                for n in ast.walk(child.test)
+            ):
+                out.add(child.lineno)
+            visit(child, params)
+
+    visit(tree, frozenset())
+    return out
+
+
+def simple_required_keyword(source, anchored: bool) -> set:
+    """The simple version: every repeat_interleave call whose repeats is not a literal."""
+    tree = source.tree
+    out: set[tuple[int, int]] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr != "repeat_interleave":
+            continue
+        if any(k.arg == "output_size" for k in node.keywords):
+            continue
+        function_form = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+        index = 1 if function_form else 0
+        repeats = next((k.value for k in node.keywords if k.arg == "repeats"), None)
+        if repeats is None:
+            repeats = node.args[index] if len(node.args) > index else node
+        if not isinstance(repeats, ast.Constant):
+            out.add((repeats.lineno, source.char_column(repeats.lineno, repeats.col_offset) + 1))
+    return out
+
+
+INPUT_NAMES = frozenset({"args", "config", "hf_config"})
+AC701_PARAMS = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
+
+
+def input_assert_score(sets: tuple[str, ...] | None = None) -> Score:
+    return score("assert_labels.jsonl", rule("input-assert", {}), "input", sets=sets)
 
 
 def required_keyword_score() -> Score:
-    params = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
-    return score("repeat_interleave_labels.jsonl", "required-keyword", params, "needs-output-size")
+    return score(
+        "repeat_interleave_labels.jsonl",
+        rule("required-keyword", AC701_PARAMS),
+        "needs-output-size",
+    )
+
+
+def _line(name: str, s: Score, note: str = "") -> str:
+    return (
+        f"  {name:<34} precision {s.precision:.3f} ({s.tp}/{s.tp + s.fp})  "
+        f"recall {s.recall:.3f} ({s.tp}/{s.tp + s.fn})  n={s.total}"
+        + (f" skipped={s.skipped}" if s.skipped else "")
+        + (f"  {note}" if note else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,24 +254,49 @@ def main(argv: list[str] | None = None) -> int:
     ok, why = versions_match()
     if not ok:
         print(f"warning: {why}; mismatched lines are skipped", file=sys.stderr)
-    for name, fn, baseline in (
-        ("AC301 input-assert", input_assert_score, "S101 (every assert)"),
-        ("AC701 required-keyword", required_keyword_score, "every call"),
+
+    print("AC301 input-assert (labels: tests/checkers/data/assert_labels.jsonl)")
+    ac301 = rule("input-assert", {})
+    for sets, title in (
+        (("dev",), "AC301, dev (200, tuned on)"),
+        (("holdout",), "AC301, holdout (100)"),
+        (("holdout2",), "AC301, holdout2 (100)"),
+        (None, "AC301, all"),
     ):
-        if not (
-            DATA / ("assert_labels.jsonl" if "301" in name else "repeat_interleave_labels.jsonl")
-        ).exists():
-            continue
-        s = fn()
-        print(
-            f"{name}: precision {s.precision:.3f} ({s.tp}/{s.tp + s.fp}), "
-            f"recall {s.recall:.3f} ({s.tp}/{s.tp + s.fn}) on {s.total} labelled "
-            f"({s.skipped} skipped); {baseline}: precision {s.flag_all_precision:.3f}, recall 1.000"
-        )
-        if opts.misses:
+        s = score("assert_labels.jsonl", ac301, "input", sets=sets)
+        print(_line(title, s))
+        if opts.misses and sets is not None:
             for line in s.misses:
-                print("   ", line)
+                print("     ", line)
+    everything = score("assert_labels.jsonl", ac301, "input")
+    print(_line("S101 (every assert), all", _flag_all(everything)))
+    print(
+        _line(
+            "simple (names a parameter), all",
+            score("assert_labels.jsonl", simple_input_assert, "input"),
+        )
+    )
+
+    print("AC701 required-keyword (labels: tests/checkers/data/repeat_interleave_labels.jsonl)")
+    s = required_keyword_score()
+    print(_line("AC701", s))
+    if opts.misses:
+        for line in s.misses:
+            print("     ", line)
+    print(
+        _line(
+            "simple (non-literal repeats)",
+            score("repeat_interleave_labels.jsonl", simple_required_keyword, "needs-output-size"),
+        )
+    )
+    print(_line("every call", _flag_all(s)))
     return 0
+
+
+def _flag_all(s: Score) -> Score:
+    """What a rule flagging every labelled statement scores on the same records."""
+    positives = s.tp + s.fn
+    return Score(s.positive, tp=positives, fp=s.total - positives, skipped=s.skipped)
 
 
 if __name__ == "__main__":

@@ -1138,7 +1138,11 @@ def _fix(source, node: ast.Assert, exc: str):
     test = _segment(source, node.test)
     if not test:
         return None
-    message = _segment(source, node.msg) if node.msg is not None else repr(f"expected {test}")
+    message = (
+        _segment(source, node.msg)
+        if node.msg is not None
+        else repr("expected " + " ".join(test.split()))
+    )
     if node.msg is not None and not message:
         return None
     content = f"if not ({test}):\n{indent}    raise {exc}({message})"

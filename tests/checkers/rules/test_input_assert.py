@@ -1,0 +1,375 @@
+"""input-assert (AC301): where the asserted value came from decides, not that it is an assert."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from checkers.rules.input_assert import InputAssert
+from checkers.source import SourceFile
+from contracts.fields import ConfigError
+
+
+def check(source: str, params=None, path: str = "pkg/module.py"):
+    contract = InputAssert.from_table({"id": "t", **(params or {})}, "contract `t`")
+    src = SourceFile(path, source)
+    if not contract.wants(src):
+        return []
+    return list(contract.check(src, project=None))
+
+
+def lines(source: str, params=None, path: str = "pkg/module.py") -> list[int]:
+    return [f.line for f in check(source, params, path)]
+
+
+def apply_fixes(text: str, findings) -> str:
+    """Apply every edit, last first, as the engine does (1-based char columns, end exclusive)."""
+    starts = [0]
+    for line in SourceFile("x.py", text).lines:
+        starts.append(starts[-1] + len(line))
+    edits = sorted(
+        (e for f in findings if f.fix for e in f.fix.edits),
+        key=lambda e: (e.line, e.column),
+        reverse=True,
+    )
+    for e in edits:
+        begin = starts[e.line - 1] + e.column - 1
+        end = starts[e.end_line - 1] + e.end_column - 1
+        text = text[:begin] + e.content + text[end:]
+    return text
+
+
+# -- the kind's own examples ---------------------------------------------------
+
+
+@pytest.mark.parametrize("example", InputAssert.VALID, ids=lambda e: e.note[:50])
+def test_valid_examples_pass(example):
+    assert check(example.source, example.params, example.path) == []
+
+
+@pytest.mark.parametrize("example", InputAssert.INVALID, ids=lambda e: e.note[:50])
+def test_invalid_examples_flag_where_they_say(example):
+    found = check(example.source, example.params, example.path)
+    assert [(f.code, f.line, f.column) for f in found] == [
+        (e.code, e.line, e.column) for e in example.expect
+    ]
+    for f, e in zip(found, example.expect, strict=True):
+        assert e.message is None or e.message in f.message, f.message
+
+
+@pytest.mark.parametrize(
+    "example", [e for e in InputAssert.INVALID if e.fixed], ids=lambda e: e.note[:50]
+)
+def test_fix_gives_the_documented_text_parses_and_is_stable(example):
+    found = check(example.source, example.params, example.path)
+    fixed = apply_fixes(example.source, found)
+    assert fixed == example.fixed
+    ast.parse(fixed)
+    assert all(f.fix is None or f.fix.applicability == "unsafe" for f in found) and example.unsafe
+    again = apply_fixes(fixed, check(fixed, example.params, example.path))
+    assert again == fixed
+
+
+# -- where input comes from ------------------------------------------------------
+
+
+def test_parameter_read_through_attributes_items_and_loops():
+    src = (
+        "def bind(layout, rows):\n"
+        "    for row in rows.values():\n"
+        "        assert row.shape[0] == layout.entries\n"
+        "    first, *_ = rows\n"
+        "    assert first is not None\n"
+    )
+    assert lines(src) == [3, 5]
+
+
+def test_local_computed_from_a_parameter_is_the_functions_own_value():
+    src = (
+        "def price(fields):\n"
+        "    total = sum(f.nbytes for f in fields)\n"
+        "    assert total > 0\n"
+        "    aligned = round_up(total, 256)\n"
+        "    assert aligned % 256 == 0\n"
+    )
+    assert lines(src) == []
+
+
+def test_comparing_a_result_against_the_argument_is_a_postcondition():
+    src = (
+        "def regroup(nodes):\n"
+        "    out = group(nodes)\n"
+        "    assert len(out) == len(nodes)\n"
+        "    return out\n"
+    )
+    assert lines(src) == []
+
+
+def test_renormalised_parameter_is_still_the_callers_value():
+    src = (
+        "def permute(x, dims):\n"
+        "    dims = normalize_dims(dims)\n"
+        "    assert sorted(dims) == list(range(len(dims)))\n"
+    )
+    assert lines(src) == [3]
+
+
+def test_isinstance_after_the_function_normalised_the_parameter_is_narrowing():
+    src = (
+        "def register(ops):\n"
+        "    if not isinstance(ops, (list, tuple)):\n"
+        "        ops = [ops]\n"
+        "    assert isinstance(ops, (list, tuple))\n"
+        "\n"
+        "def take(ops):\n"
+        "    assert isinstance(ops, (list, tuple))\n"
+    )
+    assert lines(src) == [7]
+
+
+def test_constructor_copies_are_input_until_the_class_reassigns_them():
+    src = (
+        "class Pool:\n"
+        "    def __init__(self, config, entries):\n"
+        "        self.block = config.block_size\n"
+        "        self.entries = entries\n"
+        "        self.used = 0\n"
+        "\n"
+        "    def grow(self):\n"
+        "        self.entries += 1\n"
+        "\n"
+        "    def check(self):\n"
+        "        assert self.block % 16 == 0\n"
+        "        assert self.entries > 0\n"
+        "        assert self.used >= 0\n"
+    )
+    assert lines(src, {"inputs": ["hf_config"]}) == [11]
+
+
+def test_dataclass_fields_and_same_module_base_classes():
+    src = (
+        "from dataclasses import dataclass\n"
+        "\n"
+        "@dataclass\n"
+        "class Field:\n"
+        "    rows: int\n"
+        "\n"
+        "    def __post_init__(self):\n"
+        "        assert self.rows > 0\n"
+        "\n"
+        "class Base:\n"
+        "    def __init__(self, nodes):\n"
+        "        self.nodes = nodes\n"
+        "\n"
+        "class Child(Base):\n"
+        "    def render(self):\n"
+        "        assert len(self.nodes) == 2\n"
+    )
+    assert lines(src) == [8, 16]
+
+
+def test_collaborators_tables_and_private_fields_are_its_state():
+    src = (
+        "class Node:\n"
+        "    def __init__(self, scheduler, buf):\n"
+        "        self.scheduler = scheduler\n"
+        "        self.buf = buf\n"
+        "\n"
+        "    def decide(self, name):\n"
+        "        entry = self.scheduler.name_to_buf[name]\n"
+        "        assert entry.users is not None\n"
+        "        assert not self.buf._closed\n"
+    )
+    assert lines(src) == []
+
+
+def test_environment_and_command_line_at_module_level_and_in_functions():
+    src = (
+        "import os, sys, argparse\n"
+        "\n"
+        "BLOCK = int(os.environ.get('BLOCK', '16'))\n"
+        "opts = argparse.ArgumentParser().parse_args()\n"
+        "\n"
+        "def plan():\n"
+        "    devices = [int(d) for d in os.environ['CUDA_VISIBLE_DEVICES'].split(',')]\n"
+        "    assert len(devices) <= 8\n"
+        "    assert BLOCK % 16 == 0\n"
+        "    assert opts.workers > 0\n"
+        "    assert len(sys.argv) > 1\n"
+    )
+    assert lines(src) == [8, 9, 10, 11]
+
+
+def test_inputs_names_are_input_wherever_they_appear_unless_rebound():
+    src = (
+        "from torch._inductor import config\n"
+        "\n"
+        "def launch(kernel):\n"
+        "    assert config.static_launcher\n"
+        "\n"
+        "class DeviceCopy:\n"
+        "    def codegen(self):\n"
+        "        args = self.codegen_args()\n"
+        "        assert len(args) == 2\n"
+        "\n"
+        "def cfg_only():\n"
+        "    assert cfg.block_size == 16\n"
+    )
+    # `args` re-bound to the object's own value is not the parsed command line.
+    assert lines(src) == [4]
+    assert lines(src, {"inputs": ["cfg"]}) == [12]
+
+
+def test_private_helper_counts_only_when_a_caller_passes_input():
+    src = (
+        "def _ratio(block, page):\n"
+        "    assert page % block == 0\n"
+        "\n"
+        "def _check(rows):\n"
+        "    assert rows > 0\n"
+        "\n"
+        "def _unused(x):\n"
+        "    assert x > 0\n"
+        "\n"
+        "def entry(layout, rows):\n"
+        "    _ratio(backend_block(layout), page_tokens(layout))\n"
+        "    [_check(r) for r in rows]\n"
+    )
+    # _unused is called from elsewhere (or nowhere): its callers are not visible.
+    assert lines(src) == [5, 8]
+
+
+def test_nested_helper_and_recursion():
+    src = (
+        "def walk(tree):\n"
+        "    def visit(node):\n"
+        "        assert node.kind in KINDS\n"
+        "        for child in node.children:\n"
+        "            visit(child)\n"
+        "    visit(tree.root)\n"
+        "\n"
+        "def fold(tree):\n"
+        "    def visit(node):\n"
+        "        assert node.kind in KINDS\n"
+        "    visit(make_root())\n"
+    )
+    assert lines(src) == [3]
+
+
+def test_a_list_the_function_fills_is_its_own():
+    src = (
+        "def offsets(index, n, bounds):\n"
+        "    new_index = list(index[:n])\n"
+        "    for idx, low in zip(index[n:], bounds):\n"
+        "        new_index.append(idx - low)\n"
+        "    assert len(new_index) == len(index)\n"
+    )
+    assert lines(src) == []
+
+
+def test_assigned_only_after_the_assert_unless_a_loop_comes_back():
+    src = (
+        "def race(coro_fns):\n"
+        "    winner = None\n"
+        "    assert winner is None\n"
+        "    for i, fn in enumerate(coro_fns):\n"
+        "        winner = fn\n"
+        "\n"
+        "def drain(items):\n"
+        "    current = None\n"
+        "    for item in items:\n"
+        "        assert current is None or current < item\n"
+        "        current = item\n"
+    )
+    assert lines(src) == [10]
+
+
+def test_markers_tests_and_test_files_are_left_alone():
+    src = (
+        "def pick(kind):\n"
+        "    assert False, f'unreachable {kind}'\n"
+        "\n"
+        "def test_pick(kind):\n"
+        "    assert pick(kind) == 1\n"
+        "\n"
+        "class TestPick:\n"
+        "    def check(self, kind):\n"
+        "        assert kind\n"
+    )
+    assert lines(src) == []
+    assert lines("def helper(x):\n    assert x\n", path="tests/helpers.py") == []
+    assert lines("def helper(x):\n    assert x\n", path="pkg/test_pool.py") == []
+    assert lines("def helper(x):\n    assert x\n", path="pkg/conftest.py") == []
+
+
+# -- messages, anchors and fixes ---------------------------------------------------
+
+
+def test_anchor_is_the_test_expression_and_span_is_the_statement():
+    src = "def f(x):\n    assert (\n        x > 0\n    ), 'x must be positive'\n"
+    (found,) = check(src)
+    assert (found.line, found.column, found.end_line, found.end_column) == (3, 9, 3, 14)
+    assert found.span_lines == (2, 4)
+    assert "parameter `x` of `f`" in found.message
+    assert "ValueError" in found.message
+
+
+def test_columns_count_characters_not_bytes():
+    src = "def f(größe):\n    s = 'ü'; assert größe > 0\n"
+    (found,) = check(src)
+    # 4 spaces + "s = 'ü'; " (9 characters, 10 bytes) + "assert " (7) = 20 before it.
+    assert (found.line, found.column) == (2, 21)
+    assert found.fix is None  # shares its line with another statement
+
+
+def test_fix_keeps_a_multiline_condition_and_message():
+    src = (
+        "def f(x, y):\n"
+        "    assert (\n"
+        "        x == y\n"
+        "    ), f'{x} != {y}'  # why\n"
+        "    assert (x and\n"
+        "            y)\n"
+        "    return x\n"
+    )
+    fixed = apply_fixes(src, check(src))
+    assert fixed == (
+        "def f(x, y):\n"
+        "    if not (x == y):\n"
+        "        raise ValueError(f'{x} != {y}')  # why\n"
+        "    if not (x and\n"
+        "            y):\n"
+        "        raise ValueError('expected x and y')\n"
+        "    return x\n"
+    )
+    ast.parse(fixed)
+
+
+def test_fix_raises_type_error_for_type_checks():
+    src = "def f(x):\n    assert not isinstance(x, str)\n    assert issubclass(x, int), x\n"
+    fixed = apply_fixes(src, check(src))
+    assert fixed == (
+        "def f(x):\n"
+        "    if not (not isinstance(x, str)):\n"
+        "        raise TypeError('expected not isinstance(x, str)')\n"
+        "    if not (issubclass(x, int)):\n"
+        "        raise TypeError(x)\n"
+    )
+
+
+def test_pre_filter_skips_files_with_only_unittest_asserts():
+    contract = InputAssert.from_table({"id": "t"}, "t")
+    assert not contract.wants(SourceFile("a.py", "self.assertEqual(a, b)\nassert_called()\n"))
+    assert contract.wants(SourceFile("a.py", "x = 1; assert x\n"))
+    assert contract.wants(SourceFile("a.py", "if x: assert y\n"))
+    assert contract.wants(SourceFile("a.py", "def f():\n\tassert y\n"))
+
+
+def test_unparsable_file_yields_nothing():
+    assert check("def f(x:\n    assert x\n") == []
+
+
+def test_inputs_must_be_a_list_of_names():
+    with pytest.raises(ConfigError, match="inputs"):
+        InputAssert.from_table({"id": "t", "inputs": "args"}, "contract `t`")

@@ -1,0 +1,210 @@
+"""required-keyword (AC701): tensor repeats without output_size=, ints inferred locally."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers.rules.required_keyword import RequiredKeyword
+from checkers.source import SourceFile
+from contracts.fields import ConfigError
+
+PARAMS = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
+
+
+def check(source: str, params=PARAMS, path: str = "pkg/module.py"):
+    contract = RequiredKeyword.from_table({"id": "t", **params}, "contract `t`")
+    src = SourceFile(path, source)
+    if not contract.wants(src):
+        return []
+    return list(contract.check(src, project=None))
+
+
+def flagged(body: str, header: str = "import torch\n\n") -> list[tuple[int, int]]:
+    return [(f.line, f.column) for f in check(header + body)]
+
+
+@pytest.mark.parametrize("example", RequiredKeyword.VALID, ids=lambda e: e.note[:50])
+def test_valid_examples_pass(example):
+    assert check(example.source, example.params, example.path) == []
+
+
+@pytest.mark.parametrize("example", RequiredKeyword.INVALID, ids=lambda e: e.note[:50])
+def test_invalid_examples_flag_where_they_say(example):
+    found = check(example.source, example.params, example.path)
+    assert [(f.code, f.line, f.column) for f in found] == [
+        (e.code, e.line, e.column) for e in example.expect
+    ]
+    for f, e in zip(found, example.expect, strict=True):
+        assert e.message is None or e.message in f.message, f.message
+        assert f.fix is None
+
+
+@pytest.mark.parametrize(
+    "repeats",
+    [
+        "4",
+        "len(lens)",
+        "int(lens[0])",
+        "lens.sum().item()",
+        "lens.numel()",
+        "x.size(0)",
+        "x.shape[1] // 2",
+        "x.size()[1:3][0] * 2",
+        "min(block, x.shape[0])",
+        "max(1, x.dim())",
+        "block * 2 + 1",
+        "-block",
+        "block if x.dim() == 2 else 1",
+    ],
+)
+def test_provable_ints_are_not_flagged(repeats):
+    body = f"def f(x, lens, block: int):\n    return x.repeat_interleave({repeats})\n"
+    assert flagged(body) == []
+
+
+@pytest.mark.parametrize(
+    "repeats",
+    [
+        "lens",  # annotated Tensor
+        "lens.long()",
+        "torch.tensor([1, 2])",
+        "meta.context_lens",  # an attribute of an annotated metadata object
+        "counts(x)",  # an unknown function's result
+    ],
+)
+def test_tensor_evidence_is_flagged(repeats):
+    body = (
+        "def f(x, lens: torch.Tensor, meta: Metadata):\n"
+        f"    return x.repeat_interleave({repeats})\n"
+    )
+    assert len(flagged(body)) == 1
+
+
+def test_unannotated_parameters_carry_no_evidence():
+    body = (
+        "def split(x, n_splits, blocksize, ctx):\n"
+        "    y = x.repeat_interleave(n_splits)\n"
+        "    y = torch.repeat_interleave(y, blocksize[0], dim=1)\n"
+        "    return y.repeat_interleave(ctx.scan_length)\n"
+    )
+    assert flagged(body) == []
+
+
+def test_locals_loops_defaults_constants_and_init_attributes():
+    body = (
+        "BLOCK = 16\n"
+        "\n"
+        "class Obs:\n"
+        "    def __init__(self, rate: int):\n"
+        "        self.rate = rate\n"
+        "        self.up = 16\n"
+        "        self.lens = torch.zeros(4)\n"
+        "\n"
+        "    def run(self, x, scale=32):\n"
+        "        for i in range(3):\n"
+        "            x = x.repeat_interleave(i)\n"
+        "        for j, row in enumerate(x):\n"
+        "            x = x.repeat_interleave(j)\n"
+        "        g = x.size(0) // 2\n"
+        "        g += 1\n"
+        "        x = x.repeat_interleave(g)\n"
+        "        x = x.repeat_interleave(BLOCK)\n"
+        "        x = x.repeat_interleave(scale)\n"
+        "        x = x.repeat_interleave(self.rate)\n"
+        "        x = x.repeat_interleave(self.up)\n"
+        "        return x.repeat_interleave(self.lens)\n"
+    )
+    # 8 spaces + "return " + "x.repeat_interleave(" = 35 characters before `self.lens`.
+    assert flagged(body) == [(23, 36)]
+
+
+def test_output_size_or_kwargs_means_the_caller_said_it():
+    body = (
+        "def f(x, lens: torch.Tensor, total: int, **kw):\n"
+        "    a = torch.repeat_interleave(x, lens, output_size=total)\n"
+        "    b = x.repeat_interleave(lens, dim=0, output_size=total)\n"
+        "    return torch.repeat_interleave(x, lens, **kw)\n"
+    )
+    assert flagged(body) == []
+
+
+def test_import_aliases_resolve_and_other_functions_do_not_match():
+    src = (
+        "import torch as th\n"
+        "from torch import repeat_interleave as ri\n"
+        "import numpy as np\n"
+        "\n"
+        "def f(x, lens: th.Tensor):\n"
+        "    a = th.repeat_interleave(x, lens)\n"
+        "    b = ri(x, repeats=lens)\n"
+        "    c = np.repeat(x, lens)\n"
+        "    d = np.repeat_interleave(x, lens)\n"
+        "    return ri(lens)\n"
+    )
+    # `lens` after "    a = th.repeat_interleave(x, " (32) and "    b = ri(x, repeats=" (22);
+    # the single-argument call itself after "    return " (11).
+    assert [(f.line, f.column) for f in check(src)] == [(6, 33), (7, 23), (10, 12)]
+
+
+def test_method_form_is_off_when_methods_is_false():
+    body = "def f(x, lens: torch.Tensor):\n    return x.repeat_interleave(lens)\n"
+    assert flagged(body) != []
+    assert check("import torch\n\n" + body, {**PARAMS, "methods": False}) == []
+
+
+def test_more_positionals_than_the_signature_is_another_function():
+    body = (
+        "def f(g, x, lens: torch.Tensor, dim):\n    return sym.repeat_interleave(g, x, lens, dim)\n"
+    )
+    assert flagged(body) == []
+
+
+def test_message_explains_the_sync_and_the_span_is_the_statement():
+    src = (
+        "import torch\n"
+        "\n"
+        "def f(x, lens: torch.Tensor):\n"
+        "    return torch.repeat_interleave(\n"
+        "        x,\n"
+        "        lens,\n"
+        "    )\n"
+    )
+    (found,) = check(src)
+    assert (found.line, found.column, found.end_line, found.end_column) == (6, 9, 6, 13)
+    assert found.span_lines == (4, 7)
+    assert "syncs" in found.message and "output_size=" in found.message
+
+
+def test_other_calls_and_keywords_are_configurable():
+    params = {
+        "calls": ["mylib.gather"],
+        "keyword": "size",
+        "argument": "index",
+        "signature": ["src", "index"],
+        "methods": False,
+    }
+    src = (
+        "import mylib\n"
+        "\n"
+        "def f(src, idx: Tensor, n: int):\n"
+        "    a = mylib.gather(src, idx)\n"
+        "    b = mylib.gather(src, n)\n"
+        "    return mylib.gather(src, idx, size=n)\n"
+    )
+    assert [(f.line, f.column) for f in check(src, params)] == [(4, 27)]
+
+
+def test_argument_must_be_in_the_signature():
+    with pytest.raises(ConfigError, match="argument"):
+        RequiredKeyword.from_table({"id": "t", **PARAMS, "argument": "count"}, "contract `t`")
+
+
+def test_keyword_is_required():
+    with pytest.raises(ConfigError, match="keyword"):
+        RequiredKeyword.from_table({"id": "t", "calls": ["torch.repeat_interleave"]}, "t")
+
+
+def test_pre_filter_needs_the_last_component():
+    contract = RequiredKeyword.from_table({"id": "t", **PARAMS}, "t")
+    assert contract.needles() == ("repeat_interleave",)
+    assert not contract.wants(SourceFile("a.py", "import torch\nx = torch.repeat(x, 2)\n"))
