@@ -4,6 +4,9 @@ The contract CLI (``checkers.cli``) imports this module lazily, only when one of
 commands runs, and passes the remaining argv; the static commands never load torch. Run on its
 own as ``python -m atom.layout_command layout MODEL ...`` or ``... models``.
 
+``--pp N --pp-rank R`` lays out one pipeline stage: its own layers' rows, and on the last stage
+the MTP layers and a draft.
+
 The EAGLE3 draft is attached explicitly, ``--draft eagle3-draft-llama`` (a registry stem or a
 config path): a draft is a separate model whose pairing with a target is a deployment choice,
 not something a target config declares. Its flavour comes from its own config; an MHA draft gets
@@ -51,6 +54,14 @@ def _layout_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--tp", type=int, default=1, metavar="N", help="tensor-parallel ranks (default 1)"
+    )
+    p.add_argument("--pp", type=int, default=1, metavar="N", help="pipeline stages (default 1)")
+    p.add_argument(
+        "--pp-rank",
+        type=int,
+        default=0,
+        metavar="R",
+        help="which stage to lay out (default 0; MTP layers and a draft live on the last)",
     )
     p.add_argument(
         "--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype (default bf16)"
@@ -109,6 +120,8 @@ def layout_main(argv: list[str]) -> int:
         draft = load_config(args.draft) if args.draft else None
         engine = EngineConfig(
             tp_size=args.tp,
+            pp_size=args.pp,
+            pp_rank=args.pp_rank,
             kv_dtype=args.kv_dtype,
             scheduler_block_size=args.block_size,
             include_mtp=not args.no_spec,

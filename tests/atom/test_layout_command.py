@@ -194,3 +194,13 @@ def test_padding_is_reported_where_alignment_costs_bytes(capsys):
     assert draft["padding_bytes"] == 512 - 2 * 64
     assert draft["padding_pct"] == round(100 * 384 / draft["entry_bytes"], 4)
     assert draft["entry_bytes"] == 2 * (16 * 1 * 128) + 512
+
+
+def test_a_pipeline_stage_prices_only_its_own_rows(capsys):
+    first = _json(capsys, ["deepseek-r1", "--pp", "2", "--pp-rank", "0"])
+    last = _json(capsys, ["deepseek-r1", "--pp", "2", "--pp-rank", "1"])
+    # 61 layers over 2 stages: 31 + 30, and the MTP layer on the last.
+    assert (first["rows"], last["rows"]) == ({"mla": 31}, {"mla": 31})
+    assert (first["mtp_layers"], last["mtp_layers"]) == (0, 1)
+    assert layout_main(["deepseek-r1", "--pp", "2", "--pp-rank", "2"]) == 2
+    assert "pp_rank 2" in capsys.readouterr().err
