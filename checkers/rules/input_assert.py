@@ -190,6 +190,7 @@ class _Module:
         self._class_memo: dict[int, _Class | None] = {}
         self.loop_blocks: set[int] = set()  # ids of loop bodies' statement lists
         self.asserts: list[ast.Assert] = []
+        self.guards: dict[int, ast.expr] = {}  # id of an `if` body -> its test
         self.built: dict[int, set[str]] = {}  # function node id -> locals it builds up
         self._index(tree, None, None, ())
         self._index_classes()
@@ -213,6 +214,8 @@ class _Module:
                     sub = (*chain, id(value))
                     if name == "body" and isinstance(node, _LOOPS):
                         self.loop_blocks.add(id(value))
+                    elif name == "body" and isinstance(node, ast.If):
+                        self.guards[id(value)] = node.test
                 else:
                     sub = chain
                 for child in value:
@@ -485,6 +488,8 @@ class _Module:
                 return False
             if expr.id not in func.params and expr.id in self.built.get(id(func.node), ()):
                 return True  # a list the function filled in itself
+            if expr.id not in func.params and self._advanced(expr.id, func, at):
+                return True  # a counter the function's loop moves (`i += 1`)
             binding = self._dominating_binding(expr.id, func, at)
             if binding is None:
                 return False
@@ -503,6 +508,20 @@ class _Module:
                 and bool(value.args or value.keywords or isinstance(value.func, ast.Name))
                 and self._binding_origin(expr.id, func, stmt, value) is None
             )
+        return False
+
+    def _advanced(self, name: str, func: _Func, at: ast.AST) -> bool:
+        """Does the function move ``name`` by arithmetic on itself (before ``at``, or in
+        a loop around it)?"""
+        for stmt, value, chain in func.bindings.get(name, ()):
+            if not _before(stmt, at) and not self._share_loop(chain, at):
+                continue
+            if isinstance(stmt, ast.AugAssign):
+                return True
+            if isinstance(value, ast.BinOp) and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)
+            ):
+                return True
         return False
 
     def view(self, expr: ast.AST | None, func: _Func | None, at: ast.AST) -> _Origin | None:
@@ -635,6 +654,44 @@ class _Module:
                 best = entry
         return best
 
+    def _caller_checked(self, bound: ast.AST, call: ast.Call) -> bool:
+        """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg?
+
+        Only a test of what the value *is* counts; ``if arg is not None`` or a
+        truth test leaves everything else about it unchecked.
+        """
+        if not isinstance(bound, ast.Name):
+            return False
+        for block in self.blocks.get(call, ()):
+            test = self.guards.get(block)
+            if test is None:
+                continue
+            tests = (
+                test.values
+                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+                else [test]
+            )
+            for t in tests:
+                if (
+                    isinstance(t, ast.Call)
+                    and _dotted(t.func) in ("isinstance", "issubclass")
+                    and t.args
+                    and isinstance(t.args[0], ast.Name)
+                    and t.args[0].id == bound.id
+                ):
+                    return True
+                if (
+                    isinstance(t, ast.Compare)
+                    and isinstance(t.left, ast.Attribute)
+                    and isinstance(t.left.value, ast.Name)
+                    and t.left.value.id == bound.id
+                    and not any(
+                        isinstance(c, ast.Constant) and c.value is None for c in t.comparators
+                    )
+                ):
+                    return True
+        return False
+
     def _shadowed(self, name: str, func: _Func | None, at: ast.AST) -> bool:
         """An `inputs` name the function re-binds to its own value (`args = self.codegen_args()`)."""
         if func is None or name in func.params:
@@ -696,7 +753,9 @@ class _Module:
             positional = positional[1:]
         for call, caller in sites:
             bound = _argument_for(call, arg, positional, node_args, func)
-            if bound is not None and self.view(bound, caller, call) is not None:
+            if bound is None or self._caller_checked(bound, call):
+                continue  # the caller tested what it passes: the helper restates it
+            if self.view(bound, caller, call) is not None:
                 return _Origin(
                     f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
                 )

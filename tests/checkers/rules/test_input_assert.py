@@ -373,3 +373,33 @@ def test_unparsable_file_yields_nothing():
 def test_inputs_must_be_a_list_of_names():
     with pytest.raises(ConfigError, match="inputs"):
         InputAssert.from_table({"id": "t", "inputs": "args"}, "contract `t`")
+
+
+def test_a_helper_restating_its_callers_type_test_is_not_validating():
+    src = (
+        "def _cmp(a, b):\n"
+        "    assert isinstance(b, Date)\n"
+        "\n"
+        "def _scale(a, b):\n"
+        "    assert b.shape[0] == 4\n"
+        "\n"
+        "def eq(a, b):\n"
+        "    if isinstance(b, Date):\n"
+        "        return _cmp(a, b) == 0\n"
+        "    if b is not None:\n"
+        "        return _scale(a, b)\n"
+    )
+    # `is not None` says nothing about b's shape: that helper still validates input.
+    assert lines(src) == [5]
+
+
+def test_a_counter_the_function_moves_is_its_own():
+    src = (
+        "def translate(pat):\n"
+        "    i, n = 0, len(pat)\n"
+        "    while i < n:\n"
+        "        i = i + 1\n"
+        "    assert i == n\n"
+        "    assert n > 0\n"
+    )
+    assert lines(src) == [6]

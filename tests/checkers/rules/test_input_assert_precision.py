@@ -77,8 +77,8 @@ def scores(bench):
 def test_floor_on_all_400(scores):
     rule, _ = scores
     assert rule.total == 400
-    # Measured: 175 of 200 flagged are input (0.875), 175 of 195 inputs flagged (0.897).
-    assert rule.precision >= 0.87, rule.misses
+    # Measured: 175 of 197 flagged are input (0.888), 175 of 195 inputs flagged (0.897).
+    assert rule.precision >= 0.88, rule.misses
     assert rule.recall >= 0.89, rule.misses
 
 
@@ -92,7 +92,7 @@ def test_beats_s101_and_the_simple_version(scores):
 
 def test_floor_on_the_sample_measured_last(scores):
     held = scores[0].subset(("holdout2",))
-    # Measured: 41 of 54 (0.759), 41 of 45 (0.911); 0.709 / 0.886 before its own fixes.
+    # Measured: 41 of 52 (0.788), 41 of 45 (0.911); 0.709 / 0.886 before its own fixes.
     assert held.total == 100
-    assert held.precision >= 0.75, held.misses
+    assert held.precision >= 0.78, held.misses
     assert held.recall >= 0.9, held.misses
