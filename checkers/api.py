@@ -117,11 +117,18 @@ def check(
             digest_size=12,
         ).hexdigest()
         cache = Cache(config.root, key)
+    stamp = None
+    if cache is not None and hunks is None and _covers_src_roots(targets, config):
+        from .cache import tree_stamp
+
+        stamp = tree_stamp(files)
     show = wants_progress(len(files)) if progress is None else progress
-    results = engine.check_files(files, cache=cache, jobs=jobs, progress=show)
+    results = engine.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
     fixed = 0
     if fix:
         fixed = _fix(engine, results, dict(files), unsafe=unsafe_fixes, hunks=hunks, cache=cache)
+        if fixed and cache is not None:
+            cache.set_stamp(None)  # the tree the stamp described has just been rewritten
         if fixed and diff_base is not None:
             from .diff_filter import changed_lines
 
@@ -136,6 +143,19 @@ def check(
     findings.sort(key=Finding.sort_key)
     checked = sum(1 for r in results if not r.missing)
     return CheckResult(root=config.root, findings=findings, files_checked=checked, fixed=fixed)
+
+
+def _covers_src_roots(targets: list[Path], config: Config) -> bool:
+    """Whether the run lists every file a cross-file contract may read: each src root is inside a target."""
+    dirs = (
+        [os.path.abspath(t) for t in targets if os.path.isdir(t)] if targets else [str(config.root)]
+    )
+    if targets and len(dirs) != len(targets):
+        return False  # single files named: pre-commit's case, never the whole tree
+    return all(
+        any(str(src) == d or str(src).startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+        for src in config.src_roots
+    )
 
 
 def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache) -> int:

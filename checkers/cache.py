@@ -1,7 +1,8 @@
 """Per-file results keyed by the file's bytes, the declaration and the checker.
 
 One file per cache key under ``.atom-contracts-cache/`` at the project root,
-mapping each path to ``(size, mtime_ns, digest, findings, directives)``. A
+mapping each path to ``(size, mtime_ns, digest, findings, directives,
+tree_findings)``. A
 warm run trusts ``(size, mtime_ns)`` and reads nothing; a changed stat falls
 back to the content digest, so touching a file (a checkout, a formatter that
 changed nothing) costs a read and a hash but not a check. A file modified in
@@ -9,8 +10,13 @@ the same second it was cached is stored without its stat, so an edit inside
 one mtime tick that keeps the size cannot be served stale (git's "racy"
 index problem).
 
-Only findings of ``CACHEABLE`` contracts are stored: a contract whose
-findings depend on other files (an import chain) is recomputed every run.
+A contract that is not ``CACHEABLE`` has findings that depend on other
+files (an import chain), so one file's bytes cannot vouch for them. They are
+stored too, with a *tree stamp*: a digest of every checked file's path, size
+and mtime, taken only when the run covered every src root. The next run
+reuses them only if its own stamp is identical -- nothing anywhere in the
+tree changed -- which is the warm CI and benchmark case; any edit, and any
+run over part of the tree (pre-commit's handful of files), recomputes them.
 Suppressions are applied after the cache, so the stored findings never
 depend on which codes a run selected beyond the key.
 
@@ -83,11 +89,30 @@ def checker_fingerprint() -> str:
     return blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
 
 
+def tree_stamp(files: list[tuple[str, str]]) -> str | None:
+    """Digest of (path, size, mtime) of every file; None when one changed too recently to tell."""
+    from contracts.config import blake2b
+
+    now = time.time()
+    parts = []
+    for rel, abspath in files:
+        try:
+            st = os.stat(abspath)
+        except OSError:
+            continue
+        if now - st.st_mtime < _RACY_SECONDS:
+            return None
+        parts.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}")
+    return blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
 class Cache:
     def __init__(self, root: Path, key: str) -> None:
         self.directory = root / CACHE_DIR
         self.path = self.directory / f"{key}.marshal"
         self.entries: dict[str, tuple] = {}
+        # The tree stamp the stored non-CACHEABLE findings were computed under.
+        self.stamp: str | None = None
         self.dirty = False
         self._load()
 
@@ -99,22 +124,34 @@ class Cache:
         except OSError:
             return
         try:
-            entries = marshal.loads(data)
+            stored = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return  # a truncated or foreign file is a miss, never an error
-        if isinstance(entries, dict):
-            self.entries = entries
+        if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[1], dict):
+            self.stamp, self.entries = stored
 
     def get(self, path: str) -> tuple | None:
         return self.entries.get(path)
 
     def put(
-        self, path: str, size: int, mtime_ns: int, digest: bytes, findings: tuple, directives: tuple
+        self,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        digest: bytes,
+        findings: tuple,
+        directives: tuple,
+        tree_findings: tuple | None = None,
     ) -> None:
         if time.time() - mtime_ns / 1e9 < _RACY_SECONDS:
             mtime_ns = -1  # modified too recently for its stat to prove anything next time
-        self.entries[path] = (size, mtime_ns, digest, findings, directives)
+        self.entries[path] = (size, mtime_ns, digest, findings, directives, tree_findings)
         self.dirty = True
+
+    def set_stamp(self, stamp: str | None) -> None:
+        if stamp != self.stamp:
+            self.stamp = stamp
+            self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:
@@ -129,7 +166,7 @@ class Cache:
                 marker.write_text("# written by atom-contracts\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(marshal.dumps(self.entries))
+                fh.write(marshal.dumps((self.stamp, self.entries)))
             os.replace(tmp, self.path)
             self._prune()
         except OSError:

@@ -182,8 +182,14 @@ class Engine:
         raw = self.run_contracts(source, contracts)
         return self.finalize(path, raw, parse_directives(text), pfi)
 
-    def check_file(self, path: str, abspath: str, entry: tuple | None) -> FileResult:
-        """One file on disk, reusing ``entry`` (its cache record) when the file is unchanged."""
+    def check_file(
+        self, path: str, abspath: str, entry: tuple | None, *, tree_unchanged: bool = False
+    ) -> FileResult:
+        """One file on disk, reusing ``entry`` (its cache record) when the file is unchanged.
+
+        ``tree_unchanged`` says the whole tree's stamp matches the cache's, so
+        the stored findings of non-CACHEABLE contracts still hold as well.
+        """
         from .cache import finding_from_tuple, finding_to_tuple
 
         contracts, pfi = self.applying(path)
@@ -195,7 +201,8 @@ class Engine:
             return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])
         source: SourceFile | None = None
         new_entry = None
-        if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
+        stat_hit = entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns
+        if stat_hit:
             raw_tuples, directive_tuples = entry[3], entry[4]
         else:
             try:
@@ -223,14 +230,22 @@ class Engine:
         raw = [finding_from_tuple(t) for t in raw_tuples]
         volatile = [c for c in contracts if not c.CACHEABLE]
         if volatile:
-            if source is None:
-                try:
-                    with open(abspath, "rb") as fh:
-                        source = SourceFile(path, decode(fh.read()), abspath=abspath)
-                except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
-                    source = None  # already reported as AC001 by the cached pass
-            if source is not None:
-                raw.extend(self.run_contracts(source, volatile))
+            if tree_unchanged and stat_hit and entry[5] is not None:
+                tree_tuples = entry[5]
+            else:
+                tree_raw: list[Finding] = []
+                if source is None:
+                    try:
+                        with open(abspath, "rb") as fh:
+                            source = SourceFile(path, decode(fh.read()), abspath=abspath)
+                    except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
+                        source = None  # already reported as AC001 by the cached pass
+                if source is not None:
+                    tree_raw = self.run_contracts(source, volatile)
+                tree_tuples = tuple(finding_to_tuple(f) for f in tree_raw)
+                base = new_entry or entry[:5]
+                new_entry = (*base, tree_tuples)
+            raw.extend(finding_from_tuple(t) for t in tree_tuples)
         directives = tuple(Directive(*d) for d in directive_tuples)
         findings = self.finalize(path, raw, directives, pfi)
         return FileResult(path, findings, new_entry)
@@ -244,32 +259,69 @@ class Engine:
         cache=None,
         jobs: int | None = None,
         progress: bool = False,
+        stamp: str | None = None,
     ) -> list[FileResult]:
+        """Check ``files``; ``stamp`` is the tree stamp when they cover every src root."""
         entries = cache.entries if cache is not None else {}
+        unchanged = cache is not None and stamp is not None and cache.stamp == stamp
         jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-        if jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
-            results = self._check_parallel(files, entries, jobs, progress)
+        results: list[FileResult] = []
+        todo = files
+        if entries:
+            # Files the cache answers outright are cheaper here than a worker's
+            # round trip; only the rest decide whether a pool is worth starting.
+            todo = []
+            for rel, abspath in files:
+                if self._answered(rel, abspath, entries.get(rel), unchanged):
+                    results.append(
+                        self.check_file(rel, abspath, entries[rel], tree_unchanged=unchanged)
+                    )
+                else:
+                    todo.append((rel, abspath))
+        if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+            results.extend(self._check_parallel(todo, entries, jobs, progress, unchanged))
         else:
-            results = []
-            for index, (rel, abspath) in enumerate(files, 1):
-                results.append(self.check_file(rel, abspath, entries.get(rel)))
+            for index, (rel, abspath) in enumerate(todo, 1):
+                results.append(
+                    self.check_file(rel, abspath, entries.get(rel), tree_unchanged=unchanged)
+                )
                 if progress and index % 200 == 0:
-                    _progress(index, len(files))
+                    _progress(index, len(todo))
             if progress:
-                _progress(len(files), len(files), final=True)
+                _progress(len(todo), len(todo), final=True)
         if cache is not None:
             for r in results:
                 if r.cache_entry is not None:
                     cache.put(r.path, *r.cache_entry)
+            # Findings of non-CACHEABLE contracts now stored were computed under
+            # this stamp; a partial run (no stamp) leaves nothing to vouch for them.
+            cache.set_stamp(stamp if any(not c.CACHEABLE for c in self.contracts) else None)
         return results
 
-    def _check_parallel(self, files, entries, jobs, progress) -> list[FileResult]:
+    def _answered(self, rel: str, abspath: str, entry: tuple | None, unchanged: bool) -> bool:
+        """Whether the cache holds this file's whole result: same stat, and nothing to recompute."""
+        if entry is None:
+            return False
+        try:
+            st = os.stat(abspath)
+        except OSError:
+            return False
+        if (entry[0], entry[1]) != (st.st_size, st.st_mtime_ns):
+            return False
+        if unchanged and entry[5] is not None:
+            return True
+        return all(c.CACHEABLE for c in self.applying(rel)[0])
+
+    def _check_parallel(self, files, entries, jobs, progress, unchanged) -> list[FileResult]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         global _WORKER
         chunks = [files[i : i + _CHUNK_FILES] for i in range(0, len(files), _CHUNK_FILES)]
-        payload = [[(rel, abspath, entries.get(rel)) for rel, abspath in chunk] for chunk in chunks]
+        payload = [
+            (unchanged, [(rel, abspath, entries.get(rel)) for rel, abspath in chunk])
+            for chunk in chunks
+        ]
         # fork: workers inherit this engine (its parsed config, compiled globs)
         # instead of unpickling it; spawn platforms re-create it from the config.
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -300,11 +352,15 @@ def _init_worker(config: Config, selection: Selection) -> None:
     _WORKER = Engine(config, selection)
 
 
-def _check_chunk(items: list[tuple[str, str, tuple | None]]) -> list[FileResult]:
+def _check_chunk(chunk: tuple[bool, list[tuple[str, str, tuple | None]]]) -> list[FileResult]:
     engine = _WORKER
     if engine is None:  # pragma: no cover - the initializer always ran
         raise RuntimeError("worker started without an engine")
-    return [engine.check_file(rel, abspath, entry) for rel, abspath, entry in items]
+    unchanged, items = chunk
+    return [
+        engine.check_file(rel, abspath, entry, tree_unchanged=unchanged)
+        for rel, abspath, entry in items
+    ]
 
 
 def _progress(checked: int, total: int, *, final: bool = False) -> None:

@@ -181,3 +181,39 @@ def test_a_crashing_contract_is_an_internal_error_naming_it(tmp_path, monkeypatc
     monkeypatch.setattr(Rename, "check", boom)
     with pytest.raises(ContractCrash, match=r"`no-old`.*a\.py.*kaboom"):
         run(tmp_path)
+
+
+def _age(root, seconds=60):
+    """Backdate every file: a file modified within the racy window never vouches for a cache hit."""
+    import os
+    import time
+
+    past = time.time() - seconds
+    for p in root.rglob("*.py"):
+        os.utime(p, (past, past))
+
+
+def test_cross_file_findings_are_reused_only_while_the_whole_tree_is_unchanged(tmp_path):
+    files = {f"m{i}.py": "marker\n" if i % 2 else "x = 1\n" for i in range(10)}
+    write_tree(tmp_path, files)
+    _age(tmp_path)
+    counted = ({"id": "m", "kind": "counted"},)
+
+    def calls(**kw):
+        Counted.calls = 0
+        result = run(tmp_path, counted, use_cache=True, **kw)
+        return Counted.calls, [(f.path, f.line) for f in result.findings]
+
+    first = calls()
+    assert first == (5, [(f"m{i}.py", 1) for i in range(1, 10, 2)])
+    assert calls() == (0, first[1])  # nothing anywhere changed: the stored findings hold
+    # One file changes: its neighbours' cross-file findings may depend on it, so all rerun.
+    (tmp_path / "m2.py").write_text("marker\n")
+    _age(tmp_path)
+    changed = calls()
+    assert changed[0] == 6
+    assert ("m2.py", 1) in changed[1]
+    assert calls() == (0, changed[1])
+    # A run over one file cannot vouch for the tree: the next whole run recomputes.
+    assert calls(paths=["m1.py"])[0] == 1
+    assert calls()[0] == 6
