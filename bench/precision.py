@@ -274,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         (("dev",), "dev (200, tuned on)"),
         (("holdout",), "holdout (100)"),
         (("holdout2",), "holdout2 (100)"),
-        (None, "all 400"),
+        (("holdout3",), "holdout3 (100)"),
+        (None, "all 500"),
     ):
         s = everything if sets is None else everything.subset(sets)
         print(_line(f"AC301, {title}", s))

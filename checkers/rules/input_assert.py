@@ -560,8 +560,12 @@ class _Module:
         if isinstance(expr, (ast.Tuple, ast.List)):
             return next((o for v in expr.elts if (o := self.view(v, func, at))), None)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            if _reads_environment(expr):
+                return _Origin("the environment or the command line")
             gens = expr.generators
-            if len(gens) == 1 and not gens[0].ifs:
+            # `[n.node for n in nodes]` reads the argument; `[fmt(x) for x in xs]`
+            # and a filtered comprehension compute something new.
+            if len(gens) == 1 and not gens[0].ifs and _reads_target(expr.elt, gens[0].target):
                 return self.view(gens[0].iter, func, at)
             return None
         if isinstance(expr, ast.Call):
@@ -793,6 +797,22 @@ _POSITIONED = frozenset(
         ast.ExceptHandler,
     }
 )
+
+
+def _reads_target(elt: ast.AST, target: ast.AST) -> bool:
+    """Is a comprehension's element its loop variable, or read off it?"""
+    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    while True:
+        if isinstance(elt, (ast.Attribute, ast.Subscript, ast.Starred)):
+            elt = elt.value
+        elif isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and not elt.args:
+            elt = elt.func.value
+        elif isinstance(elt, ast.Call) and _dotted(elt.func) in _VIEW_BUILTINS and elt.args:
+            elt = elt.args[0]  # `int(d)`: the same value converted
+        elif isinstance(elt, ast.Tuple):
+            return all(_reads_target(e, target) for e in elt.elts)
+        else:
+            return isinstance(elt, ast.Name) and elt.id in names
 
 
 def _private(attr: str) -> bool:

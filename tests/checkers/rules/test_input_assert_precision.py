@@ -1,4 +1,4 @@
-"""AC301's precision and recall on 400 hand-labelled asserts of torch and the stdlib.
+"""AC301's precision and recall on 500 hand-labelled asserts of torch and the stdlib.
 
 The labels (``tests/checkers/data/assert_labels.jsonl``) point into the
 installed sources by path, line and the line's hash; the code itself is
@@ -21,6 +21,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 LABELS = REPO / "tests" / "checkers" / "data" / "assert_labels.jsonl"
+SETS = ("dev", "holdout", "holdout2", "holdout3")
 
 
 def _bench():
@@ -44,14 +45,14 @@ def test_labels_are_well_formed_and_carry_no_source():
     for rec in records:
         assert rec["root"] in ("torch", "stdlib")
         assert rec["label"] in ("input", "state")
-        assert rec["set"] in ("dev", "holdout", "holdout2")
+        assert rec["set"] in SETS
         assert re.fullmatch(r"[0-9a-f]{16}", rec["sha"])
         assert rec["reason"].strip() and "\n" not in rec["reason"]
         assert not rec["path"].startswith("/")
         keys.add((rec["root"], rec["path"], rec["line"]))
     assert len(keys) == len(records), "an assert is labelled twice"
-    sets = {s: sum(r["set"] == s for r in records) for s in ("dev", "holdout", "holdout2")}
-    assert sets == {"dev": 200, "holdout": 100, "holdout2": 100}
+    sets = {s: sum(r["set"] == s for r in records) for s in SETS}
+    assert sets == {"dev": 200, "holdout": 100, "holdout2": 100, "holdout3": 100}
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +75,12 @@ def scores(bench):
     return rule, simple
 
 
-def test_floor_on_all_400(scores):
+def test_floor_on_all_500(scores):
     rule, _ = scores
-    assert rule.total == 400
-    # Measured: 175 of 197 flagged are input (0.888), 175 of 195 inputs flagged (0.897).
+    assert rule.total == 500
+    # Measured: 214 of 241 flagged are input (0.888), 214 of 245 inputs flagged (0.873).
     assert rule.precision >= 0.88, rule.misses
-    assert rule.recall >= 0.89, rule.misses
+    assert rule.recall >= 0.87, rule.misses
 
 
 def test_beats_s101_and_the_simple_version(scores):
@@ -90,9 +91,12 @@ def test_beats_s101_and_the_simple_version(scores):
     assert rule.recall > simple.recall + 0.2
 
 
-def test_floor_on_the_sample_measured_last(scores):
-    held = scores[0].subset(("holdout2",))
-    # Measured: 41 of 52 (0.788), 41 of 45 (0.911); 0.709 / 0.886 before its own fixes.
-    assert held.total == 100
-    assert held.precision >= 0.78, held.misses
-    assert held.recall >= 0.9, held.misses
+def test_floors_on_the_held_out_samples(scores):
+    # Measured on each when it was labelled, before any fix it prompted (docs/precision.md):
+    # holdout 0.783 / 0.922, holdout2 0.709 / 0.886, holdout3 0.812 / 0.780. Now:
+    floors = {"holdout2": (0.78, 0.9), "holdout3": (0.86, 0.78)}  # 41/52, 41/45; 39/45, 39/50
+    for name, (precision, recall) in floors.items():
+        held = scores[0].subset((name,))
+        assert held.total == 100
+        assert held.precision >= precision, (name, held.misses)
+        assert held.recall >= recall, (name, held.misses)
