@@ -38,8 +38,12 @@ class's own bookkeeping, an ``isinstance`` narrowing of a name the function
 re-bound just before, ``assert False`` markers, and tests (``test*``
 functions and test files: a test's assert is the test).
 
-Measured on 200 labelled asserts from torch 2.13.0 and the standard library
-(``bench/precision.py``; the figures are in ``docs/precision.md``).
+Measured on 500 asserts of torch 2.13.0 and the standard library, labelled by
+hand (``bench/precision.py``, ``docs/precision.md``): 0.89 precision at 0.87
+recall over all of them, against S101's 0.49; on the three samples labelled
+blind, before each could shape the rule, 0.77 at 0.86. What it still gets
+wrong is mostly what only the whole program knows: a helper reached through
+another module's dispatch table, a shape a registered pattern guarantees.
 """
 
 from __future__ import annotations
