@@ -15,28 +15,35 @@ came from, following input where it hides:
 
 * a parameter of the enclosing function (not ``self``/``cls``), or of an
   enclosing function for a closure, and what is read *off* it without
-  computing anything new: attributes, items, elements of a loop over it,
-  ``len``/``tuple``/``list``/``zip``/``enumerate`` of it, getters called on it
-  with no arguments, ``.get``/``.pop`` of a mapping. A parameter re-bound to a
-  computation (``days = modf(days)``) on every path to the assert is the
-  function's own value from there on;
-* an attribute copied from a constructor argument or a config in ``__init__``
-  (``self.block_size = config.block_size``) and asserted in another method,
-  unless the class assigns it again elsewhere (then the class maintains it),
-  and the fields of a dataclass;
-* names read from the environment or the command line (``os.environ``,
-  ``os.getenv``, ``sys.argv``, ``parse_args()``), at module level or locally;
+  computing anything new: attributes, items, elements of a loop or a
+  comprehension over it, ``len``/``tuple``/``list``/``zip``/``int`` of it,
+  getters called on it with no arguments, ``.get``/``.pop`` of a mapping. A
+  parameter re-bound to its own normalised form (``dims = map_neg(dims)``)
+  is still the caller's; re-bound to another computation (``d, days =
+  modf(days)``) on every path to the assert, it is the function's own;
+* an attribute a constructor copied from its arguments or a config
+  (``self.block_size = config.block_size``, also through a private
+  ``self._init_from(node)`` only constructors call, and a dataclass's
+  fields), unless another method assigns it again -- then the class
+  maintains it;
+* the environment and the command line (``os.environ``, ``os.getenv``,
+  ``sys.argv``, ``parse_args()``), read at module level or locally;
 * the contract's ``inputs`` names (``args``, ``config``, ``hf_config``),
-  wherever they appear;
-* a private helper's parameter counts only when some call in the same module
-  passes it input (a public function's argument unchanged, say) -- or when
-  nothing in the module calls it, since then its callers are elsewhere.
+  wherever they appear, unless the function re-binds one to a value of its
+  own (``args = self.codegen_args()``);
+* a private or nested helper's parameter, when some call in the module
+  passes it such a value -- or when nothing in the module calls it, since its
+  callers are then elsewhere. A call under ``if isinstance(x, T):`` or ``if
+  x.kind == K:`` passes a value its caller already checked.
 
-What is not input, and stays an assert: a value the function computed (a call
-with the input as an argument, arithmetic, a filtered comprehension), the
-class's own bookkeeping, an ``isinstance`` narrowing of a name the function
-re-bound just before, ``assert False`` markers, and tests (``test*``
-functions and test files: a test's assert is the test).
+What is not input, and stays an assert: what the function computed (a call
+that takes the input, arithmetic, a comprehension that builds new values, a
+list it fills, a counter it advances) and a comparison of that against what
+it was given -- a postcondition; the object's own bookkeeping, a lookup in a
+table of an object the constructor stored, another object's private
+attribute; an ``isinstance`` narrowing of a parameter the function just
+normalised; ``assert False`` markers; and tests (``test*`` functions,
+``Test*`` classes, test files: a test's assert is the test).
 
 Measured on 500 asserts of torch 2.13.0 and the standard library, labelled by
 hand (``bench/precision.py``, ``docs/precision.md``): 0.89 precision at 0.87
