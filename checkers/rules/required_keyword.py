@@ -242,7 +242,7 @@ class RequiredKeyword(Contract):
                 why = (
                     f"`{self.argument}` (`{_segment(source, argument)}`) is not provably an "
                     "int, and with tensor repeats the device syncs to read back the output "
-                    "length"
+                    'length (`torch.cuda.set_sync_debug_mode("error")` raises there)'
                 )
             yield self.finding(
                 source,
