@@ -31,10 +31,92 @@ _DELEGATED = {
 }
 
 
+# `check`'s options, declared once: argparse is built from the table for
+# --help and for errors, and `_fast_check_args` parses the common case from
+# it directly -- argparse with its help formatter (which imports shutil) is
+# ~8 ms, a tenth of the one-file budget, to read `check FILE`.
+def check_options() -> tuple[tuple[tuple[str, ...], str, object, str], ...]:
+    """(flags, dest, bool | str | int | choices, help) of each ``check`` option."""
+    from .reporters import FORMATS
+
+    return (
+        (("--output-format",), "output_format", FORMATS, "how findings are printed"),
+        (
+            ("--select",),
+            "select",
+            str,
+            "comma-separated codes or prefixes to run (replaces `select`)",
+        ),
+        (
+            ("--ignore",),
+            "ignore",
+            str,
+            "comma-separated codes or prefixes to skip (adds to `ignore`)",
+        ),
+        (
+            ("--diff-base",),
+            "diff_base",
+            str,
+            "keep findings on lines inside `git diff -U3 $(git merge-base REV HEAD)` hunks "
+            "(reviewdog's diff_context)",
+        ),
+        (("--fix",), "fix", bool, "apply safe fixes"),
+        (("--unsafe-fixes",), "unsafe_fixes", bool, "with --fix, apply unsafe fixes too"),
+        (("--statistics",), "statistics", bool, "print counts per code instead of findings"),
+        (("--exit-zero",), "exit_zero", bool, "exit 0 even when there are findings"),
+        (("--no-cache",), "no_cache", bool, "neither read nor write .atom-contracts-cache/"),
+        (("--config",), "config", str, "the pyproject.toml to use (its directory is the root)"),
+        (("--jobs",), "jobs", int, "worker processes (default: all cores)"),
+        (("-q", "--quiet"), "quiet", bool, "print findings only, no summary"),
+        (("-v", "--verbose"), "verbose", bool, "tracebacks on internal errors; timing"),
+    )
+
+
+def _fast_check_args(args: list[str]):
+    """``check``'s arguments parsed from ``check_options()``, or None to let argparse speak."""
+    from types import SimpleNamespace
+
+    options = check_options()
+    by_flag = {flag: (dest, value) for flags, dest, value, _ in options for flag in flags}
+    ns = SimpleNamespace(command="check", paths=[])
+    for _, dest, value, _ in options:
+        setattr(
+            ns, dest, False if value is bool else value[0] if isinstance(value, tuple) else None
+        )
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            ns.paths.extend(rest)
+            break
+        if not arg.startswith("-") or arg == "-":
+            ns.paths.append(arg)
+            continue
+        flag, eq, inline = arg.partition("=")
+        if flag not in by_flag:
+            return None  # -h, a typo, a bundled short flag: argparse explains
+        dest, value = by_flag[flag]
+        if value is bool:
+            if eq:
+                return None
+            setattr(ns, dest, True)
+            continue
+        raw = inline if eq else next(rest, None)
+        if raw is None:
+            return None
+        if isinstance(value, tuple):
+            if raw not in value:
+                return None
+            setattr(ns, dest, raw)
+        else:
+            try:
+                setattr(ns, dest, value(raw))
+            except ValueError:
+                return None
+    return ns
+
+
 def _parser():
     import argparse
-
-    from .reporters import FORMATS
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -48,47 +130,13 @@ def _parser():
         description="Check PATHS (default: the project root) against [tool.atom-contracts].",
     )
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check")
-    check.add_argument(
-        "--output-format", choices=FORMATS, default="concise", help="how findings are printed"
-    )
-    check.add_argument(
-        "--select",
-        metavar="CODES",
-        help="comma-separated codes or prefixes to run (replaces `select`)",
-    )
-    check.add_argument(
-        "--ignore",
-        metavar="CODES",
-        help="comma-separated codes or prefixes to skip (adds to `ignore`)",
-    )
-    check.add_argument(
-        "--diff-base",
-        metavar="REV",
-        help="keep findings on lines inside `git diff -U3 $(git merge-base REV HEAD)` hunks (reviewdog's diff_context)",
-    )
-    check.add_argument("--fix", action="store_true", help="apply safe fixes")
-    check.add_argument(
-        "--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too"
-    )
-    check.add_argument(
-        "--statistics", action="store_true", help="print counts per code instead of findings"
-    )
-    check.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
-    )
-    check.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write .atom-contracts-cache/"
-    )
-    check.add_argument(
-        "--config", metavar="FILE", help="the pyproject.toml to use (its directory is the root)"
-    )
-    check.add_argument(
-        "--jobs", type=int, metavar="N", help="worker processes (default: all cores)"
-    )
-    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    check.add_argument(
-        "-v", "--verbose", action="store_true", help="tracebacks on internal errors; timing"
-    )
+    for flags, dest, value, help_text in check_options():
+        if value is bool:
+            check.add_argument(*flags, dest=dest, action="store_true", help=help_text)
+        elif isinstance(value, tuple):
+            check.add_argument(*flags, dest=dest, choices=value, default=value[0], help=help_text)
+        else:
+            check.add_argument(*flags, dest=dest, type=value, metavar=dest.upper(), help=help_text)
 
     rules = sub.add_parser(
         "rules", help="list every rule", description="Print the documentation of every rule."
@@ -139,6 +187,10 @@ def _main(args: list[str]) -> int:
         return int(getattr(import_module(module), func)(args[1:]) or 0)
     if args and args[0] == "hook":
         return _hook(args[1:])
+    if args and args[0] == "check":
+        fast = _fast_check_args(args[1:])
+        if fast is not None:
+            return _check(fast)
     parser = _parser()
     ns = parser.parse_args(args)
     if ns.command is None:

@@ -171,6 +171,13 @@ def _rdjson(findings: list[Finding], root: Path) -> str:
     return json.dumps(result, indent=2) + "\n"
 
 
+def _artifact(path: str) -> dict:
+    # A file outside the project root is reported by its absolute path: a URI of its own.
+    if path.startswith("/"):
+        return {"uri": Path(path).as_uri()}
+    return {"uri": path, "uriBaseId": "%SRCROOT%"}
+
+
 def _sarif(findings: list[Finding], root: Path) -> str:
     import json
 
@@ -198,7 +205,7 @@ def _sarif(findings: list[Finding], root: Path) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": _artifact(f.path),
                         "region": {
                             "startLine": f.line,
                             "startColumn": f.column,
@@ -217,7 +224,7 @@ def _sarif(findings: list[Finding], root: Path) -> str:
                     "description": {"text": f.fix.message},
                     "artifactChanges": [
                         {
-                            "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                            "artifactLocation": _artifact(f.path),
                             "replacements": [
                                 {
                                     "deletedRegion": {

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 from .finding import Finding
 
-_NOQA = re.compile(
-    r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)(?P<rest>.*)", re.I
-)
-_CODE = re.compile(r"[A-Za-z]+[0-9]+")
-_REASON = re.compile(r"^[\s,]*--\s*(?P<reason>\S.*)$")
+# Compiled on first use (re caches them): most files hold no "noqa", and a
+# one-file check should not pay for three patterns it never runs.
+_NOQA = r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)(?P<rest>.*)"
+_CODE = r"[A-Za-z]+[0-9]+"
+_REASON = r"^[\s,]*--\s*(?P<reason>\S.*)$"
 _PREFIX = "AC"
 
 
@@ -62,15 +62,17 @@ def parse_directives(text: str) -> tuple[Directive, ...]:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type != tokenize.COMMENT or "noqa" not in tok.string.lower():
                 continue
-            match = _NOQA.search(tok.string)
+            match = re.search(_NOQA, tok.string, re.I)
             if match is None:
                 continue
             codes = tuple(
-                c.upper() for c in _CODE.findall(match["codes"]) if c.upper().startswith(_PREFIX)
+                c.upper()
+                for c in re.findall(_CODE, match["codes"])
+                if c.upper().startswith(_PREFIX)
             )
             if not codes:
                 continue
-            reason = _REASON.match(match["rest"])
+            reason = re.match(_REASON, match["rest"])
             out.append(
                 Directive(
                     line=tok.start[0],

@@ -7,7 +7,8 @@ A *contract* is a named, declared invariant of a codebase: an instance of a
 This package knows nothing of files, terminals or torch. ``contracts.fields``
 declares parameter types once so a contract's configuration is validated by
 one generic loop; ``contracts.contract`` is the base every kind derives from;
-``contracts.config`` loads and validates the pyproject table.
+``contracts.config`` loads and validates the pyproject table, with its globs
+compiled by ``contracts.globs`` (git's semantics, without pathspec's import cost).
 
 ``contracts.runtime`` holds the runtime contract checks and hypothesis
 strategies, which need the engine (and so torch). It is never imported from

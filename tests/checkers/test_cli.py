@@ -255,3 +255,32 @@ def test_fix_from_the_command_line(tmp_path, monkeypatch, capsys):
     assert code == 0, out
     assert "Fixed 1 finding." in out
     assert (tmp_path / "k.py").read_text().startswith("import triton\n")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["a.py", "pkg/"],
+        ["--output-format", "json", "-q", "a.py"],
+        ["--output-format=sarif", "--select", "AC3,AC4", "--ignore=AC9", "--fix", "--unsafe-fixes"],
+        ["--diff-base", "origin/main", "--no-cache", "--jobs", "3", "--statistics", "--exit-zero"],
+        ["--config", "x/pyproject.toml", "-v", "--", "--weird-name.py"],
+    ],
+)
+def test_the_fast_path_reads_check_arguments_exactly_as_argparse_does(argv):
+    from checkers.cli import _fast_check_args, _parser
+
+    fast = _fast_check_args(argv)
+    assert fast is not None
+    assert vars(fast) == vars(_parser().parse_args(["check", *argv]))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["-h"], ["--output-format", "xml"], ["--jobs", "many"], ["--select"], ["-qv"], ["--fix=1"]],
+)
+def test_anything_unusual_goes_to_argparse(argv):
+    from checkers.cli import _fast_check_args
+
+    assert _fast_check_args(argv) is None

@@ -180,3 +180,13 @@ def test_statistics_counts_per_code():
     rows = statistics([FINDINGS[0], FINDINGS[0], safe]).splitlines()
     assert rows[0].split("\t") == ["2", "AC501", "banned-import"]  # unsafe fixes: no [*]
     assert rows[1].split("\t") == ["1", "AC301", "[*] input-assert"]
+
+
+def test_sarif_names_a_file_outside_the_root_by_its_own_uri(root):
+    import dataclasses
+
+    outside = dataclasses.replace(FINDINGS[1], path="/srv/vendored/x.py")
+    doc = json.loads(render([outside], "sarif", root=root))
+    location = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "file:///srv/vendored/x.py"}
+    _validator(SCHEMAS / "sarif" / "sarif-schema-2.1.0.json").validate(doc)
