@@ -20,7 +20,7 @@ import ast
 import os
 from collections.abc import Callable
 
-from .finding import Edit, Finding, Fix
+from .finding import Finding, Fix
 
 MAX_PASSES = 10
 
@@ -143,6 +143,3 @@ def write_atomically(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-__all__ = ["MAX_PASSES", "Edit", "apply_fix_edits", "choose_fixes", "fix_text", "write_atomically"]
