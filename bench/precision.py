@@ -47,6 +47,33 @@ def source_roots() -> dict[str, Path | None]:
     return {"torch": torch_root, "stdlib": Path(sysconfig.get_paths()["stdlib"])}
 
 
+def engine_roots(specs: list[str]) -> dict[str, Path]:
+    """``NAME=DIR`` pairs -> the package directory each engine's labels are relative to.
+
+    DIR is where a wheel was unpacked (``/tmp/engines/sglang``, holding
+    ``sglang/`` and its ``.dist-info``) or the package directory itself.
+    """
+    roots: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, where = spec.partition("=")
+        if not sep or not name or not where:
+            raise ValueError(f"--engine wants NAME=DIR, got {spec!r}")
+        path = Path(where).expanduser()
+        roots[name] = path / name if (path / name).is_dir() else path
+        if not roots[name].is_dir():
+            raise ValueError(f"--engine {spec!r}: {roots[name]} is not a directory")
+    return roots
+
+
+def engine_version(root: Path) -> str | None:
+    """The version in the unpacked wheel's dist-info next to the package, if any."""
+    for meta in sorted(root.parent.glob(f"{root.name}-*.dist-info/METADATA")):
+        for line in meta.read_text(encoding="utf-8").splitlines():
+            if line.startswith("Version: "):
+                return line.split(": ", 1)[1].strip()
+    return None
+
+
 def versions_match() -> tuple[bool, str]:
     try:
         torch_version = importlib.metadata.version("torch")
@@ -139,13 +166,19 @@ def score(
     positive: str,
     *,
     sets: tuple[str, ...] | None = None,
+    engines: dict[str, Path] | None = None,
 ) -> Score:
-    """Compare ``flag(source, anchored) -> set of lines (or anchors)`` with the labels."""
+    """Compare ``flag(source, anchored) -> set of lines (or anchors)`` with the labels.
+
+    ``engines`` adds unpacked engine trees to the installed ones; a record of
+    an engine that is not given, or of another version of it, is skipped.
+    """
     sys.path.insert(0, str(REPO))
     from checkers.source import SourceFile
 
-    roots = source_roots()
+    roots = {**source_roots(), **(engines or {})}
     records = load_records(labels_file, sets)
+    versions = {name: engine_version(root) for name, root in (engines or {}).items()}
     result = Score(positive)
     # AC701 records name the repeats argument's position: two calls can share a line.
     anchored = bool(records) and all("anchor" in rec for rec in records)
@@ -163,7 +196,9 @@ def score(
                     SourceFile(rec["path"], text, abspath=str(path)), anchored
                 )
         flagged = flagged_by_file[key]
-        if flagged is None:
+        if flagged is None or rec.get("version", versions.get(rec["root"])) != versions.get(
+            rec["root"], rec.get("version")
+        ):
             result.skipped += 1
             continue
         lines = read_lines(roots[rec["root"]] / rec["path"])

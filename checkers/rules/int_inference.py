@@ -1,25 +1,34 @@
 """What one function's own text says about a value: an int, a tensor, or nothing.
 
 ``required-keyword`` needs to know whether ``repeats`` is a Python int (no
-device sync) or a tensor (a sync to read back the output length). A static
-check of one file cannot run the code, so this answers from local evidence
-only, in three verdicts:
+device sync) or a device tensor (a sync to read back the output length). A
+static check of one file cannot run the code, so this answers from local
+evidence only, in four verdicts:
 
 * ``INT``: provably a host scalar -- a literal, ``len``/``int``/``round``/
   ``min``/``max`` of ints, ``.item()``, ``.numel()``, ``.dim()``,
   ``.size(i)``, ``.shape[i]``, arithmetic over those, a parameter annotated
-  ``int`` (or defaulting to an int literal), a loop variable over ``range``
-  or an ``enumerate`` index, a module constant, an attribute every
-  assignment in the class sets to an int;
-* ``TENSOR``: evidence of a tensor -- a ``Tensor`` or other non-int
+  ``int`` (or defaulting to an int literal), an item of one annotated as a
+  container of ints (``block_size: list[int]``, ``shape: tuple[int, int]``),
+  an item of ``.tolist()``, a loop variable over ``range`` or an
+  ``enumerate`` index, a module constant, an attribute every assignment in
+  the class sets to an int;
+* ``HOST``: a tensor the function built on the host -- ``torch.tensor``/
+  ``arange``/``zeros``... without ``device=``, ``.cpu()``, a name spelled
+  ``*_cpu`` (the engines' convention for the host copy of a batch's
+  lengths), and what dtype casts and arithmetic make of those. Reading its
+  values back costs no device sync;
+* ``TENSOR``: evidence of a device tensor -- a ``Tensor`` or other non-int
   annotation, a ``torch.*`` call, a tensor method (``.sum()``, ``.to()``,
-  ``.long()`` ...), an attribute of an object that is not ``self`` (where
-  engines keep their per-batch tensors: ``attn_metadata.context_lens``),
-  an unknown call's result;
+  ``.long()`` ...), an index with a slice in a tuple (``grid[:, 0]``: lists
+  reject it), and a value named as per-row lengths or counts (``seq_lens``,
+  ``lengths``, ``counts``) that nothing else decides: ``repeat_interleave``
+  takes an int or a tensor, and a collection of lengths is not an int;
 * ``UNKNOWN``: no evidence either way -- an unannotated parameter and what
-  is read off it, a name imported from elsewhere. The rule stays quiet on
-  these rather than guess: a rule that flags every ``SPLIT_N`` count is a
-  rule users turn off.
+  is read off it, an attribute of another object (a config's ``topk`` and a
+  batch's ``seq_lens`` look the same), an unknown function's result, a name
+  imported from elsewhere. The rule stays quiet on these rather than guess:
+  a rule that flags every ``self.num_draft_tokens`` is a rule users turn off.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from dataclasses import dataclass
 
 INT = "int"
 TENSOR = "tensor"
+HOST = "host"
 UNKNOWN = "unknown"
 
 _INT_ANNOTATIONS = frozenset({"int", "float", "bool", "SymInt", "torch.SymInt", "IntLike"})
@@ -47,6 +57,40 @@ _INT_METHODS = frozenset(
         "get_device",
     }
 )
+# Annotations of containers whose items are what their one type argument says.
+_CONTAINERS = frozenset(
+    {"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence"}
+)
+# torch constructors that put their result on the default (host) device unless told.
+_HOST_CONSTRUCTORS = frozenset(
+    {"tensor", "as_tensor", "arange", "zeros", "ones", "full", "empty", "LongTensor", "IntTensor"}
+)
+# Methods that keep a host tensor on the host (a cast, arithmetic, a reshape).
+_DEVICE_PRESERVING = frozenset(
+    {
+        "long",
+        "int",
+        "float",
+        "sum",
+        "cumsum",
+        "diff",
+        "clamp",
+        "clone",
+        "flatten",
+        "view",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "contiguous",
+        "max",
+        "min",
+        "prod",
+        "type",
+    }
+)
+# The last word of a name for per-row lengths or counts: a collection, so as
+# repeats a tensor (repeat_interleave takes nothing else that is not an int).
+_PLURAL_LENGTHS = ("lens", "lengths", "seqlens", "counts")
 _SIZED_METHODS = frozenset({"size", "stride"})  # an int with an argument, a tuple without
 _INT_ATTRIBUTES = frozenset({"ndim", "itemsize"})
 _TENSOR_METHODS = frozenset(
@@ -129,6 +173,62 @@ def _annotation_verdict(ann: ast.expr | None) -> str:
     if names and names <= _INT_ANNOTATIONS:
         return INT
     return TENSOR  # an annotation that admits something other than an int
+
+
+def _item_annotation_verdict(ann: ast.expr | None) -> str:
+    """The verdict for an item of a value annotated ``ann`` (``list[int]`` -> INT)."""
+    if ann is None:
+        return UNKNOWN
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return UNKNOWN
+    if isinstance(ann, ast.Subscript) and _dotted(ann.value).rpartition(".")[2] == "Optional":
+        ann = ann.slice
+    if _dotted(ann) in ("torch.Size", "Size"):
+        return INT
+    if isinstance(ann, ast.Subscript) and _dotted(ann.value).rpartition(".")[2] in _CONTAINERS:
+        args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        args = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
+        # Ints all the way down (`list[tuple[int, int]]`): an item, or an item of
+        # one, is an int or a container of them -- never a tensor.
+        if args and all(
+            _annotation_verdict(a) == INT or _item_annotation_verdict(a) == INT for a in args
+        ):
+            return INT
+    return UNKNOWN
+
+
+def _last_word(node: ast.AST) -> str:
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return name.rpartition("_")[2]
+
+
+def _names_lengths(node: ast.AST) -> bool:
+    return isinstance(node, (ast.Name, ast.Attribute)) and _last_word(node) in _PLURAL_LENGTHS
+
+
+def _names_host(node: ast.AST) -> bool:
+    return isinstance(node, (ast.Name, ast.Attribute)) and _last_word(node) == "cpu"
+
+
+def _has_device(call: ast.Call) -> bool:
+    return any(k.arg == "device" or k.arg is None for k in call.keywords)
+
+
+def _moves(call: ast.Call) -> bool:
+    """``.to(...)`` that names a device (a positional that is not a dtype, or ``device=``)."""
+    if _has_device(call):
+        return True
+    for a in call.args:
+        dotted = _dotted(a)
+        if not (dotted.startswith("torch.") or dotted in _DTYPE_NAMES):
+            return True
+    return False
+
+
+_DTYPE_NAMES = frozenset({"dtype", "torch_dtype"})
 
 
 class IntInference:
@@ -219,6 +319,12 @@ class IntInference:
     # -- verdicts ------------------------------------------------------
 
     def verdict(self, expr: ast.AST | None, scope: Scope) -> str:
+        found = self._verdict(expr, scope)
+        if found == UNKNOWN and expr is not None and _names_lengths(expr):
+            return TENSOR  # `forward_batch.extend_seq_lens`, `lengths`: per-row values
+        return found
+
+    def _verdict(self, expr: ast.AST | None, scope: Scope) -> str:
         if expr is None:
             return TENSOR  # bound by something opaque (a `with`, an unpacked call)
         if isinstance(expr, _Element):
@@ -241,12 +347,31 @@ class IntInference:
             return self._subscript(expr, scope)
         if isinstance(expr, ast.Call):
             return self._call(expr, scope)
-        return TENSOR
+        if isinstance(expr, ast.BoolOp):
+            # `spec.topk or 0`: whichever operand the value is.
+            return _worst({self.verdict(v, scope) for v in expr.values})
+        if isinstance(expr, ast.Compare):
+            return INT  # a bool
+        return UNKNOWN
 
     def _call(self, call: ast.Call, scope: Scope) -> str:
         name = _dotted(call.func)
         if name in _INT_CALLS:
             return INT
+        if (
+            name.startswith("torch.")
+            and name.rpartition(".")[2] in _HOST_CONSTRUCTORS
+            and not _has_device(call)
+        ):
+            return HOST  # built from host data on the default device
+        if isinstance(call.func, ast.Attribute):
+            method = call.func.attr
+            if method in ("cpu", "numpy"):
+                return HOST
+            if method == "to" or method in _DEVICE_PRESERVING:
+                base = self.verdict(call.func.value, scope)
+                if base == HOST and not (method == "to" and _moves(call)):
+                    return HOST
         if name in ("min", "max") and call.args:
             verdicts = {self.verdict(a, scope) for a in call.args}
             if len(call.args) == 1:
@@ -261,13 +386,17 @@ class IntInference:
             if method in _TENSOR_METHODS:
                 return TENSOR
         root = name.split(".")[0] if name else ""
-        if root in ("torch", "th") or name.startswith("torch."):
+        if root in ("torch", "th", "F") or name.startswith("torch."):
             return TENSOR
-        return TENSOR  # an unknown function's result: evidence of nothing int
+        # An unknown function's result: a helper returning a count looks like
+        # one returning lengths; the name the caller gives it may decide.
+        return UNKNOWN
 
     def _attribute(self, expr: ast.Attribute, scope: Scope) -> str:
         if expr.attr in _INT_ATTRIBUTES:
             return INT
+        if _names_host(expr):
+            return HOST
         base = expr.value
         if isinstance(base, ast.Name):
             owner = _self_class(base.id, scope)
@@ -275,9 +404,10 @@ class IntInference:
                 return self._class_attr(owner, expr.attr)
             if self._is_unannotated_param(base.id, scope) or base.id in self.imported:
                 return UNKNOWN
-        if isinstance(base, ast.Attribute) and self.verdict(base, scope) == UNKNOWN:
-            return UNKNOWN
-        return TENSOR  # an attribute of another object: where engines keep tensors
+        # An attribute of another object: engines keep per-batch tensors there
+        # (`attn_metadata.context_lens`) and configuration too (`server_args.topk`);
+        # the attribute's name (see `verdict`) is what tells them apart.
+        return UNKNOWN
 
     def _subscript(self, expr: ast.Subscript, scope: Scope) -> str:
         base = expr.value
@@ -287,6 +417,14 @@ class IntInference:
             return INT
         if _is_size_call(base):
             return INT
+        index = expr.slice
+        if isinstance(index, ast.Tuple) and any(
+            isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is Ellipsis)
+            for e in index.elts
+        ):
+            # `grid[:, 0]`: a multi-dimensional index, which lists and tuples reject.
+            base_verdict = self.verdict(base, scope)
+            return HOST if base_verdict == HOST else TENSOR
         return self._element(base, scope)
 
     def _element(self, iterable: ast.AST, scope: Scope) -> str:
@@ -295,14 +433,19 @@ class IntInference:
             name = _dotted(iterable.func)
             if name == "range":
                 return INT
-            if isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "size":
-                return INT
+            if isinstance(iterable.func, ast.Attribute) and iterable.func.attr in (
+                "size",
+                "tolist",
+            ):
+                return INT  # a Size's items; `.tolist()`'s Python numbers
         if isinstance(iterable, ast.Attribute) and iterable.attr == "shape":
             return INT
         if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
             return self._element(iterable.value, scope)  # a slice's items are the base's
         if isinstance(iterable, (ast.Tuple, ast.List)) and iterable.elts:
             return _worst({self.verdict(e, scope) for e in iterable.elts})
+        if self._items(iterable, scope) == INT:
+            return INT  # `block_n, block_k = block_size` with `block_size: list[int]`
         verdict = self.verdict(iterable, scope)
         if verdict == INT:
             return INT  # an item of an int-typed value (a Size held in a name)
@@ -329,6 +472,8 @@ class IntInference:
         return self._element(value, scope)
 
     def name(self, name: str, scope: Scope) -> str:
+        if name.endswith("_cpu"):
+            return HOST  # the engines' spelling for the host copy
         while scope is not None:
             if name == scope.self_name:
                 return TENSOR
@@ -364,6 +509,40 @@ class IntInference:
                 self._busy.discard(key)
         return out or [INT]
 
+    def _items(self, expr: ast.AST, scope: Scope) -> str:
+        """INT when ``expr`` is a container annotated to hold ints: a parameter, an
+        item of one, or an attribute the class only ever sets to one."""
+        if isinstance(expr, _Element):
+            return self._items(expr.iterable, scope)
+        if isinstance(expr, ast.Name):
+            return self._param_items(expr.id, scope)
+        if isinstance(expr, ast.Subscript):
+            return self._items(expr.value, scope)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            owner = _self_class(expr.value.id, scope)
+            if owner is None:
+                return UNKNOWN
+            values = self._class_assignments(owner, expr.attr)
+            if values and all(
+                (ann is not None and _item_annotation_verdict(ann) == INT)
+                or (value is not None and self._items(value, self.scope_of(node)) == INT)
+                for node, ann, value in values
+            ):
+                return INT
+        return UNKNOWN
+
+    def _param_items(self, name: str, scope: Scope) -> str:
+        """What the items of parameter ``name`` are, by its annotation, if not re-bound."""
+        while scope is not None:
+            if name in scope.params:
+                if name in self.bindings.get(id(scope.node), {}):
+                    return UNKNOWN
+                return _item_annotation_verdict(scope.params[name].annotation)
+            if name in self.bindings.get(id(scope.node), {}):
+                return UNKNOWN
+            scope = scope.parent
+        return UNKNOWN
+
     def _is_unannotated_param(self, name: str, scope: Scope) -> bool:
         while scope is not None:
             if name in scope.params:
@@ -375,25 +554,66 @@ class IntInference:
             scope = scope.parent
         return False
 
+    def _class_assignments(self, klass: ast.ClassDef, attr: str):
+        """(statement, annotation, value) for every assignment of ``self.<attr>`` in
+        ``klass``, and for a class-body field ``attr: T`` (a dataclass's)."""
+        out = []
+        for stmt in klass.body:
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == attr
+            ):
+                out.append((stmt, stmt.annotation, stmt.value))
+        for node in ast.walk(klass):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                parts = [(t, node.value)]
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    # `self.heads, self.kv_heads = partition(...)`: a part of the value.
+                    elts = getattr(node.value, "elts", None)
+                    parts = [
+                        (
+                            e,
+                            elts[i]
+                            if elts is not None and len(elts) == len(t.elts)
+                            else _Part(node.value, i),
+                        )
+                        for i, e in enumerate(t.elts)
+                    ]
+                for target, value in parts:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == attr
+                        and isinstance(target.value, ast.Name)
+                    ):
+                        ann = node.annotation if isinstance(node, ast.AnnAssign) else None
+                        if isinstance(node, ast.AugAssign):
+                            value = ast.BinOp(target, node.op, node.value)
+                        out.append((node, ann, value))
+        return out
+
     def _class_attr(self, klass: ast.ClassDef, attr: str) -> str:
         verdicts = set()
-        for node in ast.walk(klass):
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    if (
-                        isinstance(t, ast.Attribute)
-                        and t.attr == attr
-                        and isinstance(t.value, ast.Name)
-                    ):
-                        if (
-                            isinstance(node, ast.AnnAssign)
-                            and _annotation_verdict(node.annotation) == INT
-                        ):
-                            verdicts.add(INT)
-                        elif node.value is not None:
-                            verdicts.add(self.verdict(node.value, self.scope_of(node)))
-        return _worst(verdicts) if verdicts else TENSOR
+        for node, ann, value in self._class_assignments(klass, attr):
+            if ann is not None and _annotation_verdict(ann) == INT:
+                verdicts.add(INT)
+            elif value is not None:
+                key = (id(node), attr)
+                if key in self._busy:
+                    continue  # `self.n += 1`: the other assignments decide
+                self._busy.add(key)
+                try:
+                    verdicts.add(self.verdict(value, self.scope_of(node)))
+                finally:
+                    self._busy.discard(key)
+            elif ann is not None:
+                verdicts.add(_annotation_verdict(ann))
+        # Never assigned here: set by a base class in another module, or the host
+        # class of a mixin -- no evidence.
+        return _worst(verdicts) if verdicts else UNKNOWN
 
 
 class _Element(ast.AST):
@@ -438,9 +658,13 @@ def _combine(a: str, b: str) -> str:
 
 
 def _worst(verdicts: set[str]) -> str:
-    """A tensor anywhere makes a tensor; else no evidence anywhere makes no evidence."""
+    """A device tensor anywhere makes one; else no evidence anywhere makes no evidence;
+    else a host tensor anywhere makes a host tensor (an int and a host tensor add up
+    to a host tensor)."""
     if TENSOR in verdicts:
         return TENSOR
     if UNKNOWN in verdicts:
         return UNKNOWN
+    if HOST in verdicts:
+        return HOST
     return INT

@@ -9,17 +9,27 @@ metadata and the first layer. The caller already held the sum as
 slower, which is the kind of thing a default hides; and nothing else notices
 a missing keyword that only costs a sync.
 
-The sync happens only when ``repeats`` is a tensor: with an int the output
-length is known on the host. So the rule flags a call with neither the
-keyword nor an int ``repeats``, and infers ints locally
-(``checkers.rules.int_inference``): literals, ``len``/``int``/``min``/
-``max``, ``.item()``, ``.numel()``, ``.size(i)``, ``.shape[i]``, arithmetic
-over them, ``int``-annotated parameters, loop variables over ``range``,
-module constants and attributes ``__init__`` sets to an int. An unannotated
-parameter carries no evidence either way and is left alone: flagging every
-``SPLIT_N`` count is how a rule gets turned off. The single-argument form
-``torch.repeat_interleave(repeats)`` always syncs: there the tensor is the
-repeats.
+The sync happens only when ``repeats`` is a device tensor: with an int the
+output length is known on the host, and a host tensor's values are read
+without one. So the rule flags a call with neither the keyword nor repeats
+that might be an int, and infers locally (``checkers.rules.int_inference``):
+ints are literals, ``len``/``int``/``min``/``max``, ``.item()``,
+``.numel()``, ``.size(i)``, ``.shape[i]``, arithmetic over them,
+``int``-annotated parameters and items of ones annotated as containers of
+ints (``block_size: list[int]``), items of ``.tolist()``, loop variables over
+``range``, module constants, dataclass fields annotated ``int`` and
+attributes ``__init__`` sets to any of these; host tensors are ``torch``
+constructors without ``device=``, ``.cpu()`` and ``*_cpu`` names. What it
+flags needs evidence of a device tensor: a ``Tensor`` annotation, a
+``torch.*`` call, a tensor method, a ``grid[:, 0]`` index, or a name spelled
+as per-row lengths (``seq_lens``, ``lengths``, ``counts``). An unannotated
+parameter, another object's attribute and an unknown helper's result carry
+no evidence and are left alone: on sglang's 285 calls, treating another
+object's attribute as a tensor flagged 83 int counts
+(``server_args.speculative_num_draft_tokens``, ``quant_config.group_size``)
+for 40 real syncs, and a rule that noisy gets turned off. The
+single-argument form ``torch.repeat_interleave(repeats)`` always syncs:
+there the tensor is the repeats.
 
 Calls are matched by what the name resolves to through the file's imports
 (``import torch as th``, ``from torch import repeat_interleave as ri``), and
@@ -37,7 +47,7 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import Bool, ConfigError, String, StringList
 
-from .int_inference import INT, UNKNOWN, IntInference
+from .int_inference import HOST, INT, UNKNOWN, IntInference
 
 RULES = (
     Rule(
@@ -139,6 +149,26 @@ class RequiredKeyword(Contract):
         ),
         Example(
             source=(
+                "import torch\n"
+                "\n"
+                "class Drafter:\n"
+                "    def __init__(self, server_args):\n"
+                "        self.draft_tokens = server_args.num_draft_tokens or 1\n"
+                "\n"
+                "    def widen(self, page_table, block: tuple[int, int], lens_cpu):\n"
+                "        rows, cols = block\n"
+                "        page_table = page_table.repeat_interleave(self.draft_tokens, dim=0)\n"
+                "        page_table = page_table.repeat_interleave(rows * cols, dim=1)\n"
+                "        return page_table.repeat_interleave(lens_cpu.long())\n"
+            ),
+            params=_PARAMS,
+            note=(
+                "A count copied from a config, items of an int-tuple annotation, a host "
+                "tensor (`*_cpu`): none syncs the device."
+            ),
+        ),
+        Example(
+            source=(
                 "from torch.onnx import symbolic_opset9 as opset9\n"
                 "\n"
                 "def repeat_interleave(g, self, repeats, dim):\n"
@@ -178,6 +208,25 @@ class RequiredKeyword(Contract):
             note=(
                 "An alias; the single-argument form (the tensor is the repeats); the "
                 "method form with a tensor method's result."
+            ),
+        ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def patch_ids(grid, batch):\n"
+                "    sizes = grid[:, 1] * grid[:, 2]\n"
+                "    per_frame = torch.repeat_interleave(sizes, grid[:, 0])\n"
+                "    return batch.req_ids.repeat_interleave(batch.extend_lens), per_frame\n"
+            ),
+            params=_PARAMS,
+            expect=(
+                Expect("AC701", 5, 48, "not provably an int"),
+                Expect("AC701", 6, 44, "output_size"),
+            ),
+            note=(
+                "Unannotated, but a `grid[:, 0]` index is a tensor's (lists reject it), and "
+                "an attribute named as per-row lengths is not a count."
             ),
         ),
     )
@@ -236,7 +285,7 @@ class RequiredKeyword(Contract):
                 )
             else:
                 verdict = inference.verdict(argument, scope)
-                if verdict in (INT, UNKNOWN):
+                if verdict in (INT, HOST, UNKNOWN):
                     continue
                 anchor = argument
                 why = (

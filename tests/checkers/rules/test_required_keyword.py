@@ -67,9 +67,11 @@ def test_provable_ints_are_not_flagged(repeats):
     [
         "lens",  # annotated Tensor
         "lens.long()",
-        "torch.tensor([1, 2])",
-        "meta.context_lens",  # an attribute of an annotated metadata object
-        "counts(x)",  # an unknown function's result
+        "torch.tensor([1, 2], device=x.device)",
+        "meta.context_lens",  # an attribute named as per-row lengths
+        "grid[:, 0]",  # a multi-dimensional index: lists reject it
+        "torch.tensor([1, 2]).to(x.device)",  # a host tensor moved to a device
+        "x.cpu().cuda()",
     ],
 )
 def test_tensor_evidence_is_flagged(repeats):
@@ -90,6 +92,75 @@ def test_unannotated_parameters_carry_no_evidence():
     assert flagged(body) == []
 
 
+def test_other_objects_attributes_and_unknown_calls_carry_no_evidence():
+    # A config's count and a helper's result look like a batch's tensor from
+    # here; only a name spelled as per-row lengths tips them (see the test above).
+    body = (
+        "def f(x, spec: SpecConfig, layer: Layer):\n"
+        "    y = x.repeat_interleave(spec.num_draft_tokens)\n"
+        "    y = y.repeat_interleave(layer.output_size_per_partition)\n"
+        "    y = y.repeat_interleave(partition(spec)[1])\n"
+        "    return y.repeat_interleave(spec.topk or 1)\n"
+    )
+    assert flagged(body) == []
+
+
+def test_items_of_containers_annotated_as_ints_are_ints():
+    body = (
+        "def f(x, block: list[int], grids: list[tuple[int, int]], shape: 'tuple[int, ...]'):\n"
+        "    bn, bk = block\n"
+        "    y = x.repeat_interleave(bn).repeat_interleave(block[1] // bk)\n"
+        "    for h, w in grids:\n"
+        "        y = y.repeat_interleave(h * w)\n"
+        "    return y.repeat_interleave(shape[0])\n"
+    )
+    assert flagged(body) == []
+
+
+def test_init_attributes_from_int_containers_and_record_fields():
+    body = (
+        "class Vae:\n"
+        "    def __init__(self, channels: tuple[int, ...], z: int):\n"
+        "        self.channels = channels\n"
+        "        self.z = z\n"
+        "        self.heads, self.kv_heads = split_heads(z)\n"
+        "\n"
+        "    def up(self, x):\n"
+        "        x = x.repeat_interleave(self.channels[0] // self.z)\n"
+        "        return x.repeat_interleave(self.heads // self.kv_heads)\n"
+        "\n"
+        "class Expand:\n"
+        "    rows: int\n"
+        "\n"
+        "    def go(self, x):\n"
+        "        return x.repeat_interleave(self.rows)\n"
+    )
+    assert flagged(body) == []
+
+
+def test_host_tensors_cost_no_device_sync():
+    body = (
+        "def f(x, seq_lens_cpu, docs):\n"
+        "    pages = (seq_lens_cpu.to(torch.int64) + 15) // 16\n"
+        "    lengths = torch.tensor([len(d) for d in docs], dtype=torch.int64)\n"
+        "    y = x.repeat_interleave(pages)\n"
+        "    y = y.repeat_interleave(lengths.long())\n"
+        "    return y.repeat_interleave(x.cpu())\n"
+    )
+    assert flagged(body) == []
+
+
+def test_the_reaching_list_of_python_numbers_is_ints():
+    body = (
+        "def f(x, grid):\n"
+        "    for row in grid:\n"
+        "        t, h, w = row.tolist()\n"
+        "        x = x.repeat_interleave(h * w)\n"
+        "    return x\n"
+    )
+    assert flagged(body) == []
+
+
 def test_locals_loops_defaults_constants_and_init_attributes():
     body = (
         "BLOCK = 16\n"
@@ -98,7 +169,7 @@ def test_locals_loops_defaults_constants_and_init_attributes():
         "    def __init__(self, rate: int):\n"
         "        self.rate = rate\n"
         "        self.up = 16\n"
-        "        self.lens = torch.zeros(4)\n"
+        "        self.lens = torch.zeros(4, device='cuda')\n"
         "\n"
         "    def run(self, x, scale=32):\n"
         "        for i in range(3):\n"
