@@ -403,3 +403,157 @@ def test_a_counter_the_function_moves_is_its_own():
         "    assert n > 0\n"
     )
     assert lines(src) == [6]
+
+
+# -- where an engine hides input ------------------------------------------------
+
+
+def test_config_names_are_input_wherever_they_are_kept():
+    src = (
+        "class Runner:\n"
+        "    def __init__(self, model):\n"
+        "        self.model = model\n"
+        "\n"
+        "    def plan(self, batch):\n"
+        "        assert self.model.model_config.page_size > 1\n"
+        "        assert self.runner_config.top_k is not None\n"
+        "        assert batch.args is not None\n"
+        "\n"
+        "def launch(opts):\n"
+        "    server_args = opts.server_args\n"
+        "    assert server_args.tp_size > 0\n"
+    )
+    # `.args` is not a config: FX nodes, AST calls and exceptions all carry one;
+    # `batch` is a parameter of a public method, so line 8 is flagged for it.
+    assert lines(src) == [6, 7, 8, 12]
+    assert "runner_config" in check(src)[1].message
+
+
+def test_what_a_function_makes_of_a_config_alone_is_input():
+    src = (
+        "def check(server_args, ids):\n"
+        "    prefill, decode = backends_of(resolved(server_args))\n"
+        "    assert decode in ('fa3', 'triton')\n"
+        "    assert uses_mla(server_args)\n"
+        "    top_k = first_attr(self_config(), ('top_k', 'k'))\n"
+        "    positions = rope_index(ids.cpu(), hf_config=server_args.hf)\n"
+        "    out = positions.squeeze(1)\n"
+        "    assert out.shape[-1] == 3\n"
+    )
+    # Line 8: a function of data and a config computes something new.
+    assert lines(src) == [3, 4]
+
+
+def test_tensor_views_casts_and_concatenations_of_input_are_input():
+    src = (
+        "import torch\n"
+        "\n"
+        "def embed(items, device):\n"
+        "    crops = items[0].crops.unsqueeze(0).type(torch.half).to(device=device)\n"
+        "    assert crops.dim() == 6\n"
+        "    grid = torch.cat([item.grid for item in items], dim=0)\n"
+        "    assert grid.dim() == 2\n"
+        "    key = items[0].name.rsplit('.', 2)[0].replace('a', 'b')\n"
+        "    assert key.endswith('.proj')\n"
+    )
+    assert lines(src) == [5, 7, 9]
+
+
+def test_arithmetic_over_parameters_is_input_not_a_computation():
+    src = (
+        "def slots(loc, batch, topk, steps):\n"
+        "    expected = batch * topk * steps\n"
+        "    assert loc.shape[0] == expected\n"
+        "\n"
+        "def regroup(nodes):\n"
+        "    out = group(nodes)\n"
+        "    n = len(out) + 0\n"
+        "    assert n == len(nodes)\n"
+    )
+    # Line 8: `n` is arithmetic over what the function computed: a postcondition.
+    assert lines(src) == [3]
+
+
+def test_records_of_every_kind_pass_their_fields_and_properties_as_input():
+    src = (
+        "from pydantic import BaseModel\n"
+        "import msgspec\n"
+        "\n"
+        "class Scales(BaseModel):\n"
+        "    factors: dict\n"
+        "\n"
+        "    def check(self, tp):\n"
+        "        assert len(self.factors) == 4\n"
+        "\n"
+        "class Shard(msgspec.Struct):\n"
+        "    start: int\n"
+        "    end: int\n"
+        "\n"
+        "    @property\n"
+        "    def size(self):\n"
+        "        return self.end - self.start\n"
+        "\n"
+        "    def width(self):\n"
+        "        return self.size\n"
+        "\n"
+        "    def validate(self):\n"
+        "        assert self.size >= 0\n"
+        "        assert self.width() > 0\n"
+    )
+    assert lines(src) == [8, 22, 23]
+
+
+def test_a_conversions_result_narrowed_is_the_functions_own():
+    src = (
+        "def lens(batch):\n"
+        "    for i in range(batch.size):\n"
+        "        n = batch.lens_cpu[i].item()\n"
+        "        assert isinstance(n, int)\n"
+        "    m = batch.lens_cpu\n"
+        "    assert isinstance(m, list)\n"
+    )
+    assert lines(src) == [6]
+
+
+def test_the_objects_own_protocol_is_state():
+    src = (
+        "class Tree:\n"
+        "    def __init__(self, pool, table, rank):\n"
+        "        self.pool = pool\n"
+        "        self.table = table\n"
+        "        self.rank = rank\n"
+        "        self.name = 'tree'\n"
+        "        self._pending = {}\n"
+        "\n"
+        "    def step(self, kind):\n"
+        "        assert kind not in self._pending\n"
+        "        assert kind not in self.table\n"
+        "        assert self.pool.table is self.table\n"
+        "        assert self.pool.anchor(self.name) == 0\n"
+        "        assert self.pool.anchor(kind) == 0\n"
+    )
+    # Line 11: a public table copied from the constructor is input; line 14 asks
+    # the collaborator about the caller's value.
+    assert lines(src) == [11, 14]
+
+
+def test_a_private_method_its_callers_chose_for_the_value_restates_it():
+    src = (
+        "class Loop:\n"
+        "    def __init__(self, rank):\n"
+        "        self.rank = rank\n"
+        "\n"
+        "    def run(self):\n"
+        "        if self.rank == 0:\n"
+        "            self._recv()\n"
+        "        else:\n"
+        "            self._send()\n"
+        "        self._drain()\n"
+        "\n"
+        "    def _send(self):\n"
+        "        assert self.rank > 0\n"
+        "\n"
+        "    def _drain(self):\n"
+        "        assert self.rank >= 0\n"
+    )
+    assert lines(src) == [16]
