@@ -10,6 +10,15 @@ starts on its line.
 
     python bench/precision.py            # both rules
     python bench/precision.py --misses   # also list every disagreement
+    python bench/precision.py --engine sglang=/tmp/engines/sglang \
+        --engine transformers=/tmp/engines/transformers   # and the engine labels
+    python bench/precision.py --rule-at 84af9d3 --engine ...  # the rules as they were
+
+Engines are unpacked wheels (``pip download --no-deps sglang``, unzip);
+``bench/label_engine.py`` lists what their labels cover. ``--rule-at REV``
+runs the three rule modules as they were at git revision REV (``git show``),
+against today's labels, so a figure measured before a change can be
+measured again.
 
 Records whose file is missing or whose line no longer hashes the same are
 skipped and counted, so a different torch or Python shows up as "skipped",
@@ -297,7 +306,20 @@ def _line(name: str, s: Score, note: str = "") -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", action="store_true", help="list every disagreement")
+    parser.add_argument(
+        "--engine",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="an unpacked engine wheel the engine labels point into (sglang, transformers)",
+    )
+    parser.add_argument(
+        "--rule-at", metavar="REV", help="run the rule modules as they were at git revision REV"
+    )
     opts = parser.parse_args(argv)
+    engines = engine_roots(opts.engine)
+    if opts.rule_at:
+        load_rules_at(opts.rule_at)
     ok, why = versions_match()
     if not ok:
         print(f"warning: {why}; mismatched lines are skipped", file=sys.stderr)
@@ -335,7 +357,91 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print(_line("every call", _flag_all(s)))
+    if engines:
+        engine_report(engines, opts.misses)
     return 0
+
+
+def by_root(s: Score, root: str) -> Score:
+    out = Score(s.positive)
+    for rec, hit in s.seen:
+        if rec["root"] == root:
+            out.count(rec, hit)
+    return out
+
+
+RULE_MODULES = ("int_inference", "required_keyword", "input_assert")
+
+
+def load_rules_at(rev: str) -> None:
+    """Replace the rule modules with their text at git revision ``rev``.
+
+    Loaded under their own names, so ``checkers.rules.kind_class`` and the
+    relative import between them find the old versions.
+    """
+    import importlib
+    import subprocess
+    import types
+
+    sys.path.insert(0, str(REPO))
+    import checkers.rules as package
+
+    for name in RULE_MODULES:
+        text = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{rev}:checkers/rules/{name}.py"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        full = f"checkers.rules.{name}"
+        module = types.ModuleType(full)
+        module.__file__ = f"{rev}:checkers/rules/{name}.py"
+        module.__package__ = "checkers.rules"
+        sys.modules[full] = module
+        setattr(package, name, module)
+        exec(compile(text, module.__file__, "exec"), module.__dict__)
+    importlib.invalidate_caches()
+
+
+def engine_report(engines: dict[str, Path], misses: bool) -> None:
+    if "sglang" in engines:
+        print(
+            "AC301 input-assert on sglang (labels: tests/checkers/data/assert_engine_labels.jsonl)"
+        )
+        ours = score(
+            "assert_engine_labels.jsonl", rule("input-assert", {}), "input", engines=engines
+        )
+        simple = score("assert_engine_labels.jsonl", simple_input_assert, "input", engines=engines)
+        for sets, title in (
+            (("engine1",), "engine1 (160, principles drawn from it)"),
+            (("engine2",), "engine2 (110, drawn after, scored once)"),
+            (None, "both (270)"),
+        ):
+            s = ours if sets is None else ours.subset(sets)
+            print(_line(f"AC301, {title}", s))
+            print(
+                _line(
+                    "  simple (names a parameter)", simple if sets is None else simple.subset(sets)
+                )
+            )
+            print(_line("  S101 (every assert)", _flag_all(s)))
+            if misses and sets is not None:
+                for line in s.misses:
+                    print("     ", line)
+    file = "repeat_interleave_engine_labels.jsonl"
+    print(f"AC701 required-keyword on engines (labels: tests/checkers/data/{file})")
+    ours = score(file, rule("required-keyword", AC701_PARAMS), "needs-output-size", engines=engines)
+    simple = score(file, simple_required_keyword, "needs-output-size", engines=engines)
+    for root in engines:
+        s = by_root(ours, root)
+        if not s.total:
+            continue
+        print(_line(f"AC701, {root}", s))
+        print(_line("  simple (non-literal repeats)", by_root(simple, root)))
+        print(_line("  every call", _flag_all(s)))
+        if misses:
+            for line in s.misses:
+                print("     ", line)
 
 
 def _flag_all(s: Score) -> Score:
