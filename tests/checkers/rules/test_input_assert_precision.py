@@ -100,3 +100,23 @@ def test_floors_on_the_held_out_samples(scores):
         assert held.total == 100
         assert held.precision >= precision, (name, held.misses)
         assert held.recall >= recall, (name, held.misses)
+
+
+ENGINE_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_labels.jsonl"
+
+
+def test_engine_labels_are_well_formed_and_carry_no_source():
+    # The figures on them need sglang unpacked (bench/precision.py --engine);
+    # what the file itself promises is checked here.
+    records = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
+    sets = {s: sum(r["set"] == s for r in records) for s in ("engine1", "engine2")}
+    assert sets == {"engine1": 160, "engine2": 110}, sets
+    keys = set()
+    for rec in records:
+        assert rec["root"] == "sglang" and rec["version"]
+        assert rec["path"].startswith("srt/")
+        assert rec["label"] in ("input", "state")
+        assert re.fullmatch(r"[0-9a-f]{16}", rec["sha"])
+        assert rec["reason"].strip() and "\n" not in rec["reason"]
+        keys.add((rec["path"], rec["line"]))
+    assert len(keys) == len(records), "an assert is labelled twice"

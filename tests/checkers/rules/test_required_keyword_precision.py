@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -65,3 +66,23 @@ def test_floor(bench):
         "repeat_interleave_labels.jsonl", bench.simple_required_keyword, "needs-output-size"
     )
     assert simple.fp == 30  # flagging every non-literal repeats: 1 of 31 right
+
+
+ENGINE_LABELS = REPO / "tests" / "checkers" / "data" / "repeat_interleave_engine_labels.jsonl"
+
+
+def test_engine_labels_are_well_formed_and_carry_no_source():
+    # Every call of sglang and of transformers' models; the figures need the
+    # wheels unpacked (bench/precision.py --engine), the file's shape does not.
+    records = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
+    per_root = {}
+    for rec in records:
+        per_root[rec["root"]] = per_root.get(rec["root"], 0) + 1
+        assert rec["version"]
+        assert rec["label"] in ("needs-output-size", "host-tensor", "int-or-has-output-size")
+        assert re.fullmatch(r"[0-9a-f]{16}", rec["sha"])
+        assert rec["reason"].strip() and "\n" not in rec["reason"]
+        assert rec["anchor"][0] >= rec["line"]
+    assert per_root == {"sglang": 285, "transformers": 385}
+    anchors = {(r["root"], r["path"], tuple(r["anchor"])) for r in records}
+    assert len(anchors) == len(records), "a call is labelled twice"
