@@ -91,6 +91,13 @@ class Engine:
             c for c in config.contracts if any(selection.enabled(code) for code in c.codes())
         )
         self._project = None
+        self._project_wants: dict[str, bool] = {}
+
+    def project_wants(self, contract: Contract) -> bool:
+        wanted = self._project_wants.get(contract.id)
+        if wanted is None:
+            wanted = self._project_wants[contract.id] = contract.wants_project(self.project)
+        return wanted
 
     @property
     def project(self):
@@ -118,7 +125,7 @@ class Engine:
         findings: list[Finding] = []
         parse_reported = False
         for contract in contracts:
-            if not contract.wants(source):
+            if not contract.wants(source) or not self.project_wants(contract):
                 continue
             if getattr(contract, "NEEDS_TREE", True) and source.tree is None:
                 if not parse_reported:

@@ -82,6 +82,10 @@ class ImportRef:
         return self.at_module_level and not self.type_checking and not self.guarded
 
 
+# Folder names that hold no first-party code: installed environments and caches.
+_NOT_PROJECT = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"})
+
+
 def ancestors(module: str) -> tuple[str, ...]:
     """``a.b.c`` -> ``("a", "a.b")``: the packages whose ``__init__`` importing it runs."""
     parts = module.split(".")
@@ -114,6 +118,38 @@ class Project:
         self._exists: dict[str, bool] = {}
         self._bound: dict[str, frozenset[str]] = {}
         self._chains: dict[tuple[str, str], tuple[str, ...] | None] = {}
+        self._mentions: dict[str, bool] = {}
+
+    def mentions(self, needle: str) -> bool:
+        """Whether any Python file under the root or a src root spells ``needle``.
+
+        A byte search, no parse: reading a tree is a small fraction of parsing
+        it. Hidden folders, caches and virtual environments are not the
+        project's code and are skipped.
+        """
+        found = self._mentions.get(needle)
+        if found is None:
+            found = self._mentions[needle] = self._scan_for(needle.encode())
+        return found
+
+    def _scan_for(self, needle: bytes) -> bool:
+        seen: set[Path] = set()
+        for top in (self.root, *self.src_roots):
+            if any(top == s or s in top.parents for s in seen):
+                continue
+            seen.add(top)
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if d not in _NOT_PROJECT and not d.startswith(".")]
+                for name in files:
+                    if not name.endswith((".py", ".pyi")):
+                        continue
+                    try:
+                        with open(os.path.join(folder, name), "rb") as fh:
+                            if needle in fh.read():
+                                return True
+                    except OSError:
+                        continue
+        return False
 
     def _absolute(self, path: str | os.PathLike[str]) -> Path:
         p = Path(path)

@@ -81,7 +81,10 @@ class Contract:
     # chain, a package listing): the cache is keyed by one file's bytes.
     CACHEABLE: ClassVar[bool] = True
 
-    paths = Globs(default=None, doc="Globs (relative to the project root) the contract applies to; all files when absent.")
+    paths = Globs(
+        default=None,
+        doc="Globs (relative to the project root) the contract applies to; all files when absent.",
+    )
 
     def __init__(self, id: str, **params: Any) -> None:
         self.id = id
@@ -157,6 +160,17 @@ class Contract:
     def wants(self, source: SourceFile) -> bool:
         needles = self.needles()
         return not needles or any(n in source.text for n in needles)
+
+    def wants_project(self, project: Project) -> bool:
+        """Whether any file of this project could produce a finding; asked once a run.
+
+        The per-file pre-filter cannot rule out a kind whose finding sits at
+        the end of a chain through other files (a test reaching triton through
+        first-party imports): every test file must be parsed to follow it.
+        When nothing in the project even spells the module the chain must
+        reach, no chain exists, and the whole contract is dropped unparsed.
+        """
+        return True
 
     # -- checking ----------------------------------------------------------
 

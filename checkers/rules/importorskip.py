@@ -223,6 +223,10 @@ class ImportOrSkip(Contract):
     def applies_to(self, path: str) -> bool:
         return super().applies_to(path) and self.is_test(path)
 
+    def wants_project(self, project) -> bool:
+        # A chain to `module` ends in a file that imports it, so spells it.
+        return project.mentions(self.module.split(".")[0])
+
     def check(self, source, project) -> Iterator:
         tree = source.tree
         if tree is None or not self.is_test(source.path):

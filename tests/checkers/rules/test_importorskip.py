@@ -176,3 +176,32 @@ def test_a_bad_declaration_names_what_is_wrong(table, named):
 
 def test_findings_depend_on_other_files_so_they_are_not_cached():
     assert ImportOrSkip.CACHEABLE is False
+
+
+def _project_with_broken_test(tmp_path, *, reaches: bool):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "skip"\nkind = "importorskip"\nmodule = "triton"\ntests = ["tests/**"]\n'
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text("import triton\n" if reaches else "import math\n")
+    (tmp_path / "tests").mkdir()
+    # Unparsable on purpose: whether the engine parsed it shows as AC001.
+    (tmp_path / "tests" / "test_ops.py").write_text("import pkg.ops\ndef broken(:\n")
+
+
+def test_a_project_that_never_spells_the_module_parses_no_test(tmp_path):
+    from checkers.api import check
+
+    _project_with_broken_test(tmp_path, reaches=False)
+    assert check([], cwd=tmp_path, use_cache=False).findings == []
+
+
+def test_the_project_prefilter_still_parses_when_a_file_spells_the_module(tmp_path):
+    from checkers.api import check
+
+    _project_with_broken_test(tmp_path, reaches=True)
+    codes = [f.code for f in check([], cwd=tmp_path, use_cache=False).findings]
+    assert codes == ["AC001"]
