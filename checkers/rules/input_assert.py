@@ -69,8 +69,8 @@ Measured by hand-labelled samples (``bench/precision.py``,
 ``docs/precision.md``): on 500 asserts of torch 2.13.0 and the standard
 library, 0.89 precision at 0.87 recall, against S101's 0.49; on sglang
 0.5.23's engine code, 0.91 at 0.73 before the engine principles above and
-0.97 at 0.86 after on the sample they were drawn from, with a second blind
-sample for the held-out figure. What it still gets wrong is mostly what only
+0.97 at 0.86 after on the sample they were drawn from, and 0.95 at 0.87 on a
+second sample drawn and labelled blind after them. What it still gets wrong is mostly what only
 the whole program knows: a helper reached through another module's dispatch
 table, a shape a registered pattern guarantees, an attribute a base class in
 another module copies from the config, the platform the process runs on.
