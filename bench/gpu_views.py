@@ -13,7 +13,7 @@ script measures both in one run on one device, so the ratio, not the absolute ti
 (its data pointer lies inside the one paged buffer) and a store through it must change the
 pool's bytes.
 
-Usage (GPU machine): ``python bench/gpu_views.py [--tokens 8192] [--blocks 4096] [--reps 50]``
+Usage (GPU machine): ``python bench/gpu_views.py [--tokens 32768] [--blocks 4096] [--reps 200]``
 """
 
 from __future__ import annotations
@@ -25,18 +25,22 @@ import sys
 import torch
 
 
-def _time_ms(fn, reps: int) -> float:
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+def _time_pair_ms(view_fn, dense_fn, reps: int) -> tuple[float, float]:
+    """Medians of the two, launched alternately so clock and thermal drift hit both alike."""
     for _ in range(5):  # warm-up: compile and cache
-        fn()
+        view_fn()
+        dense_fn()
     torch.cuda.synchronize()
-    for s, e in zip(start, end, strict=True):
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(start, end, strict=True))
+    times: dict[int, list[float]] = {0: [], 1: []}
+    for _ in range(reps):
+        for which, fn in ((0, view_fn), (1, dense_fn)):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times[which].append(start.elapsed_time(end))
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def _inside(view: torch.Tensor, buf: torch.Tensor) -> bool:
@@ -50,9 +54,9 @@ def _inside(view: torch.Tensor, buf: torch.Tensor) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="llama-3.1-8b")
-    parser.add_argument("--tokens", type=int, default=8192, help="tokens stored per launch")
+    parser.add_argument("--tokens", type=int, default=32768, help="tokens stored per launch")
     parser.add_argument("--blocks", type=int, default=4096, help="scheduler blocks in the pool")
-    parser.add_argument("--reps", type=int, default=50)
+    parser.add_argument("--reps", type=int, default=200)
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("needs a CUDA device", file=sys.stderr)
@@ -78,14 +82,16 @@ def main(argv: list[str] | None = None) -> int:
         gen = torch.Generator(device="cuda").manual_seed(0)
         for name, view in views.items():
             blocks_in_view = view.shape[0]
+            # Every block gathered twice over: enough bytes a launch that timing is not noise.
             ids = torch.randint(
-                0, blocks_in_view, (blocks_in_view // 4,), device="cuda", generator=gen
+                0, blocks_in_view, (2 * blocks_in_view,), device="cuda", generator=gen
             )
-            dense = (
-                view.clone().contiguous() if not view.is_contiguous() else torch.empty_like(view)
+            dense = torch.empty(view.shape, dtype=view.dtype, device="cuda")
+            t_view, t_dense = _time_pair_ms(
+                lambda v=view, i=ids: v.index_select(0, i),
+                lambda d=dense, i=ids: d.index_select(0, i),
+                args.reps,
             )
-            t_view = _time_ms(lambda v=view, i=ids: v.index_select(0, i), args.reps)
-            t_dense = _time_ms(lambda d=dense, i=ids: d.index_select(0, i), args.reps)
             rows.append((backend, f"gather {name}", tuple(view.shape), t_view, t_dense))
         if backend == "triton":
             from atom.kernels.triton_store import reshape_and_cache_nhd
@@ -96,18 +102,19 @@ def main(argv: list[str] | None = None) -> int:
             value = torch.randn_like(key)
             slots_total = k.shape[0] * k.shape[1]
             slots = torch.randperm(slots_total, device="cuda")[: args.tokens]
-            before = buf.sum(dtype=torch.int64).item()
+            before = k.clone()  # one row's bytes: a whole-pool checksum would not fit beside it
             reshape_and_cache_nhd(key, value, k, v, slots)
             torch.cuda.synchronize()
-            if buf.sum(dtype=torch.int64).item() == before:
+            if torch.equal(k, before):
                 print("FAIL triton store through the bound view did not change the pool's bytes")
                 ok = False
 
             def store(kc, vc, key=key, value=value, slots=slots):
                 return lambda: reshape_and_cache_nhd(key, value, kc, vc, slots)
 
-            t_view = _time_ms(store(k, v), args.reps)
-            t_dense = _time_ms(store(torch.empty_like(k), torch.empty_like(v)), args.reps)
+            t_view, t_dense = _time_pair_ms(
+                store(k, v), store(torch.empty_like(k), torch.empty_like(v)), args.reps
+            )
             rows.append((backend, "triton store k+v", tuple(k.shape), t_view, t_dense))
         runner.release()
 
