@@ -7,15 +7,11 @@ owns both pools, so sizing and allocation read the same declarations.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import ClassVar
 
-import torch
-
 from atom.backends.builder import KvCacheBuilder
-from atom.backends.linear_state import LINEAR_STATE, linear_state_pool, linear_state_views
+from atom.backends.linear_state import LinearStateMixin
 from atom.backends.mha import AiterBackend, MhaMetadataBuilder
-from atom.models.modules import AttentionModule, LinearAttention
 
 
 class GDNAttentionBackend(AiterBackend):
@@ -29,24 +25,5 @@ class GDNAttentionBackend(AiterBackend):
         return GDNAttentionMetadataBuilder
 
 
-class GDNAttentionMetadataBuilder(MhaMetadataBuilder):
+class GDNAttentionMetadataBuilder(LinearStateMixin, MhaMetadataBuilder):
     BACKEND: ClassVar[type[AiterBackend]] = GDNAttentionBackend
-
-    def row_kinds(self, module: AttentionModule) -> tuple[Hashable, ...]:
-        if isinstance(module, LinearAttention):
-            return (LINEAR_STATE,)
-        return super().row_kinds(module)
-
-    def _build_pools(self, modules: list[AttentionModule]) -> None:
-        super()._build_pools(modules)
-        counts = self.pool_rows.counts()
-        pool = linear_state_pool(modules, counts.get(LINEAR_STATE, 0))
-        if pool is not None:
-            self.state_pools[LINEAR_STATE] = pool
-
-    def _views_for(
-        self, module: AttentionModule, kind: Hashable, row: int
-    ) -> dict[str, torch.Tensor]:
-        if kind == LINEAR_STATE:
-            return linear_state_views(self.state_views[LINEAR_STATE], row)
-        return super()._views_for(module, kind, row)

@@ -11,6 +11,7 @@ imported handle -- which is why the runner refuses such a model there by the poo
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import torch
@@ -46,3 +47,30 @@ def linear_state_views(pool_views: Any, row: int) -> dict[str, torch.Tensor]:
         "conv_state": pool_views.conv_state(row),
         "recurrent_state": pool_views.recurrent_state(row),
     }
+
+
+class LinearStateMixin:
+    """The STATE half of a hybrid builder, written once for every flavour it sits beside.
+
+    Put before the paged builder in the bases: the walk gives each linear-attention module a
+    ``linear_state`` row, the pool is sized from the rows the walk assigned, and binding hands
+    a linear module its state views; every other module is the paged builder's.
+    """
+
+    def row_kinds(self, module: AttentionModule) -> tuple[Hashable, ...]:
+        if isinstance(module, LinearAttention):
+            return (LINEAR_STATE,)
+        return super().row_kinds(module)
+
+    def _build_pools(self, modules: list[AttentionModule]) -> None:
+        super()._build_pools(modules)
+        pool = linear_state_pool(modules, self.pool_rows.counts().get(LINEAR_STATE, 0))
+        if pool is not None:
+            self.state_pools[LINEAR_STATE] = pool
+
+    def _views_for(
+        self, module: AttentionModule, kind: Hashable, row: int
+    ) -> dict[str, torch.Tensor]:
+        if kind == LINEAR_STATE:
+            return linear_state_views(self.state_views[LINEAR_STATE], row)
+        return super()._views_for(module, kind, row)
