@@ -26,7 +26,7 @@ import torch
 from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
 from .field_planes import plan_field_planes, plane_entry_bytes
-from .refusals import require_count
+from .refusals import refuse_fill_on_handed_buffer, require_count
 from .regions import RegionPlan, carve, plan_regions
 
 __all__ = [
@@ -99,12 +99,10 @@ class EntryMajorArena:
                 )
             if self.fields:
                 require_aligned(buf, self.walk.align, "EntryMajorArena buf")
-            for f in self.fields:
-                if f.fill != 0.0 and not zeroed:
-                    raise ValueError(
-                        f"field {f.name!r} declares fill {f.fill!r}, which cannot be applied to "
-                        "a buffer handed in; call reset_entry() on entries known to be free"
-                    )
+            if not zeroed:
+                refuse_fill_on_handed_buffer(
+                    self.fields, why="call reset_entry() on entries known to be free"
+                )
             fresh = zeroed
         self.buf = buf
         self._views = {f.name: self._build_view(f) for f in self.fields}

@@ -26,7 +26,7 @@ import torch
 
 from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
-from .refusals import require_count
+from .refusals import refuse_fill_on_handed_buffer, require_count
 from .regions import RegionPlan, carve, plan_regions
 
 
@@ -75,12 +75,8 @@ class LayerMajorArena:
                     f"x {self.entries} entries are priced at {nbytes}"
                 )
             require_aligned(buf, self.walk.align, "LayerMajorArena buf")
-            for f in self.fields:
-                if f.fill != 0.0 and not zeroed:
-                    raise ValueError(
-                        f"field {f.name!r} declares fill {f.fill!r}, which cannot be applied to "
-                        "a buffer handed in (it may already hold a peer's KV)"
-                    )
+            if not zeroed:
+                refuse_fill_on_handed_buffer(self.fields, why="it may already hold a peer's KV")
             fresh = zeroed
         self.buf = buf
         self._views = {f.name: self._build_view(f) for f in self.fields}

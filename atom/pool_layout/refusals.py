@@ -33,3 +33,18 @@ def require_dtype(name: str, dtype: object) -> torch.dtype:
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"{name} must be a torch.dtype, got {dtype!r}")
     return dtype
+
+
+def refuse_fill_on_handed_buffer(fields, *, why: str) -> None:
+    """Refuse a field's non-zero fill on a buffer the arena did not allocate.
+
+    Both arenas share this rule: the buffer may already hold live bytes, and dropping the fill
+    instead would turn, say, a ``-inf`` score plane into 0.0 -- "always selected" -- without a
+    word. ``why`` says what this arena's caller should do instead.
+    """
+    for f in fields:
+        if f.fill != 0.0:
+            raise ValueError(
+                f"field {f.name!r} declares fill {f.fill!r}, which cannot be applied to "
+                f"a buffer handed in ({why})"
+            )
