@@ -1496,7 +1496,11 @@ class InputAssert(Contract):
     )
 
     def wants(self, source) -> bool:
-        return _ASSERT_LINE.search(source.text) is not None
+        # The substring test first: three files in four hold no "assert" at all,
+        # and it costs a hundredth of the line pattern, whose `[;:]` branch is
+        # tried at every colon of the file.
+        text = source.text
+        return "assert" in text and _ASSERT_LINE.search(text) is not None
 
     def check(self, source, project) -> Iterator:
         if _TEST_FILE.search(source.path):
