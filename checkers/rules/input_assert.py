@@ -270,52 +270,60 @@ class _Module:
         Positions (block chain, owning function) are kept only for the nodes
         questions are asked at -- statements, calls, comprehensions, walrus
         targets -- not for every name and constant: on a 10,000-line module
-        that is most of the nodes and most of the time.
+        that is most of the nodes and most of the time. What to do with a node
+        is worked out once per node type (``_plan_for``, ``_field_plan``), not by a chain of
+        ``isinstance`` tests at each of its hundreds of thousands of nodes.
         """
-        for name in node._fields:
+        plan = _FIELD_PLANS.get(type(node)) or _field_plan(type(node))
+        visit = self._visit
+        for name, block in plan:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 # Each statement list is a block; a binding dominates what follows
                 # it in its own block and in the blocks nested inside that.
-                if name in _BLOCK_FIELDS:
+                if block:
                     sub = (*chain, id(value))
-                    if name == "body" and isinstance(node, _LOOPS):
+                    if block is _LOOP_BODY:
                         self.loop_blocks.add(id(value))
-                    elif name == "body" and isinstance(node, ast.If):
+                    elif block is _IF_BODY:
                         self.guards[id(value)] = node.test
-                    elif name == "orelse" and isinstance(node, ast.If):
+                    elif block is _IF_ELSE:
                         self.else_guards[id(value)] = node.test
                 else:
                     sub = chain
                 for child in value:
                     if isinstance(child, ast.AST):
-                        self._visit(child, func, klass, sub)
+                        visit(child, func, klass, sub)
             elif isinstance(value, ast.AST):
-                self._visit(value, func, klass, chain)
+                visit(value, func, klass, chain)
 
     def _visit(self, child: ast.AST, func: _Func | None, klass, sub: tuple[int, ...]) -> None:
         kind = type(child)
-        if kind in _LEAVES:
+        plan = _PLANS.get(kind) or _plan_for(kind)
+        role = plan[0]
+        if role is _SKIP:
             return
-        if kind is ast.Attribute:
+        if role is _ATTRIBUTE:
             self._visit(child.value, func, klass, sub)
             return
-        if kind in _POSITIONED or isinstance(child, ast.stmt):
+        if plan[1]:
             self.blocks[child] = sub
             self.owner[child] = func
-        if kind is ast.Assert:
+        if role is _ASSERT:
             self.asserts.append(child)
-        if kind in _FUNCTIONS:
+        elif role is _FUNCTION:
             self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
             inner = self._new_func(child, func, klass)
             self._index(child, inner, None, ())
             return
-        if kind is ast.ClassDef:
+        elif role is _CLASS:
             self._bind(func, child, child, None, sub, name=child.name)
             self.class_names.setdefault(child.name, child)
             self._index(child, func, child, sub)
             return
-        self._collect(child, func, sub)
+        collect = plan[2]
+        if collect is not None:
+            collect(self, child, func, sub)
         self._index(child, func, klass, sub)
 
     def _new_func(self, node: _FuncNode, parent: _Func | None, klass) -> _Func:
@@ -346,47 +354,59 @@ class _Module:
             else:
                 func.bindings.setdefault(n, []).append((stmt, v, chain))
 
-    def _collect(self, node: ast.AST, func: _Func | None, chain) -> None:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                self._bind(func, node, target, node.value, chain)
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+    # -- what each node type binds or records (looked up by type: ``_COLLECTORS``)
+
+    def _collect_assign(self, node: ast.Assign, func: _Func | None, chain) -> None:
+        for target in node.targets:
+            self._bind(func, node, target, node.value, chain)
+
+    def _collect_ann_assign(self, node: ast.AnnAssign, func: _Func | None, chain) -> None:
+        if node.value is not None:
             self._bind(func, node, node.target, node.value, chain)
-        elif isinstance(node, ast.AugAssign):
-            self._bind(func, node, node.target, None, chain)  # arithmetic: computed
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._bind(func, node, node.target, _Element(node.iter), chain)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                if item.optional_vars is not None:
-                    self._bind(func, node, item.optional_vars, None, chain)
-        elif isinstance(node, ast.NamedExpr):
-            self._bind(func, node, node.target, node.value, chain)
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for gen in node.generators:
-                names: list = []
-                _unpack(gen.target, _Element(gen.iter), names)
-                for n, v in names:
-                    self.comprehension_bindings.setdefault(n, []).append((node, v))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                self._bind(
-                    func, node, None, None, chain, name=(alias.asname or alias.name).split(".")[0]
-                )
-        elif isinstance(node, ast.ExceptHandler) and node.name:
+
+    def _collect_aug_assign(self, node: ast.AugAssign, func: _Func | None, chain) -> None:
+        self._bind(func, node, node.target, None, chain)  # arithmetic: computed
+
+    def _collect_for(self, node: ast.For | ast.AsyncFor, func: _Func | None, chain) -> None:
+        self._bind(func, node, node.target, _Element(node.iter), chain)
+
+    def _collect_with(self, node: ast.With | ast.AsyncWith, func: _Func | None, chain) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind(func, node, item.optional_vars, None, chain)
+
+    def _collect_named(self, node: ast.NamedExpr, func: _Func | None, chain) -> None:
+        self._bind(func, node, node.target, node.value, chain)
+
+    def _collect_comprehension(self, node: ast.AST, func: _Func | None, chain) -> None:
+        for gen in node.generators:
+            names: list = []
+            _unpack(gen.target, _Element(gen.iter), names)
+            for n, v in names:
+                self.comprehension_bindings.setdefault(n, []).append((node, v))
+
+    def _collect_import(self, node: ast.Import | ast.ImportFrom, func: _Func | None, chain) -> None:
+        for alias in node.names:
+            self._bind(
+                func, node, None, None, chain, name=(alias.asname or alias.name).split(".")[0]
+            )
+
+    def _collect_handler(self, node: ast.ExceptHandler, func: _Func | None, chain) -> None:
+        if node.name:
             self._bind(func, node, None, None, chain, name=node.name)
-        elif isinstance(node, ast.Call):
-            callee = node.func
-            if (
-                func is not None
-                and isinstance(callee, ast.Attribute)
-                and callee.attr in _BUILDING_METHODS
-                and isinstance(callee.value, ast.Name)
-            ):
-                self.built.setdefault(id(func.node), set()).add(callee.value.id)
-            key = _call_name(node.func)
-            if key:
-                self.calls.setdefault(key, []).append((node, func))
+
+    def _collect_call(self, node: ast.Call, func: _Func | None, chain) -> None:
+        callee = node.func
+        if (
+            func is not None
+            and isinstance(callee, ast.Attribute)
+            and callee.attr in _BUILDING_METHODS
+            and isinstance(callee.value, ast.Name)
+        ):
+            self.built.setdefault(id(func.node), set()).add(callee.value.id)
+        key = _call_name(node.func)
+        if key:
+            self.calls.setdefault(key, []).append((node, func))
 
     def _init_helpers(self) -> set[str]:
         """Private methods called only as ``self.m(...)`` from constructors.
@@ -1017,6 +1037,78 @@ _POSITIONED = frozenset(
         ast.ExceptHandler,
     }
 )
+
+
+# What ``_Module._visit`` does with a node, by its type.
+_SKIP, _ATTRIBUTE, _ASSERT, _FUNCTION, _CLASS, _PLAIN = (
+    "skip",
+    "attribute",
+    "assert",
+    "function",
+    "class",
+    "plain",
+)
+_COLLECTORS = {
+    ast.Assign: _Module._collect_assign,
+    ast.AnnAssign: _Module._collect_ann_assign,
+    ast.AugAssign: _Module._collect_aug_assign,
+    ast.For: _Module._collect_for,
+    ast.AsyncFor: _Module._collect_for,
+    ast.With: _Module._collect_with,
+    ast.AsyncWith: _Module._collect_with,
+    ast.NamedExpr: _Module._collect_named,
+    ast.ListComp: _Module._collect_comprehension,
+    ast.SetComp: _Module._collect_comprehension,
+    ast.GeneratorExp: _Module._collect_comprehension,
+    ast.DictComp: _Module._collect_comprehension,
+    ast.Import: _Module._collect_import,
+    ast.ImportFrom: _Module._collect_import,
+    ast.ExceptHandler: _Module._collect_handler,
+    ast.Call: _Module._collect_call,
+}
+_PLANS: dict[type, tuple] = {}
+# A statement list's role: a plain block, a loop's body, an `if`'s body or else.
+_BLOCK, _LOOP_BODY, _IF_BODY, _IF_ELSE = "block", "loop body", "if body", "if else"
+_FIELD_PLANS: dict[type, tuple[tuple[str, str | None], ...]] = {}
+
+
+def _plan_for(kind: type) -> tuple:
+    """(role, positioned, collector) of a node type, worked out on first sight."""
+    collect = _COLLECTORS.get(kind)
+    if kind in _LEAVES or (not kind._fields and collect is None and not issubclass(kind, ast.stmt)):
+        # An operator or context singleton holds nothing and is asked nothing.
+        role = _SKIP
+    elif kind is ast.Attribute:
+        role = _ATTRIBUTE
+    elif kind is ast.Assert:
+        role = _ASSERT
+    elif kind in _FUNCTIONS:
+        role = _FUNCTION
+    elif kind is ast.ClassDef:
+        role = _CLASS
+    else:
+        role = _PLAIN
+    positioned = kind in _POSITIONED or issubclass(kind, ast.stmt)
+    plan = _PLANS[kind] = (role, positioned, collect)
+    return plan
+
+
+def _field_plan(kind: type) -> tuple[tuple[str, str | None], ...]:
+    """Each field of a node type with the role its statement list plays, if it is one."""
+    out = []
+    for name in kind._fields:
+        block = None
+        if name in _BLOCK_FIELDS:
+            block = _BLOCK
+            if name == "body" and issubclass(kind, _LOOPS):
+                block = _LOOP_BODY
+            elif name == "body" and issubclass(kind, ast.If):
+                block = _IF_BODY
+            elif name == "orelse" and issubclass(kind, ast.If):
+                block = _IF_ELSE
+        out.append((name, block))
+    plan = _FIELD_PLANS[kind] = tuple(out)
+    return plan
 
 
 def _reads_target(elt: ast.AST, target: ast.AST) -> bool:
