@@ -145,11 +145,16 @@ class ModelRunner:
     def blocks_for_budget(self, budget_bytes: int, *, state_entries: int | None = None) -> int:
         """Scheduler blocks a byte budget buys after the STATE entries are paid for."""
         prices = self.entry_bytes()
-        state = (state_entries or self.engine.state_entries) * prices.get(EntryClass.STATE, 0)
+        state = self._state_entries(state_entries) * prices.get(EntryClass.STATE, 0)
         page = prices.get(EntryClass.PAGE, 0)
         if page == 0:
             raise ValueError("this model declares no PAGE pool; a budget buys no blocks")
         return max(0, (budget_bytes - state) // page)
+
+    def _state_entries(self, state_entries: int | None) -> int:
+        """The caller's count when given, the engine's otherwise: ``None`` means unset, while a 0
+        passed on purpose is the caller's to keep (``or`` would turn it into the default)."""
+        return self.engine.state_entries if state_entries is None else state_entries
 
     # -- 3. the carve ---------------------------------------------------------------------------
 
@@ -243,7 +248,7 @@ class ModelRunner:
     ) -> ModelRunner:
         """The allocating side: carve, allocate STATE, bind, register transfer regions."""
         self._carve_paged_pool(blocks, device=device)
-        self.allocate_state(state_entries or self.engine.state_entries, device=device)
+        self.allocate_state(self._state_entries(state_entries), device=device)
         self._bind_kv_cache_to_modules()
         self._register_transfer(blocks)
         return self

@@ -184,6 +184,13 @@ def test_budget_buys_blocks_after_state_is_paid():
     assert runner.blocks_for_budget(budget, state_entries=4) == 10
 
 
+def test_budget_with_no_state_entries_pays_for_none():
+    runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype="fp8")
+    # 0 STATE entries cost 0 B, so 10 x 266240 + 100 B buys 10 blocks; the engine's default of
+    # 1 entry (39223296 B) would leave nothing for blocks.
+    assert runner.blocks_for_budget(10 * 266240 + 100, state_entries=0) == 10
+
+
 def test_an_mla_draft_offered_to_an_mha_target_is_refused_by_module():
     mla_draft = load_model_config("deepseek-r1").with_overrides(
         num_hidden_layers=1, num_nextn_predict_layers=0
