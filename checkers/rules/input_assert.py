@@ -277,6 +277,9 @@ class _Module:
         """
         plan = _FIELD_PLANS.get(type(node)) or _field_plan(type(node))
         visit = self._visit
+        # Names and constants are most of a tree's nodes: they are skipped here,
+        # without the call to ``_visit`` that would only return.
+        skipped = _SKIPPED
         for name, block in plan:
             value = getattr(node, name, None)
             if isinstance(value, list):
@@ -293,9 +296,9 @@ class _Module:
                 else:
                     sub = chain
                 for child in value:
-                    if isinstance(child, ast.AST):
+                    if type(child) not in skipped and isinstance(child, ast.AST):
                         visit(child, func, klass, sub)
-            elif isinstance(value, ast.AST):
+            elif type(value) not in skipped and isinstance(value, ast.AST):
                 visit(value, func, klass, chain)
 
     def _visit(self, child: ast.AST, func: _Func | None, klass, sub: tuple[int, ...]) -> None:
@@ -1079,6 +1082,7 @@ _COLLECTORS = {
     ast.Call: _Module._collect_call,
 }
 _PLANS: dict[type, tuple] = {}
+_SKIPPED: set[type] = set(_LEAVES)  # node types ``_visit`` returns on at once
 # A statement list's role: a plain block, a loop's body, an `if`'s body or else.
 _BLOCK, _LOOP_BODY, _IF_BODY, _IF_ELSE = "block", "loop body", "if body", "if else"
 _FIELD_PLANS: dict[type, tuple[tuple[str, str | None], ...]] = {}
@@ -1102,6 +1106,8 @@ def _plan_for(kind: type) -> tuple:
         role = _PLAIN
     positioned = kind in _POSITIONED or issubclass(kind, ast.stmt)
     plan = _PLANS[kind] = (role, positioned, collect)
+    if role is _SKIP:
+        _SKIPPED.add(kind)
     return plan
 
 
