@@ -25,7 +25,7 @@ from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule
 from atom.pool_layout import EntryClass, PoolSpec, plan_regions
 from atom.pool_layout.regions import carve
-from atom.runner.kv_transfer import TransferRegion
+from atom.runner.kv_transfer import TransferRegion, owned_regions, owned_role
 
 
 class KvCacheBuilder:
@@ -170,8 +170,7 @@ class KvCacheBuilder:
         """The ``semantic_role`` of the transfer region holding ``module``'s view ``view_name``."""
         kind, pool_name, field_name = self.view_home(module, view_name)
         row = self.pool_rows[kind][module]
-        prefix = self.paged_pools[pool_name].role_prefix()
-        return f"{self.name}.{prefix}/{field_name}/{row}"
+        return owned_role(self.name, self.paged_pools[pool_name].region_role(field_name, row))
 
     @property
     def layout(self) -> str:
@@ -197,11 +196,7 @@ class KvCacheBuilder:
 
     def transfer_regions(self) -> list[TransferRegion]:
         """Every paged region this builder's pools export, named for what they hold."""
-        regions = []
-        for views in self.paged_views.values():
-            for role, tensor in views.region_tensors():
-                regions.append(TransferRegion(f"{self.name}.{role}", tensor))
-        return regions
+        return owned_regions(self.name, self.paged_views.values())
 
     def release(self) -> None:
         for views in (*self.paged_views.values(), *self.state_views.values()):

@@ -123,6 +123,11 @@ class PagedPool:
     def role_prefix(self) -> str:
         return self.kind
 
+    def region_role(self, field_name: str, row: int) -> str:
+        """The `semantic_role` of field `field_name`'s region at `row` (`h2d256/k/3`): spelled
+        here alone, so the regions exported and the role a module's view is looked up by agree."""
+        return f"{self.role_prefix()}/{field_name}/{row}"
+
 
 class PagedPoolViews:
     """The bound side of a paged pool: arenas over one buffer, read per row."""
@@ -183,14 +188,13 @@ class PagedPoolViews:
         changed the order from K0,V0,K1,V1 to all of K then all of V at the
         same count and bytes, and position alone could transfer K into V.
         """
-        prefix = self.pool.role_prefix()
         out: list[tuple[str, torch.Tensor]] = []
         for arena in self.arenas:
             if arena is None:
                 continue
             for f in arena.fields:
                 for r in range(f.rows):
-                    out.append((f"{prefix}/{f.name}/{r}", arena.row_region(f.name, r)))
+                    out.append((self.pool.region_role(f.name, r), arena.row_region(f.name, r)))
         return out
 
     @property

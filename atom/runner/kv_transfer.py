@@ -18,9 +18,26 @@ nothing more.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
+
+
+def owned_role(owner: str, role: str) -> str:
+    """A pool's region role qualified by the builder that exports it (``target.h2d256/k/0``)."""
+    return f"{owner}.{role}"
+
+
+def owned_regions(owner: str, views: Iterable[Any]) -> list[TransferRegion]:
+    """Every region of every pool in ``views`` (each with ``region_tensors()``), named for its
+    owner: a target builder and a draft builder export through this one spelling."""
+    return [
+        TransferRegion(owned_role(owner, role), tensor)
+        for pool_views in views
+        for role, tensor in pool_views.region_tensors()
+    ]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from atom.pool_layout import EntryClass, PoolRowsMixin, PoolSpec
-from atom.runner.kv_transfer import TransferRegion
+from atom.runner.kv_transfer import TransferRegion, owned_regions, owned_role
 
 
 class DraftKvBuilder(PoolRowsMixin):
@@ -179,11 +179,7 @@ class DraftKvBuilder(PoolRowsMixin):
         return self.target_builder.slot_mapping(block_ids, positions)
 
     def transfer_regions(self) -> list[TransferRegion]:
-        regions = []
-        for views in self.paged_views.values():
-            for role, tensor in views.region_tensors():
-                regions.append(TransferRegion(f"{self.name}.{role}", tensor))
-        return regions
+        return owned_regions(self.name, self.paged_views.values())
 
     def view_home(self, module: Any, view_name: str) -> tuple[Hashable, str, str]:
         field_name = self.draft_backend.VIEW_FIELDS.get(view_name)
@@ -194,7 +190,7 @@ class DraftKvBuilder(PoolRowsMixin):
     def region_role_of(self, module: Any, view_name: str) -> str:
         kind, _pool_name, field_name = self.view_home(module, view_name)
         row = self.pool_rows[kind][module]
-        return f"{self.name}.{self.kv_pool.role_prefix()}/{field_name}/{row}"
+        return owned_role(self.name, self.kv_pool.region_role(field_name, row))
 
     @property
     def layout(self) -> str:
