@@ -17,9 +17,9 @@ the agent's context on every edit.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 MAX_LISTED = 40
 
@@ -36,14 +36,6 @@ class Problem:
 
     def sort_key(self) -> tuple:
         return (self.cell or 0, self.line, self.column, self.code)
-
-
-def display_path(path: str, project: str) -> str:
-    try:
-        rel = os.path.relpath(path, project)
-    except ValueError:  # another drive on Windows
-        return path
-    return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
 def render(
@@ -67,8 +59,12 @@ def render(
         "Problems already in the file before this edit are listed too: CI reports them once an "
         "edit lands beside them.",
     ]
+    # The checker's own spelling of a path, so the hook and `atom-contracts check` name a file
+    # alike; imported here, since a clean file never renders.
+    from checkers.discovery import relative
+
     for p in ordered[:MAX_LISTED]:
-        where = display_path(p.path, project) if p.path else relpath
+        where = relative(p.path, Path(project)) if p.path else relpath
         if p.cell is not None:
             where = f"{where}:cell {p.cell}"
         text = f"{where}:{p.line}:{p.column}: {p.code} {p.message}"
