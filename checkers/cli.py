@@ -66,10 +66,19 @@ def check_options() -> tuple[tuple[tuple[str, ...], str, object, str], ...]:
         (("--exit-zero",), "exit_zero", bool, "exit 0 even when there are findings"),
         (("--no-cache",), "no_cache", bool, "neither read nor write .atom-contracts-cache/"),
         (("--config",), "config", str, "the pyproject.toml to use (its directory is the root)"),
-        (("--jobs",), "jobs", int, "worker processes (default: all cores)"),
+        (("--jobs",), "jobs", worker_count, "worker processes (default: all cores)"),
         (("-q", "--quiet"), "quiet", bool, "print findings only, no summary"),
         (("-v", "--verbose"), "verbose", bool, "tracebacks on internal errors; timing"),
     )
+
+
+def worker_count(raw: str) -> int:
+    """``--jobs``: at least one worker. The engine reads anything below 2 as "check here,
+    serially", so a 0 or a negative count would otherwise be accepted and mean 1 silently."""
+    value = int(raw)
+    if value < 1:
+        raise ValueError(f"--jobs must be at least 1, got {value}")
+    return value
 
 
 def _fast_check_args(args: list[str]):

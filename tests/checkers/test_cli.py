@@ -278,9 +278,27 @@ def test_the_fast_path_reads_check_arguments_exactly_as_argparse_does(argv):
 
 @pytest.mark.parametrize(
     "argv",
-    [["-h"], ["--output-format", "xml"], ["--jobs", "many"], ["--select"], ["-qv"], ["--fix=1"]],
+    [
+        ["-h"],
+        ["--output-format", "xml"],
+        ["--jobs", "many"],
+        ["--jobs", "0"],
+        ["--select"],
+        ["-qv"],
+        ["--fix=1"],
+    ],
 )
 def test_anything_unusual_goes_to_argparse(argv):
     from checkers.cli import _fast_check_args
 
     assert _fast_check_args(argv) is None
+
+
+def test_a_worker_count_below_one_is_refused_by_value(capsys):
+    from checkers.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--jobs", "0"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--jobs" in err and "'0'" in err
