@@ -202,8 +202,8 @@ class SplitEntryMajorArena:
             require_byte_buffer(buf, "SplitEntryMajorArena buf")
             if buf.numel() != self.plan.total_bytes:
                 raise ValueError(
-                    f"SplitEntryMajorArena buf holds {buf.numel()} bytes; {len(planes)} planes "
-                    f"x {entries} entries are priced at {self.plan.total_bytes}"
+                    f"SplitEntryMajorArena buf holds {buf.numel()} bytes; {entries} entries "
+                    f"across {len(planes)} planes are priced at {self.plan.total_bytes}"
                 )
             require_aligned(buf, self.plan.align, "SplitEntryMajorArena buf")
             zeroed = False

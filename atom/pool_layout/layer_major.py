@@ -71,8 +71,8 @@ class LayerMajorArena:
             require_byte_buffer(buf, "LayerMajorArena buf")
             if buf.numel() != nbytes:
                 raise ValueError(
-                    f"LayerMajorArena buf holds {buf.numel()} bytes; {len(self.fields)} fields "
-                    f"x {self.entries} entries are priced at {nbytes}"
+                    f"LayerMajorArena buf holds {buf.numel()} bytes; {self.entries} entries "
+                    f"x {self.walk.entry_bytes} entry_bytes are priced at {nbytes}"
                 )
             require_aligned(buf, self.walk.align, "LayerMajorArena buf")
             if not zeroed:
