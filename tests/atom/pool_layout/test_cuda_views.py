@@ -44,7 +44,8 @@ def test_a_carve_into_a_device_buffer_keeps_offsets_absolute_and_aligned():
     buf = torch.zeros(4096 + pool.pool_bytes(10), dtype=torch.uint8, device="cuda")
     views = pool.allocate(10, buf=buf[4096:])
     k = views.k_cache(2)
-    assert k.storage_offset() == 4096 + 2 * 10 * 8192
+    # region start + K row 2 x 10 entries x 8192 B a K row (16 tokens x 2 heads x 256 x 1 B fp8)
+    assert k.storage_offset() == 4096 + 2 * 10 * (16 * 2 * 256 * 1) == 4096 + 2 * 10 * 8192
     assert k.data_ptr() % 256 == 0
     assert views.k_scale(2).data_ptr() % 256 == 0
 
