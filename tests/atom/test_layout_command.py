@@ -204,3 +204,32 @@ def test_a_pipeline_stage_prices_only_its_own_rows(capsys):
     assert (first["mtp_layers"], last["mtp_layers"]) == (0, 1)
     assert layout_main(["deepseek-r1", "--pp", "2", "--pp-rank", "2"]) == 2
     assert "pp_rank 2" in capsys.readouterr().err
+
+
+def test_the_command_line_defaults_and_choices_are_the_engine_configs():
+    """The parser restates EngineConfig's defaults and choices so that `--help` answers without
+    loading torch; this is what keeps the two declarations from drifting apart."""
+    import dataclasses
+
+    from atom.engine_config import KV_DTYPES, MHA_BACKENDS, EngineConfig
+    from atom.layout_command import _layout_parser
+
+    parser = _layout_parser()
+    args = parser.parse_args(["deepseek-r1"])
+    given = EngineConfig(
+        tp_size=args.tp,
+        pp_size=args.pp,
+        pp_rank=args.pp_rank,
+        kv_dtype=args.kv_dtype,
+        scheduler_block_size=args.block_size,
+        include_mtp=not args.no_spec,
+        mha_backend=args.mha_backend,
+    )
+    defaults = {f.name: f.default for f in dataclasses.fields(EngineConfig)}
+    assert dataclasses.asdict(given) == defaults
+    choices = {a.dest: tuple(a.choices) for a in parser._actions if a.choices}
+    assert sorted(choices["kv_dtype"]) == sorted(KV_DTYPES)
+    assert choices["mha_backend"] == tuple(MHA_BACKENDS)
+    for action in parser._actions:
+        if action.default not in (None, False) and action.help and "default" in action.help:
+            assert f"default {action.default}" in action.help, action.dest
