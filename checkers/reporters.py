@@ -15,7 +15,6 @@ from pathlib import Path
 
 from .finding import Finding
 
-FORMATS = ("concise", "full", "json", "rdjson", "sarif", "github")
 TOOL_NAME = "atom-contracts"
 TOOL_URL = "https://github.com/atom-contracts/atom-contracts"
 DOCS_URL = f"{TOOL_URL}/blob/main/docs/contracts.md"
@@ -284,6 +283,9 @@ _RENDERERS: dict[str, Callable[[list[Finding], Path], str]] = {
     "sarif": _sarif,
     "github": _github,
 }
+#: The ``--output-format`` choices: the renderers' names, so a format cannot be offered without
+#: a renderer or rendered without being offered.
+FORMATS = tuple(_RENDERERS)
 
 
 def statistics(findings: Sequence[Finding]) -> str:
