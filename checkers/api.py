@@ -160,7 +160,7 @@ def _covers_src_roots(targets: list[Path], config: Config) -> bool:
 
 def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache) -> int:
     from .engine import decode
-    from .fixer import fix_text, write_atomically
+    from .fixer import applies, fix_text, write_atomically
 
     keep = None
     if hunks is not None:
@@ -171,9 +171,7 @@ def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cach
 
     fixed = 0
     for index, result in enumerate(results):
-        if not any(
-            f.fix is not None and (unsafe or f.fix.applicability == "safe") for f in result.findings
-        ):
+        if not any(applies(f, unsafe=unsafe) for f in result.findings):
             continue
         abspath = abspaths[result.path]
         with open(abspath, "rb") as fh:

@@ -77,14 +77,17 @@ def _parses(text: str) -> bool:
     return True
 
 
+def applies(finding: Finding, *, unsafe: bool) -> bool:
+    """Whether ``--fix`` (with ``--unsafe-fixes`` when ``unsafe``) would apply this finding's fix:
+    the one test both the choice of fixes and the skip of files with nothing to fix ask."""
+    fix = finding.fix
+    return fix is not None and bool(fix.edits) and (unsafe or fix.applicability == "safe")
+
+
 def choose_fixes(text: str, findings: list[Finding], *, unsafe: bool) -> list[Finding]:
     """Fixable findings whose fixes do not overlap, in position order."""
     starts = _line_starts(text)
-    candidates = [
-        f
-        for f in findings
-        if f.fix is not None and f.fix.edits and (unsafe or f.fix.applicability == "safe")
-    ]
+    candidates = [f for f in findings if applies(f, unsafe=unsafe)]
     candidates.sort(key=lambda f: _fix_range(f.fix, starts))
     chosen: list[Finding] = []
     last_end = -1
