@@ -31,7 +31,7 @@ _PREFIX = "AC"
 # What any comment naming one of our codes must spell, searched over the whole
 # text before it is tokenized: a file whose "noqa" comments name only other
 # tools' codes (the stdlib's four) costs a search, not a tokenize.
-_NAMES_OURS = r"#\s*noqa\s*:\s*(?:[A-Za-z]+[0-9]+[\s,]+)*AC[A-Za-z]*[0-9]+"
+_NAMES_OURS = r"#\s*noqa\s*:\s*(?:[A-Za-z]+[0-9]+[\s,]+)*" + _PREFIX + r"[A-Za-z]*[0-9]+"
 
 
 @dataclass(frozen=True, slots=True)
