@@ -82,10 +82,14 @@ def draw() -> list[dict]:
     return sample
 
 
-def show(record: dict) -> str:
-    """The enclosing function's signature and the lines up to the assert."""
-    root = source_roots()[record["root"]]
-    lines = [x.rstrip("\n") for x in read_lines(root / record["path"])]
+def show(record: dict, root: Path | None = None) -> str:
+    """The enclosing function's signature and the lines up to the assert.
+
+    ``root`` defaults to the record's own source root (torch or the stdlib); the engine
+    labeller passes an unpacked wheel's.
+    """
+    root = root if root is not None else source_roots()[record["root"]]
+    lines = [x.rstrip("\r\n") for x in read_lines(root / record["path"])]
     tree = ast.parse("\n".join(lines))
     target = record["line"]
     func = None

@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from label_asserts import TEST_PATH
+from label_asserts import TEST_PATH, show
 from precision import DATA, engine_roots, line_sha, read_lines
 
 ASSERT_LABELS = "assert_engine_labels.jsonl"
@@ -117,32 +117,6 @@ def draw_asserts(name: str, root: Path) -> list[dict]:
             sample.append({"set": set_name, "root": name, "path": rel, "line": line})
         taken |= {(r["path"], r["line"]) for r in sample}
     return sample
-
-
-def show(record: dict, root: Path) -> str:
-    """The enclosing function's signature and the lines up to the assert."""
-    lines = [x.rstrip("\r\n") for x in read_lines(root / record["path"])]
-    tree = ast.parse("\n".join(lines))
-    target = record["line"]
-    func = None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.lineno <= target <= node.end_lineno
-            and (func is None or node.lineno > func.lineno)
-        ):
-            func = node
-    out = [f"{record['root']}:{record['path']}:{target}"]
-    start = max(1, target - 12)
-    if func is not None:
-        body = func.body[0].lineno
-        out += [f"{k:5d}| {lines[k - 1]}" for k in range(func.lineno, min(body, func.lineno + 7))]
-        start = max(body, target - 22)
-    out += [
-        f"{k:5d}{'>' if k == target else '|'} {lines[k - 1]}"
-        for k in range(start, min(target + 3, len(lines)) + 1)
-    ]
-    return "\n".join(out)
 
 
 def _labelled(file: str) -> list[dict]:
