@@ -26,7 +26,7 @@ import torch
 from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
 from .field_planes import plan_field_planes, plane_entry_bytes
-from .refusals import refuse_fill_on_handed_buffer, require_count
+from .refusals import apply_fills, back_arena_buffer, require_count
 from .regions import RegionPlan, carve, plan_regions
 
 __all__ = [
@@ -87,29 +87,21 @@ class EntryMajorArena:
         self.entries = require_count("EntryMajorArena entries", entries, minimum=1)
         self.stride_bytes = _stride_for(self.walk, stride_bytes, "EntryMajorArena")
         nbytes = self.entries * self.stride_bytes
-        if buf is None:
-            buf = torch.zeros(nbytes, dtype=torch.uint8, device=device)
-            fresh = True
-        else:
-            require_byte_buffer(buf, "EntryMajorArena buf")
-            if buf.numel() != nbytes:
-                raise ValueError(
-                    f"EntryMajorArena buf holds {buf.numel()} bytes; {self.entries} entries "
-                    f"x {self.stride_bytes} stride_bytes are priced at {nbytes}"
-                )
-            if self.fields:
-                require_aligned(buf, self.walk.align, "EntryMajorArena buf")
-            if not zeroed:
-                refuse_fill_on_handed_buffer(
-                    self.fields, why="call reset_entry() on entries known to be free"
-                )
-            fresh = zeroed
+        buf, fresh = back_arena_buffer(
+            buf,
+            nbytes,
+            arena="EntryMajorArena",
+            priced=f"{self.entries} entries x {self.stride_bytes} stride_bytes",
+            fields=self.fields,
+            align=self.walk.align,
+            zeroed=zeroed,
+            fill_why="call reset_entry() on entries known to be free",
+            device=device,
+        )
         self.buf = buf
         self._views = {f.name: self._build_view(f) for f in self.fields}
         if fresh:
-            for f in self.fields:
-                if f.fill != 0.0:
-                    self._views[f.name].fill_(f.fill)
+            apply_fills(self._views, self.fields)
 
     @staticmethod
     def nbytes(

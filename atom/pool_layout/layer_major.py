@@ -26,7 +26,7 @@ import torch
 
 from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
-from .refusals import refuse_fill_on_handed_buffer, require_count
+from .refusals import apply_fills, back_arena_buffer, require_count
 from .regions import RegionPlan, carve, plan_regions
 
 
@@ -64,26 +64,21 @@ class LayerMajorArena:
         self.entries = require_count("LayerMajorArena entries", entries, minimum=1)
         self.fields = self.walk.fields
         nbytes = self.entries * self.walk.entry_bytes
-        if buf is None:
-            buf = torch.zeros(nbytes, dtype=torch.uint8, device=device)
-            fresh = True
-        else:
-            require_byte_buffer(buf, "LayerMajorArena buf")
-            if buf.numel() != nbytes:
-                raise ValueError(
-                    f"LayerMajorArena buf holds {buf.numel()} bytes; {self.entries} entries "
-                    f"x {self.walk.entry_bytes} entry_bytes are priced at {nbytes}"
-                )
-            require_aligned(buf, self.walk.align, "LayerMajorArena buf")
-            if not zeroed:
-                refuse_fill_on_handed_buffer(self.fields, why="it may already hold a peer's KV")
-            fresh = zeroed
+        buf, fresh = back_arena_buffer(
+            buf,
+            nbytes,
+            arena="LayerMajorArena",
+            priced=f"{self.entries} entries x {self.walk.entry_bytes} entry_bytes",
+            fields=self.fields,
+            align=self.walk.align,
+            zeroed=zeroed,
+            fill_why="it may already hold a peer's KV",
+            device=device,
+        )
         self.buf = buf
         self._views = {f.name: self._build_view(f) for f in self.fields}
         if fresh:
-            for f in self.fields:
-                if f.fill != 0.0:
-                    self._views[f.name].fill_(f.fill)
+            apply_fills(self._views, self.fields)
 
     @staticmethod
     def nbytes(fields: Sequence[EntryField], entries: int, *, align: int = DEFAULT_ALIGN) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from .byte_view import require_aligned, require_byte_buffer
+
 
 def require_count(name: str, value: object, *, minimum: int = 0) -> int:
     """Refuse anything but an int (a bool is not a count) at least `minimum`."""
@@ -48,3 +50,40 @@ def refuse_fill_on_handed_buffer(fields, *, why: str) -> None:
                 f"field {f.name!r} declares fill {f.fill!r}, which cannot be applied to "
                 f"a buffer handed in ({why})"
             )
+
+
+def back_arena_buffer(
+    buf: torch.Tensor | None,
+    nbytes: int,
+    *,
+    arena: str,
+    priced: str,
+    fields,
+    align: int,
+    zeroed: bool,
+    fill_why: str,
+    device: torch.device | str,
+) -> tuple[torch.Tensor, bool]:
+    """The buffer an arena carves, and whether its fills may be written.
+
+    Both arenas back themselves the same way: allocate the priced bytes zeroed, or adopt a
+    handed-in buffer only if it is exactly the priced size, aligned, and not asked to take a
+    fill it may not apply. ``priced`` says how ``nbytes`` was reached, for the refusal.
+    """
+    if buf is None:
+        return torch.zeros(nbytes, dtype=torch.uint8, device=device), True
+    require_byte_buffer(buf, f"{arena} buf")
+    if buf.numel() != nbytes:
+        raise ValueError(f"{arena} buf holds {buf.numel()} bytes; {priced} are priced at {nbytes}")
+    if fields:
+        require_aligned(buf, align, f"{arena} buf")
+    if not zeroed:
+        refuse_fill_on_handed_buffer(fields, why=fill_why)
+    return buf, zeroed
+
+
+def apply_fills(views, fields) -> None:
+    """Write each field's declared non-zero fill into its view of a buffer the arena may fill."""
+    for f in fields:
+        if f.fill != 0.0:
+            views[f.name].fill_(f.fill)
