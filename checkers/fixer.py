@@ -20,7 +20,7 @@ import ast
 import os
 from collections.abc import Callable
 
-from .finding import Finding, Fix
+from contracts.finding import Finding, Fix
 
 MAX_PASSES = 10
 

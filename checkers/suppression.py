@@ -20,7 +20,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
-from .finding import Finding
+from contracts.finding import Finding
 
 # Compiled on first use (re caches them): most files hold no "noqa", and a
 # one-file check should not pay for three patterns it never runs.

@@ -8,10 +8,10 @@ suite and rendered into the docs (fixit's habit), so a rule cannot be added
 without saying what it accepts and what it refuses, and is never documented
 twice.
 
-``check`` is the only method that sees source. It receives a
-``checkers.source.SourceFile`` and the ``checkers.project.Project`` index and
-yields ``checkers.finding.Finding``; those types are only referenced here,
-never imported at runtime, so ``contracts`` stays free of the checker.
+``check`` is the only method that sees source. It receives a ``Source`` and
+a ``ProjectIndex`` (``contracts.interfaces``: Protocols the checker's
+``SourceFile`` and ``Project`` satisfy) and yields ``contracts.finding.Finding``,
+so ``contracts`` imports nothing of the checker, not even for typing.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .fields import ConfigError, Field, Globs
+from .finding import Finding, Fix
+from .interfaces import ProjectIndex, Source
 
 if TYPE_CHECKING:
     import ast
-
-    from checkers.finding import Finding, Fix
-    from checkers.project import Project
-    from checkers.source import SourceFile
 
 
 @dataclass(frozen=True)
@@ -157,11 +155,11 @@ class Contract:
         """
         return ()
 
-    def wants(self, source: SourceFile) -> bool:
+    def wants(self, source: Source) -> bool:
         needles = self.needles()
         return not needles or any(n in source.text for n in needles)
 
-    def wants_project(self, project: Project) -> bool:
+    def wants_project(self, project: ProjectIndex) -> bool:
         """Whether any file of this project could produce a finding; asked once a run.
 
         The per-file pre-filter cannot rule out a kind whose finding sits at
@@ -174,12 +172,12 @@ class Contract:
 
     # -- checking ----------------------------------------------------------
 
-    def check(self, source: SourceFile, project: Project) -> Iterable[Finding]:
+    def check(self, source: Source, project: ProjectIndex) -> Iterable[Finding]:
         raise NotImplementedError
 
     def finding(
         self,
-        source: SourceFile,
+        source: Source,
         node: ast.AST | tuple[int, int, int, int],
         message: str,
         *,
@@ -192,8 +190,6 @@ class Contract:
         ``span_node`` is the statement whose lines a suppression may sit on
         (defaults to ``node``).
         """
-        from checkers.finding import Finding
-
         if isinstance(node, tuple):
             line, col, end_line, end_col = node
         else:

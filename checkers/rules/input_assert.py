@@ -1673,7 +1673,7 @@ def _exception_for(test: ast.expr) -> str:
 
 def _fix(source, node: ast.Assert, exc: str):
     """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines."""
-    from checkers.finding import Edit, Fix
+    from contracts.finding import Edit, Fix
 
     line, col, end_line, end_col = source.span(node)
     first = source.lines[line - 1]
