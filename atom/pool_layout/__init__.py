@@ -12,6 +12,8 @@ docs/pool_layout.md.
            `carve_layer_major`
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
            rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+  export   `transfer.TransferRegion` / `KVTransferTensors` -- what a P/D
+           connector registers, one unit per scheduler block
 """
 
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
