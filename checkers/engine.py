@@ -86,6 +86,12 @@ class Engine:
         self._project = None
         self._project_wants: dict[str, bool] = {}
 
+    def unknown(self, codes: set[str]) -> set[str]:
+        """The codes among ``codes`` that no rule has (kinds imported only on a miss)."""
+        from .rules import matching_no_rule
+
+        return set(matching_no_rule(sorted(codes), {type(c) for c in self.contracts}))
+
     def project_wants(self, contract: Contract) -> bool:
         wanted = self._project_wants.get(contract.id)
         if wanted is None:
@@ -166,7 +172,9 @@ class Engine:
             # that hid nothing is stale. Only --select and per-file-ignores,
             # which stop the code from being looked for, keep it quiet.
             ran = {code for d in directives for code in d.codes if enabled(code, pfi)}
-            kept = apply_suppressions(kept, directives, path=path, ran_codes=ran)
+            kept = apply_suppressions(
+                kept, directives, path=path, ran_codes=ran, unknown_codes=self.unknown(ran)
+            )
             kept = [f for f in kept if enabled(f.code, pfi)]
         # One AC001 per file, though the cached and the recomputed pass may each
         # have met the unparsable tree on behalf of a different contract.
