@@ -98,13 +98,14 @@ def measure(case_name: str, kv_dtype: str, blocks: int, reps: int, gen: torch.Ge
     from atom.kernels.block_transfer import RegionSet
     from atom.models.registry import load_model_config
     from atom.runner.model_runner import ModelRunner
-    from contracts.runtime.strategies import DRAFT_PAIRS
+    from contracts.runtime.strategies import DRAFT_PAIRS, default_case
 
     target, draft = DRAFT_PAIRS.get(case_name, (case_name, None))
     pool_blocks = blocks + blocks // 2
+    block = default_case(case_name).engine.scheduler_block_size  # 16, or what the model accepts
     runner = ModelRunner(
         load_model_config(target),
-        EngineConfig(kv_dtype=kv_dtype),
+        EngineConfig(kv_dtype=kv_dtype, scheduler_block_size=block),
         draft_config=load_model_config(draft) if draft else None,
     )
     # The pool, its entry-major twin, the staging buffer, index_select's outputs and the copy's

@@ -24,7 +24,7 @@ from atom.kernels.reference_store import STATE_VIEWS
 from atom.models.registry import load_model_config
 from atom.runner.kv_transfer import TransferRegion, owned_regions
 from atom.runner.model_runner import ModelRunner
-from contracts.runtime.strategies import DRAFT_PAIRS, case_names
+from contracts.runtime.strategies import DRAFT_PAIRS, case_names, default_case
 
 #: Scheduler blocks in each pool (the round trip moves three of them, one stays put) and the
 #: paged bytes a case may take: the block count is lowered to fit, never the model skipped.
@@ -77,9 +77,17 @@ class Case:
 
     def _build(self, tp_size: int) -> ModelRunner:
         target, draft = DRAFT_PAIRS.get(self.name, (self.name, None))
+        # The scheduler block the property suite's default case settles on: the engine's 16,
+        # or the smallest a model that pages wider accepts (MiniMax-M3 pages at 128).
+        block = default_case(self.name).engine.scheduler_block_size
         return ModelRunner(
             load_model_config(target),
-            EngineConfig(tp_size=tp_size, state_entries=STATE_ENTRIES, **SETTINGS[self.setting]),
+            EngineConfig(
+                tp_size=tp_size,
+                scheduler_block_size=block,
+                state_entries=STATE_ENTRIES,
+                **SETTINGS[self.setting],
+            ),
             draft_config=load_model_config(draft) if draft else None,
         )
 
