@@ -17,7 +17,7 @@ import torch
 
 from atom.kernels.block_transfer import RegionSet, triton_interpreted
 from atom.kernels.transfer_layouts import entry_major_twin, paged_fields, split_twin
-from atom.runner.kv_transfer import TransferRegion
+from atom.pool_layout.transfer import TransferRegion
 
 from .transfer_support import (
     SOURCE_IDS,
