@@ -25,6 +25,9 @@ class CheckResult:
     findings: list[Finding] = field(default_factory=list)  # sorted, after every filter
     files_checked: int = 0
     fixed: int = 0  # fixes applied (with fix=True)
+    # Files left alone, and why: a fix that could not be written without
+    # losing something (the CLI prints each on stderr; the run goes on).
+    warnings: list[str] = field(default_factory=list)
 
 
 def load_config(
@@ -165,8 +168,17 @@ def check(
     show = wants_progress(len(files)) if progress is None else progress
     results = engine.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
     fixed = 0
+    warnings: list[str] = []
     if fix:
-        fixed = _fix(engine, results, dict(files), unsafe=unsafe_fixes, hunks=hunks, cache=cache)
+        fixed = _fix(
+            engine,
+            results,
+            dict(files),
+            unsafe=unsafe_fixes,
+            hunks=hunks,
+            cache=cache,
+            warnings=warnings,
+        )
         if fixed and cache is not None:
             cache.set_stamp(None)  # the tree the stamp described has just been rewritten
         if fixed and diff_base is not None:
@@ -182,7 +194,9 @@ def check(
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
     checked = sum(1 for r in results if not r.missing)
-    return CheckResult(root=config.root, findings=findings, files_checked=checked, fixed=fixed)
+    return CheckResult(
+        root=config.root, findings=findings, files_checked=checked, fixed=fixed, warnings=warnings
+    )
 
 
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:
@@ -203,9 +217,13 @@ def _covers_src_roots(targets: list[Path], config: Config) -> bool:
     )
 
 
-def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache) -> int:
-    from .engine import decode
-    from .fixer import applies, fix_text, write_atomically
+def _fix(
+    engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache, warnings: list[str]
+) -> int:
+    """Fix each file with something to fix; a file that cannot be fixed safely is named in
+    ``warnings`` and left as it was, and the rest are still fixed."""
+    from .fixer import WriteRefused, applies, encode_like, fix_text, write_fixed
+    from .source import DecodeError, decode_source
 
     keep = None
     if hunks is not None:
@@ -219,21 +237,35 @@ def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cach
         if not any(applies(f, unsafe=unsafe) for f in result.findings):
             continue
         abspath = abspaths[result.path]
-        with open(abspath, "rb") as fh:
-            text = decode(fh.read())
         path = result.path
+        try:
+            with open(abspath, "rb") as fh:
+                original = fh.read()
+            text = decode_source(original)
+            encode_like(original, text)  # refuse before fixing what cannot be written back
+        except OSError as exc:
+            warnings.append(f"{path}: not fixed: cannot be read ({exc.strerror or exc})")
+            continue
+        except (DecodeError, WriteRefused) as exc:
+            warnings.append(f"{path}: not fixed: {exc}")
+            continue
         new, applied = fix_text(
             text,
             lambda t, path=path: engine.check_text(path, t),
             unsafe=unsafe,
             keep=keep or (lambda f: True),
         )
-        if applied and new != text:
-            write_atomically(abspath, new)
-            fixed += applied
-            results[index] = engine.check_file(path, abspath, None)
-            if cache is not None and results[index].cache_entry is not None:
-                cache.put(path, *results[index].cache_entry)
+        if not applied or new == text:
+            continue
+        try:
+            write_fixed(abspath, original, new, root=engine.config.root)
+        except WriteRefused as exc:
+            warnings.append(f"{path}: not fixed: {exc}")
+            continue
+        fixed += applied
+        results[index] = engine.check_file(path, abspath, None)
+        if cache is not None and results[index].cache_entry is not None:
+            cache.put(path, *results[index].cache_entry)
     return fixed
 
 

@@ -63,7 +63,7 @@ def parse_directives(text: str) -> tuple[Directive, ...]:
 
     out: list[Directive] = []
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
             if tok.type != tokenize.COMMENT or "noqa" not in tok.string.lower():
                 continue
             match = re.search(_NOQA, tok.string, re.I)

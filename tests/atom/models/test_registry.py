@@ -21,6 +21,8 @@ EXPECTED = {
     "llama-3.1-8b",
     "mimo-v2-flash",
     "minimax-m2",
+    "minimax-m3",
+    "minimax-m3-eagle3",
     "qwen3.5-27b",
 }
 
