@@ -106,9 +106,10 @@ def check(
     """Check ``paths`` (default: the whole project root) against the declared contracts.
 
     Raises ``ConfigError`` (bad declaration or selection, no declaration, a
-    contract covering no file), ``PathError`` (a
-    path that does not exist), ``DiffError`` (``diff_base`` unresolvable) and
-    ``ContractCrash`` (a rule raised): all exit 2 in the CLI.
+    contract covering no file), ``PathError`` (a path that does not exist) and
+    ``DiffError`` (``diff_base`` unresolvable): all exit 2 in the CLI. A rule
+    that raises on a file is that file's AC002 finding, not an exception: the
+    other files' findings still come back.
     """
     from .discovery import discover
     from .engine import Engine, wants_progress
