@@ -113,6 +113,10 @@ class Cache:
         self.entries: dict[str, tuple] = {}
         # The tree stamp the stored non-CACHEABLE findings were computed under.
         self.stamp: str | None = None
+        # relpath -> (size, mtime_ns, digest, imports): per-file import
+        # summaries (checkers.project.summarise), which a chain through an
+        # unchanged file reads instead of parsing it.
+        self.summaries: dict[str, tuple] = {}
         self.dirty = False
         self._load()
 
@@ -127,8 +131,13 @@ class Cache:
             stored = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return  # a truncated or foreign file is a miss, never an error
-        if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[1], dict):
-            self.stamp, self.entries = stored
+        if (
+            isinstance(stored, tuple)
+            and len(stored) == 3
+            and isinstance(stored[1], dict)
+            and isinstance(stored[2], dict)
+        ):
+            self.stamp, self.entries, self.summaries = stored
 
     def get(self, path: str) -> tuple | None:
         return self.entries.get(path)
@@ -146,6 +155,10 @@ class Cache:
         if time.time() - mtime_ns / 1e9 < _RACY_SECONDS:
             mtime_ns = -1  # modified too recently for its stat to prove anything next time
         self.entries[path] = (size, mtime_ns, digest, findings, directives, tree_findings)
+        self.dirty = True
+
+    def put_summaries(self, summaries: dict[str, tuple]) -> None:
+        self.summaries.update(summaries)
         self.dirty = True
 
     def set_stamp(self, stamp: str | None) -> None:
@@ -166,7 +179,7 @@ class Cache:
             marker = self.directory / ".gitignore"
             if not marker.exists():
                 marker.write_text("# written by atom-contracts\n*\n")
-            tmp.write_bytes(marshal.dumps((self.stamp, self.entries)))
+            tmp.write_bytes(marshal.dumps((self.stamp, self.entries, self.summaries)))
             os.replace(tmp, self.path)
             self._prune()
         except OSError:
