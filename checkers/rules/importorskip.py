@@ -141,8 +141,15 @@ class ImportOrSkip(Contract):
             source="from atom.kernels.store import write_rows\n",
             params=_PARAMS,
             path="atom/runner.py",
-            # A test beside it, so that `tests` matches a file of the project.
-            files={**_TREE, "tests/test_runner.py": "import atom.runner\n"},
+            # A test beside it, so that `tests` matches a file of the project;
+            # it skips first, so checking `atom/runner.py` alone, which
+            # re-checks the tests importing it, finds nothing there either.
+            files={
+                **_TREE,
+                "tests/test_runner.py": (
+                    'import pytest\n\npytest.importorskip("triton")\n\nimport atom.runner\n'
+                ),
+            },
             note="Only test modules are checked: elsewhere an import error is the point.",
         ),
     )
