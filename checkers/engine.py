@@ -41,7 +41,7 @@ _PROGRESS_FILES = 1000
 
 
 class ContractCrash(RuntimeError):
-    """A contract raised on a file: an internal error (exit 2), named by contract and file."""
+    """Kept for callers that caught it; a contract that raises is now an AC002 finding."""
 
 
 @dataclass
@@ -64,6 +64,26 @@ def uncheckable(path: str, message: str, line: int = 1, column: int = 1) -> Find
         end_column=column,
         message=message,
         span_lines=(line, line),
+    )
+
+
+def checker_failed(path: str, what: str, exc: BaseException) -> Finding:
+    """AC002: the checker's own failure on one file, which the rest of the run survives."""
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return Finding(
+        code="AC002",
+        contract="",
+        kind="engine",
+        path=path,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+        message=(
+            f"{what} failed on this file ({type(exc).__name__}{': ' + detail if detail else ''}), "
+            "so it is not checked: a bug in atom-contracts, please report it"
+        ),
+        span_lines=(1, 1),
     )
 
 
@@ -127,7 +147,14 @@ class Engine:
         findings: list[Finding] = []
         parse_reported = False
         for contract in contracts:
-            if not contract.wants(source) or not self.project_wants(contract):
+            try:
+                wanted = contract.wants(source) and self.project_wants(contract)
+            except Exception as exc:
+                findings.append(
+                    checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
+                )
+                continue
+            if not wanted:
                 continue
             if getattr(contract, "NEEDS_TREE", True) and source.tree is None:
                 if not parse_reported:
@@ -145,20 +172,31 @@ class Engine:
                     )
                     parse_reported = True
                 continue
-            project = self.project
-            if not source.module_name:
-                source._module_name = project.module_name(source.path) or ""
-            add = getattr(project, "add_source", None)
-            if add is not None:
-                add(source)
             try:
-                findings.extend(contract.check(source, project))
-            except Exception as exc:
-                raise ContractCrash(
-                    f"contract `{contract.id}` ({contract.KIND}) crashed on {source.path}: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                findings.extend(self._run_one(contract, source))
+            except Exception as exc:  # RecursionError on deep code, or a bug in a rule
+                findings.append(
+                    checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
+                )
         return findings
+
+    def _run_one(self, contract: Contract, source: SourceFile) -> list[Finding]:
+        project = self.project
+        if not source.module_name:
+            source._module_name = project.module_name(source.path) or ""
+        add = getattr(project, "add_source", None)
+        if add is not None:
+            add(source)
+        # A list, so findings yielded before a failure are kept with its AC002.
+        found: list[Finding] = []
+        try:
+            for finding in contract.check(source, project):
+                found.append(finding)
+        except Exception as exc:
+            found.append(
+                checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
+            )
+        return found
 
     def finalize(
         self,
@@ -210,12 +248,26 @@ class Engine:
         so nothing it would have found is kept for longer than one file.
         """
         if not gc.isenabled():
-            return self._check_file(path, abspath, entry, tree_unchanged)
+            return self._guarded(path, abspath, entry, tree_unchanged)
         gc.disable()
         try:
-            return self._check_file(path, abspath, entry, tree_unchanged)
+            return self._guarded(path, abspath, entry, tree_unchanged)
         finally:
             gc.enable()
+
+    def _guarded(self, path: str, abspath: str, entry, tree_unchanged: bool) -> FileResult:
+        """One file's failure is that file's AC002, never the run's: every other file still reports.
+
+        Contracts' failures are caught where they run, naming the contract; this
+        catches the rest (a cache entry of the wrong shape, the suppression pass).
+        """
+        try:
+            return self._check_file(path, abspath, entry, tree_unchanged)
+        except Exception as exc:
+            if entry is not None:
+                # Perhaps the stored entry is what broke: once more from the bytes.
+                return self._guarded(path, abspath, None, tree_unchanged)
+            return FileResult(path, [checker_failed(path, "the checker", exc)])
 
     def _check_file(
         self, path: str, abspath: str, entry: tuple | None, tree_unchanged: bool

@@ -346,8 +346,10 @@ class Project:
             self._imports[key] = ()
             return ()
         if stored is not None and (stored[0], stored[1]) == (st.st_size, st.st_mtime_ns):
-            found = self._imports[key] = self._from_summary(stored[3])
-            return found
+            found = self._from_summary(stored[3])
+            if found is not None:
+                self._imports[key] = found
+                return found
         try:
             data = Path(key).read_bytes()
         except OSError:
@@ -358,7 +360,7 @@ class Project:
         digest = blake2b(data, digest_size=16).digest()
         if stored is not None and stored[2] == digest:
             found = self._from_summary(stored[3])
-        else:
+        if found is None:
             source = self._decode(Path(key), data)
             found = self.imports_of(source) if source is not None else ()
         self._imports[key] = found
@@ -387,7 +389,14 @@ class Project:
                 mtime_ns = -1
             self.new_summaries[rel] = (size, mtime_ns, digest, summarise(refs))
 
-    def _from_summary(self, raw: tuple) -> tuple[ImportRef, ...]:
+    def _from_summary(self, raw: tuple) -> tuple[ImportRef, ...] | None:
+        """The imports a stored summary describes; None when it is not one (then parse)."""
+        try:
+            return self._refs_from(raw)
+        except (TypeError, ValueError, AttributeError):
+            return None
+
+    def _refs_from(self, raw: tuple) -> tuple[ImportRef, ...]:
         refs = []
         for module, names, lineno, level, at_module, guarded, type_checking, dynamic in raw:
             submodules: tuple[str, ...] = ()

@@ -112,13 +112,13 @@ class LeafPackage(Contract):
         ),
     )
 
-    def unmatched(self, files: Sequence[str], src: Sequence[str]) -> list[str]:
+    def unmatched(self, files, src: Sequence[str]) -> list[str]:
         """A package no src root holds: as a module, a package, or a namespace directory."""
         out = super().unmatched(files, src)
         stem = self.package.replace(".", "/")
         for root in src:
             base = "" if root in (".", "./") else root.strip("/") + "/"
-            if any(f == f"{base}{stem}.py" or f.startswith(f"{base}{stem}/") for f in files):
+            if files.any_under(f"{base}{stem}"):
                 return out
         return [*out, f"`package` {self.package!r} is no module under `src` {list(src)!r}"]
 
