@@ -74,6 +74,13 @@ class MlaAttention(AttentionModule):
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     indexer: IndexerKeys | None = None
+    #: the width one cached token takes, in elements: ``latent_dim`` unless the config declares a
+    #: padded one (a NoPE model's row need not equal ``kv_lora_rank + qk_rope_head_dim``).
+    kv_entry_dim: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.kv_entry_dim:
+            self.kv_entry_dim = self.latent_dim
 
     @property
     def latent_dim(self) -> int:
@@ -81,6 +88,8 @@ class MlaAttention(AttentionModule):
 
     def caches(self) -> str:
         text = f"mla latent={self.kv_lora_rank}+{self.qk_rope_head_dim}"
+        if self.kv_entry_dim != self.latent_dim:
+            text += f" padded={self.kv_entry_dim}"
         if self.indexer is not None:
             text += f" indexer_keys={self.indexer.head_dim}"
         return text

@@ -215,6 +215,29 @@ def _head_dim(cfg: HfConfig, field: str) -> int:
     return hidden // heads
 
 
+#: The config field a NoPE model states its padded MLA row width in. No public config we ship
+#: declares one (Kimi-K3 says ``mla_use_nope: true`` and caches the unpadded 576); the name is the
+#: engine's own expression, ``mla_kv_entry_dim``, so a config that needs it says it by that name.
+MLA_KV_ENTRY_DIM = "mla_kv_entry_dim"
+
+
+def mla_kv_entry_dim(cfg: HfConfig) -> int:
+    """Elements one cached MLA token takes: the declared padded width, else the latent split.
+
+    Read here and nowhere else, so the pool's price, its carve and the kernels' row width are one
+    number; a declared width narrower than the latent cannot hold it and is refused by name.
+    """
+    latent = cfg.require_int("kv_lora_rank") + cfg.require_int("qk_rope_head_dim", minimum=0)
+    width = cfg.int_or(MLA_KV_ENTRY_DIM, latent, minimum=1)
+    if width < latent:
+        raise ConfigFieldError(
+            cfg.source,
+            MLA_KV_ENTRY_DIM,
+            f"= {width} is narrower than kv_lora_rank + qk_rope_head_dim = {latent}",
+        )
+    return width
+
+
 def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttention:
     indexer = None
     if has_mla_indexer(cfg):
@@ -224,8 +247,9 @@ def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttent
         layer_num=layer,
         is_draft=is_draft,
         kv_lora_rank=cfg.require_int("kv_lora_rank"),
-        qk_rope_head_dim=cfg.require_int("qk_rope_head_dim"),
+        qk_rope_head_dim=cfg.require_int("qk_rope_head_dim", minimum=0),
         indexer=indexer,
+        kv_entry_dim=mla_kv_entry_dim(cfg),
     )
 
 
