@@ -100,9 +100,11 @@ def check(
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
 
-    Raises ``ConfigError`` (bad declaration or selection), ``PathError`` (a
-    path that does not exist), ``DiffError`` (``diff_base`` unresolvable) and
-    ``ContractCrash`` (a rule raised): all exit 2 in the CLI.
+    Raises ``ConfigError`` (bad declaration or selection, no declaration, a
+    contract covering no file), ``PathError`` (a path that does not exist) and
+    ``DiffError`` (``diff_base`` unresolvable): all exit 2 in the CLI. A rule
+    that raises on a file is that file's AC002 finding, not an exception: the
+    other files' findings still come back.
     """
     from .discovery import discover
     from .engine import Engine, wants_progress
@@ -130,7 +132,17 @@ def check(
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
     files = discover(targets, config)
-    _require_coverage(config, files if _lists_whole_project(targets, config) else None)
+    # A contract covering no file of the project checks nothing: judged on the
+    # project (exactly when the run lists it), never on the files named.
+    from . import coverage
+
+    named = [rel for rel, _ in files]
+    index = (
+        coverage.Listed(named)
+        if _lists_whole_project(targets, config)
+        else coverage.Probed(config, named)
+    )
+    coverage.require_coverage(config, index)
     hunks = None
     if diff_base is not None:
         from .diff_filter import changed_lines
@@ -174,15 +186,24 @@ def check(
             from .diff_filter import changed_lines
 
             hunks = changed_lines(config.root, diff_base)
-    if cache is not None:
-        cache.save()
     findings = [f for r in results for f in r.findings]
+    checked = sum(1 for r in results if not r.missing)
+    if hunks is None and targets and not _covers_src_roots(targets, config):
+        # Some files, not the tree (pre-commit, the agent hook, `check FILE`):
+        # what they break in files that did not change fails here too.
+        from .dependents import recheck
+
+        caused, rechecked = recheck(engine, [(r.path, dict(files)[r.path]) for r in results])
+        findings.extend(caused)
+        checked += rechecked
+    if cache is not None:
+        engine.save_summaries(cache)
+        cache.save()
     if hunks is not None:
         from .diff_filter import in_diff
 
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
-    checked = sum(1 for r in results if not r.missing)
     return CheckResult(
         root=config.root, findings=findings, files_checked=checked, fixed=fixed, warnings=warnings
     )
@@ -191,28 +212,6 @@ def check(
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:
     root = str(config.root)
     return not targets or any(os.path.abspath(t) == root for t in targets)
-
-
-def _require_coverage(config: Config, files: list[tuple[str, str]] | None) -> None:
-    """ConfigError naming the first contract that covers no file of the project.
-
-    Judged on the whole project's listing (``files`` when the run already is
-    one, discovered here otherwise), never on the files named: pre-commit
-    names the few a commit touched, and a contract scoped elsewhere is not
-    broken by that.
-    """
-    if files is None:
-        from .discovery import discover
-
-        files = discover([], config)
-    listing = [rel for rel, _ in files]
-    for contract in config.contracts:
-        unmatched = contract.unmatched(listing, config.src)
-        if unmatched:
-            raise ConfigError(
-                f"contract `{contract.id}` ({contract.KIND}) covers no file: {unmatched[0]} "
-                f"(of the {len(listing)} Python files under {config.root})"
-            )
 
 
 def _covers_src_roots(targets: list[Path], config: Config) -> bool:

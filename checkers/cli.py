@@ -266,12 +266,25 @@ def _check(ns) -> int:
         out.write(statistics(findings))
     else:
         out.write(render(findings, ns.output_format, root=result.root))
-    if ns.output_format in ("concise", "full") and not ns.quiet:
+    if ns.output_format in ("concise", "full") and not ns.quiet and not _in_pre_commit_batch():
         out.write(_summary(result))
     if ns.verbose:
         elapsed_ms = (time.perf_counter() - started) * 1000
         print(f"{PROG}: {result.files_checked} files in {elapsed_ms:.0f} ms", file=sys.stderr)
     return 0 if not findings or ns.exit_zero else 1
+
+
+def _in_pre_commit_batch() -> bool:
+    """Whether pre-commit runs this process (it sets ``PRE_COMMIT=1`` for every hook).
+
+    pre-commit splits the files into batches (``require_serial: false``) and
+    prints each batch's output one after another under one Passed/Failed
+    line: a summary per batch would put "All contracts hold." from one
+    batch beside another's findings. pre-commit's own line is the summary.
+    """
+    import os
+
+    return os.environ.get("PRE_COMMIT") == "1"
 
 
 def _summary(result) -> str:

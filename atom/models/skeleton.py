@@ -181,6 +181,8 @@ def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_d
     )
     head_dim = _head_dim(cfg, head_dim_field)
     v_head_dim = cfg.int_or(v_field, head_dim, minimum=1)
+    # MTP and draft layers sit past the config's own layer list and carry no indexer.
+    indexer = None if is_draft else sparse_indexer(cfg, layer)
     return MhaAttention(
         prefix=prefix,
         layer_num=layer,
@@ -189,7 +191,44 @@ def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_d
         head_dim=head_dim,
         v_head_dim=v_head_dim,
         sliding_window=cfg.get("sliding_window_size") if sliding else None,
+        indexer=indexer,
     )
+
+
+SPARSE_ATTENTION_CONFIG = "sparse_attention_config"
+
+
+def sparse_attention_config(cfg: HfConfig) -> HfConfig | None:
+    """MiniMax-M3's ``sparse_attention_config``, as a config of its own so a refusal names it."""
+    nested = cfg.get(SPARSE_ATTENTION_CONFIG)
+    if nested is None:
+        return None
+    if not isinstance(nested, dict):
+        raise ConfigFieldError(cfg.source, SPARSE_ATTENTION_CONFIG, "must be a JSON object")
+    if nested.get("use_sparse_attention") is False:
+        return None
+    return HfConfig(nested, f"{cfg.source}:{SPARSE_ATTENTION_CONFIG}")
+
+
+def sparse_indexer(cfg: HfConfig, layer: int) -> IndexerKeys | None:
+    """The indexer keys MHA layer ``layer`` caches, if ``sparse_attention_freq`` marks it sparse.
+
+    One flag per target layer, so the list must cover exactly ``num_hidden_layers``: a short list
+    would leave the tail's layers dense without a word, and a long one names layers that do not
+    exist.
+    """
+    sub = sparse_attention_config(cfg)
+    if sub is None:
+        return None
+    freq = sub.require("sparse_attention_freq")
+    n = cfg.require_int("num_hidden_layers")
+    if not isinstance(freq, list) or len(freq) != n:
+        raise ConfigFieldError(
+            sub.source, "sparse_attention_freq", f"must list one flag for each of {n} layers"
+        )
+    if not freq[layer]:
+        return None
+    return IndexerKeys(head_dim=sub.require_int("sparse_index_dim"))
 
 
 def _full_kv_heads(cfg: HfConfig) -> int:

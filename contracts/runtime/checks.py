@@ -584,9 +584,14 @@ def _view_geometry(builder, module, name: str, view: torch.Tensor) -> tuple[int,
     field = next(
         f for g in builder.paged_pools[pool_name].field_groups for f in g if f.name == field_name
     )
-    if name in INDEX_VIEWS:
-        tokens = field.shape[0]
-        return tokens, 1, (field.shape[1] if len(field.shape) > 1 else 1), builder.blocks
+    if name == "index_cache":
+        # (tokens, dim) per entry (MLA's indexer), or (backend blocks, tokens, dim) per entry
+        # (MiniMax-M3's, paged at the backend block): whatever leads the last two is blocks.
+        *lead, tokens, dim = field.shape
+        return tokens, 1, dim, builder.blocks * math.prod(lead)
+    if name == "index_scale":
+        *lead, tokens = field.shape
+        return tokens, 1, 1, builder.blocks * math.prod(lead)
     if name == "kv_cache":
         return builder.block_size, 1, field.shape[-1], builder.num_blocks
     heads = module.num_kv_heads
@@ -641,6 +646,11 @@ def _sample(n: int) -> torch.Tensor:
 def _element_readback(runner, builder, target, module, units, regions, twin) -> None:
     contract = "write-readback"
     layout = builder.layout
+    unknown = sorted(set(module.kv_views) - {*PAGED_VIEWS, *INDEX_VIEWS, *STATE_VIEWS})
+    if unknown:
+        # A view this check cannot order would pass unread: say so instead of staying green.
+        _fail(contract, f"{module} binds views {unknown} with no documented element order; "
+              "declare their layout in atom.kernels.reference_store and documented_offsets")  # fmt: skip
     names = [n for n in module.kv_views if n in PAGED_VIEWS or n in INDEX_VIEWS]
     for field_id, n in enumerate(names):
         view = module.kv_views[n]
