@@ -186,15 +186,24 @@ def check(
             from .diff_filter import changed_lines
 
             hunks = changed_lines(config.root, diff_base)
-    if cache is not None:
-        cache.save()
     findings = [f for r in results for f in r.findings]
+    checked = sum(1 for r in results if not r.missing)
+    if hunks is None and targets and not _covers_src_roots(targets, config):
+        # Some files, not the tree (pre-commit, the agent hook, `check FILE`):
+        # what they break in files that did not change fails here too.
+        from .dependents import recheck
+
+        caused, rechecked = recheck(engine, [(r.path, dict(files)[r.path]) for r in results])
+        findings.extend(caused)
+        checked += rechecked
+    if cache is not None:
+        engine.save_summaries(cache)
+        cache.save()
     if hunks is not None:
         from .diff_filter import in_diff
 
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
-    checked = sum(1 for r in results if not r.missing)
     return CheckResult(
         root=config.root, findings=findings, files_checked=checked, fixed=fixed, warnings=warnings
     )
