@@ -54,12 +54,25 @@ class BindingIndex:
         that is most of the nodes and most of the time. What to do with a node
         is worked out once per node type (``_plan_for``, ``_field_plan``), not by a chain of
         ``isinstance`` tests at each of its hundreds of thousands of nodes.
+
+        The walk is pre-order over an explicit stack, not recursive: code Python
+        compiles can nest deeper than the interpreter's recursion limit allows a
+        recursive walk (a 500-term sum, a 2,000-branch ``elif`` chain).
         """
-        plan = _FIELD_PLANS.get(type(node)) or _field_plan(type(node))
+        stack: list[tuple] = []
+        self._expand(node, func, klass, chain, stack)
         visit = self._visit
+        pop = stack.pop
+        while stack:
+            visit(*pop(), stack)
+
+    def _expand(self, node: ast.AST, func: Scope | None, klass, chain, stack: list) -> None:
+        """Push ``node``'s children to be visited, so that they pop in source order."""
+        plan = _FIELD_PLANS.get(type(node)) or _field_plan(type(node))
         # Names and constants are most of a tree's nodes: they are skipped here,
         # without the call to ``_visit`` that would only return.
         skipped = _SKIPPED
+        children: list[tuple] = []
         for name, block in plan:
             value = getattr(node, name, None)
             if isinstance(value, list):
@@ -77,18 +90,22 @@ class BindingIndex:
                     sub = chain
                 for child in value:
                     if type(child) not in skipped and isinstance(child, ast.AST):
-                        visit(child, func, klass, sub)
+                        children.append((child, func, klass, sub))
             elif type(value) not in skipped and isinstance(value, ast.AST):
-                visit(value, func, klass, chain)
+                children.append((value, func, klass, chain))
+        children.reverse()
+        stack.extend(children)
 
-    def _visit(self, child: ast.AST, func: Scope | None, klass, sub: tuple[int, ...]) -> None:
+    def _visit(
+        self, child: ast.AST, func: Scope | None, klass, sub: tuple[int, ...], stack: list
+    ) -> None:
         kind = type(child)
         plan = _PLANS.get(kind) or _plan_for(kind)
         role = plan[0]
         if role is _SKIP:
             return
         if role is _ATTRIBUTE:
-            self._visit(child.value, func, klass, sub)
+            stack.append((child.value, func, klass, sub))
             return
         if plan[1]:
             self.blocks[child] = sub
@@ -98,17 +115,17 @@ class BindingIndex:
         elif role is _FUNCTION:
             self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
             inner = self._new_func(child, func, klass)
-            self._index(child, inner, None, ())
+            self._expand(child, inner, None, (), stack)
             return
         elif role is _CLASS:
             self._bind(func, child, child, None, sub, name=child.name)
             self.class_names.setdefault(child.name, child)
-            self._index(child, func, child, sub)
+            self._expand(child, func, child, sub, stack)
             return
         collect = plan[2]
         if collect is not None:
             collect(self, child, func, sub)
-        self._index(child, func, klass, sub)
+        self._expand(child, func, klass, sub, stack)
 
     def _new_func(self, node: FunctionNode, parent: Scope | None, klass) -> Scope:
         func = function_scope(node, parent, klass)

@@ -302,3 +302,17 @@ def test_a_worker_count_below_one_is_refused_by_value(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--jobs" in err and "'0'" in err
+
+
+def test_no_summary_inside_a_pre_commit_batch(project, capsys, monkeypatch):
+    # pre-commit sets PRE_COMMIT=1 and prints batches one after another: a batch's
+    # "All contracts hold." beside another batch's findings would contradict it.
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    assert main(["check", "pkg/good.py", "--no-cache"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["check", "pkg/bad.py", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "AC101" in out and "Found" not in out and "All contracts hold" not in out
+    monkeypatch.setenv("PRE_COMMIT", "0")
+    assert main(["check", "pkg/good.py", "--no-cache"]) == 0
+    assert capsys.readouterr().out == "All contracts hold.\n"
