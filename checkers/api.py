@@ -192,17 +192,62 @@ def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cach
     return fixed
 
 
-def check_source(path: str, text: str, config: Config) -> list[Finding]:
-    """One in-memory file (the flake8 plugin): no discovery, no cache, suppressions applied.
+def check_text(
+    path: str | Path,
+    text: str,
+    config: Config,
+    *,
+    engine=None,
+    on_crash=None,
+) -> list[Finding]:
+    """Check ``text`` as if it were the file at ``path``: no discovery, no cache, no disk read
+    of the file itself, suppressions applied -- the one place that decides what "check this
+    buffer as that file" means, for stdin, the flake8 plugin and the language server.
 
-    ``path`` is absolute or relative to the working directory, as flake8 gives it.
+    ``path`` is absolute or relative to the working directory. A file the
+    declaration's ``exclude`` covers gets no findings, as on the command line.
+    ``engine`` reuses a long-lived ``Engine`` (and its project index) of this
+    ``config``; by default one is built from the declared selection.
+
+    ``on_crash``: by default a contract that raises is a ``ContractCrash``
+    (exit 2 in the CLI). Given a callable, each crashing contract is handed
+    to it instead and the file's other contracts still report -- an editor
+    must keep showing what it can.
     """
     from .discovery import relative
-    from .engine import Engine
+    from .engine import ContractCrash, Engine
+    from .source import SourceFile
+    from .suppression import parse_directives
 
     rel = relative(os.path.abspath(path), config.root)
-    engine = Engine(config, Selection(config.select, config.ignore))
-    return sorted(engine.check_text(rel, text), key=Finding.sort_key)
+    exclude = config.exclude_spec()
+    if exclude is not None and exclude.match_file(rel):
+        return []
+    if engine is None:
+        engine = Engine(config, Selection(config.select, config.ignore))
+    contracts, pfi = engine.applying(rel)
+    source = SourceFile(rel, text, abspath=os.path.join(config.root, rel))
+    # A long-lived engine's project index must see this text as that file
+    # from now on, for the cross-file questions other files ask about it.
+    engine.source_changed(source.abspath, source)
+    if on_crash is None:
+        raw = engine.run_contracts(source, contracts)
+    else:
+        raw = []
+        for contract in contracts:
+            try:
+                raw.extend(engine.run_contracts(source, [contract]))
+            except ContractCrash as exc:
+                on_crash(contract, exc)
+    findings = engine.finalize(rel, raw, parse_directives(text), pfi)
+    return sorted(findings, key=Finding.sort_key)
 
 
-__all__ = ["CheckResult", "ConfigError", "check", "check_source", "load_config", "selection_for"]
+__all__ = [
+    "CheckResult",
+    "ConfigError",
+    "check",
+    "check_text",
+    "load_config",
+    "selection_for",
+]

@@ -28,6 +28,12 @@ _DELEGATED = {
         "models_main",
         "list the model configs the engine prices (needs the engine)",
     ),
+    # hooks.lsp.main loads without pygls and says which extra to install.
+    "server": (
+        "hooks.lsp",
+        "main",
+        "run the language server over stdio (needs the `server` extra)",
+    ),
 }
 
 
@@ -221,7 +227,9 @@ def _hook(args: list[str]) -> int:
         names = sorted(
             m.name.replace("_", "-")
             for m in pkgutil.iter_modules(hooks.__path__)
-            if not m.name.startswith("_")
+            # A hook is a module; a package under hooks/ (the language server,
+            # `atom-contracts server`) is a command of its own.
+            if not m.name.startswith("_") and not m.ispkg
         )
         print(
             f"usage: {PROG} hook NAME [ARGS...]\n\nhooks: {', '.join(names) or '(none installed)'}"

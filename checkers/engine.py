@@ -100,6 +100,14 @@ class Engine:
             wanted = self._project_wants[contract.id] = contract.wants_project(self.project)
         return wanted
 
+    def source_changed(self, path: str, source: SourceFile | None) -> None:
+        """A long-lived engine (the language server's) hears that one file changed:
+        the project index drops what depended on it, and a contract that had no
+        business in the project is asked again (the new text may give it one)."""
+        if self._project is not None:
+            self._project.update(path, source)
+        self._project_wants = {k: v for k, v in self._project_wants.items() if v}
+
     @property
     def project(self):
         if self._project is None:

@@ -95,19 +95,12 @@ class ContractsPlugin:
             # No declaration above this file: a flake8 run over a tree that
             # is not ours must cost nothing and report nothing.
             return
-        abspath = os.path.abspath(self.filename)
-        exclude = config.exclude_spec()
-        if exclude is not None:
-            # The declaration's `exclude` means excluded here as on the CLI,
-            # whatever flake8's own exclude says.
-            from checkers.discovery import relative
-
-            if exclude.match_file(relative(abspath, config.root)):
-                return
-        from checkers.api import check_source
+        # check_text applies the declaration's `exclude` as the CLI does,
+        # whatever flake8's own exclude says.
+        from checkers.api import check_text
 
         text = "".join(self.lines)
-        for finding in check_source(abspath, text, config):
+        for finding in check_text(os.path.abspath(self.filename), text, config):
             # flake8 columns are 0-based; findings are 1-based characters.
             yield (
                 finding.line,

@@ -21,7 +21,10 @@ DOCS_URL = f"{TOOL_URL}/blob/main/docs/contracts.md"
 
 
 def rule_url(code: str) -> str:
-    return f"{DOCS_URL}#{code.lower()}"
+    """The rule's section of docs/contracts.md (its heading's anchor, code and name)."""
+    from .rule_docs import anchor
+
+    return f"{DOCS_URL}#{anchor(code)}"
 
 
 def render(findings: Sequence[Finding], fmt: str, *, root: Path) -> str:
