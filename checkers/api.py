@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contracts.config import Config, parse_codes
+from contracts.config import TABLE, Config, missing_declaration, parse_codes
 from contracts.fields import ConfigError
 
 from .finding import Finding
@@ -25,6 +25,9 @@ class CheckResult:
     findings: list[Finding] = field(default_factory=list)  # sorted, after every filter
     files_checked: int = 0
     fixed: int = 0  # fixes applied (with fix=True)
+    # Files left alone, and why: a fix that could not be written without
+    # losing something (the CLI prints each on stderr; the run goes on).
+    warnings: list[str] = field(default_factory=list)
 
 
 def load_config(
@@ -35,12 +38,30 @@ def load_config(
 
     from .rules import kind_class
 
-    return _load(
+    config = _load(
         Path(start),
         kind_class,
         config_file=Path(config_file) if config_file else None,
         use_cache=use_cache,
     )
+    where = f"{config.pyproject}: [{TABLE}]"
+    _require_rules(config.select or (), f"{where} `select`", config)
+    _require_rules(config.ignore, f"{where} `ignore`", config)
+    for glob, codes in config.per_file_ignores:
+        _require_rules(codes, f"{where} `per-file-ignores` {glob!r}", config)
+    return config
+
+
+def _require_rules(prefixes: Sequence[str], where: str, config: Config) -> None:
+    """ConfigError naming the first code prefix that no rule has: it would select nothing."""
+    from .rules import matching_no_rule
+
+    unknown = matching_no_rule(prefixes, {type(c) for c in config.contracts})
+    if unknown:
+        raise ConfigError(
+            f"{where}: {unknown[0]!r} is no rule's code or prefix, so it selects nothing "
+            "(`atom-contracts rules` lists the codes)"
+        )
 
 
 def _codes(value: Sequence[str] | str | None, where: str) -> tuple[str, ...] | None:
@@ -55,6 +76,8 @@ def selection_for(config: Config, select=None, ignore=None) -> Selection:
     """A run's selection: ``select`` replaces the declared one; ``ignore`` adds to it."""
     chosen = _codes(select, "--select")
     extra_ignore = _codes(ignore, "--ignore") or ()
+    _require_rules(chosen or (), "--select", config)
+    _require_rules(extra_ignore, "--ignore", config)
     return Selection(
         chosen if chosen is not None else config.select, (*config.ignore, *extra_ignore)
     )
@@ -96,9 +119,18 @@ def check(
             # Nothing declared above the paths (a tree outside any project, e.g.
             # a vendored copy): the working directory's declaration governs.
             config = load_config(base, use_cache=use_cache)
+        if config.pyproject is None:
+            # Checking against no declaration checks nothing: never a pass.
+            raise missing_declaration(targets[0] if targets else base)
+    if not config.contracts:
+        raise ConfigError(
+            f"{config.pyproject or config.root}: [{TABLE}] declares no contracts "
+            f"(no [[{TABLE}.contracts]] table), so nothing would be checked"
+        )
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
     files = discover(targets, config)
+    _require_coverage(config, files if _lists_whole_project(targets, config) else None)
     hunks = None
     if diff_base is not None:
         from .diff_filter import changed_lines
@@ -125,8 +157,17 @@ def check(
     show = wants_progress(len(files)) if progress is None else progress
     results = engine.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
     fixed = 0
+    warnings: list[str] = []
     if fix:
-        fixed = _fix(engine, results, dict(files), unsafe=unsafe_fixes, hunks=hunks, cache=cache)
+        fixed = _fix(
+            engine,
+            results,
+            dict(files),
+            unsafe=unsafe_fixes,
+            hunks=hunks,
+            cache=cache,
+            warnings=warnings,
+        )
         if fixed and cache is not None:
             cache.set_stamp(None)  # the tree the stamp described has just been rewritten
         if fixed and diff_base is not None:
@@ -142,7 +183,36 @@ def check(
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
     checked = sum(1 for r in results if not r.missing)
-    return CheckResult(root=config.root, findings=findings, files_checked=checked, fixed=fixed)
+    return CheckResult(
+        root=config.root, findings=findings, files_checked=checked, fixed=fixed, warnings=warnings
+    )
+
+
+def _lists_whole_project(targets: list[Path], config: Config) -> bool:
+    root = str(config.root)
+    return not targets or any(os.path.abspath(t) == root for t in targets)
+
+
+def _require_coverage(config: Config, files: list[tuple[str, str]] | None) -> None:
+    """ConfigError naming the first contract that covers no file of the project.
+
+    Judged on the whole project's listing (``files`` when the run already is
+    one, discovered here otherwise), never on the files named: pre-commit
+    names the few a commit touched, and a contract scoped elsewhere is not
+    broken by that.
+    """
+    if files is None:
+        from .discovery import discover
+
+        files = discover([], config)
+    listing = [rel for rel, _ in files]
+    for contract in config.contracts:
+        unmatched = contract.unmatched(listing, config.src)
+        if unmatched:
+            raise ConfigError(
+                f"contract `{contract.id}` ({contract.KIND}) covers no file: {unmatched[0]} "
+                f"(of the {len(listing)} Python files under {config.root})"
+            )
 
 
 def _covers_src_roots(targets: list[Path], config: Config) -> bool:
@@ -158,9 +228,13 @@ def _covers_src_roots(targets: list[Path], config: Config) -> bool:
     )
 
 
-def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache) -> int:
-    from .engine import decode
-    from .fixer import applies, fix_text, write_atomically
+def _fix(
+    engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache, warnings: list[str]
+) -> int:
+    """Fix each file with something to fix; a file that cannot be fixed safely is named in
+    ``warnings`` and left as it was, and the rest are still fixed."""
+    from .fixer import WriteRefused, applies, encode_like, fix_text, write_fixed
+    from .source import DecodeError, decode_source
 
     keep = None
     if hunks is not None:
@@ -174,21 +248,35 @@ def _fix(engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cach
         if not any(applies(f, unsafe=unsafe) for f in result.findings):
             continue
         abspath = abspaths[result.path]
-        with open(abspath, "rb") as fh:
-            text = decode(fh.read())
         path = result.path
+        try:
+            with open(abspath, "rb") as fh:
+                original = fh.read()
+            text = decode_source(original)
+            encode_like(original, text)  # refuse before fixing what cannot be written back
+        except OSError as exc:
+            warnings.append(f"{path}: not fixed: cannot be read ({exc.strerror or exc})")
+            continue
+        except (DecodeError, WriteRefused) as exc:
+            warnings.append(f"{path}: not fixed: {exc}")
+            continue
         new, applied = fix_text(
             text,
             lambda t, path=path: engine.check_text(path, t),
             unsafe=unsafe,
             keep=keep or (lambda f: True),
         )
-        if applied and new != text:
-            write_atomically(abspath, new)
-            fixed += applied
-            results[index] = engine.check_file(path, abspath, None)
-            if cache is not None and results[index].cache_entry is not None:
-                cache.put(path, *results[index].cache_entry)
+        if not applied or new == text:
+            continue
+        try:
+            write_fixed(abspath, original, new, root=engine.config.root)
+        except WriteRefused as exc:
+            warnings.append(f"{path}: not fixed: {exc}")
+            continue
+        fixed += applied
+        results[index] = engine.check_file(path, abspath, None)
+        if cache is not None and results[index].cache_entry is not None:
+            cache.put(path, *results[index].cache_entry)
     return fixed
 
 

@@ -43,13 +43,16 @@ UNUSED_SUPPRESSION = Rule(
     name="unused-suppression",
     what=(
         "Reports an AC code in a `# noqa` comment that suppressed no finding on the lines it "
-        "covers. A plain `# noqa` and other tools' codes are left alone."
+        "covers, or that is no rule's code at all. A plain `# noqa` and other tools' codes "
+        "are left alone."
     ),
     why=(
         "A suppression outlives what it suppressed: the code is fixed or moved, and the "
         "comment stays to hide the next finding on that line. A code is only reported unused "
         "when its check ran on the file, so `--select` and `per-file-ignores` never make a "
-        "needed suppression look stale."
+        "needed suppression look stale. A code no rule has (`AC999`, a typo) can never "
+        "suppress anything, and the message says so rather than sending the reader looking "
+        "for the finding."
     ),
 )
 

@@ -266,6 +266,8 @@ def _check(ns) -> int:
         jobs=ns.jobs,
         config_file=ns.config,
     )
+    for warning in result.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     out = sys.stdout
     findings = result.findings
     if ns.statistics:

@@ -32,7 +32,7 @@ from contracts.contract import Contract
 
 from .finding import Finding
 from .selection import Selection
-from .source import SourceFile
+from .source import DecodeError, SourceFile
 from .suppression import Directive, apply_suppressions, parse_directives
 
 PARALLEL_THRESHOLD = 200
@@ -68,18 +68,10 @@ def uncheckable(path: str, message: str, line: int = 1, column: int = 1) -> Find
 
 
 def decode(data: bytes) -> str:
-    """Source bytes to text the way Python reads them (BOM, PEP 263 cookie)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        import io
-        import tokenize
+    """Source bytes to text the way Python's import reads them; DecodeError where it would not."""
+    from .source import decode_source
 
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)  # UnicodeDecodeError / LookupError: the caller's AC001
-    return text
+    return decode_source(data)
 
 
 class Engine:
@@ -93,6 +85,12 @@ class Engine:
         )
         self._project = None
         self._project_wants: dict[str, bool] = {}
+
+    def unknown(self, codes: set[str]) -> set[str]:
+        """The codes among ``codes`` that no rule has (kinds imported only on a miss)."""
+        from .rules import matching_no_rule
+
+        return set(matching_no_rule(sorted(codes), {type(c) for c in self.contracts}))
 
     def project_wants(self, contract: Contract) -> bool:
         wanted = self._project_wants.get(contract.id)
@@ -182,7 +180,9 @@ class Engine:
             # that hid nothing is stale. Only --select and per-file-ignores,
             # which stop the code from being looked for, keep it quiet.
             ran = {code for d in directives for code in d.codes if enabled(code, pfi)}
-            kept = apply_suppressions(kept, directives, path=path, ran_codes=ran)
+            kept = apply_suppressions(
+                kept, directives, path=path, ran_codes=ran, unknown_codes=self.unknown(ran)
+            )
             kept = [f for f in kept if enabled(f.code, pfi)]
         # One AC001 per file, though the cached and the recomputed pass may each
         # have met the unparsable tree on behalf of a different contract.
@@ -253,7 +253,7 @@ class Engine:
             else:
                 try:
                     text = decode(data)
-                except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+                except DecodeError as exc:
                     raw_tuples = (finding_to_tuple(uncheckable(path, f"cannot be decoded: {exc}")),)
                     directive_tuples = ()
                 else:
@@ -273,7 +273,7 @@ class Engine:
                     try:
                         with open(abspath, "rb") as fh:
                             source = SourceFile(path, decode(fh.read()), abspath=abspath)
-                    except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
+                    except (OSError, DecodeError):
                         source = None  # already reported as AC001 by the cached pass
                 if source is not None:
                     tree_raw = self.run_contracts(source, volatile)

@@ -9,16 +9,29 @@ again, since one fix can expose or resolve another finding, until a pass
 changes nothing or ``MAX_PASSES`` is reached. Applying the fixes twice must
 change nothing; the rule examples' tests hold every kind to that.
 
-Writes go to a temporary file in the same directory and ``os.replace`` over
-the original, so an interrupted run leaves either the old file or the new
-one, never half of each; the file's mode is kept.
+A fix changes the bytes it means to change and no others:
+
+- Line breaks: an edit's content spells them ``\n``; they are written as the
+  line the edit starts on ends (``\r\n``, ``\r``), so a CRLF file stays CRLF.
+- Comments: one inside the replaced text that the replacement does not carry
+  is moved to its own line above the edit, at its indentation; where the edit
+  does not start a line there is no such place, and the fix is not applied.
+- Encoding: the text is encoded back with the codec it was read with (its
+  PEP 263 cookie, its BOM), and it is the *bytes* that must compile -- a
+  character the codec cannot spell leaves the file alone.
+
+``write_fixed`` then writes those bytes (see its docstring for links, owner,
+mode and what is refused); a refusal is a ``WriteRefused`` naming the reason,
+and the caller moves on to the next file.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import stat
 from collections.abc import Callable
+from dataclasses import replace
 
 from .finding import Finding, Fix
 
@@ -46,8 +59,43 @@ def _fix_range(fix: Fix, starts: list[int]) -> tuple[int, int]:
     return begin, end
 
 
+def _line_break(line: str) -> str | None:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    if line.endswith(("\r", "\n")):
+        return line[-1]
+    return None
+
+
+def _newline_of(text: str, starts: list[int], line: int) -> str:
+    """The line break ending ``line`` (1-based); the file's first one for an unterminated line."""
+    if 1 <= line < len(starts):
+        found = _line_break(text[starts[line - 1] : starts[line]])
+        if found:
+            return found
+    for i in range(1, len(starts)):
+        found = _line_break(text[starts[i - 1] : starts[i]])
+        if found:
+            return found
+    return "\n"
+
+
+def _with_newline(content: str, newline: str) -> str:
+    if newline == "\n" or not any(c in content for c in "\r\n"):
+        return content
+    import io
+
+    lines = io.StringIO(content, newline="").readlines()
+    return "".join(
+        line.rstrip("\r\n") + newline if line.endswith(("\r", "\n")) else line for line in lines
+    )
+
+
 def apply_fix_edits(text: str, fixes: list[Fix]) -> str:
-    """Apply non-overlapping fixes' edits to ``text`` (positions: 1-based, character columns)."""
+    """Apply non-overlapping fixes' edits to ``text`` (positions: 1-based, character columns).
+
+    Each edit's line breaks are written as the line it starts on ends.
+    """
     starts = _line_starts(text)
     spans: list[tuple[int, int, str]] = []
     for fix in fixes:
@@ -56,7 +104,7 @@ def apply_fix_edits(text: str, fixes: list[Fix]) -> str:
                 (
                     _offset(starts, e.line, e.column),
                     _offset(starts, e.end_line, e.end_column),
-                    e.content,
+                    _with_newline(e.content, _newline_of(text, starts, e.line)),
                 )
             )
     out = []
@@ -72,9 +120,72 @@ def apply_fix_edits(text: str, fixes: list[Fix]) -> str:
 def _parses(text: str) -> bool:
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _comments(text: str) -> list[tuple[int, int, str]] | None:
+    """``(line, 1-based column, text)`` of every comment; None when the text cannot be tokenized."""
+    import io
+    import tokenize
+
+    lines = iter(io.StringIO(text, newline="").readlines())
+    try:
+        return [
+            (tok.start[0], tok.start[1] + 1, tok.string)
+            for tok in tokenize.generate_tokens(lambda: next(lines, ""))
+            if tok.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def keeping_comments(text: str, fix: Fix) -> Fix | None:
+    """``fix`` with every comment it would delete moved above it; None where there is no room.
+
+    A comment inside the replaced text that the new content does not carry
+    (``# why`` in a multi-line assert message, ``# keep me`` in a
+    parenthesised import) goes on a line of its own before the edit, at the
+    edit's indentation. That needs the edit to start its line; one that
+    starts after other code on the line cannot take a comment line, and the
+    fix is dropped rather than the comment.
+    """
+    if "#" not in "".join(_replaced(text, fix)):
+        return fix
+    comments = _comments(text)
+    starts = _line_starts(text)
+    edits = []
+    for e in fix.edits:
+        begin = _offset(starts, e.line, e.column)
+        end = _offset(starts, e.end_line, e.end_column)
+        if "#" not in text[begin:end]:
+            edits.append(e)
+            continue
+        if comments is None:
+            return None  # cannot tell a comment from a `#` in a string: keep the file
+        lost = [
+            c
+            for line, column, c in comments
+            if begin <= _offset(starts, line, column) < end and c not in e.content
+        ]
+        if not lost:
+            edits.append(e)
+            continue
+        indent = text[starts[e.line - 1] : begin]
+        if indent.strip():
+            return None
+        above = "".join(f"{c}\n{indent}" for c in lost)
+        edits.append(replace(e, content=above + e.content))
+    return replace(fix, edits=tuple(edits))
+
+
+def _replaced(text: str, fix: Fix) -> list[str]:
+    starts = _line_starts(text)
+    return [
+        text[_offset(starts, e.line, e.column) : _offset(starts, e.end_line, e.end_column)]
+        for e in fix.edits
+    ]
 
 
 def applies(finding: Finding, *, unsafe: bool) -> bool:
@@ -110,7 +221,11 @@ def fix_text(
     """Fix ``text`` until stable; returns the new text and how many fixes were applied."""
     applied = 0
     for _ in range(MAX_PASSES):
-        chosen = choose_fixes(text, [f for f in check(text) if keep(f)], unsafe=unsafe)
+        chosen = []
+        for f in choose_fixes(text, [f for f in check(text) if keep(f)], unsafe=unsafe):
+            fix = keeping_comments(text, f.fix)
+            if fix is not None:
+                chosen.append(replace(f, fix=fix))
         if not chosen:
             break
         new = apply_fix_edits(text, [f.fix for f in chosen])
@@ -131,18 +246,162 @@ def fix_text(
     return text, applied
 
 
-def write_atomically(path: str, text: str) -> None:
+# -- writing ------------------------------------------------------------------
+
+
+class WriteRefused(Exception):
+    """A fixed file left as it was; the message says why (the run goes on to the next file)."""
+
+
+def encode_like(original: bytes, text: str) -> bytes:
+    """``text`` in the codec ``original`` was read with (its cookie, its BOM).
+
+    Raises WriteRefused when a character of the fix has no spelling in that
+    codec, or when the original itself would not come back byte for byte (a
+    codec whose decoding is not one-to-one): writing it would change bytes no
+    fix meant to change.
+    """
+    from .source import DecodeError, decode_source, source_encoding
+
+    try:
+        encoding = source_encoding(original)
+        before = decode_source(original)
+    except DecodeError as exc:
+        raise WriteRefused(f"cannot be decoded: {exc}") from None
+    if before.encode(encoding) != original:
+        raise WriteRefused(f"its {encoding} bytes do not survive a decode and re-encode")
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise WriteRefused(
+            f"the fix writes {exc.object[exc.start : exc.end]!r}, which {encoding} cannot encode"
+        ) from None
+
+
+def compiles(data: bytes, filename: str = "<fixed>") -> str | None:
+    """None when ``data`` compiles as Python would read the file (cookie, BOM); else why not."""
+    try:
+        compile(data, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return str(exc)
+    except (RecursionError, MemoryError):
+        return "too deeply nested to compile"
+    return None
+
+
+def write_fixed(path: str, original: bytes, text: str, *, root: str | os.PathLike[str]) -> None:
+    """Write the fixed ``text`` of ``path``, read as ``original``, keeping every other byte.
+
+    Refused (WriteRefused, the file untouched) when: the fixed bytes do not
+    compile; the codec cannot spell the fix; ``path`` is a symlink whose
+    target lies outside ``root``; the file has no write permission (even for
+    root: 0444 says "do not edit me"); it was deleted, or its bytes changed,
+    since ``original`` was read.
+
+    A symlink is written through to its target. The new bytes go to a
+    temporary file in the target's directory, flushed to disk, given the
+    file's mode and owner, and renamed over it: atomic, so a crash leaves the
+    old file or the new one. Two cases cannot be renamed over without losing
+    something, and are written in place instead: a file with more than one
+    hard link (a rename would split the links) and one whose owner this
+    process cannot give the temporary file. In place is not atomic, so the
+    original bytes are first written to a sibling backup, which is removed
+    only once the new bytes are on disk; an exception mid-write puts the
+    original back.
+    """
+    data = encode_like(original, text)
+    problem = compiles(data, path)
+    if problem is not None:
+        raise WriteRefused(f"the fixed file would not compile ({problem})")
+    target = _target(path, root)
+    try:
+        st = os.stat(target)
+        if not stat.S_ISREG(st.st_mode):
+            raise WriteRefused("not a regular file")
+        if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+            raise WriteRefused(f"read-only (mode {stat.filemode(st.st_mode)})")
+        with open(target, "rb") as fh:
+            current = fh.read()
+    except FileNotFoundError:
+        raise WriteRefused("deleted since it was read") from None
+    except OSError as exc:
+        raise WriteRefused(f"cannot be read back: {exc.strerror or exc}") from None
+    if current != original:
+        raise WriteRefused("changed on disk since it was read")
+    try:
+        if st.st_nlink > 1 or not _replace(target, data, st):
+            _write_in_place(target, data, original)
+    except OSError as exc:
+        raise WriteRefused(f"cannot be written: {exc.strerror or exc}") from None
+
+
+def _target(path: str, root: str | os.PathLike[str]) -> str:
+    """The file a write to ``path`` lands in: through symlinks, and inside ``root``."""
+    target = os.path.realpath(path)
+    if target == os.path.normpath(os.path.abspath(path)):
+        return path  # no symlink on the way
+    top = os.path.realpath(root)
+    if os.path.commonpath([target, top]) != top:
+        raise WriteRefused(f"a symlink to {target}, outside the project; not written through")
+    return target
+
+
+def _temporary(directory: str) -> tuple[int, str]:
     import tempfile
 
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".atom-contracts-fix-")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        return tempfile.mkstemp(dir=directory, prefix=".atom-contracts-fix-", suffix=".tmp")
+    except OSError as exc:
+        raise WriteRefused(
+            f"no temporary file can be made beside it ({exc.strerror or exc})"
+        ) from None
+
+
+def _replace(target: str, data: bytes, st: os.stat_result) -> bool:
+    """Temp file + rename, owner and mode kept; False (nothing changed) when the owner cannot be."""
+    fd, tmp = _temporary(os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        mine = os.stat(tmp)
+        if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except OSError:
+                os.unlink(tmp)
+                return False  # another user's file: in place keeps its owner
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))  # after chown, which clears setuid
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return True
+
+
+def _write_in_place(target: str, data: bytes, original: bytes) -> None:
+    fd, backup = _temporary(os.path.dirname(target))
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(original)
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        with open(target, "r+b") as fh:
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        try:
+            with open(target, "r+b") as fh:
+                fh.write(original)
+                fh.truncate()
+        except OSError:
+            raise WriteRefused(
+                f"the write failed midway; the original bytes are kept in {backup}"
+            ) from None
+        os.unlink(backup)
+        raise
+    os.unlink(backup)

@@ -57,6 +57,22 @@ def _config_for(directory: str) -> Any:
     return config
 
 
+def _undecodable(abspath: str) -> str | None:
+    """Why Python's import would refuse to decode the file on disk; None when it would not."""
+    try:
+        with open(abspath, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None  # stdin under a display name, or gone: flake8's lines are all there is
+    from checkers.source import DecodeError, decode_source
+
+    try:
+        decode_source(data)
+    except DecodeError as exc:
+        return str(exc)
+    return None
+
+
 class _ConfigFailure:
     """A declaration that failed to load: reported on every file it governs."""
 
@@ -99,6 +115,12 @@ class ContractsPlugin:
         # whatever flake8's own exclude says.
         from checkers.api import check_text
 
+        undecodable = _undecodable(abspath)
+        if undecodable is not None:
+            # flake8 falls back to latin-1 for bytes it cannot decode; Python's
+            # import does not, so neither does the check (the CLI's AC001).
+            yield (1, 0, f"AC001 cannot be decoded: {undecodable}", type(self))
+            return
         text = "".join(self.lines)
         for finding in check_text(os.path.abspath(self.filename), text, config):
             # flake8 columns are 0-based; findings are 1-based characters.

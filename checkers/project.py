@@ -25,12 +25,11 @@ import ast
 import bisect
 import os
 import re
-import tokenize
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .source import SourceFile
+from .source import DecodeError, SourceFile, decode_source
 
 # Handlers that make a failed import survivable: `try: import x except
 # ImportError:`. `Exception` and a bare `except:` catch it too.
@@ -316,14 +315,11 @@ class Project:
         except OSError:
             return None
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            # A PEP 263 coding cookie; rare enough to pay for tokenize only here.
-            try:
-                encoding, _ = tokenize.detect_encoding(iter(data.splitlines(True)).__next__)
-                text = data.decode(encoding)
-            except (SyntaxError, LookupError, UnicodeDecodeError):
-                return None
+            # As import decodes it: a BOM or a cookie on a neighbour must not
+            # make it read as binding nothing.
+            text = decode_source(data)
+        except DecodeError:
+            return None
         return SourceFile(self.relpath(path), text, abspath=str(path))
 
     def module_imports(self, path: str | os.PathLike[str]) -> tuple[ImportRef, ...]:

@@ -3,6 +3,15 @@
 The tree is parsed lazily on first access, so a file no contract wants past
 its text pre-filter is never parsed at all, and a file several contracts want
 is parsed once for all of them.
+
+``decode_source`` turns a file's bytes into text exactly as Python's import
+does (``tokenize.detect_encoding``: a UTF-8 BOM, a PEP 263 cookie in the
+first two lines, UTF-8 otherwise), and refuses what import refuses: an
+unknown codec, a BOM under a cookie naming another codec, bytes the declared
+codec cannot decode. Every reader of source (the per-file check, the
+project's reads of neighbour modules, the fixer, the flake8 plugin through
+the engine) goes through it, so a file is never checked as text Python would
+not run, and a refusal is one AC001, never a silent "binds nothing".
 """
 
 from __future__ import annotations
@@ -10,6 +19,55 @@ from __future__ import annotations
 import ast
 import io
 from functools import cached_property
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class DecodeError(ValueError):
+    """Bytes Python's import would refuse to decode; the message says why."""
+
+
+def source_encoding(data: bytes) -> str:
+    """The codec Python's import reads ``data`` with; ``utf-8-sig`` when it starts with a BOM.
+
+    Raises DecodeError where ``tokenize.detect_encoding`` raises (unknown
+    codec, a BOM under a non-UTF-8 cookie, a first line that is not UTF-8
+    while looking for a cookie).
+    """
+    if not data.startswith(_BOM):
+        # The cookie can only sit in the first two lines (split at b"\n", as
+        # detect_encoding's readline does); without "coding" there it is UTF-8,
+        # and the common case costs two finds instead of a tokenize import.
+        first = data.find(b"\n")
+        second = data.find(b"\n", first + 1) if first >= 0 else -1
+        head = data if second < 0 else data[: second + 1]
+        if b"coding" not in head:
+            return "utf-8"
+    import tokenize
+
+    lines = iter(data.splitlines(True)[:2])
+    try:
+        encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    except SyntaxError as exc:
+        if data.startswith(_BOM) and str(exc.msg).startswith("encoding problem"):
+            raise DecodeError("a UTF-8 BOM under a coding cookie naming another codec") from None
+        raise DecodeError(str(exc.msg)) from None
+    return encoding
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes to text as Python's import reads them (BOM stripped); DecodeError if it would not."""
+    encoding = source_encoding(data)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DecodeError(
+            f"line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid {encoding} "
+            f"({'declared' if encoding not in ('utf-8', 'utf-8-sig') else 'the default'})"
+        ) from None
+    except LookupError as exc:  # pragma: no cover - detect_encoding has looked the codec up
+        raise DecodeError(str(exc)) from None
 
 
 class SourceFile:

@@ -63,7 +63,7 @@ def parse_directives(text: str) -> tuple[Directive, ...]:
 
     out: list[Directive] = []
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
             if tok.type != tokenize.COMMENT or "noqa" not in tok.string.lower():
                 continue
             match = re.search(_NOQA, tok.string, re.I)
@@ -97,11 +97,15 @@ def apply_suppressions(
     *,
     path: str,
     ran_codes: Container[str],
+    unknown_codes: Container[str] = (),
 ) -> list[Finding]:
     """Drop suppressed findings; add AC901 for a missing reason and AC902 for an unused code.
 
     ``ran_codes`` are the codes looked for in this file: a code outside it
-    (not selected, per-file-ignored) is not reported unused.
+    (not selected, per-file-ignored) is not reported unused. A code in
+    ``unknown_codes`` is no rule's at all (a typo, a retired code): its AC902
+    says so, since "suppresses nothing on this line" would send the reader
+    looking for a finding that can never exist.
     """
     if not directives:
         return findings
@@ -131,7 +135,17 @@ def apply_suppressions(
         for code in d.codes:
             if (d.line, code) in used or code in ("AC901", "AC902"):
                 continue
-            if code in ran_codes:
+            if code in unknown_codes:
+                kept.append(
+                    _engine_finding(
+                        "AC902",
+                        path,
+                        d,
+                        f"`# noqa: {code}` names no rule, so it suppresses nothing "
+                        "(`atom-contracts rules` lists the codes)",
+                    )
+                )
+            elif code in ran_codes:
                 kept.append(
                     _engine_finding(
                         "AC902", path, d, f"`# noqa: {code}` suppresses nothing on this line"

@@ -179,7 +179,11 @@ def load_config(
             data = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"--config {config_file}: cannot be read: {exc}") from None
-        table = _table_of(path, data, use_cache=use_cache) or {}
+        table = _table_of(path, data, use_cache=use_cache)
+        if table is None:
+            raise ConfigError(
+                f"--config {config_file}: no [{TABLE}] table in {path}" + _near_misses([path])
+            )
     else:
         found = find_pyproject(start, use_cache=use_cache)
         if found is None:
@@ -187,6 +191,55 @@ def load_config(
             return Config(root=base if base.is_dir() else base.parent)
         path, table = found
     return parse_table(table, root=path.parent, registry=registry, pyproject=path)
+
+
+class NoDeclaration(ConfigError):
+    """No ``pyproject.toml`` at or above a start declares the table: nothing would be checked."""
+
+
+def missing_declaration(start: Path) -> NoDeclaration:
+    """The error for a run that found no table: where it looked, and near misses it passed.
+
+    Only built on the way to exit 2, so parsing every pyproject on the way up
+    (for a ``[tool.atom_contracts]`` that the text pre-filter skipped) costs
+    nothing on a normal run.
+    """
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    seen = [d / "pyproject.toml" for d in (here, *here.parents) if (d / "pyproject.toml").is_file()]
+    where = ", ".join(str(p) for p in seen) if seen else "none exists"
+    return NoDeclaration(
+        f"no [{TABLE}] table in any pyproject.toml at or above {here} (looked in: {where})"
+        + _near_misses(seen)
+        + "; nothing would be checked (docs/adoption.md shows a declaration)"
+    )
+
+
+def _spelling(name: str) -> str:
+    return re.sub(r"[-_. ]", "", name.lower())
+
+
+def _near_misses(paths: list[Path]) -> str:
+    """``; <path> declares [tool.atom_contracts]: ...`` for each table spelled almost like ours."""
+    wanted = _spelling("atom-contracts")
+    notes = []
+    for path in paths:
+        try:
+            parsed = _parse_toml(path.read_text(encoding="utf-8"), path)
+        except (OSError, UnicodeDecodeError, ConfigError):
+            continue
+        tool = parsed.get("tool")
+        if not isinstance(tool, Mapping):
+            continue
+        for key in tool:
+            if key == "atom-contracts":
+                continue
+            spelled = _spelling(key)
+            if spelled in (wanted, wanted[:-1]) or (
+                spelled.startswith("atom") and "contract" in spelled
+            ):
+                notes.append(f"{path} declares [tool.{key}], but the table is spelled [{TABLE}]")
+    return "".join(f"; {n}" for n in notes)
 
 
 def parse_table(

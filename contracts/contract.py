@@ -16,7 +16,7 @@ never imported at runtime, so ``contracts`` stays free of the checker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -147,6 +147,30 @@ class Contract:
 
             self._path_spec = compile_globs(self.paths, where=f"contract `{self.id}`: `paths`")
         return self._path_spec.match_file(path)
+
+    def unmatched(self, files: Sequence[str], src: Sequence[str]) -> list[str]:
+        """What this contract names that no file of the project matches, one phrase each.
+
+        ``files`` is the project's whole listing (root-relative posix paths),
+        ``src`` its src roots as declared. A glob parameter (``paths``, and a
+        kind's own, e.g. ``tests``) that matches nothing means the contract
+        checks nothing: a typo, or a tree that moved. A negated glob only
+        narrows, so it is not asked to match.
+        """
+        from .fields import compile_globs
+
+        out = []
+        for name, f in self.fields().items():
+            globs = getattr(self, name)
+            if not isinstance(f, Globs) or globs is None:
+                continue
+            for glob in globs:
+                if glob.startswith("!"):
+                    continue
+                spec = compile_globs([glob], where=f"contract `{self.id}`: `{f.key}`")
+                if not any(spec.match_file(p) for p in files):
+                    out.append(f"`{f.key}` glob {glob!r} matches no file")
+        return out
 
     def needles(self) -> tuple[str, ...]:
         """Strings one of which a file's text must contain for this contract to parse it.

@@ -22,11 +22,65 @@ from atom.backends.backend import AttentionBackend
 from atom.backends.builder import KvCacheBuilder
 from atom.models.hf_config import ConfigFieldError, HfConfig
 from atom.models.modules import AttentionModule, MhaAttention
-from atom.pool_layout import KvGeometry, MhaKvPool
+from atom.models.skeleton import sparse_attention_config
+from atom.pool_layout import EntryField, KvGeometry, MhaKvPool
+
+#: The row space of a sparse MHA layer's indexer keys (MiniMax-M3): owned by the sparse layers
+#: only, so counted apart from the K/V rows of the same module.
+MHA_INDEX = "mha_index"
+#: The indexer-key field's name inside the pool, and the view a sparse module is bound.
+INDEX_FIELD = "index"
 
 
 def mha_geometry(module: MhaAttention) -> KvGeometry:
     return KvGeometry(module.num_kv_heads, module.head_dim)
+
+
+def declared_sparse_block_size(hf_config: HfConfig) -> int | None:
+    """The block a sparse MHA model's kernels page at, wherever its config states it.
+
+    MiniMax-M3 nests it in ``sparse_attention_config``; a flat ``sparse_block_size`` is read too.
+    """
+    if hf_config.get("sparse_block_size") is not None:
+        return hf_config.require_int("sparse_block_size")
+    sub = sparse_attention_config(hf_config)
+    if sub is not None and sub.get("sparse_block_size") is not None:
+        return sub.require_int("sparse_block_size")
+    return None
+
+
+def indexer_key_field(
+    modules: list[AttentionModule],
+    geometry: KvGeometry,
+    rows: int,
+    *,
+    block_size: int,
+    blocks_per_entry: int,
+    kv_dtype: torch.dtype,
+) -> EntryField | None:
+    """MiniMax-M3's indexer key cache as an ``extra_fields`` entry of the geometry's pool.
+
+    One key per token per sparse layer -- ``blocks_per_entry`` backend blocks of ``block_size``
+    keys an entry, so the field is priced per scheduler block and the ``block_ratio`` the old
+    sizing dropped is in its shape. The keys take the KV dtype (the engine's index-cache default);
+    an fp8 index cache carries no scale. The pool is told bytes; only this backend reads them back
+    in the kernel's shape (:meth:`MhaMetadataBuilder._views_for`).
+    """
+    dims = {
+        m.indexer.head_dim
+        for m in modules
+        if isinstance(m, MhaAttention) and m.indexer is not None and mha_geometry(m) == geometry
+    }
+    if not dims:
+        return None
+    if len(dims) != 1:
+        raise ValueError(
+            f"sparse modules of geometry {geometry} declare indexer head dims {sorted(dims)}; "
+            "one field holds one"
+        )
+    return EntryField(
+        INDEX_FIELD, rows, (blocks_per_entry, block_size, dims.pop()), kv_dtype
+    )
 
 
 def mha_pool_for(
@@ -38,6 +92,7 @@ def mha_pool_for(
     blocks_per_entry: int,
     kv_dtype: torch.dtype,
     layout: str,
+    extra_fields: tuple[EntryField, ...] = (),
 ) -> MhaKvPool:
     """One geometry's pool; every module of it must agree on the V head dim it caches."""
     v_dims = {
@@ -56,6 +111,7 @@ def mha_pool_for(
         v_head_dim=v_dims.pop(),
         kv_dtype=kv_dtype,
         layout=layout,
+        extra_fields=extra_fields,
     )
 
 
@@ -72,14 +128,16 @@ class AiterBackend(AttentionBackend):
         "v_cache": "v",
         "k_scale": "k_scale",
         "v_scale": "v_scale",
+        "index_cache": INDEX_FIELD,
     }
 
     @classmethod
     def attn_block_size(cls, hf_config: HfConfig, scheduler_block_size: int) -> int:
         """A model with a sparse block (MiniMax-M3's indexer) pages at it whatever the scheduler
         says; otherwise the kernels take 256 or 1024 as given and page at 16 below that."""
-        if hf_config.get("sparse_block_size") is not None:
-            return hf_config.require_int("sparse_block_size")
+        sparse = declared_sparse_block_size(hf_config)
+        if sparse is not None:
+            return sparse
         return scheduler_block_size if scheduler_block_size in (256, 1024) else 16
 
     @classmethod
@@ -126,13 +184,36 @@ class MhaMetadataBuilder(KvCacheBuilder):
     BACKEND: ClassVar[type[AiterBackend]] = AiterBackend
 
     def row_kinds(self, module: AttentionModule) -> tuple[Hashable, ...]:
-        return (mha_geometry(module),) if isinstance(module, MhaAttention) else ()
+        if not isinstance(module, MhaAttention):
+            return ()
+        if module.indexer is not None:
+            return (mha_geometry(module), MHA_INDEX)
+        return (mha_geometry(module),)
 
     def _build_pools(self, modules: list[AttentionModule]) -> None:
         counts = self.pool_rows.counts()
+        indexed = {
+            mha_geometry(m)
+            for m in modules
+            if isinstance(m, MhaAttention) and m.indexer is not None
+        }
+        if len(indexed) > 1:
+            # One indexer row space; a second geometry's sparse layers would need a second.
+            raise ValueError(
+                f"sparse MHA layers span KV geometries {sorted(map(str, indexed))}; their "
+                f"indexer keys share one {MHA_INDEX!r} row space and one pool holds it"
+            )
         for geometry in dict.fromkeys(
             mha_geometry(m) for m in modules if isinstance(m, MhaAttention)
         ):
+            index = indexer_key_field(
+                modules,
+                geometry,
+                counts.get(MHA_INDEX, 0),
+                block_size=self.block_size,
+                blocks_per_entry=self.blocks_per_entry,
+                kv_dtype=self.kv_dtype,
+            )
             self.paged_pools[str(geometry)] = mha_pool_for(
                 modules,
                 geometry,
@@ -141,16 +222,23 @@ class MhaMetadataBuilder(KvCacheBuilder):
                 blocks_per_entry=self.blocks_per_entry,
                 kv_dtype=self.kv_dtype,
                 layout=self.BACKEND.LAYOUT,
+                extra_fields=(index,) if index is not None else (),
             )
 
     def _views_for(
         self, module: AttentionModule, kind: Hashable, row: int
     ) -> dict[str, torch.Tensor]:
-        return self.BACKEND.bind_module_views(module, self.paged_views[str(kind)], row)
+        views = self.paged_views[str(mha_geometry(module))]
+        if kind == MHA_INDEX:
+            # The kernel's shape, which only this backend knows: (num_blocks, block, index_dim).
+            keys = views.field_row(INDEX_FIELD, row)
+            return {"index_cache": keys.view(views.num_blocks, self.block_size, keys.shape[-1])}
+        return self.BACKEND.bind_module_views(module, views, row)
 
     def view_home(self, module: AttentionModule, view_name: str) -> tuple[Hashable, str, str]:
         field_name = self.BACKEND.VIEW_FIELDS.get(view_name)
         if field_name is None or not isinstance(module, MhaAttention):
             raise KeyError(f"builder {self.name!r} binds no paged view {view_name!r} on {module}")
         geometry = mha_geometry(module)
-        return geometry, str(geometry), field_name
+        kind = MHA_INDEX if field_name == INDEX_FIELD else geometry
+        return kind, str(geometry), field_name

@@ -1,8 +1,8 @@
 """The MLA flavour: one packed latent row per token, with or without an indexer's keys.
 
 MLA packs ``k_c`` and ``k_pe`` into one row and absorbs V, so a block is one field rather than
-four; the latent width is ``kv_lora_rank + qk_rope_head_dim`` read off the module, never a
-literal 576. A sparse model's indexer keys are a second field of the same pool with its own row
+four; the row width is the module's ``kv_entry_dim`` -- ``kv_lora_rank + qk_rope_head_dim``
+unless the config declares a padded (NoPE) width -- never a literal 576. A sparse model's indexer keys are a second field of the same pool with its own row
 count (the ``mla_index`` row space: owned by the layers that declare an indexer), not a second
 pool.
 
@@ -82,12 +82,13 @@ class MlaMetadataBuilder(KvCacheBuilder):
         if not mla:
             return
         counts = self.pool_rows.counts()
-        dims = {(m.kv_lora_rank, m.qk_rope_head_dim) for m in mla}
+        dims = {(m.kv_lora_rank, m.qk_rope_head_dim, m.kv_entry_dim) for m in mla}
         if len(dims) != 1:
             raise ValueError(
-                f"MLA modules declare latent splits {sorted(dims)}; one pool holds one"
+                f"MLA modules declare latent splits (rank, rope, row width) {sorted(dims)}; "
+                "one pool holds one"
             )
-        kv_lora_rank, qk_rope_head_dim = dims.pop()
+        kv_lora_rank, qk_rope_head_dim, kv_entry_dim = dims.pop()
         self.paged_pools[MLA] = MlaKvPool(
             counts[MLA],
             block_size=self.block_size,
@@ -96,6 +97,7 @@ class MlaMetadataBuilder(KvCacheBuilder):
             qk_rope_head_dim=qk_rope_head_dim,
             kv_dtype=self.kv_dtype,
             index=self._indexer_field(modules, counts.get(MLA_INDEX, 0)),
+            kv_entry_dim=kv_entry_dim,
         )
 
     _VIEW_HOMES: ClassVar[dict[str, tuple[str, str]]] = {

@@ -45,25 +45,31 @@ class AttentionModule:
     __str__ = __repr__
 
 
+@dataclass(frozen=True)
+class IndexerKeys:
+    """A sparse-attention indexer's key cache: one ``head_dim`` key per token."""
+
+    head_dim: int
+
+
 @dataclass(eq=False, repr=False)
 class MhaAttention(AttentionModule):
-    """Paged K and V, per rank: ``(num_kv_heads, head_dim, v_head_dim)``."""
+    """Paged K and V, per rank: ``(num_kv_heads, head_dim, v_head_dim)``; a sparse layer
+    (MiniMax-M3) also caches its indexer's keys, one ``IndexerKeys.head_dim`` key per token,
+    which are not split by heads."""
 
     num_kv_heads: int = 0
     head_dim: int = 0
     v_head_dim: int = 0
     #: a sliding-window layer caches the same paged rows; the window is the kernel's business.
     sliding_window: int | None = None
+    indexer: IndexerKeys | None = None
 
     def caches(self) -> str:
-        return f"mha kv_heads={self.num_kv_heads} head_dim={self.head_dim} v_head_dim={self.v_head_dim}"
-
-
-@dataclass(frozen=True)
-class IndexerKeys:
-    """A sparse-attention indexer's key cache: one ``head_dim`` key per token."""
-
-    head_dim: int
+        text = f"mha kv_heads={self.num_kv_heads} head_dim={self.head_dim} v_head_dim={self.v_head_dim}"
+        if self.indexer is not None:
+            text += f" indexer_keys={self.indexer.head_dim}"
+        return text
 
 
 @dataclass(eq=False, repr=False)
@@ -74,6 +80,13 @@ class MlaAttention(AttentionModule):
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     indexer: IndexerKeys | None = None
+    #: the width one cached token takes, in elements: ``latent_dim`` unless the config declares a
+    #: padded one (a NoPE model's row need not equal ``kv_lora_rank + qk_rope_head_dim``).
+    kv_entry_dim: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.kv_entry_dim:
+            self.kv_entry_dim = self.latent_dim
 
     @property
     def latent_dim(self) -> int:
@@ -81,6 +94,8 @@ class MlaAttention(AttentionModule):
 
     def caches(self) -> str:
         text = f"mla latent={self.kv_lora_rank}+{self.qk_rope_head_dim}"
+        if self.kv_entry_dim != self.latent_dim:
+            text += f" padded={self.kv_entry_dim}"
         if self.indexer is not None:
             text += f" indexer_keys={self.indexer.head_dim}"
         return text

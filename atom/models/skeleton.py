@@ -181,6 +181,8 @@ def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_d
     )
     head_dim = _head_dim(cfg, head_dim_field)
     v_head_dim = cfg.int_or(v_field, head_dim, minimum=1)
+    # MTP and draft layers sit past the config's own layer list and carry no indexer.
+    indexer = None if is_draft else sparse_indexer(cfg, layer)
     return MhaAttention(
         prefix=prefix,
         layer_num=layer,
@@ -189,7 +191,44 @@ def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_d
         head_dim=head_dim,
         v_head_dim=v_head_dim,
         sliding_window=cfg.get("sliding_window_size") if sliding else None,
+        indexer=indexer,
     )
+
+
+SPARSE_ATTENTION_CONFIG = "sparse_attention_config"
+
+
+def sparse_attention_config(cfg: HfConfig) -> HfConfig | None:
+    """MiniMax-M3's ``sparse_attention_config``, as a config of its own so a refusal names it."""
+    nested = cfg.get(SPARSE_ATTENTION_CONFIG)
+    if nested is None:
+        return None
+    if not isinstance(nested, dict):
+        raise ConfigFieldError(cfg.source, SPARSE_ATTENTION_CONFIG, "must be a JSON object")
+    if nested.get("use_sparse_attention") is False:
+        return None
+    return HfConfig(nested, f"{cfg.source}:{SPARSE_ATTENTION_CONFIG}")
+
+
+def sparse_indexer(cfg: HfConfig, layer: int) -> IndexerKeys | None:
+    """The indexer keys MHA layer ``layer`` caches, if ``sparse_attention_freq`` marks it sparse.
+
+    One flag per target layer, so the list must cover exactly ``num_hidden_layers``: a short list
+    would leave the tail's layers dense without a word, and a long one names layers that do not
+    exist.
+    """
+    sub = sparse_attention_config(cfg)
+    if sub is None:
+        return None
+    freq = sub.require("sparse_attention_freq")
+    n = cfg.require_int("num_hidden_layers")
+    if not isinstance(freq, list) or len(freq) != n:
+        raise ConfigFieldError(
+            sub.source, "sparse_attention_freq", f"must list one flag for each of {n} layers"
+        )
+    if not freq[layer]:
+        return None
+    return IndexerKeys(head_dim=sub.require_int("sparse_index_dim"))
 
 
 def _full_kv_heads(cfg: HfConfig) -> int:
@@ -215,6 +254,29 @@ def _head_dim(cfg: HfConfig, field: str) -> int:
     return hidden // heads
 
 
+#: The config field a NoPE model states its padded MLA row width in. No public config we ship
+#: declares one (Kimi-K3 says ``mla_use_nope: true`` and caches the unpadded 576); the name is the
+#: engine's own expression, ``mla_kv_entry_dim``, so a config that needs it says it by that name.
+MLA_KV_ENTRY_DIM = "mla_kv_entry_dim"
+
+
+def mla_kv_entry_dim(cfg: HfConfig) -> int:
+    """Elements one cached MLA token takes: the declared padded width, else the latent split.
+
+    Read here and nowhere else, so the pool's price, its carve and the kernels' row width are one
+    number; a declared width narrower than the latent cannot hold it and is refused by name.
+    """
+    latent = cfg.require_int("kv_lora_rank") + cfg.require_int("qk_rope_head_dim", minimum=0)
+    width = cfg.int_or(MLA_KV_ENTRY_DIM, latent, minimum=1)
+    if width < latent:
+        raise ConfigFieldError(
+            cfg.source,
+            MLA_KV_ENTRY_DIM,
+            f"= {width} is narrower than kv_lora_rank + qk_rope_head_dim = {latent}",
+        )
+    return width
+
+
 def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttention:
     indexer = None
     if has_mla_indexer(cfg):
@@ -224,8 +286,9 @@ def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttent
         layer_num=layer,
         is_draft=is_draft,
         kv_lora_rank=cfg.require_int("kv_lora_rank"),
-        qk_rope_head_dim=cfg.require_int("qk_rope_head_dim"),
+        qk_rope_head_dim=cfg.require_int("qk_rope_head_dim", minimum=0),
         indexer=indexer,
+        kv_entry_dim=mla_kv_entry_dim(cfg),
     )
 
 

@@ -6,6 +6,7 @@ that declares two kinds pays for two modules.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -36,3 +37,24 @@ def kind_class(kind: str) -> type[Contract]:
 
 def all_kinds() -> list[type[Contract]]:
     return [kind_class(k) for k in KIND_PATHS]
+
+
+def matching_no_rule(prefixes: Iterable[str], loaded: Iterable[type[Contract]] = ()) -> list[str]:
+    """The code prefixes no rule's code starts with (``""``, i.e. ``ALL``, matches every one).
+
+    The engine's codes and the ``loaded`` kinds' are tried first; every kind
+    is imported only when a prefix matches none of them, so a selection of
+    the declared contracts' own codes costs no import.
+    """
+    from ..builtin_rules import BUILTIN_RULES
+
+    codes = {r.code for r in BUILTIN_RULES} | {c for kind in loaded for c in kind.codes()}
+
+    def unmatched(pending: Iterable[str]) -> list[str]:
+        return [p for p in pending if not any(c.startswith(p) for c in codes)]
+
+    pending = unmatched(prefixes)
+    if pending:
+        codes.update(c for kind in all_kinds() for c in kind.codes())
+        pending = unmatched(pending)
+    return pending

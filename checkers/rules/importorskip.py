@@ -141,7 +141,8 @@ class ImportOrSkip(Contract):
             source="from atom.kernels.store import write_rows\n",
             params=_PARAMS,
             path="atom/runner.py",
-            files=_TREE,
+            # A test beside it, so that `tests` matches a file of the project.
+            files={**_TREE, "tests/test_runner.py": "import atom.runner\n"},
             note="Only test modules are checked: elsewhere an import error is the point.",
         ),
     )

@@ -199,7 +199,10 @@ _RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
 # Calls that build a local up: after one, the local is the function's own construction.
 _BUILDING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "appendleft"})
 _TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
-_ASSERT_LINE = re.compile(r"(?:^|[;:])[ \t]*assert\b", re.MULTILINE)
+# A statement starts after a line break -- `^` (after \n) or a lone \r, which
+# Python reads as one too -- or a `;`/`:`, past Python's indentation
+# whitespace, form feed included.
+_ASSERT_LINE = re.compile(r"(?:^|[\r;:])[ \t\f]*assert\b", re.MULTILINE)
 
 _FuncNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 

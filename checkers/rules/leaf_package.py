@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from checkers.project import ImportRef, within
 from contracts.contract import Contract, Example, Expect, Rule
@@ -111,6 +111,16 @@ class LeafPackage(Contract):
             "(`atom.kernels.layout`)."
         ),
     )
+
+    def unmatched(self, files: Sequence[str], src: Sequence[str]) -> list[str]:
+        """A package no src root holds: as a module, a package, or a namespace directory."""
+        out = super().unmatched(files, src)
+        stem = self.package.replace(".", "/")
+        for root in src:
+            base = "" if root in (".", "./") else root.strip("/") + "/"
+            if any(f == f"{base}{stem}.py" or f.startswith(f"{base}{stem}/") for f in files):
+                return out
+        return [*out, f"`package` {self.package!r} is no module under `src` {list(src)!r}"]
 
     VALID = (
         Example(

@@ -23,6 +23,7 @@ from atom.runner.model_runner import ModelRunner
 #: A target paired with a draft model is its own case: the registry holds them as two files.
 DRAFT_PAIRS: dict[str, tuple[str, str]] = {
     "minimax-m2+eagle3-draft-llama": ("minimax-m2", "eagle3-draft-llama"),
+    "minimax-m3+minimax-m3-eagle3": ("minimax-m3", "minimax-m3-eagle3"),
 }
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2)
@@ -82,7 +83,9 @@ def _buildable(name: str, engine: EngineConfig) -> int | None:
 def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     name = draw(st.sampled_from(names or case_names()))
     kv_dtype = draw(st.sampled_from(KV_DTYPES))
-    scheduler_block = draw(st.sampled_from(SCHEDULER_BLOCK_SIZES))
+    # Only the blocks this model's kernels page within: MiniMax-M3 pages at 128 whatever the
+    # scheduler says, so 16, 32 and 64 are refusals (check_refusals' business), never a case.
+    scheduler_block = draw(st.sampled_from(_accepted_blocks(name)))
     options = []
     for pp_size in PP_SIZES:
         for pp_rank in range(pp_size):
@@ -106,6 +109,26 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     return EngineCase(name, engine, blocks)
 
 
+@cache
+def _accepted_blocks(name: str) -> tuple[int, ...]:
+    """The scheduler blocks of ``SCHEDULER_BLOCK_SIZES`` the model builds at (tp 1, pp 1)."""
+    accepted = tuple(
+        b
+        for b in SCHEDULER_BLOCK_SIZES
+        if _buildable(name, EngineConfig(scheduler_block_size=b, state_entries=STATE_ENTRIES))
+        is not None
+    )
+    if not accepted:  # pragma: no cover - every shipped model pages within 256 tokens
+        raise ValueError(f"{name} builds at no scheduler block in {SCHEDULER_BLOCK_SIZES}")
+    return accepted
+
+
 def default_case(name: str, *, blocks: int = 2) -> EngineCase:
-    """The model at the engine's defaults (tp 1, bf16, scheduler block 16)."""
-    return EngineCase(name, EngineConfig(state_entries=STATE_ENTRIES), blocks)
+    """The model at the engine's defaults (tp 1, bf16, scheduler block 16), or at the smallest
+    scheduler block it accepts when its kernels page at a larger one (MiniMax-M3: 128)."""
+    engine = EngineConfig(state_entries=STATE_ENTRIES)
+    if _buildable(name, engine) is None:
+        engine = EngineConfig(
+            scheduler_block_size=_accepted_blocks(name)[0], state_entries=STATE_ENTRIES
+        )
+    return EngineCase(name, engine, blocks)

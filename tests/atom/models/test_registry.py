@@ -15,10 +15,14 @@ EXPECTED = {
     "deepseek-r1",
     "deepseek-v3.2-exp",
     "eagle3-draft-llama",
+    "glm-5.2",
+    "kimi-k3",
     "kimi-linear-48b-a3b",
     "llama-3.1-8b",
     "mimo-v2-flash",
     "minimax-m2",
+    "minimax-m3",
+    "minimax-m3-eagle3",
     "qwen3.5-27b",
 }
 
@@ -34,7 +38,12 @@ def test_every_config_keeps_its_sources(name):
     assert cfg.source == name
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+#: Shipped after the design copies were taken; their sources are in their own ``_sources``.
+NOT_IN_DESIGN_COPIES = {"deepseek-v4-flash-dspark", "glm-5.2", "kimi-k3", "minimax-m3",
+                        "minimax-m3-eagle3"}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED - NOT_IN_DESIGN_COPIES))
 def test_configs_are_byte_identical_to_the_design_copies(name):
     if not SHARED_MODELS.is_dir():
         pytest.skip(f"{SHARED_MODELS} is not laid beside this checkout")

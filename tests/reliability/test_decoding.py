@@ -1,0 +1,140 @@
+"""Every reader of source decodes as Python's import does (issue 11, item 2).
+
+Before: UTF-8 was tried before the cookie was read, so files Python refuses
+to import were checked as if valid; a BOM on a neighbour module made it
+"bind nothing", so a cross-file chain through it vanished; an assert after a
+lone CR or a form feed went unreported.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers import api
+from checkers.source import DecodeError, decode_source
+
+from .conftest import ASSERT_LINES
+
+REFUSED = {
+    "unknown-codec": b"# coding: no-such-codec\nx = 1\n",
+    "bom-under-latin-1": b"\xef\xbb\xbf# coding: latin-1\nx = 1\n",
+    "ascii-over-utf-8": "# coding: ascii\nx = 'café'\n".encode(),
+    "invalid-utf-8": b"x = '\xff'\n",
+    "invalid-for-cookie": b"# coding: utf-8\nx = '\xc3'\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_what_python_refuses_to_decode_is_refused(name):
+    data = REFUSED[name]
+    with pytest.raises(SyntaxError):
+        compile(data, name, "exec")
+    with pytest.raises(DecodeError):
+        decode_source(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"x = 1\n",
+        b"\xef\xbb\xbfx = 1\n",
+        b"\xef\xbb\xbf# coding: utf-8\nx = 1\n",
+        "# -*- coding: latin-1 -*-\nx = 'café'\n".encode("latin-1"),
+        "#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\nx = '”'\n".encode("cp1252"),
+        b"x = 1\n# coding: latin-1\n",  # after a line of code: not a cookie
+    ],
+)
+def test_what_python_decodes_reads_as_python_reads_it(data):
+    compile(data, "m.py", "exec")
+    text = decode_source(data)
+    assert "\ufeff" not in text
+    exec_globals: dict = {}
+    exec(compile(data, "m.py", "exec"), exec_globals)
+    namespace: dict = {}
+    exec(text, namespace)
+    assert namespace.get("x") == exec_globals.get("x")
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_refused_file_is_one_ac001_and_the_others_are_checked(project, name):
+    (project / "bad.py").write_bytes(
+        REFUSED[name].replace(b"x = ", b"def f(x):\n    assert x\ny = ")
+    )
+    (project / "good.py").write_text("\n".join(ASSERT_LINES))
+    result = api.check(use_cache=False, jobs=1, cwd=project)
+    by_path = {(f.path, f.code) for f in result.findings}
+    assert by_path == {("bad.py", "AC001"), ("good.py", "AC301")}
+    (ac001,) = [f for f in result.findings if f.code == "AC001"]
+    assert "cannot be decoded" in ac001.message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(x):\r    y = 1\r    assert x > 0\r    return x\r",
+        "def f(x):\n\x0c    assert x > 0\n    return x\n",
+        "def f(x):\n    y = 1\x0c\n    assert x > 0\n    return x\n",
+        "def f(x):\r\n    y = 1\r    assert x > 0\r\n",
+    ],
+    ids=["lone-cr", "form-feed-at-line-start", "form-feed-at-line-end", "mixed"],
+)
+def test_asserts_after_odd_line_breaks_are_found_where_python_puts_them(project, source):
+    import ast
+
+    (project / "m.py").write_bytes(source.encode())
+    (node,) = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assert)]
+    result = api.check(use_cache=False, jobs=1, cwd=project)
+    assert [(f.code, f.line) for f in result.findings] == [("AC301", node.lineno)]
+
+
+IMPORTORSKIP = """\
+[tool.atom-contracts]
+src = ["."]
+
+[[tool.atom-contracts.contracts]]
+id = "skip-triton"
+kind = "importorskip"
+module = "triton"
+tests = ["tests/**"]
+
+[[tool.atom-contracts.contracts]]
+id = "leaf"
+kind = "leaf-package"
+package = "pkg.leaf"
+"""
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_a_bom_on_a_neighbour_keeps_the_cross_file_contracts(tmp_path, explicit):
+    files = {
+        "pyproject.toml": IMPORTORSKIP.encode(),
+        "pkg/__init__.py": b"",
+        "pkg/kernels.py": b"\xef\xbb\xbfimport triton\n",
+        "pkg/leaf/__init__.py": b"\xef\xbb\xbfVALUE = 1\n",
+        "pkg/leaf/member.py": b"from . import VALUE\n",
+        "tests/test_k.py": b"from pkg.kernels import triton\n",
+    }
+    for rel, data in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    paths = ["tests/test_k.py", "pkg/leaf/member.py"] if explicit else []
+    result = api.check(paths, use_cache=False, jobs=1, cwd=tmp_path)
+    codes = sorted((f.path, f.code) for f in result.findings)
+    assert codes == [("tests/test_k.py", "AC601")]
+
+
+def test_the_flake8_plugin_reports_an_undecodable_file(tmp_path):
+    import ast
+
+    from checkers.flake8_plugin import ContractsPlugin
+
+    (tmp_path / "pyproject.toml").write_text(
+        IMPORTORSKIP.replace('tests = ["tests/**"]', 'tests = ["**"]')
+    )
+    path = tmp_path / "m.py"
+    path.write_bytes(b"# coding: ascii\nimport triton  # caf\xc3\xa9\n")
+    # flake8 falls back to latin-1 for what it cannot decode; the plugin must not.
+    lines = path.read_bytes().decode("latin-1").splitlines(True)
+    plugin = ContractsPlugin(ast.parse("import triton\n"), str(path), lines)
+    reported = [message.split()[0] for _, _, message, _ in plugin.run()]
+    assert reported == ["AC001"]
