@@ -115,6 +115,7 @@ class ContractsPlugin:
         # whatever flake8's own exclude says.
         from checkers.api import check_text
 
+        abspath = os.path.abspath(self.filename)
         undecodable = _undecodable(abspath)
         if undecodable is not None:
             # flake8 falls back to latin-1 for bytes it cannot decode; Python's
@@ -122,7 +123,7 @@ class ContractsPlugin:
             yield (1, 0, f"AC001 cannot be decoded: {undecodable}", type(self))
             return
         text = "".join(self.lines)
-        for finding in check_text(os.path.abspath(self.filename), text, config):
+        for finding in check_text(abspath, text, config):
             # flake8 columns are 0-based; findings are 1-based characters.
             yield (
                 finding.line,
