@@ -15,6 +15,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
+from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
 from atom.engine_config import MHA_BACKENDS, EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.registry import load_model_config, model_names
@@ -27,7 +28,9 @@ DRAFT_PAIRS: dict[str, tuple[str, str]] = {
 }
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2)
-KV_DTYPES = ("bf16", "fp8")
+#: Every KV dtype the engine names: fp8 is three dtypes (e4m3fn, ROCm's e4m3fnuz, e5m2), and a
+#: reader that recognised only one would price a pool without its scales.
+KV_DTYPES = tuple(ENGINE_KV_DTYPES)
 SCHEDULER_BLOCK_SIZES = (16, 32, 64, 256)
 MAX_BLOCKS = 4
 MAX_PAGED_BYTES = 24 << 20
