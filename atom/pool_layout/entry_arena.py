@@ -150,6 +150,11 @@ class EntryMajorArena:
                 f"no field named {name!r}; this arena holds {list(self._views)}"
             ) from None
 
+    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
+        """The arena as one transfer region, uint8 `(entries, stride_bytes)`: entry `i` is
+        unit `i`, so a whole entry moves as one range -- the reason to lay a pool out this way."""
+        return [("entry", self.buf.view(self.entries, self.stride_bytes))]
+
     def entry_ranges(self, i: int) -> list[tuple[str, int, int]]:
         """The walk's checkpoint ranges of entry `i`, as offsets into `buf`."""
         base = self._check_entry(i) * self.stride_bytes
@@ -283,3 +288,14 @@ class SplitEntryMajorArena:
     def entry(self, i: int) -> tuple[torch.Tensor, ...]:
         """Entry `i` in every plane: one contiguous range each."""
         return tuple(arena.entry(i) for arena in self.planes)
+
+    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
+        """One transfer region per plane (`plane0`, ...), uint8 `(entries, stride_bytes)`.
+
+        An empty plane is exported too, at the width it was priced at: it keeps its index here
+        as everywhere, so both ends of a transfer list the same planes in the same order.
+        """
+        return [
+            (f"plane{p}", arena.buf.view(arena.entries, arena.stride_bytes))
+            for p, arena in enumerate(self.planes)
+        ]

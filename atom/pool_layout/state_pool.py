@@ -107,5 +107,5 @@ class LinearStateViews:
 
     def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
         """One region, uint8 `(entries, stride_bytes)`: a request's state per row of it."""
-        arena = self.arena
-        return [(self.pool.kind, arena.buf.view(arena.entries, arena.stride_bytes))]
+        ((_, region),) = self.arena.region_tensors()
+        return [(self.pool.kind, region)]

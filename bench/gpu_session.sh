@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# One device call: the GPU tests, then the transfer bench, everything printed and kept under $OUT.
+# Usage (on the GPU machine, from the repository root): bash bench/gpu_session.sh [bench args...]
+set -o pipefail
+OUT=${OUT:-/tmp/gpu_session}
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+(git log -1 --oneline 2>/dev/null || echo "no .git here") | tee "$OUT/version.txt"
+sha1sum atom/kernels/*.py bench/gpu_transfer.py | tee -a "$OUT/version.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+# The GPU-only tests (CI runs the rest); the torch reference's CPU tests run in the ordinary suite.
+python3 -m pytest -q -p no:cacheprovider tests/atom/kernels/test_triton_block_transfer.py \
+  tests/atom/kernels/test_triton_store.py tests/atom/pool_layout/test_cuda_views.py \
+  2>&1 | tee "$OUT/pytest.log" | tail -25
+python3 bench/gpu_transfer.py "$@" 2>&1 | tee "$OUT/bench.log"

@@ -1,0 +1,336 @@
+"""Whole-block transfer bandwidth per model and layout: the Triton kernel against a plain copy of
+the same bytes and against the per-region ``index_select``, on a GPU.
+
+For each model in the registry (and each draft pair), each layout -- the pools as the engine
+carves them (layer-major: one range per field per row a block), the same fields entry-major (one
+range a block) and in planes (one range per plane) -- and 256 and 2,048 blocks, it times, launched
+round-robin so drift hits all alike (CUDA events, median of the repetitions):
+
+- ``kernel``: ``RegionSet.gather`` with the Triton kernel, random block ids of a pool half as
+  large again, into one staging buffer; ``scatter``: the same blocks back;
+- ``index_select``: the reference's reading, one ``index_select`` per region into its own
+  output (today's torch path: what the issue measured);
+- ``copy``: ``Tensor.copy_`` of the same number of bytes, contiguous to contiguous.
+
+Bandwidth counts bytes read plus bytes written (2 x blocks x block bytes), as the device's copy
+bandwidth is counted. Targets: the kernel at >= 85% of the device's copy bandwidth from every
+layout, and within 5% of a plain copy from entry-major pools. Before timing, every staged byte is
+compared with the reference's (a wrong kernel is not a fast one).
+
+Usage (GPU machine): ``python bench/gpu_transfer.py [--models a,b] [--kv-dtypes bf16,fp8]
+[--blocks 256,2048] [--reps 20] [--sweep]``; ``--sweep`` adds a table of piece sizes and warps
+on the layer-major pools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+
+import torch
+
+
+def _time_round_robin(fns: dict[str, object], reps: int, *, inner: int = 1) -> dict[str, float]:
+    """Median ms a call of each, launched in turn so clock and thermal drift hit all alike.
+
+    A sample is ``inner`` calls back to back between two events: the host's work for one call
+    (argument checks, the launch) then overlaps the device's work for the one before, which is
+    how a transfer loop runs, and what ``inner=1`` (a call alone, host overhead included) is not.
+    """
+    for fn in fns.values():  # warm-up: compile, cache, allocator
+        fn()
+        fn()
+    torch.cuda.synchronize()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(inner):
+                fn()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end) / inner)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _inner_for(nbytes: int, copy_gbps: float, *, sample_ms: float = 4.0) -> int:
+    """Calls a sample takes so it lasts ``sample_ms`` at copy speed (at least 1, at most 50)."""
+    per_call_ms = 2 * nbytes / (copy_gbps * 1e9) * 1e3
+    return max(1, min(50, round(sample_ms / per_call_ms)))
+
+
+def _gbps(nbytes: int, ms: float) -> float:
+    return 2 * nbytes / (ms * 1e-3) / 1e9
+
+
+def device_copy_gbps(nbytes: int = 4 << 30, reps: int = 20) -> float:
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    ms = _time_round_robin({"copy": lambda: dst.copy_(src)}, reps)["copy"]
+    return _gbps(nbytes, ms)
+
+
+def _layouts(runner, pool_blocks: int):
+    from atom.kernels.transfer_layouts import entry_major_twin, paged_fields, split_twin
+
+    yield "layer-major", runner.kv_transfer.regions, runner.paged_buf
+    fields = paged_fields(runner)
+    arena, regions = entry_major_twin(fields, pool_blocks, device="cuda")
+    yield "entry-major", regions, arena.buf
+    del arena, regions
+    split, regions = split_twin(fields, pool_blocks, device="cuda")
+    yield "split-planes", regions, split.buf
+
+
+def _contenders(rs, ids, staged, views, nbytes: int) -> dict[str, object]:
+    """The four ways of moving the same blocks' bytes, each a callable launching one of them."""
+    outs = [torch.empty((ids.numel(), v.shape[1]), dtype=torch.uint8, device="cuda") for v in views]
+    copy_src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+    copy_dst = torch.empty_like(copy_src)
+
+    def index_select():
+        for v, o in zip(views, outs, strict=True):
+            torch.index_select(v, 0, ids, out=o)
+
+    return {
+        "kernel": lambda: rs.gather(ids, out=staged.data, impl="triton", validate=False),
+        "scatter": lambda: rs.scatter(staged, ids, impl="triton", validate=False),
+        "index_select": index_select,
+        "copy": lambda: copy_dst.copy_(copy_src),
+    }
+
+
+def measure(
+    case_name: str, kv_dtype: str, blocks: int, reps: int, gen: torch.Generator, copy_gbps: float
+):
+    """Rows of (layout, regions, block bytes, kernel ms, scatter ms, index_select ms, copy ms)."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels.block_transfer import RegionSet
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+    from contracts.runtime.strategies import DRAFT_PAIRS, default_case
+
+    target, draft = DRAFT_PAIRS.get(case_name, (case_name, None))
+    pool_blocks = blocks + blocks // 2
+    block = default_case(case_name).engine.scheduler_block_size  # 16, or what the model accepts
+    runner = ModelRunner(
+        load_model_config(target),
+        EngineConfig(kv_dtype=kv_dtype, scheduler_block_size=block),
+        draft_config=load_model_config(draft) if draft else None,
+    )
+    # The pool, its entry-major twin, the staging buffer, index_select's outputs and the copy's
+    # two buffers live at once: about 4.5 pools. Keep that inside the card with room to spare.
+    pool_bytes = runner.paged_pool_bytes(pool_blocks)
+    if 4.5 * pool_bytes > 0.8 * torch.cuda.mem_get_info()[0]:
+        raise ValueError(
+            f"{pool_blocks} blocks are {pool_bytes / 2**30:.1f} GiB a pool; too large here"
+        )
+    runner.initialize(pool_blocks, device="cuda")
+    rows = []
+    for layout, regions, buf in _layouts(runner, pool_blocks):
+        buf.random_()  # never time on zeros
+        rs = RegionSet(regions)
+        ids = torch.randperm(pool_blocks, generator=gen, device="cuda")[:blocks]
+        staged = rs.gather(ids, impl="triton")
+        reference = rs.gather(ids, impl="torch")
+        if not torch.equal(staged.data, reference.data):
+            raise SystemExit(
+                f"FAIL {case_name} {layout}: the kernel staged other bytes than the reference"
+            )
+        del reference
+        nbytes = staged.data.numel()
+        views = [v for v in rs.byte_views() if v is not None]
+        contenders = _contenders(rs, ids, staged, views, nbytes)
+        t = _time_round_robin(contenders, reps, inner=_inner_for(nbytes, copy_gbps))
+        t["kernel alone"] = _time_round_robin({"k": contenders["kernel"]}, reps)["k"]
+        rows.append((layout, len(rs.regions), rs.layout.block_bytes, nbytes, t))
+        torch.cuda.empty_cache()
+    runner.release()
+    torch.cuda.empty_cache()
+    return rows
+
+
+def sweep(reps: int, gen: torch.Generator) -> list[tuple]:
+    """Piece size and warps on llama's layer-major pool (bf16, fp8), 2,048 blocks."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels import triton_block_transfer as tbt
+    from atom.kernels.block_transfer import RegionSet
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    out = []
+    for kv_dtype in ("bf16", "fp8"):
+        runner = ModelRunner(
+            load_model_config("llama-3.1-8b"), EngineConfig(kv_dtype=kv_dtype)
+        ).initialize(3072, device="cuda")
+        runner.paged_buf.random_()
+        rs = RegionSet(runner.kv_transfer)
+        ids = torch.randperm(3072, generator=gen, device="cuda")[:2048]
+        staged = rs.gather(ids, impl="torch")
+        fns = {
+            (piece, warps): functools.partial(
+                tbt.launch, rs, "gather", staged.data, ids, piece_bytes=piece, num_warps=warps
+            )
+            for piece in (8192, 16384, 32768, 65536)
+            for warps in (4, 8, 16)
+        }
+        t = _time_round_robin(fns, reps)
+        for (piece, warps), ms in t.items():
+            out.append((kv_dtype, piece, warps, _gbps(staged.data.numel(), ms)))
+        runner.release()
+        torch.cuda.empty_cache()
+    return out
+
+
+def _ptx_accesses(compiled) -> str:
+    """How wide the compiled kernel's global loads and stores are, read off its PTX."""
+    import re
+
+    try:
+        ptx = compiled.asm["ptx"]
+    except (AttributeError, KeyError, TypeError):
+        return "no PTX"
+    found = sorted(set(re.findall(r"(?:ld|st)\.global[.\w]*", ptx)))
+    return ", ".join(found) or "no PTX"
+
+
+def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
+    """Kernel options against each other where the first run fell short, and the PTX widths."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels import triton_block_transfer as tbt
+    from atom.kernels.block_transfer import RegionSet
+    from atom.kernels.transfer_layouts import entry_major_twin, paged_fields
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    print(
+        f"\n{'case':40} {'full_fast':>9} {'streaming':>9} {'GB/s':>6} {'1 call':>6} {'copy':>6}  accesses"
+    )
+    for model, kv, layout, blocks in (
+        ("llama-3.1-8b", "bf16", "entry-major", 2048),
+        ("llama-3.1-8b", "fp8", "layer-major", 2048),
+        ("kimi-k3", "bf16", "layer-major", 256),
+        ("kimi-k3", "bf16", "layer-major", 2048),
+    ):
+        runner = ModelRunner(load_model_config(model), EngineConfig(kv_dtype=kv)).initialize(
+            blocks + blocks // 2, device="cuda"
+        )
+        regions, buf = runner.kv_transfer.regions, runner.paged_buf
+        if layout == "entry-major":
+            arena, regions = entry_major_twin(
+                paged_fields(runner), blocks + blocks // 2, device="cuda"
+            )
+            buf = arena.buf
+        buf.random_()
+        rs = RegionSet(regions)
+        ids = torch.randperm(blocks + blocks // 2, generator=gen, device="cuda")[:blocks]
+        staged = rs.gather(ids, impl="torch")
+        nbytes = staged.data.numel()
+        copy_src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+        copy_dst = torch.empty_like(copy_src)
+        fns = {"copy": lambda d=copy_dst, s=copy_src: d.copy_(s)}
+        for full_fast in (False, True):
+            for streaming in (False, True):
+                fns[(full_fast, streaming)] = functools.partial(
+                    tbt.launch, rs, "gather", staged.data, ids, piece_bytes=16384,
+                    full_fast=full_fast, streaming=streaming,
+                )  # fmt: skip
+        inner = _inner_for(nbytes, copy_gbps)
+        t = _time_round_robin(fns, reps, inner=inner)
+        alone = _time_round_robin({k: v for k, v in fns.items() if k != "copy"}, reps)
+        for key, fn in fns.items():
+            if key == "copy":
+                continue
+            compiled = fn()
+            torch.cuda.synchronize()
+            reference = rs.gather(ids, impl="torch").data
+            if not torch.equal(staged.data, reference):
+                raise SystemExit(f"FAIL {model} {layout} options {key}: staged other bytes")
+            print(
+                f"{model + ' ' + kv + ' ' + layout + ' x' + str(blocks):40} {key[0]!s:>9} "
+                f"{key[1]!s:>9} {_gbps(nbytes, t[key]):6.0f} {_gbps(nbytes, alone[key]):6.0f} "
+                f"{_gbps(nbytes, t['copy']):6.0f}  {_ptx_accesses(compiled)}"
+            )
+        runner.release()
+        torch.cuda.empty_cache()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="", help="comma-separated cases (default: every one)")
+    parser.add_argument("--kv-dtypes", default="bf16,fp8")
+    parser.add_argument("--blocks", default="256,2048")
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--diagnose", action="store_true", help="kernel options and PTX widths")
+    parser.add_argument("--no-table", action="store_true", help="skip the per-model table")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("needs a CUDA device", file=sys.stderr)
+        return 2
+    from contracts.runtime.strategies import case_names
+
+    names = [n for n in args.models.split(",") if n] or case_names()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    started = time.monotonic()
+    copy_gbps = device_copy_gbps()
+    print(
+        f"device: {torch.cuda.get_device_name()}; plain copy of 4 GiB: {copy_gbps:.0f} GB/s (read + write)"
+    )
+    if args.diagnose:
+        diagnose(args.reps, gen, copy_gbps)
+    if args.sweep:
+        print(f"\n{'kv':5} {'piece B':>8} {'warps':>5} {'GB/s':>7} {'of copy':>8}")
+        for kv, piece, warps, gbps in sweep(args.reps, gen):
+            print(f"{kv:5} {piece:8d} {warps:5d} {gbps:7.0f} {gbps / copy_gbps:8.1%}")
+    header = (
+        f"\n{'model':32} {'kv':4} {'layout':12} {'regions':>7} {'block KiB':>9} {'blocks':>6} "
+        f"{'kernel GB/s':>11} {'scatter':>8} {'idx_sel':>8} {'copy':>6} "
+        f"{'k/copy':>7} {'k/dev':>6} {'k/idx':>6} {'1 call':>6}"
+    )
+    print(header)
+    ok = True
+    missed = []
+    for name in [] if args.no_table else names:
+        for kv_dtype in args.kv_dtypes.split(","):
+            for blocks in (int(b) for b in args.blocks.split(",")):
+                try:
+                    rows = measure(name, kv_dtype, blocks, args.reps, gen, copy_gbps)
+                except (ValueError, TypeError) as exc:  # a model that refuses this dtype
+                    print(f"{name:32} {kv_dtype:4} skipped: {exc}")
+                    continue
+                for layout, regions, block_bytes, nbytes, t in rows:
+                    k, s, i, c, alone = (
+                        _gbps(nbytes, t[x])
+                        for x in ("kernel", "scatter", "index_select", "copy", "kernel alone")
+                    )
+                    flags = []
+                    if k < 0.85 * copy_gbps:
+                        flags.append("<85% of device copy")
+                    if layout == "entry-major" and k < 0.95 * c:
+                        flags.append("<95% of plain copy")
+                    if flags:
+                        ok = False
+                        missed.append((name, kv_dtype, layout, blocks, flags))
+                    print(
+                        f"{name:32} {kv_dtype:4} {layout:12} {regions:7d} {block_bytes / 1024:9.1f} "
+                        f"{blocks:6d} {k:11.0f} {s:8.0f} {i:8.0f} {c:6.0f} {k / c:7.1%} "
+                        f"{k / copy_gbps:6.1%} {k / i:6.1f}x {alone:6.0f}"
+                        + ("  " + "; ".join(flags) if flags else "")
+                    )
+    print(f"\n{time.monotonic() - started:.0f} s")
+    if ok:
+        print(
+            "every layout >= 85% of the device's copy bandwidth; entry-major within 5% of a plain copy"
+        )
+    else:
+        print(f"TARGET MISSED in {len(missed)} rows")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
