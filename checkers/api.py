@@ -333,7 +333,6 @@ def check_text(
     config: Config,
     *,
     engine=None,
-    on_crash=None,
 ) -> list[Finding]:
     """Check ``text`` as if it were the file at ``path``: no discovery, no cache, no disk read
     of the file itself, suppressions applied -- the one place that decides what "check this
@@ -342,15 +341,11 @@ def check_text(
     ``path`` is absolute or relative to the working directory. A file the
     declaration's ``exclude`` covers gets no findings, as on the command line.
     ``engine`` reuses a long-lived ``Engine`` (and its project index) of this
-    ``config``; by default one is built from the declared selection.
-
-    ``on_crash``: by default a contract that raises is a ``ContractCrash``
-    (exit 2 in the CLI). Given a callable, each crashing contract is handed
-    to it instead and the file's other contracts still report -- an editor
-    must keep showing what it can.
+    ``config``; by default one is built from the declared selection. A
+    contract that raises is the file's AC002, beside its other findings.
     """
     from .discovery import relative
-    from .engine import ContractCrash, Engine
+    from .engine import Engine
     from .source import SourceFile
     from .suppression import parse_directives
 
@@ -365,15 +360,7 @@ def check_text(
     # A long-lived engine's project index must see this text as that file
     # from now on, for the cross-file questions other files ask about it.
     engine.source_changed(source.abspath, source)
-    if on_crash is None:
-        raw = engine.run_contracts(source, contracts)
-    else:
-        raw = []
-        for contract in contracts:
-            try:
-                raw.extend(engine.run_contracts(source, [contract]))
-            except ContractCrash as exc:
-                on_crash(contract, exc)
+    raw = engine.run_contracts(source, contracts)
     findings = engine.finalize(rel, raw, parse_directives(text), pfi)
     return sorted(findings, key=Finding.sort_key)
 

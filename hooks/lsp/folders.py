@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from checkers.finding import Finding
@@ -31,8 +30,6 @@ from contracts.fields import ConfigError
 PYPROJECT = "pyproject.toml"
 # What find_pyproject's own text test looks for before it parses a candidate.
 _DECLARES = b"atom-contracts"
-
-CrashHandler = Callable[[object, Exception], None]
 
 
 def declaring_pyproject(path: str | os.PathLike[str]) -> Path | None:
@@ -88,13 +85,13 @@ class Declaration:
 
         return relative(os.path.abspath(path), self.root)
 
-    def check(self, path: str, text: str, on_crash: CrashHandler | None = None) -> list[Finding]:
+    def check(self, path: str, text: str) -> list[Finding]:
         """``text`` checked as the file at ``path``; nothing when the declaration is broken."""
         if self.config is None:
             return []
         from checkers.api import check_text
 
-        return check_text(path, text, self.config, engine=self.engine, on_crash=on_crash)
+        return check_text(path, text, self.config, engine=self.engine)
 
     def check_detached(self, path: str, text: str) -> list[Finding]:
         """``text`` checked by a throwaway engine: for trial texts (a fix's passes) that

@@ -191,22 +191,18 @@ class ContractsServer(LanguageServer):
             declaration = self.declaration_for(path)
             if declaration is not None and declaration.config is not None:
                 started = time.perf_counter()
-                findings = declaration.check(path, document.source, self.crashed(path))
+                findings = self.logged(declaration.check(path, document.source))
                 self.check_ms.append((time.perf_counter() - started) * 1000)
         self.results[uri] = (document.version, findings)
         return findings
 
-    def crashed(self, path: str):
-        def report(contract, exc: Exception) -> None:
-            cause = exc.__cause__ or exc
-            self.log(
-                types.MessageType.Error,
-                f"{exc} -- the file's other contracts still report; this is a bug in "
-                f"atom-contracts, please report it\n"
-                + "".join(traceback.format_exception(type(cause), cause, cause.__traceback__)),
-            )
-
-        return report
+    def logged(self, findings: list[Finding]) -> list[Finding]:
+        """A contract that crashed is the file's AC002 (the engine's doing: the other
+        contracts still report); the server's log says so too, where a bug report starts."""
+        for f in findings:
+            if f.code == "AC002":
+                self.log(types.MessageType.Error, f"{f.path}: {f.message}")
+        return findings
 
     def diagnostics_of(self, uri: str) -> list[types.Diagnostic]:
         document = self.workspace.get_text_document(uri)
@@ -299,7 +295,7 @@ class ContractsServer(LanguageServer):
                 if text is None:
                     continue
                 uri = from_fs_path(abspath)
-                findings = declaration.check(abspath, text, self.crashed(abspath))
+                findings = self.logged(declaration.check(abspath, text))
                 if findings != self.swept.get(uri, []):
                     changed = True
                     positions_text = text
@@ -352,7 +348,7 @@ class ContractsServer(LanguageServer):
                 text = declaration.disk_text(abspath)
                 if text is None:
                     continue
-                findings = declaration.check(abspath, text, self.crashed(abspath))
+                findings = self.logged(declaration.check(abspath, text))
                 uri = from_fs_path(abspath)
                 reports.append(self._report(uri, findings, text, None, previous, codec))
         return reports

@@ -454,7 +454,7 @@ async def test_a_broken_config_is_one_diagnostic_and_a_message_then_reloads(proj
 
 
 @pytest.mark.asyncio
-async def test_a_crashing_rule_is_a_log_message_and_the_rest_still_show(project):
+async def test_a_crashing_rule_is_logged_and_reported_and_the_rest_still_show(project):
     pyproject = project / "pyproject.toml"
     pyproject.write_text(
         PYPROJECT + '\n[[tool.atom-contracts.contracts]]\nid = "bad"\nkind = "explode"\n'
@@ -462,10 +462,12 @@ async def test_a_crashing_rule_is_a_log_message_and_the_rest_still_show(project)
     text = VIOLATING + "boom = 1\n"
     async with session([project]) as client:
         uri = open_doc(client, project / "pkg" / "builder.py", text)
-        await diagnostics(client, uri, lambda d: codes(d) == ["AC101", "AC991"])
-        crash = [m for m in client.log_messages if "contract `bad` (explode) crashed" in m.message]
-        assert crash and crash[0].type == types.MessageType.Error
-        assert "ZeroDivisionError" in crash[0].message
+        found = await diagnostics(client, uri, lambda d: codes(d) == ["AC002", "AC101", "AC991"])
+        crash = next(d for d in found if d.code == "AC002")
+        assert "contract `bad` (explode) failed" in crash.message
+        assert "ZeroDivisionError" in crash.message
+        logged = [m for m in client.log_messages if "contract `bad` (explode) failed" in m.message]
+        assert logged and logged[0].type == types.MessageType.Error
 
 
 @pytest.mark.asyncio
