@@ -61,7 +61,15 @@ def check_options() -> tuple[tuple[tuple[str, ...], str, object, str], ...]:
             "(reviewdog's diff_context)",
         ),
         (("--fix",), "fix", bool, "apply safe fixes"),
-        (("--unsafe-fixes",), "unsafe_fixes", bool, "with --fix, apply unsafe fixes too"),
+        (("--unsafe-fixes",), "unsafe_fixes", bool, "with --fix or --diff, unsafe fixes too"),
+        (
+            ("--diff",),
+            "diff",
+            bool,
+            "print the unified diff of every fix --fix would apply; write nothing "
+            "(exit 1 when there is one)",
+        ),
+        (("--show-fixes",), "show_fixes", bool, "with --fix, list the fixes applied per file"),
         (("--statistics",), "statistics", bool, "print counts per code instead of findings"),
         (("--exit-zero",), "exit_zero", bool, "exit 0 even when there are findings"),
         (("--no-cache",), "no_cache", bool, "neither read nor write .atom-contracts-cache/"),
@@ -127,14 +135,18 @@ def _fast_check_args(args: list[str]):
 def _parser():
     import argparse
 
+    # allow_abbrev=False everywhere: argparse would otherwise read `--diff` as
+    # `--diff-base` (a unique prefix), silently, and any future option likewise.
     parser = argparse.ArgumentParser(
         prog=PROG,
+        allow_abbrev=False,
         description="Static layout contracts for LLM inference engines, declared in pyproject.toml.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser(
         "check",
+        allow_abbrev=False,
         help="check files against the declared contracts",
         description="Check PATHS (default: the project root) against [tool.atom-contracts].",
     )
@@ -253,6 +265,7 @@ def _check(ns) -> int:
         ignore=ns.ignore,
         fix=ns.fix,
         unsafe_fixes=ns.unsafe_fixes,
+        diff=ns.diff,
         diff_base=ns.diff_base,
         use_cache=not ns.no_cache,
         jobs=ns.jobs,
@@ -262,12 +275,19 @@ def _check(ns) -> int:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     out = sys.stdout
     findings = result.findings
+    if ns.diff:
+        # ruff's --diff: the diffs alone on stdout, a count on stderr, 1 when any.
+        out.write("".join(result.diffs))
+        if result.fixed and not ns.quiet:
+            s = "s" if result.fixed != 1 else ""
+            print(f"Would fix {result.fixed} finding{s}.", file=sys.stderr)
+        return 1 if result.diffs and not ns.exit_zero else 0
     if ns.statistics:
         out.write(statistics(findings))
     else:
         out.write(render(findings, ns.output_format, root=result.root))
     if ns.output_format in ("concise", "full") and not ns.quiet and not _in_pre_commit_batch():
-        out.write(_summary(result))
+        out.write(_summary(result, show_fixes=ns.show_fixes))
     if ns.verbose:
         elapsed_ms = (time.perf_counter() - started) * 1000
         print(f"{PROG}: {result.files_checked} files in {elapsed_ms:.0f} ms", file=sys.stderr)
@@ -287,10 +307,12 @@ def _in_pre_commit_batch() -> bool:
     return os.environ.get("PRE_COMMIT") == "1"
 
 
-def _summary(result) -> str:
+def _summary(result, *, show_fixes: bool = False) -> str:
     fixed = (
         f"Fixed {result.fixed} finding{'s' if result.fixed != 1 else ''}.\n" if result.fixed else ""
     )
+    if fixed and show_fixes:
+        fixed = fixed[:-2] + ":\n" + _fixes_by_file(result.fixes)
     n = len(result.findings)
     if not n:
         return fixed + "All contracts hold.\n"
@@ -304,6 +326,24 @@ def _summary(result) -> str:
     if unsafe:
         line += f"\n{unsafe} more fixable with `--fix --unsafe-fixes`."
     return fixed + line + "\n"
+
+
+def _fixes_by_file(fixes: dict[str, list[str]]) -> str:
+    """ruff's ``--show-fixes`` block: per file, ``N \u00d7 CODE (name)`` (a multiplication sign)."""
+    from .rule_docs import rule_index
+
+    index = rule_index()
+    out = []
+    for path, codes in sorted(fixes.items()):
+        out.append(f"- {path}:\n")
+        counts: dict[str, int] = {}
+        for code in codes:
+            counts[code] = counts.get(code, 0) + 1
+        for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            entry = index.get(code)
+            name = f" ({entry.rule.name})" if entry else ""
+            out.append(f"    {n} \u00d7 {code}{name}\n")
+    return "".join(out)
 
 
 def _rules(fmt: str) -> int:
