@@ -46,7 +46,7 @@ def test_tab_indentation_is_read_and_fixed(project):
     text = (project / "tabs.py").read_text()
     assert (
         text
-        == "def f(x):\n\tif not (x > 0):\n\t    raise ValueError('expected x > 0')\n\treturn x\n"
+        == 'def f(x):\n\tif not (x > 0):\n\t    raise ValueError("expected x > 0")\n\treturn x\n'
     )
     compile(text, "tabs.py", "exec")
 
