@@ -28,6 +28,10 @@ class CheckResult:
     # Files left alone, and why: a fix that could not be written without
     # losing something (the CLI prints each on stderr; the run goes on).
     warnings: list[str] = field(default_factory=list)
+    # path -> the codes of the fixes applied there, in order (``--show-fixes``).
+    fixes: dict[str, list[str]] = field(default_factory=dict)
+    # With diff=True: a unified diff per file that --fix would rewrite; nothing written.
+    diffs: list[str] = field(default_factory=list)
 
 
 def load_config(
@@ -91,6 +95,7 @@ def check(
     ignore: Sequence[str] | str | None = None,
     fix: bool = False,
     unsafe_fixes: bool = False,
+    diff: bool = False,
     diff_base: str | None = None,
     use_cache: bool = True,
     jobs: int | None = None,
@@ -170,7 +175,9 @@ def check(
     results = engine.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
     fixed = 0
     warnings: list[str] = []
-    if fix:
+    fixes: dict[str, list[str]] = {}
+    diffs: list[str] = []
+    if fix or diff:
         fixed = _fix(
             engine,
             results,
@@ -179,24 +186,42 @@ def check(
             hunks=hunks,
             cache=cache,
             warnings=warnings,
+            fixes=fixes,
+            diffs=diffs if diff else None,
         )
+    if fix and not diff:
         if fixed and cache is not None:
             cache.set_stamp(None)  # the tree the stamp described has just been rewritten
         if fixed and diff_base is not None:
             from .diff_filter import changed_lines
 
             hunks = changed_lines(config.root, diff_base)
-    if cache is not None:
-        cache.save()
     findings = [f for r in results for f in r.findings]
+    checked = sum(1 for r in results if not r.missing)
+    if hunks is None and targets and not _covers_src_roots(targets, config):
+        # Some files, not the tree (pre-commit, the agent hook, `check FILE`):
+        # what they break in files that did not change fails here too.
+        from .dependents import recheck
+
+        caused, rechecked = recheck(engine, [(r.path, dict(files)[r.path]) for r in results])
+        findings.extend(caused)
+        checked += rechecked
+    if cache is not None:
+        engine.save_summaries(cache)
+        cache.save()
     if hunks is not None:
         from .diff_filter import in_diff
 
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
-    checked = sum(1 for r in results if not r.missing)
     return CheckResult(
-        root=config.root, findings=findings, files_checked=checked, fixed=fixed, warnings=warnings
+        root=config.root,
+        findings=findings,
+        files_checked=checked,
+        fixed=fixed,
+        warnings=warnings,
+        fixes=fixes,
+        diffs=diffs,
     )
 
 
@@ -219,10 +244,23 @@ def _covers_src_roots(targets: list[Path], config: Config) -> bool:
 
 
 def _fix(
-    engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache, warnings: list[str]
+    engine,
+    results,
+    abspaths: dict[str, str],
+    *,
+    unsafe: bool,
+    hunks,
+    cache,
+    warnings: list[str],
+    fixes: dict[str, list[str]],
+    diffs: list[str] | None = None,
 ) -> int:
     """Fix each file with something to fix; a file that cannot be fixed safely is named in
-    ``warnings`` and left as it was, and the rest are still fixed."""
+    ``warnings`` and left as it was, and the rest are still fixed.
+
+    With ``diffs`` (``--diff``) nothing is written: each file's unified diff is
+    appended instead, of exactly the text ``--fix`` would write.
+    """
     from .fixer import WriteRefused, applies, encode_like, fix_text, write_fixed
     from .source import DecodeError, decode_source
 
@@ -250,13 +288,31 @@ def _fix(
         except (DecodeError, WriteRefused) as exc:
             warnings.append(f"{path}: not fixed: {exc}")
             continue
+        record: list[Finding] = []
         new, applied = fix_text(
             text,
             lambda t, path=path: engine.check_text(path, t),
             unsafe=unsafe,
             keep=keep or (lambda f: True),
+            record=record,
         )
         if not applied or new == text:
+            continue
+        if diffs is not None:
+            import difflib
+
+            diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        text.splitlines(keepends=True),
+                        new.splitlines(keepends=True),
+                        fromfile=path,
+                        tofile=path,
+                    )
+                )
+            )
+            fixes[path] = [f.code for f in record]
+            fixed += applied
             continue
         try:
             write_fixed(abspath, original, new, root=engine.config.root)
@@ -264,6 +320,7 @@ def _fix(
             warnings.append(f"{path}: not fixed: {exc}")
             continue
         fixed += applied
+        fixes[path] = [f.code for f in record]
         results[index] = engine.check_file(path, abspath, None)
         if cache is not None and results[index].cache_entry is not None:
             cache.put(path, *results[index].cache_entry)

@@ -198,6 +198,21 @@ class Contract:
         """
         return True
 
+    def dependent_lines(
+        self, path: str, project: Project, edited: Mapping[str, str]
+    ) -> dict[int, tuple[str, ...]]:
+        """Lines of ``path`` whose findings can change when the ``edited`` files change.
+
+        ``edited`` maps each edited file's module name to its path. Asked of
+        a kind that is not ``CACHEABLE`` when a run covers only some files
+        (pre-commit, the agent hook, ``check FILE``), for every other file in
+        its scope: the lines returned, each with the edited paths that reach
+        it, are re-checked and reported, so a local run fails where the
+        whole-tree run will. Answered from the project's import summaries,
+        without parsing ``path``; empty means nothing there depends on them.
+        """
+        return {}
+
     # -- checking ----------------------------------------------------------
 
     def check(self, source: SourceFile, project: Project) -> Iterable[Finding]:

@@ -19,6 +19,7 @@ from contracts.runtime import (
     check_transfer_units,
     check_write_readback,
 )
+from contracts.runtime.checks import check_element_readback
 from contracts.runtime.strategies import case_names, default_case, engine_cases
 
 # The profile's own example count (tests/conftest.py): "ci" keeps the suite inside its budget.
@@ -41,6 +42,11 @@ def test_every_model_holds_every_contract_at_defaults(name):
     if not runner._state_pool_names():
         importing = case.make_runner().import_paged_pool(runner.paged_buf.clone(), case.blocks)
         check_bind_parity(runner, importing)
+        check_element_readback(
+            runner, importing=case.make_runner().import_paged_pool(runner.paged_buf, case.blocks)
+        )
+    else:
+        check_element_readback(runner)
     check_refusals(case.make_runner, case.blocks, built=runner)
 
 
@@ -84,7 +90,13 @@ def test_transfer_regions_are_scheduler_block_units(case):
 @SETTINGS
 @given(engine_cases())
 def test_write_readback_through_every_bound_view(case):
-    check_write_readback(_built(case), seed=case.blocks)
+    runner = _built(case)
+    check_write_readback(runner, seed=case.blocks)
+    # The import side reads the allocating side's own bytes (no copy), so it sees every write.
+    importing = None
+    if not runner._state_pool_names():
+        importing = case.make_runner().import_paged_pool(runner.paged_buf, case.blocks)
+    check_element_readback(runner, importing=importing, seed=case.blocks)
 
 
 @SETTINGS
