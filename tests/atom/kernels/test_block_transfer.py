@@ -293,6 +293,8 @@ def test_a_set_is_one_storage_of_equal_unit_counts():
     short = TransferRegion("short", a[2048 : 2048 + 768].view(3, 256))
     with pytest.raises(ValueError, match="region 'short' has 3 units; region 'r0' has 4"):
         RegionSet([ra, short])
+    with pytest.raises(ValueError, match="region 'none' has no units"):
+        RegionSet([TransferRegion("none", a[:0].view(0, 16))])
     with pytest.raises(ValueError, match="at least one transfer region"):
         RegionSet([])
     with pytest.raises(ValueError, match="semantic_role 'r0' is in the region set twice"):
