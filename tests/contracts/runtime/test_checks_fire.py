@@ -459,3 +459,38 @@ def test_a_twin_keeps_everything_but_its_name_and_views():
         dataclasses.replace(twin, prefix=m.prefix, kv_views=m.kv_views).num_kv_heads
         == m.num_kv_heads
     )
+
+
+# -- the helpers the checks read through ---------------------------------------------------------
+
+
+def test_a_violation_names_a_known_contract_and_prints_it():
+    with pytest.raises(ValueError, match=r"unknown runtime contract 'bogus'"):
+        ContractViolation("bogus", "x")
+    assert str(ContractViolation("bind-parity", "x")) == "[bind-parity] x"
+
+
+def test_a_runner_missing_either_half_of_its_carve_is_refused():
+    runner = _runner()
+    runner.paged_buf = None
+    _fires(r"has not carved its paged pool", checks.check_price_equals_carve, runner)
+
+
+def test_byte_extent_counts_bytes_not_elements():
+    t = torch.zeros(5, dtype=torch.int32)[1:]
+    assert checks.byte_extent(t) == (4, 20)
+    assert checks.byte_extent(t[:0]) == (4, 4)
+    assert checks.byte_extent(torch.zeros(3, 4, dtype=torch.int16)[:, 1:3]) == (2, 22)
+
+
+def test_a_builder_that_allocates_its_own_is_skipped_not_priced():
+    runner = _runner()
+    runner.builder.paged_pool_bytes = lambda b: 0
+    runner.entry_bytes = lambda: {EntryClass.PAGE: 0}
+    runner.paged_plan = lambda b: plan_regions([])
+    runner.paged_buf = torch.zeros(0, dtype=torch.uint8)
+    checks.check_price_equals_carve(runner)  # nothing charged, nothing carved: consistent
+
+
+def test_byte_extent_of_one_element_is_that_element():
+    assert checks.byte_extent(torch.zeros(1, dtype=torch.int32)) == (0, 4)
