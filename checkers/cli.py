@@ -2,8 +2,9 @@
 
 This module is imported on every pre-commit run and every agent edit, so it
 imports nothing it does not need for the command at hand: ``layout`` and
-``models`` load ``atom`` (and torch) only when invoked, ``hook`` loads only
-its hook, and a plain check never loads json, libcst or pathspec. Exit
+``models`` load the engine (and torch) only when invoked, ``hook`` loads only
+its hook -- both through entry points, never by package name -- and a plain
+check never loads json, libcst or pathspec. Exit
 codes are ruff's: 0 clean, 1 findings, 2 a configuration or internal error,
 reported as one line on stderr (a traceback only with ``--verbose``).
 """
@@ -15,20 +16,22 @@ from collections.abc import Sequence
 
 PROG = "atom-contracts"
 
-# Subcommands whose arguments belong to someone else: dispatched before
-# argparse sees them, imported at call time.
-_DELEGATED = {
-    "layout": (
-        "atom.layout_command",
-        "layout_main",
-        "print a model's KV pool layout (needs the engine)",
-    ),
-    "models": (
-        "atom.layout_command",
-        "models_main",
-        "list the model configs the engine prices (needs the engine)",
-    ),
+# Subcommands whose arguments belong to someone else, dispatched before argparse
+# sees them. They are entry points of the distribution (pyproject.toml's
+# [project.entry-points."atom_contracts.commands"] and ".hooks"), loaded only
+# when invoked: this module names neither `atom` nor `hooks`, so the static
+# path never imports the engine, and a repository with its own top-level
+# `hooks/` or `atom/` package cannot shadow what runs.
+COMMANDS_GROUP = "atom_contracts.commands"
+HOOKS_GROUP = "atom_contracts.hooks"
+_DISTRIBUTION = "atom_contracts"  # the dist-info name: "atom-contracts", normalised
+
+_COMMAND_HELP = {
+    "layout": "print a model's KV pool layout (needs the engine extra)",
+    "models": "list the model configs the engine prices (needs the engine extra)",
 }
+# What a missing optional dependency means, by its top-level module name.
+_EXTRAS = {"torch": "engine"}
 
 
 # `check`'s options, declared once: argparse is built from the table for
@@ -170,7 +173,7 @@ def _parser():
     explain.add_argument("code", metavar="CODE", help="a code, e.g. AC301")
     explain.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    for name, (_, _, help_text) in _DELEGATED.items():
+    for name, help_text in _COMMAND_HELP.items():
         sub.add_parser(name, help=help_text, add_help=False)
     sub.add_parser("hook", help="run a hook (e.g. `hook post-tool-use`)", add_help=False)
     return parser
@@ -201,11 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: list[str]) -> int:
-    if args and args[0] in _DELEGATED:
-        from importlib import import_module
-
-        module, func, _ = _DELEGATED[args[0]]
-        return int(getattr(import_module(module), func)(args[1:]) or 0)
+    if args and args[0] in _COMMAND_HELP:
+        return _delegate(COMMANDS_GROUP, args[0], args[1:], f"{PROG} {args[0]}")
     if args and args[0] == "hook":
         return _hook(args[1:])
     if args and args[0] == "check":
@@ -224,32 +224,108 @@ def _main(args: list[str]) -> int:
     return _explain(ns.code, ns.output_format)
 
 
+def entry_points(group: str) -> dict[str, str]:
+    """``name -> "module:attr"`` of one entry-point group, ours read first and cheaply.
+
+    ``importlib.metadata`` costs ~10 ms to import (email, zipfile, csv) and
+    scans every distribution; the agent hook runs through here on every edit.
+    So the group is read from this distribution's own ``entry_points.txt``,
+    found on ``sys.path`` the way ``importlib.metadata`` finds it, and the
+    full scan (another distribution adding a command) runs only when ours
+    does not name what was asked for.
+    """
+    import os
+
+    for directory in sys.path:
+        try:
+            names = os.listdir(directory or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(_DISTRIBUTION + "-") and name.endswith(".dist-info"):
+                path = os.path.join(directory or ".", name, "entry_points.txt")
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        return _parse_entry_points(fh.read()).get(group, {})
+                except OSError:
+                    continue
+    return {}
+
+
+def _parse_entry_points(text: str) -> dict[str, dict[str, str]]:
+    """The INI of an ``entry_points.txt``: ``[group]`` then ``name = module:attr`` lines."""
+    groups: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = groups.setdefault(line[1:-1].strip(), {})
+        elif current is not None and "=" in line:
+            name, _, value = line.partition("=")
+            current[name.strip()] = value.strip()
+    return groups
+
+
+def _find_entry_point(group: str, name: str) -> str | None:
+    target = entry_points(group).get(name)
+    if target is None:
+        from importlib.metadata import entry_points as all_entry_points
+
+        found = [ep.value for ep in all_entry_points(group=group) if ep.name == name]
+        target = found[0] if found else None
+    return target
+
+
+def _delegate(group: str, name: str, argv: list[str], what: str) -> int:
+    """Load entry point ``name`` of ``group`` and call it with ``argv``.
+
+    A missing optional dependency (torch for the engine's commands) is one
+    line naming the extra that provides it, exit 2 -- not an internal error.
+    """
+    from importlib import import_module
+
+    target = _find_entry_point(group, name)
+    if target is None:
+        print(
+            f"{PROG}: error: `{what}` is not installed ({group} has no {name!r}; "
+            "reinstall atom-contracts)",
+            file=sys.stderr,
+        )
+        return 2
+    module, _, attr = target.partition(":")
+    try:
+        func = import_module(module.strip())
+        for part in attr.strip().split("."):
+            func = getattr(func, part)
+        return int(func(argv) or 0)
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").partition(".")[0]
+        extra = _EXTRAS.get(top)
+        if extra is None:
+            raise
+        print(
+            f"{PROG}: error: `{what}` needs {top}, which is not installed: install the "
+            f'`{extra}` extra, e.g. pip install "atom-contracts[{extra}] @ '
+            f'git+https://github.com/atom-contracts/atom-contracts@COMMIT" '
+            f'(or pip install -e ".[{extra}]" in a checkout), with torch==2.13.0 pinned',
+            file=sys.stderr,
+        )
+        return 2
+
+
 def _hook(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help"):
-        import pkgutil
-
-        import hooks
-
-        names = sorted(
-            m.name.replace("_", "-")
-            for m in pkgutil.iter_modules(hooks.__path__)
-            if not m.name.startswith("_")
-        )
+        names = sorted(entry_points(HOOKS_GROUP))
         print(
             f"usage: {PROG} hook NAME [ARGS...]\n\nhooks: {', '.join(names) or '(none installed)'}"
         )
         return 0 if args else 2
-    from importlib import import_module
-
-    name = args[0].replace("-", "_")
-    try:
-        module = import_module(f"hooks.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"hooks.{name}":
-            raise
+    if _find_entry_point(HOOKS_GROUP, args[0]) is None:
         print(f"{PROG}: error: no hook named {args[0]!r}", file=sys.stderr)
         return 2
-    return int(module.main(args[1:]) or 0)
+    return _delegate(HOOKS_GROUP, args[0], args[1:], f"{PROG} hook {args[0]}")
 
 
 def _check(ns) -> int:
