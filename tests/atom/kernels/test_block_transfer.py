@@ -22,6 +22,7 @@ from .transfer_support import (
     every_case,
     move,
     random_bytes,
+    regions_at,
     round_trip,
     settings_of,
     untouched_outside,
@@ -158,13 +159,7 @@ def test_an_entry_major_block_is_one_range_and_a_layer_major_one_is_one_per_row(
 
 
 def _regions(buf, *spans_and_strides, units=4, start=0):
-    out, at = [], start
-    for i, (span, stride) in enumerate(spans_and_strides):
-        out.append(
-            TransferRegion(f"r{i}", buf[at : at + units * stride].view(units, stride)[:, :span])
-        )
-        at += units * stride
-    return out
+    return regions_at(buf, spans_and_strides, start=start, units=units)
 
 
 def test_the_word_is_the_widest_every_base_stride_and_span_divides():
