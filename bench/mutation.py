@@ -72,7 +72,21 @@ TARGETS: dict[str, dict[str, list[str]]] = {
 
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
 #: is reported, so the list cannot silently outlive the code it argues about.
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "atom/pool_layout/entry_arena.py:const:True -> False@1": "plan_planes zip strict: _strides "
+    "returns one stride per plane, so the lengths are always equal",
+    "atom/pool_layout/field_planes.py:const:True -> False@0": "plane_fields zip strict: "
+    "plan_field_planes returns one name list per width",
+    "atom/pool_layout/field_planes.py:const:True -> False@1": "plane_entry_bytes zip strict: "
+    "the same",
+    "atom/pool_layout/layer_major.py:ifexp:LayerMajorArena.nbytes(g, entries, align=align) if "
+    "len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
+    "nbytes is entries x walk([]).entry_bytes = 0 either way",
+    "atom/pool_layout/mla_pool.py:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
+    "field names are fixed and distinct and every field is at the pool's own align",
+    "atom/pool_layout/paged_layout.py:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
+    "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+}
 
 
 # -- the operators -------------------------------------------------------------------------------
@@ -334,7 +348,13 @@ def _run_tests(scratch: Path, tests: list[str], timeout: float | None) -> tuple[
         time.sleep(0.02)
 
 
+#: ``--tests`` replaces every target's subset (a recheck needs only the tests added since).
+_OVERRIDE: list[str] = []
+
+
 def _tests_for(target: str, rel: str) -> list[str]:
+    if _OVERRIDE:
+        return list(_OVERRIDE)
     table = TARGETS[target]
     name = Path(rel).name
     tests = table.get(name, table["*"])
@@ -469,11 +489,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--recheck",
         type=Path,
+        nargs="+",
         metavar="LOG",
         help="carry the kills an earlier run printed to LOG (same file, same mutant text) and "
         "run the rest: after adding tests, only survivors and changed lines need running",
     )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=[],
+        help="run these tests for every mutant instead of the target's subset (with --recheck: "
+        "the tests added since the earlier run, which the rest already failed to kill with)",
+    )
     args = parser.parse_args(argv)
+    _OVERRIDE[:] = args.tests
     targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
     for t in targets:
         if not (REPO / t).is_dir():
@@ -500,7 +529,9 @@ def main(argv: list[str] | None = None) -> int:
                 timeout_factor=args.timeout_factor,
                 only=args.only,
                 log=sys.stdout,
-                recheck=_previous_kills(args.recheck) if args.recheck else None,
+                recheck=sum(map(_previous_kills, args.recheck), Counter())
+                if args.recheck
+                else None,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}
