@@ -32,6 +32,7 @@ class CheckResult:
     fixes: dict[str, list[str]] = field(default_factory=dict)
     # With diff=True: a unified diff per file that --fix would rewrite; nothing written.
     diffs: list[str] = field(default_factory=list)
+    fixed_text: str | None = None  # with stdin: the text after fixes (the input when none)
 
 
 def load_config(
@@ -102,8 +103,13 @@ def check(
     config: Config | None = None,
     config_file: str | Path | None = None,
     progress: bool | None = None,
+    stdin: str | None = None,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
+
+    ``stdin``: the text of the one file ``paths`` names (``--stdin-filename``),
+    checked in memory as if it were that file; with ``fix`` the fixed text is
+    ``CheckResult.fixed_text`` and nothing is written.
 
     Raises ``ConfigError`` (bad declaration or selection, no declaration, a
     contract covering no file), ``PathError`` (a path that does not exist) and
@@ -136,6 +142,8 @@ def check(
         )
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
+    if stdin is not None:
+        return _check_stdin(engine, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
     files = discover(targets, config)
     # A contract covering no file of the project checks nothing: judged on the
     # project (exactly when the run lists it), never on the files named.
@@ -223,6 +231,32 @@ def check(
         fixes=fixes,
         diffs=diffs,
     )
+
+
+def _check_stdin(engine, targets: list[Path], text: str, *, fix: bool, unsafe: bool) -> CheckResult:
+    from . import coverage
+    from .discovery import relative
+
+    config = engine.config
+    if len(targets) != 1:
+        raise ConfigError("stdin is one file: give exactly one --stdin-filename")
+    rel = relative(targets[0], config.root)
+    coverage.require_coverage(config, coverage.Probed(config, [rel]))
+    exclude = config.exclude_spec()
+    result = CheckResult(root=config.root, files_checked=1, fixed_text=text)
+    if exclude is not None and exclude.match_file(rel):
+        return result
+    if fix:
+        from .fixer import fix_text
+
+        record: list[Finding] = []
+        result.fixed_text, result.fixed = fix_text(
+            text, lambda t: engine.check_text(rel, t), unsafe=unsafe, record=record
+        )
+        if record:
+            result.fixes[rel] = [f.code for f in record]
+    result.findings = sorted(engine.check_text(rel, result.fixed_text), key=Finding.sort_key)
+    return result
 
 
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:

@@ -79,6 +79,12 @@ def check_options() -> tuple[tuple[tuple[str, ...], str, object, str], ...]:
         (("--exit-zero",), "exit_zero", bool, "exit 0 even when there are findings"),
         (("--no-cache",), "no_cache", bool, "neither read nor write .atom-contracts-cache/"),
         (("--config",), "config", str, "the pyproject.toml to use (its directory is the root)"),
+        (
+            ("--stdin-filename",),
+            "stdin_filename",
+            str,
+            "with PATH `-`: the file stdin stands for (its declaration, scope and name)",
+        ),
         (("--jobs",), "jobs", worker_count, "worker processes (default: all cores)"),
         (("-q", "--quiet"), "quiet", bool, "print findings only, no summary"),
         (("-v", "--verbose"), "verbose", bool, "tracebacks on internal errors; timing"),
@@ -100,7 +106,7 @@ def _fast_check_args(args: list[str]):
 
     options = check_options()
     by_flag = {flag: (dest, value) for flags, dest, value, _ in options for flag in flags}
-    ns = SimpleNamespace(command="check", paths=[])
+    ns = SimpleNamespace(command="check", paths=[], version=False)
     for _, dest, value, _ in options:
         setattr(
             ns, dest, False if value is bool else value[0] if isinstance(value, tuple) else None
@@ -147,6 +153,7 @@ def _parser():
         allow_abbrev=False,
         description="Static layout contracts for LLM inference engines, declared in pyproject.toml.",
     )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser(
@@ -214,8 +221,14 @@ def _main(args: list[str]) -> int:
         fast = _fast_check_args(args[1:])
         if fast is not None:
             return _check(fast)
+    if args[:1] in (["--version"], ["-V"]):
+        print(f"{PROG} {version()}")
+        return 0
     parser = _parser()
     ns = parser.parse_args(args)
+    if ns.version:
+        print(f"{PROG} {version()}")
+        return 0
     if ns.command is None:
         parser.print_help()
         return 2
@@ -224,6 +237,31 @@ def _main(args: list[str]) -> int:
     if ns.command == "rules":
         return _rules(ns.output_format)
     return _explain(ns.code, ns.output_format)
+
+
+def _own_dist_info() -> str | None:
+    """This distribution's ``.dist-info`` directory, found on ``sys.path`` as importlib does."""
+    import os
+
+    for directory in sys.path:
+        try:
+            names = os.listdir(directory or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(_DISTRIBUTION + "-") and name.endswith(".dist-info"):
+                return os.path.join(directory or ".", name)
+    return None
+
+
+def version() -> str:
+    """The installed version (``atom_contracts-0.1.0.dist-info`` -> ``0.1.0``)."""
+    import os
+
+    found = _own_dist_info()
+    if found is None:
+        return "(not installed)"
+    return os.path.basename(found)[len(_DISTRIBUTION) + 1 : -len(".dist-info")]
 
 
 def entry_points(group: str) -> dict[str, str]:
@@ -238,20 +276,14 @@ def entry_points(group: str) -> dict[str, str]:
     """
     import os
 
-    for directory in sys.path:
-        try:
-            names = os.listdir(directory or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(_DISTRIBUTION + "-") and name.endswith(".dist-info"):
-                path = os.path.join(directory or ".", name, "entry_points.txt")
-                try:
-                    with open(path, encoding="utf-8") as fh:
-                        return _parse_entry_points(fh.read()).get(group, {})
-                except OSError:
-                    continue
-    return {}
+    found = _own_dist_info()
+    if found is None:
+        return {}
+    try:
+        with open(os.path.join(found, "entry_points.txt"), encoding="utf-8") as fh:
+            return _parse_entry_points(fh.read()).get(group, {})
+    except OSError:
+        return {}
 
 
 def _parse_entry_points(text: str) -> dict[str, dict[str, str]]:
@@ -331,14 +363,27 @@ def _hook(args: list[str]) -> int:
 
 
 def _check(ns) -> int:
+    import os
     import time
 
     from .api import check
-    from .reporters import render, statistics
+    from .reporters import render, statistics, statistics_json
 
     started = time.perf_counter()
+    stdin = None
+    paths = ns.paths
+    if paths == ["-"] or ns.stdin_filename is not None:
+        if paths not in (["-"], []) or ns.stdin_filename is None:
+            print(
+                f"{PROG}: error: stdin is checked as `check - --stdin-filename PATH` "
+                "(PATH: the file it stands for, whose declaration and scope apply)",
+                file=sys.stderr,
+            )
+            return 2
+        stdin = sys.stdin.read()
+        paths = [ns.stdin_filename]
     result = check(
-        ns.paths,
+        paths,
         select=ns.select,
         ignore=ns.ignore,
         fix=ns.fix,
@@ -348,11 +393,59 @@ def _check(ns) -> int:
         use_cache=not ns.no_cache,
         jobs=ns.jobs,
         config_file=ns.config,
+        stdin=stdin,
     )
     for warning in result.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    findings = result.findings
+    verdict = 0 if not findings or ns.exit_zero else 1
+    try:
+        return _report(ns, result, stdin, verdict, started, render, statistics, statistics_json)
+    except BrokenPipeError:
+        # `| head` closed the pipe: stop writing, quietly, with the run's own verdict (ruff
+        # exits quietly too; a clean run stays 0 and findings stay 1 for `set -o pipefail`).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1 if result.diffs and ns.diff else verdict
+
+
+def _wants_color(stream) -> bool:
+    """ANSI colour on a terminal; ``NO_COLOR`` (no-color.org) off, ``FORCE_COLOR`` on."""
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def _report(ns, result, stdin, verdict, started, render, statistics, statistics_json) -> int:
+    import time
+    from pathlib import Path
+
     out = sys.stdout
     findings = result.findings
+    if stdin is not None and (ns.fix or ns.diff):
+        # ruff's stdin fix: the fixed source on stdout (the findings left go to stderr).
+        if ns.diff:
+            import difflib
+
+            name = ns.stdin_filename
+            out.write(
+                "".join(
+                    difflib.unified_diff(
+                        stdin.splitlines(keepends=True),
+                        result.fixed_text.splitlines(keepends=True),
+                        fromfile=name,
+                        tofile=name,
+                    )
+                )
+            )
+            return 1 if result.fixed_text != stdin and not ns.exit_zero else 0
+        out.write(result.fixed_text)
+        out = sys.stderr
     if ns.diff:
         # ruff's --diff: the diffs alone on stdout, a count on stderr, 1 when any.
         out.write("".join(result.diffs))
@@ -361,15 +454,24 @@ def _check(ns) -> int:
             print(f"Would fix {result.fixed} finding{s}.", file=sys.stderr)
         return 1 if result.diffs and not ns.exit_zero else 0
     if ns.statistics:
-        out.write(statistics(findings))
+        out.write(statistics_json(findings) if ns.output_format == "json" else statistics(findings))
     else:
-        out.write(render(findings, ns.output_format, root=result.root))
+        out.write(
+            render(
+                findings,
+                ns.output_format,
+                root=result.root,
+                cwd=Path.cwd(),
+                color=_wants_color(out),
+            )
+        )
     if ns.output_format in ("concise", "full") and not ns.quiet and not _in_pre_commit_batch():
         out.write(_summary(result, show_fixes=ns.show_fixes))
+    out.flush()
     if ns.verbose:
         elapsed_ms = (time.perf_counter() - started) * 1000
         print(f"{PROG}: {result.files_checked} files in {elapsed_ms:.0f} ms", file=sys.stderr)
-    return 0 if not findings or ns.exit_zero else 1
+    return verdict
 
 
 def _in_pre_commit_batch() -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from hypothesis import event
 from hypothesis import strategies as st
 
 from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
@@ -113,7 +114,17 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     per_block = _buildable(name, engine)
     wanted = draw(st.integers(1, MAX_BLOCKS))
     blocks = max(1, min(wanted, MAX_PAGED_BYTES // max(per_block, 1)))
+    # `pytest --hypothesis-show-statistics` lists these; test_strategies asserts the reach.
+    event(f"tp {engine.tp_size}, pp {engine.pp_rank}/{engine.pp_size}")
+    event(f"kv {kv_dtype}, {mha_backend}")
+    event(f"blocks {blocks}")
     return EngineCase(name, engine, blocks)
+
+
+@cache
+def importable_names() -> list[str]:
+    """Cases with a P/D import path: a STATE pool is refused on the decode side by name."""
+    return [n for n in case_names() if not default_case(n).make_runner()._state_pool_names()]
 
 
 @cache

@@ -185,7 +185,11 @@ def test_a_layer_major_region_is_the_fields_own_bytes():
         (lambda: plan_field_planes("ab", [256]), TypeError, r"plan_field_planes takes a sequence"),
         (lambda: plan_field_planes([_f()], "ab"), TypeError, r"plane_widths must be a sequence"),
         (lambda: plan_field_planes([_f()], []), ValueError, r"plane_widths \[\] declares no plane"),
-        (lambda: plan_regions("ab"), TypeError, r"plan_regions"),
+        (
+            lambda: plan_regions("ab"),
+            TypeError,
+            r"plan_regions takes a sequence of \(name, nbytes\), got 'ab'",
+        ),
         (lambda: plan_regions([("a", 1)], base=-1), ValueError, r"plan_regions base must be at"),
     ],
 )
@@ -306,3 +310,39 @@ def test_linear_state_pool_refuses_dtypes_and_rows_by_name_and_keeps_its_shapes(
 def test_a_fill_of_one_is_applied_like_any_other_non_zero_fill():
     arena = EntryMajorArena([_f(fill=1.0)], 2)
     assert arena.view("a").eq(1.0).all()
+
+
+def test_entry_major_arenas_export_whole_entries_as_transfer_regions():
+    arena = EntryMajorArena([_f(shape=(3,))], 4, stride_bytes=512)
+    ((name, region),) = arena.region_tensors()
+    assert name == "entry" and region.shape == (4, 512) and region.stride(0) == 512
+    split = SplitEntryMajorArena(_planes(), 2)
+    assert [(n, tuple(t.shape)) for n, t in split.region_tensors()] == [
+        ("plane0", (2, 3)),
+        ("plane1", (2, 256)),
+    ]
+    pool = LinearStatePool(
+        2, conv_shape=(2,), recurrent_shape=(3,), conv_dtype=torch.bfloat16,
+        recurrent_dtype=torch.float32,
+    )  # fmt: skip
+    ((kind, state),) = pool.allocate(3).region_tensors()
+    assert kind == pool.kind and state.shape == (3, pool.entry_bytes)
+
+
+def test_planes_of_byte_fields_pack_without_padding_at_align_one():
+    planes = [[_f("a", shape=(3,), dtype=U8, align=1)], [_f("b", shape=(3,), dtype=U8, align=1)]]
+    plan = SplitEntryMajorArena.plan_planes(planes, 1, align=1)
+    assert [(r.offset, r.nbytes) for r in plan.regions] == [(0, 3), (3, 3)]
+
+
+def test_a_row_region_starts_at_its_rows_bytes():
+    arena = LayerMajorArena(_groups()[0], 3)
+    # v starts at 3 entries x 256 B; row 1 after row 0's 3 entries x 8 B (4 bf16).
+    assert arena.row_region("v", 1).storage_offset() == 3 * 256 + 3 * 8
+
+
+def test_pool_rows_from_rows_orders_by_row_and_counts_a_single_row():
+    a, b = _Mod("a"), _Mod("b")
+    rows = PoolRows.from_rows({"k": {a: 1, b: 0}})
+    assert list(rows["k"]) == [b, a]
+    assert PoolRows({"j": [b]}).rows("j") == 1
