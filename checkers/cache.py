@@ -20,6 +20,17 @@ run over part of the tree (pre-commit's handful of files), recomputes them.
 Suppressions are applied after the cache, so the stored findings never
 depend on which codes a run selected beyond the key.
 
+Beside the findings, each file's import summary (``checkers.project.
+summarise``: its imports, relative names resolved, as plain tuples) is kept
+under the same ``(size, mtime_ns, digest)`` proof. A chain through an
+unchanged file then reads the summary instead of parsing the file, which is
+what lets ``check FILE`` re-check the tests an edit can fail elsewhere
+(``checkers.dependents``) without parsing the tree.
+
+The checker's part of the key digests its modules' bytes, not their stats:
+a fresh clone (CI restoring the folder with actions/cache) gives every file a
+new mtime, and a stat key would miss there every time.
+
 marshal rather than pickle or json: the entries are tuples of str and int,
 and marshal loads them several times faster than either, which is most of
 what a warm whole-tree run does.
