@@ -70,6 +70,13 @@ UNUSED_SUPPRESSION = Rule(
         "suppress anything, and the message says so rather than sending the reader looking "
         "for the finding."
     ),
+    fix_safety=(
+        "The fix is safe: it removes the unused code from the comment, keeping the other "
+        "codes (other tools' too) and the reason, and removes a comment left naming nothing "
+        "(its whole line, when the comment stood alone). A comment cannot change what the "
+        "program does. It is the one safe fix here: every other rule's rewrite changes a "
+        "signature, an import or an exception, each documented as unsafe or not offered."
+    ),
 )
 
 BUILTIN_RULES = (UNCHECKABLE, CHECKER_FAILED, MISSING_REASON, UNUSED_SUPPRESSION)

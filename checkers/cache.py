@@ -252,8 +252,14 @@ class Cache:
             marker = self.directory / ".gitignore"
             if not marker.exists():
                 marker.write_text("# written by atom-contracts\n*\n")
-            tmp.write_bytes(marshal.dumps((self.stamp, self.entries, self.summaries)))
-            os.replace(tmp, self.path)
+            try:
+                tmp.write_bytes(marshal.dumps((self.stamp, self.entries, self.summaries)))
+                os.replace(tmp, self.path)
+            except BaseException:
+                # Ctrl-C mid-save included: the old file stays whole, no temporary is left.
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+                raise
             self._prune()
         except OSError:
             # A read-only checkout, or CACHE_DIR taken by a plain file: the run

@@ -25,6 +25,7 @@ import gc
 import os
 import sys
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 
 from contracts.config import Config
@@ -432,19 +433,31 @@ class Engine:
         _WORKER = self
         results: list[FileResult] = []
         done = 0
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=min(jobs, len(chunks)),
             mp_context=multiprocessing.get_context(method),
-            initializer=_init_worker if method == "spawn" else None,
-            initargs=(self.config, self.selection) if method == "spawn" else (),
-        ) as pool:
-            for chunk_results, summaries in pool.map(_check_chunk, payload):
+            initializer=_init_worker,
+            initargs=(self.config, self.selection) if method == "spawn" else (None, None),
+        )
+        try:
+            # submit, not map: map cancels its pending futures when interrupted,
+            # and the pool's manager thread then trips over them (a traceback).
+            futures = [pool.submit(_check_chunk, chunk) for chunk in payload]
+            for future in futures:
+                chunk_results, summaries = future.result()
                 results.extend(chunk_results)
                 if summaries:
                     self.project.new_summaries.update(summaries)
                 done += len(chunk_results)
                 if progress:
                     _progress(done, len(files))
+        except BaseException:
+            # Ctrl-C (or any failure) in the parallel phase: the workers ignore
+            # SIGINT, so end them here rather than wait for their chunks --
+            # ruff's behaviour, exit 130 at once -- and leave no orphans.
+            _end_pool(pool)
+            raise
+        pool.shutdown()
         if progress:
             _progress(len(files), len(files), final=True)
         return results
@@ -453,9 +466,51 @@ class Engine:
 _WORKER: Engine | None = None
 
 
-def _init_worker(config: Config, selection: Selection) -> None:
+def _init_worker(config: Config | None, selection: Selection | None) -> None:
+    """A pool worker: the parent alone answers Ctrl-C, and the worker dies with the parent.
+
+    A terminal's Ctrl-C reaches the whole process group; a worker that took it
+    would die mid-chunk and leave the pool waiting for it. On Linux the kernel
+    also kills a worker whose parent died (``PR_SET_PDEATHSIG``), so a killed
+    run leaves no worker behind to finish its chunks for nobody.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     global _WORKER
-    _WORKER = Engine(config, selection)
+    if config is not None and selection is not None:  # spawn: rebuild what fork inherits
+        _WORKER = Engine(config, selection)
+
+
+def _die_with_parent() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took: nobody to work for
+        os._exit(1)
+
+
+def _end_pool(pool) -> None:
+    """Kill a pool's workers now and let it go without waiting for their work."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with suppress(OSError, ValueError, AttributeError):
+            process.kill()
+    for process in processes:
+        with suppress(OSError, ValueError, AssertionError):
+            process.join(0.5)
+    # Not cancel_futures: the pool's manager thread fails the killed workers'
+    # futures as broken, and one already cancelled makes it print a traceback.
+    pool.shutdown(wait=False)
 
 
 def _check_chunk(

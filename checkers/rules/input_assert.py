@@ -113,7 +113,9 @@ RULES = (
             "(`TypeError` for an `isinstance`/`issubclass` condition), keeping the message, "
             "or naming the condition when there is none. It is unsafe: the check now runs "
             "under `python -O` too, where it used to be stripped, and callers that catch "
-            "`AssertionError` stop catching it."
+            "`AssertionError` stop catching it. A message it writes is quoted the way most of "
+            "the file's strings are (double quotes in a tie), so `ruff format` leaves the "
+            "rewrite alone."
         ),
     ),
 )
@@ -1525,9 +1527,9 @@ class InputAssert(Contract):
                 "\n"
                 "    def layout(self, index_kpool):\n"
                 "        if not (isinstance(index_kpool, int)):\n"
-                "            raise TypeError('expected isinstance(index_kpool, int)')\n"
+                '            raise TypeError("expected isinstance(index_kpool, int)")\n'
                 "        if not (self.block_size % 64 == 0):\n"
-                "            raise ValueError('expected self.block_size % 64 == 0')\n"
+                '            raise ValueError("expected self.block_size % 64 == 0")\n'
                 "        return index_kpool\n"
             ),
             unsafe=True,
@@ -1629,17 +1631,17 @@ class InputAssert(Contract):
                 "\n"
                 "    def pick(self, server_args):\n"
                 "        if not (self.block % 64 == 0):\n"
-                "            raise ValueError('expected self.block % 64 == 0')\n"
+                '            raise ValueError("expected self.block % 64 == 0")\n'
                 "        if not (uses_paged_kv(server_args)):\n"
-                "            raise ValueError('expected uses_paged_kv(server_args)')\n"
+                '            raise ValueError("expected uses_paged_kv(server_args)")\n'
                 "\n"
                 "def stage(items, rows, heads, steps):\n"
                 "    grid = torch.cat([item.grid for item in items])\n"
                 "    if not (grid.dim() == 2):\n"
-                "        raise ValueError('expected grid.dim() == 2')\n"
+                '        raise ValueError("expected grid.dim() == 2")\n'
                 "    expected = heads * steps\n"
                 "    if not (rows.shape[0] == expected):\n"
-                "        raise ValueError('expected rows.shape[0] == expected')\n"
+                '        raise ValueError("expected rows.shape[0] == expected")\n'
             ),
             unsafe=True,
             note=(
@@ -1699,6 +1701,7 @@ def _exception_for(test: ast.expr) -> str:
 def _fix(source, node: ast.Assert, exc: str):
     """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines."""
     from checkers.finding import Edit, Fix
+    from checkers.literals import preferred_quote, string_literal
 
     line, col, end_line, end_col = source.span(node)
     first = source.lines[line - 1]
@@ -1714,7 +1717,7 @@ def _fix(source, node: ast.Assert, exc: str):
     message = (
         _segment(source, node.msg)
         if node.msg is not None
-        else repr("expected " + " ".join(test.split()))
+        else string_literal("expected " + " ".join(test.split()), preferred_quote(source))
     )
     if node.msg is not None and not message:
         return None

@@ -227,7 +227,15 @@ def test_the_probe_for_named_files_finds_what_the_listing_finds(tmp_path):
         "test_?.py",
     ):
         assert probed.any_match(glob) == listed.any_match(glob), glob
-    for stem in ("src/pkg", "src/pkg/ns", "src/pkg/deep/mod", "src/pkg/none", "gen", "notes", ".hidden/h"):
+    for stem in (
+        "src/pkg",
+        "src/pkg/ns",
+        "src/pkg/deep/mod",
+        "src/pkg/none",
+        "gen",
+        "notes",
+        ".hidden/h",
+    ):
         assert probed.any_under(stem) == listed.any_under(stem), stem
     assert (_literal_prefix("a/b/*.py"), _literal_prefix("a/**"), _literal_prefix("*.py")) == (
         "a/b",
