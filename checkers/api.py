@@ -167,10 +167,11 @@ def check(
     if use_cache:
         from contracts.config import blake2b
 
-        from .cache import Cache, checker_fingerprint
+        from .cache import CACHE_DIR, Cache, checker_fingerprint
 
         key = blake2b(
-            f"{config.fingerprint}|{selection.key()}|{checker_fingerprint()}".encode(),
+            f"{config.fingerprint}|{selection.key()}|"
+            f"{checker_fingerprint(config.root / CACHE_DIR)}".encode(),
             digest_size=12,
         ).hexdigest()
         cache = Cache(config.root, key)

@@ -541,10 +541,14 @@ def _check_chunk(
             engine._project.new_summaries = {}
         return results, summaries
     finally:
-        # What the project keeps between files (import summaries, chains,
-        # bindings: never a tree) only grows until the pool ends. Frozen, it
-        # is out of the collector's sight; this process is the pool's, and
-        # ends with it.
+        # The collector was off for the chunk, so the cycles its files left
+        # (input-assert's analysis leaves ~100 objects in cycles per file) are
+        # collected now, once; what survives -- the project's import summaries,
+        # chains, bindings, never a tree -- is then frozen out of later
+        # collections' sight, this process being the pool's. Freezing without
+        # collecting first froze that garbage for good: a worker's peak grew
+        # with the tree (69 MB on vLLM, 99 MB on it doubled).
+        gc.collect()
         gc.freeze()
         gc.enable()
 
