@@ -14,8 +14,8 @@ from pathlib import Path
 
 from contracts.config import TABLE, Config, missing_declaration, parse_codes
 from contracts.fields import ConfigError
+from contracts.finding import Finding
 
-from .finding import Finding
 from .selection import Selection
 
 

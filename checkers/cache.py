@@ -44,7 +44,7 @@ import sys
 import time
 from pathlib import Path
 
-from .finding import Edit, Finding, Fix
+from contracts.finding import Edit, Finding, Fix
 
 CACHE_DIR = ".atom-contracts-cache"
 _KEEP_FILES = 8  # other keys' files kept: a couple of selections and configs in rotation

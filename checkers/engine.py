@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from contracts.config import Config
 from contracts.contract import Contract
+from contracts.finding import Finding
 
-from .finding import Finding
 from .selection import Selection
 from .source import DecodeError, SourceFile
 from .suppression import Directive, apply_suppressions, parse_directives

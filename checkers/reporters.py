@@ -1,6 +1,6 @@
 """Findings rendered for their readers: people, reviewdog, code scanning, Actions.
 
-Findings are data (``checkers.finding``); each format here is an adapter
+Findings are data (``contracts.finding``); each format here is an adapter
 over that data and nothing else, so adding a format never touches a rule.
 Positions are 1-based lines and character columns, end exclusive, except
 where a reader counts otherwise: rdjson columns are UTF-8 bytes (reviewdog's
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .finding import Finding
+from contracts.finding import Finding
 
 TOOL_NAME = "atom-contracts"
 TOOL_URL = "https://github.com/atom-contracts/atom-contracts"

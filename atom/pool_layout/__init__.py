@@ -12,6 +12,8 @@ docs/pool_layout.md.
            `carve_layer_major`
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
            rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+  export   `TransferRegion` / `KVTransferTensors` -- what a P/D
+           connector registers, one unit per scheduler block
 """
 
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
@@ -26,6 +28,7 @@ from .paged_pool import PagedPool, PagedPoolViews, is_fp8
 from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
 from .regions import Region, RegionPlan, carve, plan_regions
 from .state_pool import LinearStatePool, LinearStateViews
+from .transfer import KVTransferTensors, TransferRegion, owned_regions, owned_role
 
 __all__ = [
     "DEFAULT_ALIGN",
@@ -34,6 +37,7 @@ __all__ = [
     "EntryMajorArena",
     "EntryWalk",
     "IndexerField",
+    "KVTransferTensors",
     "KindRows",
     "KvGeometry",
     "LayerMajorArena",
@@ -52,11 +56,14 @@ __all__ = [
     "Region",
     "RegionPlan",
     "SplitEntryMajorArena",
+    "TransferRegion",
     "assign_pool_rows",
     "carve",
     "carve_layer_major",
     "is_fp8",
     "k_block_shape",
+    "owned_regions",
+    "owned_role",
     "plan_field_planes",
     "plan_layer_major",
     "plan_regions",
