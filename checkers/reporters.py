@@ -339,10 +339,8 @@ _TEXT = ("concise", "full")
 FORMATS = tuple(_RENDERERS)
 
 
-def statistics_json(findings: Sequence[Finding]) -> str:
-    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count."""
-    import json
-
+def _statistics_rows(findings: Sequence[Finding]) -> list[tuple[str, str, int, bool]]:
+    """(code, name, count, all safely fixable) per code, most frequent first: ruff's order."""
     from .rule_docs import rule_index
 
     index = rule_index()
@@ -351,33 +349,28 @@ def statistics_json(findings: Sequence[Finding]) -> str:
         row = counts.setdefault(f.code, [0, 0])
         row[0] += 1
         row[1] += f.fix is not None and f.fix.applicability == "safe"
-    rows = [
-        {
-            "code": code,
-            "name": index[code].rule.name if code in index else "",
-            "count": n,
-            "fixable": fixable == n,
-        }
+    return [
+        (code, index[code].rule.name if code in index else "", n, fixable == n)
         for code, (n, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    ]
+
+
+def statistics_json(findings: Sequence[Finding]) -> str:
+    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count."""
+    import json
+
+    rows = [
+        {"code": code, "name": name, "count": n, "fixable": fixable}
+        for code, name, n, fixable in _statistics_rows(findings)
     ]
     return json.dumps(rows, indent=2) + "\n"
 
 
 def statistics(findings: Sequence[Finding]) -> str:
     """ruff's ``--statistics`` shape: count, code, name, and [*] when ``--fix`` fixes them all."""
-    from .rule_docs import rule_index
-
-    index = rule_index()
-    counts: dict[str, list[int]] = {}
-    for f in findings:
-        row = counts.setdefault(f.code, [0, 0])
-        row[0] += 1
-        row[1] += f.fix is not None and f.fix.applicability == "safe"
-    width = max((len(str(n)) for n, _ in counts.values()), default=1)
-    out = []
-    for code, (n, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
-        entry = index.get(code)
-        name = entry.rule.name if entry else ""
-        mark = "[*] " if fixable == n else ""
-        out.append(f"{n:>{width}}\t{code}\t{mark}{name}\n")
-    return "".join(out)
+    rows = _statistics_rows(findings)
+    width = max((len(str(n)) for _, _, n, _ in rows), default=1)
+    return "".join(
+        f"{n:>{width}}\t{code}\t{'[*] ' if fixable else ''}{name}\n"
+        for code, name, n, fixable in rows
+    )
