@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from checkers.finding import Finding
+from contracts.finding import Finding
 
 from . import convert
 

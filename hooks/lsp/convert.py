@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from checkers.finding import Edit, Finding
+from contracts.finding import Edit, Finding
 
 SOURCE = "atom-contracts"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.atom-contracts"

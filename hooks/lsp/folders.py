@@ -24,8 +24,8 @@ import os
 import re
 from pathlib import Path
 
-from checkers.finding import Finding
 from contracts.fields import ConfigError
+from contracts.finding import Finding
 
 PYPROJECT = "pyproject.toml"
 # What find_pyproject's own text test looks for before it parses a candidate.

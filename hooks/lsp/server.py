@@ -36,7 +36,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from checkers.finding import Finding
+from contracts.finding import Finding
 
 from . import convert
 from .folders import PYPROJECT, Declaration, declaring_pyproject, error_line

@@ -15,9 +15,9 @@ import sys
 import types
 
 import checkers.rules
-from checkers.finding import Edit, Fix
 from contracts.contract import Contract, Rule
 from contracts.fields import String
+from contracts.finding import Edit, Fix
 
 
 class Rename(Contract):
