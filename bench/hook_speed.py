@@ -148,13 +148,6 @@ def main() -> int:
                 input=payload,
             ),
             Case(
-                "hook end to end (`python -m hooks.post_tool_use`)",
-                restore,
-                [sys.executable, "-m", "hooks.post_tool_use"],
-                "< 200",
-                input=payload,
-            ),
-            Case(
                 f"ruff as the hook runs it (`{' '.join(ruff_cmd)}`)",
                 restore,
                 [*ruff_cmd, *ruff_args],

@@ -38,11 +38,13 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import shutil
 import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,14 +53,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: Each target package with the tests that guard it. A file may name a narrower subset; the
 #: subsets are chosen so a survivor means "no test of this code", not "a test we did not run".
+#: Files run in the order listed, so with -x the fast, pointed tests kill most mutants first.
 TARGETS: dict[str, dict[str, list[str]]] = {
-    "atom/pool_layout": {"*": ["tests/atom/pool_layout"]},
+    "atom/pool_layout": {
+        "*": ["tests/atom/pool_layout/test_pinned_by_mutation.py", "tests/atom/pool_layout"]
+    },
     "contracts/runtime": {
         "*": [
-            "tests/contracts/runtime/test_checks_catch_breakage.py",
             "tests/contracts/runtime/test_checks_fire.py",
-            "tests/contracts/runtime/test_strategies.py",
             "tests/contracts/runtime/test_element_readback.py",
+            "tests/contracts/runtime/test_checks_catch_breakage.py",
+            "tests/contracts/runtime/test_strategies.py",
         ],
     },
     "checkers/rules": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
@@ -67,7 +72,21 @@ TARGETS: dict[str, dict[str, list[str]]] = {
 
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
 #: is reported, so the list cannot silently outlive the code it argues about.
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "atom/pool_layout/entry_arena.py:const:True -> False@1": "plan_planes zip strict: _strides "
+    "returns one stride per plane, so the lengths are always equal",
+    "atom/pool_layout/field_planes.py:const:True -> False@0": "plane_fields zip strict: "
+    "plan_field_planes returns one name list per width",
+    "atom/pool_layout/field_planes.py:const:True -> False@1": "plane_entry_bytes zip strict: "
+    "the same",
+    "atom/pool_layout/layer_major.py:ifexp:LayerMajorArena.nbytes(g, entries, align=align) if "
+    "len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
+    "nbytes is entries x walk([]).entry_bytes = 0 either way",
+    "atom/pool_layout/mla_pool.py:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
+    "field names are fixed and distinct and every field is at the pool's own align",
+    "atom/pool_layout/paged_layout.py:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
+    "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+}
 
 
 # -- the operators -------------------------------------------------------------------------------
@@ -329,7 +348,13 @@ def _run_tests(scratch: Path, tests: list[str], timeout: float | None) -> tuple[
         time.sleep(0.02)
 
 
+#: ``--tests`` replaces every target's subset (a recheck needs only the tests added since).
+_OVERRIDE: list[str] = []
+
+
 def _tests_for(target: str, rel: str) -> list[str]:
+    if _OVERRIDE:
+        return list(_OVERRIDE)
     table = TARGETS[target]
     name = Path(rel).name
     tests = table.get(name, table["*"])
@@ -348,12 +373,51 @@ def _preimport() -> None:
         import torch  # noqa: F401
 
 
-def run_target(target: str, *, scratch: Path, timeout_factor: float, only: str | None, log) -> dict:
+_PROGRESS = re.compile(r"^\s+\[\d+/\d+\] ([.TSe]) +[\d.]+s (?P<path>[^:]+):\d+: (?P<rest>.*)$")
+
+
+def _previous_kills(log: Path) -> Counter:
+    """(path, mutant text) of every mutant an earlier run's output shows killed, counted: a
+    mutant is carried only if one identical in file and text was killed then, so a line that
+    changed since (or a new one) is run again."""
+    kills: Counter = Counter()
+    for line in log.read_text(encoding="utf-8").splitlines():
+        m = _PROGRESS.match(line)
+        if m and m.group(1) in ".T":
+            kills[(m.group("path"), m.group("rest"))] += 1
+    return kills
+
+
+def run_target(
+    target: str,
+    *,
+    scratch: Path,
+    timeout_factor: float,
+    only: str | None,
+    log,
+    recheck: Counter | None = None,
+) -> dict:
     files = sorted((REPO / target).rglob("*.py"))
     mutants = [m for f in files for m in enumerate_mutants(f)]
     if only:
         mutants = [m for m in mutants if only in m.path]
     results = {"target": target, "killed": [], "survived": [], "equivalent": [], "timeout": []}
+    if recheck is not None:
+        # An earlier full run killed every mutant but these; tests only grew since, so only
+        # its survivors are run again, and the rest are counted as that run's kills.
+        carried, rerun = [], []
+        for m in mutants:
+            text = (m.path, m.describe().split(": ", 1)[1])
+            if recheck[text] > 0:
+                recheck[text] -= 1
+                carried.append(m)
+            else:
+                rerun.append(m)
+        results["killed"].extend(carried)
+        mutants = rerun
+        print(
+            f"  recheck: {len(mutants)} to run, {len(carried)} killed by the earlier run", file=log
+        )
     if not mutants:
         return results
     baseline: dict[str, float] = {}
@@ -422,7 +486,23 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout-factor", type=float, default=5.0, help="kill a run past this x baseline"
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--recheck",
+        type=Path,
+        nargs="+",
+        metavar="LOG",
+        help="carry the kills an earlier run printed to LOG (same file, same mutant text) and "
+        "run the rest: after adding tests, only survivors and changed lines need running",
+    )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=[],
+        help="run these tests for every mutant instead of the target's subset (with --recheck: "
+        "the tests added since the earlier run, which the rest already failed to kill with)",
+    )
     args = parser.parse_args(argv)
+    _OVERRIDE[:] = args.tests
     targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
     for t in targets:
         if not (REPO / t).is_dir():
@@ -449,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
                 timeout_factor=args.timeout_factor,
                 only=args.only,
                 log=sys.stdout,
+                recheck=sum(map(_previous_kills, args.recheck), Counter())
+                if args.recheck
+                else None,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}

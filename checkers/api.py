@@ -32,6 +32,7 @@ class CheckResult:
     fixes: dict[str, list[str]] = field(default_factory=dict)
     # With diff=True: a unified diff per file that --fix would rewrite; nothing written.
     diffs: list[str] = field(default_factory=list)
+    fixed_text: str | None = None  # with stdin: the text after fixes (the input when none)
 
 
 def load_config(
@@ -102,8 +103,13 @@ def check(
     config: Config | None = None,
     config_file: str | Path | None = None,
     progress: bool | None = None,
+    stdin: str | None = None,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
+
+    ``stdin``: the text of the one file ``paths`` names (``--stdin-filename``),
+    checked in memory as if it were that file; with ``fix`` the fixed text is
+    ``CheckResult.fixed_text`` and nothing is written.
 
     Raises ``ConfigError`` (bad declaration or selection, no declaration, a
     contract covering no file), ``PathError`` (a path that does not exist) and
@@ -136,6 +142,8 @@ def check(
         )
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
+    if stdin is not None:
+        return _check_stdin(engine, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
     files = discover(targets, config)
     # A contract covering no file of the project checks nothing: judged on the
     # project (exactly when the run lists it), never on the files named.
@@ -159,10 +167,11 @@ def check(
     if use_cache:
         from contracts.config import blake2b
 
-        from .cache import Cache, checker_fingerprint
+        from .cache import CACHE_DIR, Cache, checker_fingerprint
 
         key = blake2b(
-            f"{config.fingerprint}|{selection.key()}|{checker_fingerprint()}".encode(),
+            f"{config.fingerprint}|{selection.key()}|"
+            f"{checker_fingerprint(config.root / CACHE_DIR)}".encode(),
             digest_size=12,
         ).hexdigest()
         cache = Cache(config.root, key)
@@ -223,6 +232,32 @@ def check(
         fixes=fixes,
         diffs=diffs,
     )
+
+
+def _check_stdin(engine, targets: list[Path], text: str, *, fix: bool, unsafe: bool) -> CheckResult:
+    from . import coverage
+    from .discovery import relative
+
+    config = engine.config
+    if len(targets) != 1:
+        raise ConfigError("stdin is one file: give exactly one --stdin-filename")
+    rel = relative(targets[0], config.root)
+    coverage.require_coverage(config, coverage.Probed(config, [rel]))
+    exclude = config.exclude_spec()
+    result = CheckResult(root=config.root, files_checked=1, fixed_text=text)
+    if exclude is not None and exclude.match_file(rel):
+        return result
+    if fix:
+        from .fixer import fix_text
+
+        record: list[Finding] = []
+        result.fixed_text, result.fixed = fix_text(
+            text, lambda t: engine.check_text(rel, t), unsafe=unsafe, record=record
+        )
+        if record:
+            result.fixes[rel] = [f.code for f in record]
+    result.findings = sorted(engine.check_text(rel, result.fixed_text), key=Finding.sort_key)
+    return result
 
 
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:
@@ -327,17 +362,49 @@ def _fix(
     return fixed
 
 
-def check_source(path: str, text: str, config: Config) -> list[Finding]:
-    """One in-memory file (the flake8 plugin): no discovery, no cache, suppressions applied.
+def check_text(
+    path: str | Path,
+    text: str,
+    config: Config,
+    *,
+    engine=None,
+) -> list[Finding]:
+    """Check ``text`` as if it were the file at ``path``: no discovery, no cache, no disk read
+    of the file itself, suppressions applied -- the one place that decides what "check this
+    buffer as that file" means, for stdin, the flake8 plugin and the language server.
 
-    ``path`` is absolute or relative to the working directory, as flake8 gives it.
+    ``path`` is absolute or relative to the working directory. A file the
+    declaration's ``exclude`` covers gets no findings, as on the command line.
+    ``engine`` reuses a long-lived ``Engine`` (and its project index) of this
+    ``config``; by default one is built from the declared selection. A
+    contract that raises is the file's AC002, beside its other findings.
     """
     from .discovery import relative
     from .engine import Engine
+    from .source import SourceFile
+    from .suppression import parse_directives
 
     rel = relative(os.path.abspath(path), config.root)
-    engine = Engine(config, Selection(config.select, config.ignore))
-    return sorted(engine.check_text(rel, text), key=Finding.sort_key)
+    exclude = config.exclude_spec()
+    if exclude is not None and exclude.match_file(rel):
+        return []
+    if engine is None:
+        engine = Engine(config, Selection(config.select, config.ignore))
+    contracts, pfi = engine.applying(rel)
+    source = SourceFile(rel, text, abspath=os.path.join(config.root, rel))
+    # A long-lived engine's project index must see this text as that file
+    # from now on, for the cross-file questions other files ask about it.
+    engine.source_changed(source.abspath, source)
+    raw = engine.run_contracts(source, contracts)
+    findings = engine.finalize(rel, raw, parse_directives(text), pfi)
+    return sorted(findings, key=Finding.sort_key)
 
 
-__all__ = ["CheckResult", "ConfigError", "check", "check_source", "load_config", "selection_for"]
+__all__ = [
+    "CheckResult",
+    "ConfigError",
+    "check",
+    "check_text",
+    "load_config",
+    "selection_for",
+]

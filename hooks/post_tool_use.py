@@ -1,7 +1,7 @@
 """The PostToolUse hook: after an agent edits a Python file, show it what is left.
 
-Wired as ``atom-contracts hook post-tool-use`` (or ``python -m
-hooks.post_tool_use``) on Claude Code's ``Edit|Write|MultiEdit|NotebookEdit``
+Wired as ``atom-contracts hook post-tool-use`` (the console script, never
+``python -m``: see hooks/__init__) on Claude Code's ``Edit|Write|MultiEdit|NotebookEdit``
 tools. On the one file the payload names it applies ruff's safe fixes, then
 collects what ruff still reports and what the declared contracts find (in
 this process, through ``checkers.api``: a second interpreter start would cost

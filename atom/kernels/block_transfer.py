@@ -189,7 +189,12 @@ class RegionSet:
         first = regions[0]
         storage = first.tensor.untyped_storage()
         self.device = first.tensor.device
-        self.units = first.units
+        self.units = first.units if first.tensor.dim() else 0
+        if self.units < 1:
+            raise ValueError(
+                f"region {first.semantic_role!r} has no units; a region set moves blocks of at "
+                "least one"
+            )
         seen: set[str] = set()
         bases, strides, spans = [], [], []
         for r in regions:

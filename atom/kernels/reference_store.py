@@ -19,7 +19,7 @@ view            NHD                                          SHUFFLE
 ==============  ===========================================  =================================
 
 fp8 K/V are stored as ``value / scale`` with one fp32 scale per token per head
-(``amax / 448``, e4m3's largest finite value), written to the scale views beside them.
+(``amax / finfo(dtype).max``: 448 for e4m3fn, 240 for e4m3fnuz, 57344 for e5m2), written to the scale views beside them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-FP8_E4M3_MAX = 448.0
 PAGED_VIEWS = ("k_cache", "v_cache", "k_scale", "v_scale", "kv_cache")
 INDEX_VIEWS = ("index_cache", "index_scale")
 STATE_VIEWS = ("conv_state", "recurrent_state")
@@ -145,7 +144,9 @@ def quantize_fp8(value: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor,
     """Per-head fp8 quantization of one token (heads first, any layout of the rest): the stored
     values and one scale per head."""
     amax = value.float().flatten(1).abs().amax(dim=1).clamp(min=1e-6)
-    scale = amax / FP8_E4M3_MAX
+    # Each fp8 dtype's own largest finite value: 448 for e4m3fn, 240 for ROCm's e4m3fnuz,
+    # 57344 for e5m2. Dividing by 448 everywhere would overflow fnuz to NaN.
+    scale = amax / torch.finfo(dtype).max
     per_head = scale.view(-1, *([1] * (value.dim() - 1)))
     return (value.float() / per_head).to(dtype), scale.to(torch.float32)
 

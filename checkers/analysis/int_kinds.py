@@ -127,14 +127,20 @@ _TENSOR_METHODS = frozenset(
 )
 
 
-def _annotation_verdict(ann: ast.expr | None) -> str:
-    if ann is None:
-        return UNKNOWN
+def _unquoted(ann: ast.expr | None) -> ast.expr | None:
+    """A string annotation (``"int | None"``) as the expression it spells; None if it spells none."""
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         try:
-            ann = ast.parse(ann.value, mode="eval").body
+            return ast.parse(ann.value, mode="eval").body
         except SyntaxError:
-            return UNKNOWN
+            return None
+    return ann
+
+
+def _annotation_verdict(ann: ast.expr | None) -> str:
+    ann = _unquoted(ann)
+    if ann is None:
+        return UNKNOWN
     parts: list[ast.expr] = []
 
     def split(a: ast.expr) -> None:
@@ -158,13 +164,9 @@ def _annotation_verdict(ann: ast.expr | None) -> str:
 
 def _item_annotation_verdict(ann: ast.expr | None) -> str:
     """The verdict for an item of a value annotated ``ann`` (``list[int]`` -> INT)."""
+    ann = _unquoted(ann)
     if ann is None:
         return UNKNOWN
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return UNKNOWN
     if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] == "Optional":
         ann = ann.slice
     if dotted(ann) in ("torch.Size", "Size"):

@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from hypothesis import event
 from hypothesis import strategies as st
 
+from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
 from atom.engine_config import MHA_BACKENDS, EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.registry import load_model_config, model_names
@@ -27,7 +29,9 @@ DRAFT_PAIRS: dict[str, tuple[str, str]] = {
 }
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2)
-KV_DTYPES = ("bf16", "fp8")
+#: Every KV dtype the engine names: fp8 is three dtypes (e4m3fn, ROCm's e4m3fnuz, e5m2), and a
+#: reader that recognised only one would price a pool without its scales.
+KV_DTYPES = tuple(ENGINE_KV_DTYPES)
 SCHEDULER_BLOCK_SIZES = (16, 32, 64, 256)
 MAX_BLOCKS = 4
 MAX_PAGED_BYTES = 24 << 20
@@ -110,7 +114,17 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     per_block = _buildable(name, engine)
     wanted = draw(st.integers(1, MAX_BLOCKS))
     blocks = max(1, min(wanted, MAX_PAGED_BYTES // max(per_block, 1)))
+    # `pytest --hypothesis-show-statistics` lists these; test_strategies asserts the reach.
+    event(f"tp {engine.tp_size}, pp {engine.pp_rank}/{engine.pp_size}")
+    event(f"kv {kv_dtype}, {mha_backend}")
+    event(f"blocks {blocks}")
     return EngineCase(name, engine, blocks)
+
+
+@cache
+def importable_names() -> list[str]:
+    """Cases with a P/D import path: a STATE pool is refused on the decode side by name."""
+    return [n for n in case_names() if not default_case(n).make_runner()._state_pool_names()]
 
 
 @cache

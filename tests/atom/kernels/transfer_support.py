@@ -230,3 +230,15 @@ def round_trip(case: Case, *, device: str, mover: Mover, seed: int = 0) -> dict[
                         )
             compared["paged views"] += 1
     return compared
+
+
+def regions_at(buf: torch.Tensor, spans_and_strides, *, start: int = 0, units: int = 4):
+    """Hand-made regions ``r0, r1, ...`` laid one after another in ``buf`` from byte ``start``:
+    each ``units`` units of ``stride`` bytes, of which the first ``span`` are the region's."""
+    out, at = [], start
+    for i, (span, stride) in enumerate(spans_and_strides):
+        out.append(
+            TransferRegion(f"r{i}", buf[at : at + units * stride].view(units, stride)[:, :span])
+        )
+        at += units * stride
+    return out
