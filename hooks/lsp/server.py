@@ -94,7 +94,9 @@ class ContractsServer(LanguageServer):
         self.debounce_s = DEBOUNCE_S
         self.mode = "auto"
         self._pending: dict[str, object] = {}  # uri -> scheduled debounced check
-        self.check_ms: list[float] = []  # wall time of each buffer check (the bench reads it)
+        # uri -> perf_counter() of its latest change not yet published: with -v each
+        # push logs how long after it its diagnostics left (bench/server_latency.py reads it).
+        self._changed_at: dict[str, float] = {}
 
     # -- logging ---------------------------------------------------------
 
@@ -190,9 +192,7 @@ class ContractsServer(LanguageServer):
         if path and path.endswith(_PYTHON_SUFFIXES):
             declaration = self.declaration_for(path)
             if declaration is not None and declaration.config is not None:
-                started = time.perf_counter()
-                findings = self.logged(declaration.check(path, document.source))
-                self.check_ms.append((time.perf_counter() - started) * 1000)
+                findings = self.logged(declaration.check(path, document.source, buffer=True))
         self.results[uri] = (document.version, findings)
         return findings
 
@@ -235,10 +235,23 @@ class ContractsServer(LanguageServer):
 
     def push(self, uri: str) -> None:
         self._pending.pop(uri, None)
+        changed_at = self._changed_at.pop(uri, None)
         if uri not in self.workspace.text_documents:
             return
+        started = time.perf_counter()
         document = self.workspace.get_text_document(uri)
-        self.publish(uri, self.diagnostics_of(uri), document.version)
+        diagnostics = self.diagnostics_of(uri)
+        self.publish(uri, diagnostics, document.version)
+        if changed_at is not None and log.isEnabledFor(logging.DEBUG):
+            done = time.perf_counter()
+            log.debug(
+                "pushed %s v%s: %d diagnostics %.2f ms after its change (%.2f ms checking)",
+                uri,
+                document.version,
+                len(diagnostics),
+                (done - changed_at) * 1000,
+                (done - started) * 1000,
+            )
 
     def schedule(self, uri: str) -> None:
         """Check after ``debounce_s`` of quiet: a burst of keystrokes costs one check."""
@@ -434,6 +447,7 @@ def create_server() -> ContractsServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded()
     def did_change(ls: ContractsServer, params: types.DidChangeTextDocumentParams):
+        ls._changed_at[params.text_document.uri] = time.perf_counter()
         ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
