@@ -379,6 +379,25 @@ def ruff_server_argv() -> list[str] | None:
     return [ruff, "server"] if done.returncode == 0 else None
 
 
+def parse_floor(text: str, keystrokes: int) -> tuple[list[float], list[float]]:
+    """ms of one ``ast.parse`` of each keystroke's whole buffer: (those that parse, those that do not).
+
+    A buffer that does not parse cannot be spliced (checkers/incremental.py):
+    the server parses it whole to report where, so this bounds its keystrokes.
+    """
+    typist = Typist(text)
+    parsed, failed = [], []
+    for _ in typist.keystrokes(keystrokes):
+        buffer = typist.text()
+        started = time.perf_counter()
+        try:
+            ast.parse(buffer)
+            parsed.append((time.perf_counter() - started) * 1000)
+        except SyntaxError:
+            failed.append((time.perf_counter() - started) * 1000)
+    return parsed, failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -415,8 +434,13 @@ def main(argv: list[str] | None = None) -> int:
     usage = {"ours": [], "ruff": []}
     opens = {"ours": [], "ruff": []}
     failures: list[str] = []
+    floor_parsed: list[float] = []
+    floor_failed: list[float] = []
     with tempfile.TemporaryDirectory() as scratch:
         for index in range(args.rounds):
+            parsed, failed = parse_floor(text, args.keystrokes)
+            floor_parsed += parsed
+            floor_failed += failed
             log_path = Path(scratch) / f"server-{index}.log"
             ours = session(
                 "ours",
@@ -459,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     print(row("round trip, change -> diagnostics", ours_round))
     print(row("  of which the buffer parses", ours_parsed_round))
     print(row("open -> first diagnostics", opens["ours"]))
+    print("the parse floor (one ast.parse of the whole buffer, in this process, alternately):")
+    print(row("buffers that parse", floor_parsed))
+    print(row("buffers that do not (never spliced)", floor_failed))
     if peer:
         print("ruff server:")
         print(row("round trip, change -> diagnostics", theirs_round))
