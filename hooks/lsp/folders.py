@@ -123,6 +123,12 @@ class Declaration:
         if self.engine is not None:
             self.engine.source_changed(os.path.abspath(path), None)
 
+    def saved(self, path: str) -> None:
+        """The buffer of ``path`` is on disk now: path lookups see it (a file the save
+        created resolves from now on); the buffer, and the tree kept for it, stay."""
+        if self.engine is not None:
+            self.engine.source_changed(os.path.abspath(path), None)
+
     def project_files(self) -> list[tuple[str, str]]:
         """(relative, absolute) of every file the CLI would check here."""
         if self.config is None:

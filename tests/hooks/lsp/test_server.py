@@ -414,6 +414,41 @@ async def test_a_save_rechecks_the_files_it_affects_open_or_not(project):
         closed_uri = from_fs_path(str(project / "tests" / "test_closed.py"))
         await diagnostics(client, closed_uri, lambda d: codes(d) == ["AC601"])
 
+        # Fixed (triton imported where it is used, not at module level) and saved:
+        # both clear, though no import chain leads from pkg.ops to triton any more.
+        fixed_ops = "def op():\n    import triton\n\n    return triton\n"
+        change(client, ops_uri, 3, fixed_ops)
+        ops.write_text(fixed_ops)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ops_uri))
+        )
+        await diagnostics(client, test_uri, lambda d: len(d) == 0)
+        await diagnostics(client, closed_uri, lambda d: len(d) == 0)
+
+        # Broken again by a module the test reaches only through pkg.ops: the save of
+        # a file nobody has open still reaches the test (the editor's file watcher says so).
+        helper = project / "pkg" / "helper.py"
+        helper.write_text("import triton\n")
+        via = "from pkg import helper\n\n\ndef op():\n    return helper\n"
+        change(client, ops_uri, 4, via)
+        ops.write_text(via)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ops_uri))
+        )
+        found = await diagnostics(client, closed_uri, lambda d: codes(d) == ["AC601"])
+        helper.write_text("VALUE = 1\n")
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(
+                        uri=from_fs_path(str(helper)), type=types.FileChangeType.Changed
+                    )
+                ]
+            )
+        )
+        await diagnostics(client, closed_uri, lambda d: len(d) == 0)
+        await diagnostics(client, test_uri, lambda d: len(d) == 0)
+
 
 @pytest.mark.asyncio
 async def test_a_broken_config_is_one_diagnostic_and_a_message_then_reloads(project):
