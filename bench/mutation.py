@@ -87,7 +87,11 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             for module, kind, extra in (
                 ("banned_import", "banned-import", []),
                 ("importorskip", "importorskip", []),
-                ("input_assert", "input-assert", ["tests/checkers/rules/test_input_assert_precision.py"]),
+                (
+                    "input_assert",
+                    "input-assert",
+                    ["tests/checkers/rules/test_input_assert_precision.py"],
+                ),
                 ("keyword_only", "keyword-only", []),
                 ("leaf_package", "leaf-package", []),
                 (
@@ -105,18 +109,18 @@ TARGETS: dict[str, dict[str, list[str]]] = {
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
 #: is reported, so the list cannot silently outlive the code it argues about.
 EQUIVALENT: dict[str, str] = {
-    "atom/pool_layout/entry_arena.py:const:True -> False@1": "plan_planes zip strict: _strides "
+    "atom/pool_layout/entry_arena.py:SplitEntryMajorArena.plan_planes:const:True -> False@0": "plan_planes zip strict: _strides "
     "returns one stride per plane, so the lengths are always equal",
-    "atom/pool_layout/field_planes.py:const:True -> False@0": "plane_fields zip strict: "
+    "atom/pool_layout/field_planes.py:plane_fields:const:True -> False@0": "plane_fields zip strict: "
     "plan_field_planes returns one name list per width",
-    "atom/pool_layout/field_planes.py:const:True -> False@1": "plane_entry_bytes zip strict: "
+    "atom/pool_layout/field_planes.py:plane_entry_bytes:const:True -> False@0": "plane_entry_bytes zip strict: "
     "the same",
-    "atom/pool_layout/layer_major.py:ifexp:LayerMajorArena.nbytes(g, entries, align=align) if "
-    "len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
+    "atom/pool_layout/layer_major.py:plan_layer_major:ifexp:LayerMajorArena.nbytes(g, entries, "
+    "align=align) if len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
     "nbytes is entries x walk([]).entry_bytes = 0 either way",
-    "atom/pool_layout/mla_pool.py:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
+    "atom/pool_layout/mla_pool.py:MlaKvPool.__init__:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
     "field names are fixed and distinct and every field is at the pool's own align",
-    "atom/pool_layout/paged_layout.py:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
+    "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
 }
 
@@ -133,15 +137,18 @@ class Mutant:
     stop: int
     before: str
     after: str
+    #: The enclosing class and function (``Cls.method``; ``<module>`` at top level).
+    scope: str = "<module>"
 
     @property
     def key(self) -> str:
         before = " ".join(self.before.split())
         after = " ".join(self.after.split())
-        return f"{self.path}:{self.operator}:{before} -> {after}@{self._ordinal}"
+        return f"{self.path}:{self.scope}:{self.operator}:{before} -> {after}@{self._ordinal}"
 
-    # Set by enumerate_mutants: how many earlier mutants share path, operator, before and after,
-    # so a key survives edits above it (line numbers do not).
+    # Set by enumerate_mutants: how many earlier mutants in the same scope share operator,
+    # before and after, so a key survives edits elsewhere in the file (line numbers do not, and
+    # a count over the whole file would shift whenever an example with a `1` is added above).
     _ordinal: int = 0
 
     def apply(self, source: str) -> str:
@@ -291,17 +298,32 @@ def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
     def span(node: ast.AST) -> tuple[int, int]:
         return at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset)
 
+    scopes: dict[int, str] = {}
+    todo: list[tuple[ast.AST, str]] = [(tree, "<module>")]
+    while todo:
+        parent, name = todo.pop()
+        for child in ast.iter_child_nodes(parent):
+            inner = name
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = child.name if name == "<module>" else f"{name}.{child.name}"
+            scopes[id(child)] = inner
+            todo.append((child, inner))
+
     for node in ast.walk(tree):
         if id(node) in skip or not hasattr(node, "lineno"):
             continue
         # A guard deleted whole: the "delete one check" mutant.
         if isinstance(node, ast.If) and _is_guard(node) and id(node.test) not in skip:
             a, b = span(node.test)
-            out.append(Mutant(rel, node.lineno, "guard", a, b, source[a:b], "False"))
+            out.append(
+                Mutant(rel, node.lineno, "guard", a, b, source[a:b], "False", scopes[id(node)])
+            )
         # A call made only for its effect, deleted: a require_*() or a fill that no longer runs.
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             a, b = span(node)
-            out.append(Mutant(rel, node.lineno, "call", a, b, source[a:b], "pass"))
+            out.append(
+                Mutant(rel, node.lineno, "call", a, b, source[a:b], "pass", scopes[id(node)])
+            )
         # A return value replaced by None.
         if (
             isinstance(node, ast.Return)
@@ -309,12 +331,16 @@ def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
             and not (isinstance(node.value, ast.Constant) and node.value.value is None)
         ):
             a, b = span(node)
-            out.append(Mutant(rel, node.lineno, "return", a, b, source[a:b], "return None"))
+            out.append(
+                Mutant(
+                    rel, node.lineno, "return", a, b, source[a:b], "return None", scopes[id(node)]
+                )
+            )
         if isinstance(node, ast.expr):
             a, b = span(node)
             seg = source[a:b]
             for op, text in _mutations(node, seg):
-                out.append(Mutant(rel, node.lineno, op, a, b, seg, text))
+                out.append(Mutant(rel, node.lineno, op, a, b, seg, text, scopes[id(node)]))
     out.sort(key=lambda m: (m.start, m.stop, m.operator, m.after))
     seen: dict[tuple, int] = {}
     numbered = []
@@ -325,7 +351,7 @@ def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
             ast.parse(m.apply(source))
         except SyntaxError:
             continue
-        k = (m.path, m.operator, " ".join(m.before.split()), " ".join(m.after.split()))
+        k = (m.path, m.scope, m.operator, " ".join(m.before.split()), " ".join(m.after.split()))
         n = seen.get(k, 0)
         seen[k] = n + 1
         numbered.append(_with_ordinal(m, n))

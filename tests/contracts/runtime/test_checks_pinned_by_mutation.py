@@ -1,0 +1,178 @@
+"""What mutation testing of contracts/runtime/checks.py found no test holding.
+
+Each test here answers a survivor of ``bench/mutation.py --target contracts/runtime``: a check
+that also passes a correct engine it is not shown passing (a check that fires on everything is
+as useless as one that fires on nothing), a boundary a planted breakage did not sit on, or a
+helper's arithmetic no breakage reached. docs/testing.md lists the survivors argued equivalent
+instead.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import contracts.runtime.checks as checks
+from atom.engine_config import EngineConfig
+from atom.models.registry import load_model_config
+from atom.runner.model_runner import ModelRunner
+from contracts.runtime import ContractViolation
+
+
+def _make(name="llama-3.1-8b", draft=None, **engine):
+    def make():
+        return ModelRunner(
+            load_model_config(name),
+            EngineConfig(**engine),
+            draft_config=load_model_config(draft) if draft else None,
+        )
+
+    return make
+
+
+def _runner(name="llama-3.1-8b", blocks=2, draft=None, **engine):
+    return _make(name, draft, **engine)().initialize(blocks)
+
+
+def _fires(pattern, fn, *args, **kwargs):
+    with pytest.raises(ContractViolation, match=pattern):
+        fn(*args, **kwargs)
+
+
+def _draft_runner():
+    return _runner("minimax-m2", draft="eagle3-draft-llama", tp_size=4)
+
+
+# -- price == carve -----------------------------------------------------------------------------
+
+
+def test_price_one_region_gets_no_alignment_slack():
+    # One region: the buffer is exactly its charge. 256 B more (one alignment unit, which two
+    # regions could owe between them) is already too long.
+    runner = _runner()
+    runner.paged_buf = torch.zeros(runner.paged_buf.numel() + 256, dtype=torch.uint8)
+    _fires(r"paged buffer is \d+ B for \d+ B of charges \(\+0 alignment\)",
+           checks.check_price_equals_carve, runner)  # fmt: skip
+
+
+def test_price_two_regions_may_owe_one_alignment_gap_and_no_more():
+    runner = _draft_runner()
+    checks.check_price_equals_carve(runner)  # the buffer is its charges exactly: consistent
+    exact = runner.paged_buf.numel()
+    runner.paged_buf = torch.zeros(exact + 256, dtype=torch.uint8)
+    checks.check_price_equals_carve(runner)  # one gap between two regions: allowed
+    runner.paged_buf = torch.zeros(exact + 512, dtype=torch.uint8)
+    _fires(r"paged buffer is \d+ B for \d+ B of charges \(\+256 alignment\)",
+           checks.check_price_equals_carve, runner)  # fmt: skip
+
+
+def test_price_a_state_pool_of_several_entries_is_priced_per_entry():
+    runner = _runner("qwen3.5-27b", state_entries=3)
+    (views,) = runner.builder.state_views.values()
+    assert views.entries == 3
+    checks.check_price_equals_carve(runner)
+
+
+# -- rows from the walk ---------------------------------------------------------------------------
+
+
+def test_rows_a_draft_builder_is_counted_over_the_draft_modules():
+    checks.check_rows_from_walk(_draft_runner())
+
+
+# -- bind parity ----------------------------------------------------------------------------------
+
+
+def test_parity_holds_for_a_correct_import():
+    runner = _runner()
+    checks.check_bind_parity(runner, _make()().import_paged_pool(runner.paged_buf.clone(), 2))
+
+
+def test_parity_offsets_are_relative_to_each_buffer():
+    # The import side's buffer starts 4096 B into a larger allocation: the same views, the
+    # same offsets within their buffers.
+    runner = _runner()
+    outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
+    importing = _make()().import_paged_pool(outer[4096:], 2)
+    checks.check_bind_parity(runner, importing)
+
+
+def test_parity_an_import_view_one_element_over():
+    runner = _runner()
+    importing = _make()().import_paged_pool(runner.paged_buf.clone(), 2)
+    b = importing.bound_modules()[0]
+    k = b.kv_views["k_cache"]
+    shifted = torch.as_strided(k, k.shape, k.stride(), k.storage_offset() + 1)
+    b.bind({**b.kv_views, "k_cache": shifted})
+    _fires(r"k_cache: allocating \(shape, stride, dtype, offset\) .* vs import",
+           checks.check_bind_parity, runner, importing)  # fmt: skip
+
+
+@pytest.mark.parametrize("side", ["allocating", "importing"])
+def test_parity_refuses_either_side_uncarved(side):
+    runner = _runner()
+    importing = _make()().import_paged_pool(runner.paged_buf.clone(), 2)
+    bare = _make()()
+    pair = (bare, importing) if side == "allocating" else (runner, bare)
+    _fires(r"has not carved its paged pool", checks.check_bind_parity, *pair)
+
+
+# -- disjoint and in bounds -----------------------------------------------------------------------
+
+
+def test_disjoint_an_empty_view_at_its_regions_end_is_in_bounds():
+    runner = _runner()
+    m = runner.bound_modules()[-1]
+    v = m.kv_views["v_cache"]
+    stop = checks.byte_extent(v)[1] // v.element_size()
+    m.bind({**m.kv_views, "v_cache": torch.as_strided(v, (0,), (1,), stop)})
+    checks.check_disjoint_in_bounds(runner)
+
+
+def test_disjoint_an_overlap_names_the_view_that_reached_furthest():
+    runner = _runner()
+    first, second = runner.bound_modules()[:2]
+    k = first.kv_views["k_cache"]
+    start, stop = checks.byte_extent(k)
+    # An empty view exactly where the first K ends, then the second module's K moved onto the
+    # first's last element: the overlap is the first K's, not the empty view's.
+    empty = torch.as_strided(k, (0,), (1,), stop // k.element_size())
+    onto = torch.as_strided(k, (1,), (1,), stop // k.element_size() - 1)
+    first.bind({**first.kv_views, "k_scale_empty": empty})
+    second.bind({**second.kv_views, "k_cache": onto})
+    _fires(rf"reachable through {first.prefix}\S*\.k_cache and {second.prefix}\S*\.k_cache",
+           checks.check_disjoint_in_bounds, runner)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tensor", "runs"),
+    [
+        # Dense: one run of every byte.
+        (torch.zeros(4, dtype=torch.int16), [(0, 8)]),
+        (torch.zeros(2, 3, dtype=torch.int16), [(0, 12)]),
+        # A size-1 dim is dense whatever its stride says.
+        (torch.zeros(3, 1, dtype=torch.int16), [(0, 6)]),
+        (torch.zeros(1, dtype=torch.int32), [(0, 4)]),
+        # One column of a 4 x 8 int16 matrix: four 2-byte runs, 16 B apart.
+        (torch.zeros(4, 8, dtype=torch.int16)[:, :1], [(0, 2), (16, 18), (32, 34), (48, 50)]),
+        # Two columns, starting one element in: runs of 4 B from byte 2.
+        (torch.zeros(2, 8, dtype=torch.int16)[:, 1:3], [(2, 6), (18, 22)]),
+        # A dense row of a strided leading dim, with a size-1 dim between.
+        (
+            torch.zeros(16, dtype=torch.uint8).as_strided((2, 1, 4), (8, 99, 1)),
+            [(0, 4), (8, 12)],
+        ),
+    ],
+)
+def test_byte_runs_are_the_contiguous_runs(tensor, runs):
+    assert checks.byte_runs(tensor) == runs
+
+
+def test_byte_runs_refuses_more_runs_than_its_limit_and_no_fewer():
+    at_limit = torch.zeros(1 << 16, 2, dtype=torch.uint8)[:, :1]
+    assert len(checks.byte_runs(at_limit)) == 1 << 16
+    over = torch.zeros((1 << 16) + 1, 2, dtype=torch.uint8)[:, :1]
+    with pytest.raises(ValueError, match=r"has 65537 runs; too many to list"):
+        checks.byte_runs(over)
+    with pytest.raises(ValueError, match=r"has 3 runs"):
+        checks.byte_runs(torch.zeros(3, 2)[:, :1], limit=2)
