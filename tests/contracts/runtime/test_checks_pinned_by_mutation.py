@@ -15,6 +15,7 @@ import torch
 import contracts.runtime.checks as checks
 from atom.engine_config import EngineConfig
 from atom.models.registry import load_model_config
+from atom.runner.kv_transfer import TransferRegion
 from atom.runner.model_runner import ModelRunner
 from contracts.runtime import ContractViolation
 
@@ -133,7 +134,7 @@ def test_disjoint_an_overlap_names_the_view_that_reached_furthest():
     runner = _runner()
     first, second = runner.bound_modules()[:2]
     k = first.kv_views["k_cache"]
-    start, stop = checks.byte_extent(k)
+    stop = checks.byte_extent(k)[1]
     # An empty view exactly where the first K ends, then the second module's K moved onto the
     # first's last element: the overlap is the first K's, not the empty view's.
     empty = torch.as_strided(k, (0,), (1,), stop // k.element_size())
@@ -176,3 +177,72 @@ def test_byte_runs_refuses_more_runs_than_its_limit_and_no_fewer():
         checks.byte_runs(over)
     with pytest.raises(ValueError, match=r"has 3 runs"):
         checks.byte_runs(torch.zeros(3, 2)[:, :1], limit=2)
+
+
+# -- transfer units -------------------------------------------------------------------------------
+
+
+def test_transfer_a_region_of_wider_elements_is_measured_in_bytes():
+    runner = _runner()
+    r = runner.kv_transfer.regions
+    r[0] = TransferRegion(r[0].semantic_role, r[0].tensor.view(torch.int16))
+    checks.check_transfer_units(runner)  # the same bytes, two to an element
+
+
+def test_transfer_a_region_whose_blocks_are_not_contiguous_units():
+    runner = _runner()
+    r = runner.kv_transfer.regions
+    t = r[0].tensor
+    # stride(0) is still the bytes a block owns; inside a block the bytes are out of order.
+    r[0] = TransferRegion(r[0].semantic_role, t.view(t.shape[0], 2, -1).transpose(1, 2))
+    _fires(r"stride\(0\) is \d+ B; a block owns \d+", checks.check_transfer_units, runner)
+
+
+def test_transfer_regions_registered_in_any_order():
+    runner = _runner()
+    runner.kv_transfer.regions.reverse()
+    checks.check_transfer_units(runner)
+
+
+# -- write-readback -------------------------------------------------------------------------------
+
+
+def test_readback_writes_the_last_module_whatever_the_sample():
+    runner = _runner()
+    first, last = runner.bound_modules()[0], runner.bound_modules()[-1]
+    # The last layer's K is bound to the first layer's bytes: only a write through the last
+    # module shows it, and with two modules a builder writes its first and its last.
+    last.bind({**last.kv_views, "k_cache": first.kv_views["k_cache"]})
+    _fires(r"k_cache token \d+ at bytes \[\d+, \d+\) is outside block \d+ of region",
+           checks.check_write_readback, runner, modules_per_builder=2, tokens=1)  # fmt: skip
+
+
+def test_readback_uses_a_shuffled_block_table():
+    # A slot mapping that ignores the block table (block i is unit i) is only caught by a table
+    # that is not the identity.
+    runner = _runner(blocks=4)
+    real = runner.builder.slot_mapping
+    runner.builder.slot_mapping = lambda block_ids, ts: real(sorted(block_ids), ts)
+    _fires(r"is outside block \d+ of region", checks.check_write_readback, runner)
+
+
+def test_readback_and_element_order_hold_on_an_indexer_model():
+    # MLA with an indexer: one-token MLA blocks and an indexer paged at the scheduler block, so
+    # the indexer's slot is not the MLA view's.
+    runner = _runner("deepseek-v3.2-exp", blocks=3)
+    assert any(n in checks.INDEX_VIEWS for m in runner.bound_modules() for n in m.kv_views)
+    checks.check_write_readback(runner, tokens=4)
+    checks.check_element_readback(runner)
+
+
+def test_random_values_survive_every_kv_dtype_and_keep_scales_positive():
+    gen = torch.Generator().manual_seed(0)
+    token = torch.zeros(4096)
+    for name in ("k_cache", "v_cache", "kv_cache", "index_cache"):
+        v = checks._random_value(name, token, gen)
+        # 0.25 = 2**-2 is a normal number of every KV dtype: no element rounds to the zero
+        # the buffer started at, so a write always changes every byte it should.
+        assert v.abs().min() >= 0.25
+        assert (v > 0).any() and (v < 0).any()
+    scale = checks._random_value("index_scale", token, gen)
+    assert scale.min() >= 0.75
