@@ -64,6 +64,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
         # derandomized "mutation" profile (see _preimport), the every-model defaults last.
         "*": [
             "tests/contracts/runtime/test_checks_fire.py",
+            "tests/contracts/runtime/test_checks_pinned_by_mutation.py",
             "tests/contracts/runtime/test_element_readback.py",
             "tests/contracts/runtime/test_checks_catch_breakage.py",
             "tests/contracts/runtime/test_strategies.py",

@@ -246,3 +246,106 @@ def test_random_values_survive_every_kv_dtype_and_keep_scales_positive():
         assert (v > 0).any() and (v < 0).any()
     scale = checks._random_value("index_scale", token, gen)
     assert scale.min() >= 0.75
+
+
+# -- element order: the documented table, written out independently ------------------------------
+
+
+def _at(name, layout, t, h, d, *, block=32, heads=2, dim=64, itemsize=2):
+    offsets = checks.documented_offsets(
+        name, layout, block=block, heads=heads, dim=dim, itemsize=itemsize
+    )
+    assert offsets.shape == (block, heads, dim)
+    return int(offsets[t, h, d])
+
+
+def test_documented_offsets_of_every_layout():
+    # block 32, heads 2, dim 64; bf16: x = 16 // 2 = 8 elements a vector.
+    # NHD (block, heads, dim): (t * heads + h) * dim + d.
+    assert _at("k_cache", "nhd", 5, 1, 7) == (5 * 2 + 1) * 64 + 7 == 711
+    assert _at("v_cache", "nhd", 5, 1, 7) == 711
+    # MLA kv and the indexer are NHD-ordered in either backend layout.
+    assert _at("kv_cache", "shuffle", 5, 1, 7) == 711
+    assert _at("index_cache", "shuffle", 5, 1, 7) == 711
+    # SHUFFLE K (heads, dim // x, block, x): ((h * 8 + d // 8) * 32 + t) * 8 + d % 8.
+    assert _at("k_cache", "shuffle", 5, 1, 7) == ((1 * 8 + 0) * 32 + 5) * 8 + 7 == 2095
+    # SHUFFLE V (heads, block // x, dim, x): ((h * 4 + t // 8) * 64 + d) * 8 + t % 8.
+    assert _at("v_cache", "shuffle", 13, 1, 7) == ((1 * 4 + 1) * 64 + 7) * 8 + 5 == 2621
+    # fp8: x = 16 // 1 = 16 elements a vector.
+    k8 = _at("k_cache", "shuffle", 5, 1, 20, itemsize=1)
+    assert k8 == ((1 * 4 + 1) * 32 + 5) * 16 + 4 == 2644
+    # Scales (heads, block): the same offset for every d (a scale has no dim axis).
+    assert {_at("k_scale", "shuffle", 5, 1, d) for d in (0, 7, 63)} == {1 * 32 + 5}
+    assert {_at("v_scale", "nhd", 5, 1, d) for d in (0, 63)} == {37}
+
+
+def test_documented_offsets_refuse_a_view_without_an_order():
+    with pytest.raises(ValueError, match=r"view 'conv_state' has no documented element order"):
+        checks.documented_offsets("conv_state", "nhd", block=1, heads=1, dim=1, itemsize=2)
+
+
+@pytest.mark.parametrize(
+    ("name", "layout", "itemsize", "shape"),
+    [
+        ("k_scale", "shuffle", 4, (8,)),
+        ("v_scale", "nhd", 4, (8,)),
+        ("index_scale", "nhd", 4, ()),
+        ("kv_cache", "shuffle", 2, (576,)),
+        ("index_cache", "nhd", 1, (576,)),
+        ("k_cache", "shuffle", 2, (8, 576 // 8, 8)),
+        ("k_cache", "shuffle", 1, (8, 576 // 16, 16)),
+        ("k_cache", "nhd", 2, (8, 576)),
+        ("v_cache", "shuffle", 2, (8, 576)),
+    ],
+)
+def test_documented_token_shape(name, layout, itemsize, shape):
+    got = checks.documented_token_shape(name, layout, heads=8, dim=576, itemsize=itemsize)
+    assert got == shape
+
+
+@pytest.mark.parametrize("mha_backend", ["aiter", "triton"])
+def test_element_readback_holds_on_fp8_with_scales(mha_backend):
+    runner = _runner(kv_dtype="fp8", mha_backend=mha_backend)
+    assert "k_scale" in runner.bound_modules()[0].kv_views
+    checks.check_element_readback(runner)
+
+
+def test_changed_outside_names_the_first_changed_gap_from_byte_zero():
+    buf = torch.zeros(64, dtype=torch.uint8)
+    snapshot = buf.clone()
+    buf[0] = 1
+    buf[12] = 1
+    assert checks._changed_outside(buf, snapshot, [(10, 20)]) == "[0, 10)"
+    buf[0] = 0
+    assert checks._changed_outside(buf, snapshot, [(10, 20)]) is None
+    buf[63] = 1
+    assert checks._changed_outside(buf, snapshot, [(10, 20)]) == "[20, 64)"
+    assert checks._changed_outside(snapshot, snapshot, [(10, 20)]) == "nothing"
+
+
+def test_readback_a_state_slot_that_does_not_read_back(monkeypatch):
+    import random
+
+    runner = _runner("qwen3.5-27b", state_entries=2)
+    module = next(m for m in runner.bound_modules() if "conv_state" in m.kv_views)
+    monkeypatch.setattr(checks, "_same_bytes", lambda a, b: False)
+    _fires(r"conv_state request slot \d reads back different bytes",
+           checks._write_state, runner.builder, module, random.Random(0),
+           torch.Generator().manual_seed(0), "write-readback")  # fmt: skip
+
+
+def test_readback_a_token_with_no_bytes():
+    runner = _runner()
+    m = runner.bound_modules()[0]
+    m.bind({**m.kv_views, "k_cache": m.kv_views["k_cache"][:, :0]})
+    _fires(r"k_cache token \d+ at bytes \[(\d+), \1\) is outside block",
+           checks.check_write_readback, runner, modules_per_builder=1, tokens=1)  # fmt: skip
+
+
+def test_readback_on_an_import_from_a_slice():
+    # The importing runner's buffer starts 4096 B into its storage: the allowed byte ranges
+    # are taken relative to the buffer, so a correct write stays inside them.
+    runner = _runner()
+    outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
+    importing = _make()().import_paged_pool(outer[4096:], 2)
+    checks.check_write_readback(importing, tokens=2)
