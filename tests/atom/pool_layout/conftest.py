@@ -82,3 +82,32 @@ def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
 @pytest.fixture(scope="session")
 def storage_bytes():
     return _storage_bytes
+
+
+def _carve_is_the_priced_bytes(arena, fields, backing, lead, priced, *, shape, offset) -> None:
+    """Each field's view of ``arena`` (carved at byte ``lead`` of ``backing``, ``priced``
+    bytes) has ``shape(f)``, starts at absolute byte ``lead + offset(f)``, stays inside
+    the priced bytes, shares no byte with another view, and writes only its own bytes."""
+    addresses = {}
+    for f in fields:
+        view = arena.view(f.name)
+        assert view.shape == shape(f)
+        assert view.dtype == f.dtype
+        assert view.untyped_storage().data_ptr() == backing.untyped_storage().data_ptr()
+        assert view.storage_offset() * f.itemsize == lead + offset(f)
+        addresses[f.name] = _byte_addresses(view)
+        assert addresses[f.name].min() >= lead
+        assert addresses[f.name].max() < lead + priced
+    every = torch.cat(list(addresses.values()))
+    assert every.unique().numel() == every.numel()
+    for f in fields:
+        backing.zero_()
+        _mark(arena.view(f.name))
+        changed = _storage_bytes(backing).nonzero().reshape(-1)
+        assert torch.equal(changed, addresses[f.name].sort().values)
+
+
+@pytest.fixture(scope="session")
+def carve_is_the_priced_bytes():
+    """The arena tests' one carve-against-price check (entry-major and layer-major alike)."""
+    return _carve_is_the_priced_bytes

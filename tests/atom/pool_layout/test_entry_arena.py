@@ -49,7 +49,7 @@ def test_entry_ranges_are_the_walks_checkpoint_ranges_of_that_entry():
 
 @given(data=st.data(), entries=st.integers(1, 5))
 def test_carved_bytes_equal_priced_bytes_and_views_are_disjoint_and_isolated(
-    data, entries, field_lists, byte_addresses, mark_bytes, storage_bytes
+    data, entries, field_lists, carve_is_the_priced_bytes
 ):
     fields = data.draw(field_lists())
     lead = data.draw(st.sampled_from([0, 512, 1536]))
@@ -57,21 +57,15 @@ def test_carved_bytes_equal_priced_bytes_and_views_are_disjoint_and_isolated(
     assert priced == entries * walk(fields).entry_bytes
     backing = torch.zeros(lead + priced + 512, dtype=torch.uint8)
     arena = EntryMajorArena(fields, entries, buf=backing[lead : lead + priced])
-    addresses = {}
-    for f in fields:
-        view = arena.view(f.name)
-        assert view.shape == (entries, f.rows, *f.shape)
-        assert view.storage_offset() * f.itemsize == lead + arena.walk.offsets[f.name]
-        addresses[f.name] = byte_addresses(view)
-        assert addresses[f.name].min() >= lead
-        assert addresses[f.name].max() < lead + priced
-    every = torch.cat(list(addresses.values()))
-    assert every.unique().numel() == every.numel()
-    for f in fields:
-        backing.zero_()
-        mark_bytes(arena.view(f.name))
-        changed = storage_bytes(backing).nonzero().reshape(-1)
-        assert torch.equal(changed, addresses[f.name].sort().values)
+    carve_is_the_priced_bytes(
+        arena,
+        fields,
+        backing,
+        lead,
+        priced,
+        shape=lambda f: (entries, f.rows, *f.shape),
+        offset=lambda f: arena.walk.offsets[f.name],
+    )
     for i in range(entries):
         e = arena.entry(i)
         assert e.storage_offset() == lead + i * arena.stride_bytes

@@ -48,7 +48,7 @@ def test_row_region_is_one_transfer_region_whose_stride_is_what_an_entry_owns():
 
 @given(data=st.data(), entries=st.integers(1, 5))
 def test_carve_takes_the_priced_bytes_views_disjoint_inside_and_isolated(
-    data, entries, field_lists, byte_addresses, mark_bytes, storage_bytes
+    data, entries, field_lists, carve_is_the_priced_bytes
 ):
     fields = data.draw(field_lists())
     lead = data.draw(st.sampled_from([0, 512, 4096]))
@@ -57,24 +57,17 @@ def test_carve_takes_the_priced_bytes_views_disjoint_inside_and_isolated(
     backing = torch.zeros(lead + priced + 256, dtype=torch.uint8)
     buf = backing[lead : lead + priced]
     arena = LayerMajorArena(fields, entries, buf=buf)
-    addresses = {}
-    for f in fields:
-        view = arena.view(f.name)
-        assert view.shape == (f.rows, entries, *f.shape)
-        assert view.dtype == f.dtype
-        assert view.untyped_storage().data_ptr() == backing.untyped_storage().data_ptr()
-        # absolute: the field's offset in the arena plus where the arena sits
-        assert view.storage_offset() * f.itemsize == lead + entries * arena.walk.offsets[f.name]
-        addresses[f.name] = byte_addresses(view)
-        assert addresses[f.name].min() >= lead
-        assert addresses[f.name].max() < lead + priced
-    every = torch.cat(list(addresses.values()))
-    assert every.unique().numel() == every.numel()
-    for f in fields:
-        backing.zero_()
-        mark_bytes(arena.view(f.name))
-        changed = storage_bytes(backing).nonzero().reshape(-1)
-        assert torch.equal(changed, addresses[f.name].sort().values)
+    # absolute: the field's offset in the arena (entries x its offset in one
+    # entry, the row axis outermost) plus where the arena sits
+    carve_is_the_priced_bytes(
+        arena,
+        fields,
+        backing,
+        lead,
+        priced,
+        shape=lambda f: (f.rows, entries, *f.shape),
+        offset=lambda f: entries * arena.walk.offsets[f.name],
+    )
 
 
 def test_fills_are_applied_to_memory_the_arena_allocated():
