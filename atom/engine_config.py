@@ -8,18 +8,22 @@ once, on construction, with a message naming the value, because every later read
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-#: KV dtypes by the name the command line uses. fp8 is e4m3 (OCP, CUDA's) with fp32 scales where
-#: the flavour dequantizes per token and head (MHA); MLA's fp8 latent carries no scale plane.
-#: ROCm's e4m3 is ``float8_e4m3fnuz`` (no negative zero, max 240) and e5m2 trades a mantissa bit
-#: for range: each is fp8 to every reader, through ``atom.pool_layout.is_fp8``.
-KV_DTYPES: dict[str, torch.dtype] = {
-    "bf16": torch.bfloat16,
-    "fp8": torch.float8_e4m3fn,
-    "fp8_e4m3fnuz": torch.float8_e4m3fnuz,
-    "fp8_e5m2": torch.float8_e5m2,
+#: KV dtypes by the name the command line uses, each to the name of its torch dtype. fp8 is e4m3
+#: (OCP, CUDA's) with fp32 scales where the flavour dequantizes per token and head (MHA); MLA's fp8
+#: latent carries no scale plane. ROCm's e4m3 is ``float8_e4m3fnuz`` (no negative zero, max 240)
+#: and e5m2 trades a mantissa bit for range: each is fp8 to every reader, through
+#: ``atom.pool_layout.is_fp8``. Names, not dtypes, so that this module -- and the command line
+#: whose defaults and choices are read from it -- loads without torch; ``kv_torch_dtype`` resolves.
+KV_DTYPES: dict[str, str] = {
+    "bf16": "bfloat16",
+    "fp8": "float8_e4m3fn",
+    "fp8_e4m3fnuz": "float8_e4m3fnuz",
+    "fp8_e5m2": "float8_e5m2",
 }
 
 MHA_BACKENDS = ("aiter", "triton")
@@ -51,7 +55,9 @@ class EngineConfig:
 
     @property
     def kv_torch_dtype(self) -> torch.dtype:
-        return KV_DTYPES[self.kv_dtype]
+        import torch
+
+        return getattr(torch, KV_DTYPES[self.kv_dtype])
 
     @property
     def is_fp8(self) -> bool:

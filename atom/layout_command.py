@@ -21,11 +21,16 @@ exit 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
+from atom.engine_config import KV_DTYPES, MHA_BACKENDS, EngineConfig
+
 EXIT_OK = 0
 EXIT_ERROR = 2
+
+_DEFAULT = EngineConfig()
 
 
 def _layout_parser() -> argparse.ArgumentParser:
@@ -52,33 +57,52 @@ def _layout_parser() -> argparse.ArgumentParser:
     src.add_argument(
         "--config", metavar="FILE", help="any HF config.json (or a directory holding one)"
     )
+    # Every engine choice is an EngineConfig field: its flag's dest is the field's name, its
+    # default and choices the field's own (torch-free, so `--help` answers without torch).
     p.add_argument(
-        "--tp", type=int, default=1, metavar="N", help="tensor-parallel ranks (default 1)"
+        "--tp",
+        dest="tp_size",
+        type=int,
+        default=_DEFAULT.tp_size,
+        metavar="N",
+        help="tensor-parallel ranks (default %(default)s)",
     )
-    p.add_argument("--pp", type=int, default=1, metavar="N", help="pipeline stages (default 1)")
+    p.add_argument(
+        "--pp",
+        dest="pp_size",
+        type=int,
+        default=_DEFAULT.pp_size,
+        metavar="N",
+        help="pipeline stages (default %(default)s)",
+    )
     p.add_argument(
         "--pp-rank",
+        dest="pp_rank",
         type=int,
-        default=0,
+        default=_DEFAULT.pp_rank,
         metavar="R",
-        help="which stage to lay out (default 0; MTP layers and a draft live on the last)",
+        help="which stage to lay out (default %(default)s; MTP layers and a draft live on the last)",
     )
     p.add_argument(
         "--kv-dtype",
-        choices=("bf16", "fp8", "fp8_e4m3fnuz", "fp8_e5m2"),
-        default="bf16",
-        help="KV cache dtype (default bf16)",
+        dest="kv_dtype",
+        choices=tuple(KV_DTYPES),
+        default=_DEFAULT.kv_dtype,
+        help="KV cache dtype (default %(default)s)",
     )
     p.add_argument(
         "--block-size",
+        dest="scheduler_block_size",
         type=int,
-        default=16,
+        default=_DEFAULT.scheduler_block_size,
         metavar="N",
-        help="scheduler block, in tokens: one PAGE entry (default 16)",
+        help="scheduler block, in tokens: one PAGE entry (default %(default)s)",
     )
     p.add_argument(
         "--no-spec",
-        action="store_true",
+        dest="include_mtp",
+        action="store_false",
+        default=_DEFAULT.include_mtp,
         help="leave out the MTP layers the config declares (built by default)",
     )
     p.add_argument(
@@ -88,14 +112,23 @@ def _layout_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--mha-backend",
-        choices=("aiter", "triton"),
-        default="aiter",
-        help="MHA backend: aiter binds the SHUFFLE layout, triton NHD (default aiter)",
+        dest="mha_backend",
+        choices=MHA_BACKENDS,
+        default=_DEFAULT.mha_backend,
+        help="MHA backend: aiter binds the SHUFFLE layout, triton NHD (default %(default)s)",
     )
     p.add_argument(
         "--format", choices=("text", "json"), default="text", help="output (default text)"
     )
     return p
+
+
+def engine_config(args: argparse.Namespace) -> EngineConfig:
+    """The EngineConfig a parsed command line asks for: every field the parser names, by name."""
+    given = vars(args)
+    return EngineConfig(
+        **{f.name: given[f.name] for f in dataclasses.fields(EngineConfig) if f.name in given}
+    )
 
 
 def _error(prog: str, message: str) -> int:
@@ -110,26 +143,17 @@ def layout_main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse: --help is 0, a bad command line is 2
         return int(exc.code or 0)
     # Imported here so `--help` and argument errors answer without loading torch.
-    from atom.engine_config import EngineConfig
     from atom.layout_report import format_text, layout_report
     from atom.models.hf_config import HfConfig
     from atom.models.registry import load_config, load_model_config
     from atom.runner.model_runner import ModelRunner
 
-    if args.no_spec and args.draft:
+    if not args.include_mtp and args.draft:
         return _error(parser.prog, "--no-spec leaves speculative decoding out; --draft attaches it")
     try:
         config = HfConfig.from_file(args.config) if args.config else load_model_config(args.model)
         draft = load_config(args.draft) if args.draft else None
-        engine = EngineConfig(
-            tp_size=args.tp,
-            pp_size=args.pp,
-            pp_rank=args.pp_rank,
-            kv_dtype=args.kv_dtype,
-            scheduler_block_size=args.block_size,
-            include_mtp=not args.no_spec,
-            mha_backend=args.mha_backend,
-        )
+        engine = engine_config(args)
         runner = ModelRunner(config, engine, draft_config=draft)
         report = layout_report(runner)
     except (ValueError, TypeError, KeyError) as exc:

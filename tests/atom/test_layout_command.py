@@ -219,30 +219,29 @@ def test_a_pipeline_stage_prices_only_its_own_rows(capsys):
     assert "pp_rank 2" in capsys.readouterr().err
 
 
-def test_the_command_line_defaults_and_choices_are_the_engine_configs():
-    """The parser restates EngineConfig's defaults and choices so that `--help` answers without
-    loading torch; this is what keeps the two declarations from drifting apart."""
+def test_every_flag_reaches_its_engine_config_field_and_none_is_left_at_its_default():
+    """Each engine flag, set away from its default, lands on the EngineConfig field it names:
+    a flag parsed but dropped on the way (or sent to the wrong field) fails here."""
     import dataclasses
 
-    from atom.engine_config import KV_DTYPES, MHA_BACKENDS, EngineConfig
-    from atom.layout_command import _layout_parser
+    from atom.engine_config import EngineConfig
+    from atom.layout_command import _layout_parser, engine_config
 
-    parser = _layout_parser()
-    args = parser.parse_args(["deepseek-r1"])
-    given = EngineConfig(
-        tp_size=args.tp,
-        pp_size=args.pp,
-        pp_rank=args.pp_rank,
-        kv_dtype=args.kv_dtype,
-        scheduler_block_size=args.block_size,
-        include_mtp=not args.no_spec,
-        mha_backend=args.mha_backend,
-    )
-    defaults = {f.name: f.default for f in dataclasses.fields(EngineConfig)}
-    assert dataclasses.asdict(given) == defaults
-    choices = {a.dest: tuple(a.choices) for a in parser._actions if a.choices}
-    assert sorted(choices["kv_dtype"]) == sorted(KV_DTYPES)
-    assert choices["mha_backend"] == tuple(MHA_BACKENDS)
-    for action in parser._actions:
-        if action.default not in (None, False) and action.help and "default" in action.help:
-            assert f"default {action.default}" in action.help, action.dest
+    argv = ["deepseek-r1", "--tp", "2", "--pp", "3", "--pp-rank", "2", "--kv-dtype", "fp8_e5m2"]
+    argv += ["--block-size", "64", "--no-spec", "--mha-backend", "triton"]
+    got = engine_config(_layout_parser().parse_args(argv))
+    assert dataclasses.asdict(got) == {
+        **dataclasses.asdict(EngineConfig()),
+        "tp_size": 2,
+        "pp_size": 3,
+        "pp_rank": 2,
+        "kv_dtype": "fp8_e5m2",
+        "scheduler_block_size": 64,
+        "include_mtp": False,
+        "mha_backend": "triton",
+    }
+    # the defaults, and --help's text of them, are EngineConfig's own
+    assert engine_config(_layout_parser().parse_args(["deepseek-r1"])) == EngineConfig()
+    help_text = " ".join(_layout_parser().format_help().split("options:", 1)[1].split())
+    for flag, value in (("--tp N", 1), ("--kv-dtype", "bf16"), ("--block-size N", 16)):
+        assert f"default {value}" in help_text.split(flag, 1)[1].split("--", 1)[0], flag

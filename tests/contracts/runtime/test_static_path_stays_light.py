@@ -20,8 +20,10 @@ def test_import_contracts_loads_neither_runtime_nor_torch_nor_atom():
     assert not any(m == "atom" or m.startswith("atom.") for m in loaded)
 
 
-def test_layout_command_module_imports_without_torch():
-    loaded = _loaded_after("import atom.layout_command")
+def test_layout_command_module_imports_and_answers_help_without_torch():
+    loaded = _loaded_after(
+        "import atom.layout_command as c; c._layout_parser().format_help(); c.EngineConfig()"
+    )
     assert "torch" not in loaded
 
 
