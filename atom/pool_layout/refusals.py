@@ -14,12 +14,15 @@ import torch
 from .byte_view import require_aligned, require_byte_buffer
 
 
-def require_count(name: str, value: object, *, minimum: int = 0) -> int:
-    """Refuse anything but an int (a bool is not a count) at least `minimum`."""
+def require_count(name: str, value: object, *, minimum: int = 0, unit: str = "") -> int:
+    """Refuse anything but an int (a bool is not a count) at least `minimum`.
+
+    ``unit`` names what is counted ("bytes", "request slots"), said in the refusal."""
+    counted = f" ({unit})" if unit else ""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+        raise TypeError(f"{name} must be an int{counted}, got {value!r} ({type(value).__name__})")
     if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be at least {minimum}{counted}, got {value!r}")
     return value
 
 

@@ -38,6 +38,7 @@ from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule
 from atom.models.skeleton import ModelSkeleton, ParallelRank, build_modules
 from atom.pool_layout import EntryClass, PoolRows, PoolSpec, carve, plan_regions, sum_specs
+from atom.pool_layout.refusals import require_count
 from atom.pool_layout.transfer import KVTransferTensors
 from atom.runner.pool_walk import walk_pool_rows
 from atom.spec_decode.draft_kv_builder import DraftKvBuilder
@@ -148,13 +149,7 @@ class ModelRunner:
         At least one block, or a ValueError saying what the budget was short of: a pool of zero
         blocks cannot serve a token, and returning 0 would leave the caller to find that out.
         """
-        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
-            raise TypeError(
-                f"budget_bytes must be an int count of bytes, got {budget_bytes!r} "
-                f"({type(budget_bytes).__name__})"
-            )
-        if budget_bytes < 0:
-            raise ValueError(f"budget_bytes must be >= 0, got {budget_bytes}")
+        require_count("budget_bytes", budget_bytes, unit="bytes")
         entries = self._state_entries(state_entries)
         prices = self.entry_bytes()
         state = entries * prices.get(EntryClass.STATE, 0)
@@ -174,14 +169,7 @@ class ModelRunner:
         passed on purpose is the caller's to keep (``or`` would turn it into the default)."""
         if state_entries is None:
             return self.engine.state_entries
-        if isinstance(state_entries, bool) or not isinstance(state_entries, int):
-            raise TypeError(
-                f"state_entries must be an int, got {state_entries!r} "
-                f"({type(state_entries).__name__})"
-            )
-        if state_entries < 0:
-            raise ValueError(f"state_entries must be >= 0 (request slots), got {state_entries}")
-        return state_entries
+        return require_count("state_entries", state_entries, unit="request slots")
 
     # -- 3. the carve ---------------------------------------------------------------------------
 
@@ -203,10 +191,7 @@ class ModelRunner:
     def _back_paged_pools(self, blocks: int, buf: torch.Tensor) -> None:
         """Place every builder's region in ``buf`` and back its pools there -- the one path the
         allocating side and the P/D import side share."""
-        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
-            raise ValueError(
-                f"blocks must be a positive integer (scheduler blocks), got {blocks!r}"
-            )
+        require_count("blocks", blocks, minimum=1, unit="scheduler blocks")
         plan = self.paged_plan(blocks)
         pieces = carve(buf, plan)
         # Every region is checked against its builder's charge before any builder is backed, so

@@ -217,21 +217,25 @@ def test_a_budget_that_buys_no_block_is_refused_with_the_prices():
 def test_a_negative_state_entry_count_is_refused_not_credited():
     """-1 entries once made a 0 B budget buy 147 blocks: a STATE price subtracted negatively."""
     runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype="fp8")
-    with pytest.raises(ValueError, match=r"state_entries must be >= 0 \(request slots\), got -1"):
+    with pytest.raises(
+        ValueError, match=r"state_entries must be at least 0 \(request slots\), got -1"
+    ):
         runner.blocks_for_budget(0, state_entries=-1)
-    with pytest.raises(TypeError, match=r"state_entries must be an int, got 2.0"):
+    with pytest.raises(TypeError, match=r"state_entries must be an int \(request slots\), got 2.0"):
         runner.blocks_for_budget(10**9, state_entries=2.0)
-    with pytest.raises(TypeError, match=r"state_entries must be an int, got True"):
+    with pytest.raises(
+        TypeError, match=r"state_entries must be an int \(request slots\), got True"
+    ):
         runner.blocks_for_budget(10**9, state_entries=True)
 
 
 @pytest.mark.parametrize(
     ("budget", "error", "needle"),
     [
-        (1e9, TypeError, r"budget_bytes must be an int count of bytes, got 1000000000.0 \(float\)"),
+        (1e9, TypeError, r"budget_bytes must be an int \(bytes\), got 1000000000.0 \(float\)"),
         ("1GiB", TypeError, r"got '1GiB' \(str\)"),
         (True, TypeError, r"got True \(bool\)"),
-        (-1, ValueError, r"budget_bytes must be >= 0, got -1"),
+        (-1, ValueError, r"budget_bytes must be at least 0 \(bytes\), got -1"),
     ],
 )
 def test_a_budget_of_the_wrong_kind_is_refused_by_name(budget, error, needle):
@@ -241,7 +245,9 @@ def test_a_budget_of_the_wrong_kind_is_refused_by_name(budget, error, needle):
 
 
 def test_a_state_entry_count_is_validated_where_state_is_allocated_too():
-    with pytest.raises(ValueError, match=r"state_entries must be >= 0 \(request slots\), got -2"):
+    with pytest.raises(
+        ValueError, match=r"state_entries must be at least 0 \(request slots\), got -2"
+    ):
         _runner("qwen3.5-27b").initialize(1, state_entries=-2)
 
 
