@@ -1,4 +1,5 @@
-"""The engine's own codes: a file it could not check, its own failure on one, and suppressions.
+"""The checker's own codes: a declaration that does not load, a file it could not check, its
+own failure on one, and suppressions.
 
 These are not contract kinds -- nothing declares them -- but they are
 documented in the same shape (``atom-contracts explain AC901``) and rendered
@@ -9,8 +10,28 @@ from __future__ import annotations
 
 from contracts.contract import Rule
 
+from . import codes
+
+CONFIG_ERROR = Rule(
+    code=codes.CONFIG_ERROR,
+    name="declaration-does-not-load",
+    what=(
+        "Reports a `[tool.atom-contracts]` table that cannot be loaded -- an unknown kind, a "
+        "misspelled or missing field, a bad glob, a duplicated id -- where a tool has no "
+        "other way to say so: flake8 reports it on line 1 of each file it checks, the "
+        "language server on the table's line. The CLI exits 2 with the same message."
+    ),
+    why=(
+        "A declaration that does not load checks nothing, and a run that checks nothing is "
+        "green. Saying so on the file keeps a misspelled kind from passing for a clean "
+        "project in an editor or a flake8 run, where a traceback would abort the run and "
+        "silence would pass it. Always on: `select` and `ignore` are read from the "
+        "declaration that did not load."
+    ),
+)
+
 UNCHECKABLE = Rule(
-    code="AC001",
+    code=codes.UNCHECKABLE,
     name="uncheckable-file",
     what=(
         "Reports a file that a declared contract applies to but that cannot be read as text "
@@ -26,7 +47,7 @@ UNCHECKABLE = Rule(
 )
 
 CHECKER_FAILED = Rule(
-    code="AC002",
+    code=codes.CHECKER_FAILED,
     name="checker-failed",
     what=(
         "Reports a file on which a contract's check (or the engine itself) raised, naming "
@@ -42,7 +63,7 @@ CHECKER_FAILED = Rule(
 )
 
 MISSING_REASON = Rule(
-    code="AC901",
+    code=codes.MISSING_REASON,
     name="suppression-without-reason",
     what="Reports a `# noqa: AC...` comment that names no reason after `--`.",
     why=(
@@ -55,7 +76,7 @@ MISSING_REASON = Rule(
 )
 
 UNUSED_SUPPRESSION = Rule(
-    code="AC902",
+    code=codes.UNUSED_SUPPRESSION,
     name="unused-suppression",
     what=(
         "Reports an AC code in a `# noqa` comment that suppressed no finding on the lines it "
@@ -79,4 +100,4 @@ UNUSED_SUPPRESSION = Rule(
     ),
 )
 
-BUILTIN_RULES = (UNCHECKABLE, CHECKER_FAILED, MISSING_REASON, UNUSED_SUPPRESSION)
+BUILTIN_RULES = (CONFIG_ERROR, UNCHECKABLE, CHECKER_FAILED, MISSING_REASON, UNUSED_SUPPRESSION)

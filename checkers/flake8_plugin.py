@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-CONFIG_ERROR_CODE = "AC000"
+from .codes import CONFIG_ERROR, UNCHECKABLE
 
 
 def _version() -> str:
@@ -103,7 +103,7 @@ class ContractsPlugin:
             yield (
                 1,
                 0,
-                f"{CONFIG_ERROR_CODE} atom-contracts configuration: {config.message}",
+                f"{CONFIG_ERROR} atom-contracts configuration: {config.message}",
                 type(self),
             )
             return
@@ -120,7 +120,7 @@ class ContractsPlugin:
         if undecodable is not None:
             # flake8 falls back to latin-1 for bytes it cannot decode; Python's
             # import does not, so neither does the check (the CLI's AC001).
-            yield (1, 0, f"AC001 cannot be decoded: {undecodable}", type(self))
+            yield (1, 0, f"{UNCHECKABLE} cannot be decoded: {undecodable}", type(self))
             return
         text = "".join(self.lines)
         for finding in check_text(abspath, text, config):

@@ -17,21 +17,29 @@ from typing import Any
 
 from contracts.contract import Contract, Example, Rule
 
+from . import codes
 from .builtin_rules import BUILTIN_RULES
 
-# The engine's own codes have no kind; their examples are written here.
+# The checker's own codes have no kind; their examples are written here (Python, but for
+# AC000's, which is a declaration in TOML).
 _BUILTIN_EXAMPLES: dict[str, tuple[str, str]] = {
-    "AC001": ("def allocate(blocks:\n    ...\n", "def allocate(*, blocks):\n    ...\n"),
-    "AC002": (
+    codes.CONFIG_ERROR: (
+        '[[tool.atom-contracts.contracts]]\nid = "allocate-takes-blocks"\n'
+        'kind = "keyword-onyl"\nfunctions = ["allocate"]\nparameters = ["blocks"]\n',
+        '[[tool.atom-contracts.contracts]]\nid = "allocate-takes-blocks"\n'
+        'kind = "keyword-only"\nfunctions = ["allocate"]\nparameters = ["blocks"]\n',
+    ),
+    codes.UNCHECKABLE: ("def allocate(blocks:\n    ...\n", "def allocate(*, blocks):\n    ...\n"),
+    codes.CHECKER_FAILED: (
         "def check(x):\n    if x == 0:\n        pass\n    elif x == 1:  # ... 2,000 branches\n"
         "        pass\n",
         "# The same file, after the rule is fixed: no finding of the checker's own.\n",
     ),
-    "AC901": (
+    codes.MISSING_REASON: (
         "assert isinstance(config, dict)  # noqa: AC301\n",
         "assert isinstance(config, dict)  # noqa: AC301 -- type narrowing for the checker only\n",
     ),
-    "AC902": (
+    codes.UNUSED_SUPPRESSION: (
         "size = len(blocks)  # noqa: AC301 -- left over from the assert this line once was\n",
         "size = len(blocks)\n",
     ),
@@ -50,7 +58,12 @@ class RuleEntry:
 
     @property
     def kind_name(self) -> str:
-        return self.kind.KIND if self.kind is not None else "(engine)"
+        return self.kind.KIND if self.kind is not None else "(built-in)"
+
+    @property
+    def language(self) -> str:
+        """The language of the entry's examples: TOML for a declaration's own code."""
+        return "toml" if self.rule.code == codes.CONFIG_ERROR else "python"
 
 
 def _first_invalid(kind: type[Contract], code: str) -> Example | None:
@@ -167,13 +180,13 @@ def _example_block(entry: RuleEntry, ex: Example, md: bool) -> str:
     path_note = f"# {ex.path}\n" if entry.kind is not None and ex.path else ""
     code = path_note + ex.source.rstrip("\n") + "\n"
     if md:
-        return f"```python\n{code}```\n"
+        return f"```{entry.language}\n{code}```\n"
     return _indent(code)
 
 
 def _options(entry: RuleEntry, md: bool) -> str:
     if entry.kind is None:
-        return "None: the engine's own code.\n"
+        return "None: the checker's own code.\n"
     out = []
     for key, type_name, required, default, doc in entry.options:
         if required:
@@ -253,7 +266,8 @@ def render_markdown(entries: list[RuleEntry]) -> str:
                 out.append(f"## Kind `{e.kind.KIND}`\n\n{kind_story(e.kind)}\n\n")
             else:
                 out.append(
-                    "## Engine codes\n\nReported by the engine itself, whatever is declared.\n\n"
+                    "## The checker's own codes\n\n"
+                    "Reported by the checker itself, whatever is declared.\n\n"
                 )
         out.append(render_markdown_rule(e))
     return "".join(out).rstrip("\n") + "\n"

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .codes import CHECKER_FAILED, UNCHECKABLE
+
 # Findings the engine itself raises; not a contract kind's.
-ALWAYS_ON = frozenset({"AC001", "AC002"})
+ALWAYS_ON = frozenset({UNCHECKABLE, CHECKER_FAILED})
 
 
 def _longest(code: str, prefixes: Iterable[str]) -> int:

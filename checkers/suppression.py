@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from contracts.finding import Finding, Fix
 
+from .codes import MISSING_REASON, UNUSED_SUPPRESSION
+
 # Compiled on first use (re caches them): most files hold no "noqa", and a
 # one-file check should not pay for three patterns it never runs.
 _NOQA = r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)(?P<rest>.*)"
@@ -169,20 +171,20 @@ def apply_suppressions(
     for d in directives:
         if not d.reason:
             kept.append(
-                _engine_finding(
-                    "AC901",
+                _suppression_finding(
+                    MISSING_REASON,
                     path,
                     d,
                     f"`# noqa: {', '.join(d.codes)}` gives no reason: write why after `--`",
                 )
             )
         for code in d.codes:
-            if (d.line, code) in used or code in ("AC901", "AC902"):
+            if (d.line, code) in used or code in (MISSING_REASON, UNUSED_SUPPRESSION):
                 continue
             if code in unknown_codes:
                 kept.append(
-                    _engine_finding(
-                        "AC902",
+                    _suppression_finding(
+                        UNUSED_SUPPRESSION,
                         path,
                         d,
                         f"`# noqa: {code}` names no rule, so it suppresses nothing "
@@ -192,8 +194,8 @@ def apply_suppressions(
                 )
             elif code in ran_codes:
                 kept.append(
-                    _engine_finding(
-                        "AC902",
+                    _suppression_finding(
+                        UNUSED_SUPPRESSION,
                         path,
                         d,
                         f"`# noqa: {code}` suppresses nothing on this line",
@@ -203,7 +205,7 @@ def apply_suppressions(
     return kept
 
 
-def _engine_finding(
+def _suppression_finding(
     code: str, path: str, d: Directive, message: str, fix: Fix | None = None
 ) -> Finding:
     return Finding(

@@ -152,7 +152,7 @@ def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
         path = (root / finding.path).resolve()
         if path != edited.path:
             continue
-        # The engine's own codes (an unparsable file, a suppression) belong to no
+        # The checker's own codes (an unparsable file, a suppression) belong to no
         # contract: name the code's documentation instead of an empty contract.
         if finding.contract:
             note = f"contract `{finding.contract}`"

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from checkers.codes import MISSING_REASON, UNUSED_SUPPRESSION
 from contracts.finding import Finding
 
 from . import convert
 
-_NO_SUPPRESSION = frozenset({"AC901", "AC902"})  # findings about suppressions themselves
+_NO_SUPPRESSION = frozenset(
+    {MISSING_REASON, UNUSED_SUPPRESSION}
+)  # findings about suppressions themselves
 
 
 def _wants(only, kind: str) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
+from checkers.codes import MISSING_REASON, UNCHECKABLE, UNUSED_SUPPRESSION
 from contracts.finding import Edit, Finding
 
 SOURCE = "atom-contracts"
@@ -24,7 +25,7 @@ FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.atom-contracts"
 UNSAFE_KIND = f"{types.CodeActionKind.QuickFix.value}.unsafe"
 # Findings about suppression hygiene and files not checked: worth seeing, but
 # they are not a contract broken.
-_WARNING_CODES = frozenset({"AC001", "AC901", "AC902"})
+_WARNING_CODES = frozenset({UNCHECKABLE, MISSING_REASON, UNUSED_SUPPRESSION})
 
 
 def split_lines(text: str) -> list[str]:

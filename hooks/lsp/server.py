@@ -36,6 +36,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
+from checkers.codes import CHECKER_FAILED, CONFIG_ERROR
 from contracts.finding import Finding
 
 from . import convert
@@ -142,7 +143,7 @@ class ContractsServer(LanguageServer):
             message=f"[tool.atom-contracts] does not load, so no contract is checked: "
             f"{declaration.error}",
             severity=types.DiagnosticSeverity.Error,
-            code="AC000",
+            code=CONFIG_ERROR,
             source=convert.SOURCE,
         )
         if announce:
@@ -200,7 +201,7 @@ class ContractsServer(LanguageServer):
         """A contract that crashed is the file's AC002 (the engine's doing: the other
         contracts still report); the server's log says so too, where a bug report starts."""
         for f in findings:
-            if f.code == "AC002":
+            if f.code == CHECKER_FAILED:
                 self.log(types.MessageType.Error, f"{f.path}: {f.message}")
         return findings
 

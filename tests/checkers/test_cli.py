@@ -125,6 +125,12 @@ def test_rules_and_explain(capsys):
         assert section in text
     assert main(["explain", "AC999"]) == 2
     capsys.readouterr()
+    # Every code the checker reports of its own accord is documented, AC000 included.
+    from checkers import codes
+
+    for code in (codes.CONFIG_ERROR, codes.UNCHECKABLE, codes.CHECKER_FAILED):
+        assert main(["explain", code]) == 0, code
+        assert capsys.readouterr().out.startswith(f"{code} ("), code
     try:
         code = main(["rules", "--output-format", "json"])
     except ModuleNotFoundError:
