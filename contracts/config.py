@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - a Python built without it
 
 if TYPE_CHECKING:
     from .contract import Contract
+    from .globs import GlobSet
 
 TABLE = "tool.atom-contracts"
 _CACHE_DIR = ".atom-contracts-cache"  # the engine's cache; it creates the folder
@@ -74,7 +75,24 @@ class Config:
     # Digest of the table as declared: part of the cache key, so editing a
     # contract's parameters can never serve findings computed under the old ones.
     fingerprint: str = ""
-    _specs: dict = field(default_factory=dict, compare=False, repr=False)
+    # The globs compiled once, when the Config is made (which is also where a bad one is
+    # refused); derived from ``exclude`` and ``per_file_ignores``, so never passed in.
+    _exclude_globs: GlobSet | None = field(init=False, compare=False, repr=False)
+    _ignore_globs: tuple[tuple[GlobSet, tuple[str, ...]], ...] = field(
+        init=False, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        exclude = (
+            compile_globs(self.exclude, where=f"[{TABLE}]: `exclude`") if self.exclude else None
+        )
+        where = f"[{TABLE}.per-file-ignores]"
+        ignores = tuple(
+            (compile_globs([glob], where=where), codes) for glob, codes in self.per_file_ignores
+        )
+        # A frozen dataclass sets its own derived fields through object.__setattr__.
+        object.__setattr__(self, "_exclude_globs", exclude)
+        object.__setattr__(self, "_ignore_globs", ignores)
 
     @property
     def src_roots(self) -> tuple[Path, ...]:
@@ -82,22 +100,15 @@ class Config:
 
     def exclude_spec(self):
         """The compiled ``exclude`` globs, or None when there are none."""
-        if not self.exclude:
-            return None
-        if "exclude" not in self._specs:
-            self._specs["exclude"] = compile_globs(self.exclude, where=f"[{TABLE}] `exclude`")
-        return self._specs["exclude"]
+        return self._exclude_globs
 
     def ignored_codes(self, path: str) -> tuple[str, ...]:
         """Code prefixes ``per-file-ignores`` turns off for one (root-relative) path."""
         if not self.per_file_ignores:
             return ()
         out: list[str] = []
-        for glob, codes in self.per_file_ignores:
-            key = f"pfi:{glob}"
-            if key not in self._specs:
-                self._specs[key] = compile_globs([glob], where=f"[{TABLE}.per-file-ignores]")
-            if self._specs[key].match_file(path):
+        for globs, codes in self._ignore_globs:
+            if globs.match_file(path):
                 out.extend(codes)
         return tuple(out)
 
@@ -273,8 +284,6 @@ def parse_table(
     exclude = _string_list(table, "exclude", where, default=()) + _string_list(
         table, "extend-exclude", where, default=()
     )
-    if exclude:
-        compile_globs(exclude, where=f"{where}: `exclude`")
     select = _codes(table, "select", where) if "select" in table else None
     ignore = _codes(table, "ignore", where) if "ignore" in table else ()
     pfi = _per_file_ignores(table.get("per-file-ignores", {}), f"[{TABLE}.per-file-ignores]")
@@ -333,7 +342,6 @@ def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...
         raise ConfigError(f"{where} must be a table of glob = [codes], got {value!r}")
     out = []
     for glob, codes in value.items():
-        compile_globs([glob], where=where)
         out.append((glob, parse_codes(codes, f"{where}: `{glob}`")))
     return tuple(out)
 

@@ -99,3 +99,16 @@ def test_a_bad_glob_is_refused_by_name(bad):
         GlobSet([bad])
     with pytest.raises(ConfigError, match="somewhere"):
         compile_globs([bad], where="somewhere")
+
+
+def test_a_config_compiles_its_globs_once_and_refuses_a_bad_one_when_made(tmp_path):
+    from contracts.config import Config
+
+    config = Config(root=tmp_path, exclude=("build/**",), per_file_ignores=(("tests/*", ("AC3",)),))
+    assert config.exclude_spec() is config.exclude_spec()  # compiled when made, not per call
+    assert config.exclude_spec().match_file("build/x.py")
+    assert config.ignored_codes("tests/t.py") == ("AC3",) and config.ignored_codes("a.py") == ()
+    with pytest.raises(ConfigError, match=r"`exclude`.*src/\[ab"):
+        Config(root=tmp_path, exclude=("src/[ab",))
+    with pytest.raises(ConfigError, match=r"per-file-ignores.*src/\[ab"):
+        Config(root=tmp_path, per_file_ignores=(("src/[ab", ("AC3",)),))
