@@ -16,7 +16,7 @@ so ``contracts`` imports nothing of the checker, not even for typing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -85,6 +85,9 @@ class Contract:
     # False when a file's findings depend on other files' contents (an import
     # chain, a package listing): the cache is keyed by one file's bytes.
     CACHEABLE: ClassVar[bool] = True
+    # False when ``check`` reads only ``source.text`` (a text scan): the engine then runs it on
+    # a file that does not parse, instead of leaving that file to the one AC001.
+    NEEDS_TREE: ClassVar[bool] = True
 
     paths = Globs(
         default=None,
@@ -253,10 +256,3 @@ class Contract:
             fix=fix,
             span_lines=span_lines,
         )
-
-
-def iter_examples(kind: type[Contract]) -> Iterator[tuple[str, Example]]:
-    for ex in kind.VALID:
-        yield "valid", ex
-    for ex in kind.INVALID:
-        yield "invalid", ex

@@ -11,7 +11,8 @@ of the final pass, positions and all, against the fixed text. A second run
 would print the same list and cost another process start on every edit; the
 test suite checks that the two agree.
 
-What the first version of this hook got wrong, per the refactor record, was
+What the first version of this hook got wrong (ROCm/ATOM's KV-pool refactor
+records it, pull request #2147) was
 not the fixing but throwing the report away: rules ``--fix`` cannot fix
 (RUF012 only advises) vanished from the agent's view and reappeared as red CI
 once the edit landed. So the output is read as JSON, which also tells a

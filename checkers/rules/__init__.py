@@ -35,10 +35,6 @@ def kind_class(kind: str) -> type[Contract]:
     return getattr(import_module(f"{__name__}.{module}"), cls)
 
 
-def all_kinds() -> list[type[Contract]]:
-    return [kind_class(k) for k in KIND_PATHS]
-
-
 def matching_no_rule(prefixes: Iterable[str], loaded: Iterable[type[Contract]] = ()) -> list[str]:
     """The code prefixes no rule's code starts with (``""``, i.e. ``ALL``, matches every one).
 
@@ -55,6 +51,6 @@ def matching_no_rule(prefixes: Iterable[str], loaded: Iterable[type[Contract]] =
 
     pending = unmatched(prefixes)
     if pending:
-        codes.update(c for kind in all_kinds() for c in kind.codes())
+        codes.update(c for kind in KIND_PATHS for c in kind_class(kind).codes())
         pending = unmatched(pending)
     return pending

@@ -142,7 +142,7 @@ class BannedImport(Contract):
                 "    pass\n"
             ),
             unsafe=True,
-            note="The record's case: the fix imports each name from its own module.",
+            note="The refactor's case: the fix imports each name from its own module.",
         ),
         Example(
             source=(

@@ -18,7 +18,7 @@ One inside a function does not (it runs when called, which fails one test,
 not the collection). One under ``if TYPE_CHECKING:`` never runs. One inside
 ``try: ... except ImportError:`` (or a handler that catches it) is the module
 saying it copes without the dependency, so it does not reach either; the
-record's failure was exactly an unguarded one. Importing ``a.b.c`` runs
+failure ROCm/ATOM's KV-pool refactor met was exactly an unguarded one. Importing ``a.b.c`` runs
 ``a/__init__.py`` and ``a/b/__init__.py`` first, so those are followed too.
 A third-party module is a dead end: its source is not the project's to read.
 

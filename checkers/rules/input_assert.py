@@ -1,6 +1,7 @@
 """input-assert: an ``assert`` that validates input rather than state.
 
-The refactor record found four assertions validating input rather than state:
+ROCm/ATOM's KV-pool refactor (pull request #2147) found four assertions validating
+input rather than state:
 ``max_block`` follows from ``--max-model-len`` and ``--block-size``, and the
 two kpool checks read ``--block-size`` against the model's ``index_kpool``.
 Under ``python -O`` they vanish, and what each lets through is silent -- a
@@ -106,7 +107,7 @@ RULES = (
             "`python -O` strips every assert. An assert on state the code established "
             "documents an invariant and costs nothing when stripped; an assert on input "
             "is the only thing between a bad argument and what it corrupts, and under "
-            "`-O` that value goes through silently (the refactor record's case: a block "
+            "`-O` that value goes through silently (ROCm/ATOM's KV-pool refactor found one: a block "
             "id wrapping into a packed field, a truncating division). Raise "
             "`ValueError`/`TypeError` naming the value instead."
         ),
@@ -253,7 +254,7 @@ class InputAssert(Contract):
                 "    return max_model_len // block_size\n"
             ),
             unsafe=True,
-            note="The record's case: a parameter's precondition. The fix keeps the message.",
+            note="The refactor's case: a parameter's precondition. The fix keeps the message.",
         ),
         Example(
             source=(

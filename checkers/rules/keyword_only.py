@@ -1,6 +1,7 @@
 """keyword-only: a named hook takes a named parameter keyword-only, with no default.
 
-The refactor record's case is ``allocate_kv_cache_tensors``. The runner used
+The case is ``allocate_kv_cache_tensors`` in ROCm/ATOM, from its KV-pool refactor
+(pull request #2147). The runner used
 to publish one product as ``num_physical_kvcache_blocks`` and let five
 backends read it back -- two of them reading ``config.num_kvcache_blocks``
 instead, for the same quantity, and sizing runs per subprocess so the answers
@@ -9,7 +10,7 @@ differ (48425 / 48339 / 48310 on M3 tp4). The hook now takes a keyword-only
 self.block_ratio``: the caller must say which count it means, and a default
 would let one forget.
 
-The record's guard was an AST test, not a grep: "A source grep would have
+That refactor's guard was an AST test, not a grep: "A source grep would have
 asserted on the text of the code it tests; the signature is the invariant".
 This kind is that test made general. Every ``def`` of a named function is
 checked -- a method of any class, inherited or not, async or not -- because an

@@ -3,12 +3,12 @@
 ``atom/pool_layout/`` holds the declarations every pool is sized and carved
 from (``EntryField``, the arenas, ``PoolRowsMixin``, ``KvGeometry``). CI has
 no aiter and no GPU, and the layout is exactly what it must be able to test,
-so the record's rule is that "a member is reachable without aiter or the rest
+so ROCm/ATOM's KV-pool refactor (pull request #2147) made the rule that "a member is reachable without aiter or the rest
 of atom so CI can import it". The guard used to read every relative import
 as "leaves the tree" (``imported_roots`` scored it as reaching ``atom``),
 which was the cheaper check and "was already charging for itself, in
 ``entry_arena``'s note that a field list and an arena over it could not be
-split apart". The record then relaxed it deliberately: members may import a
+split apart". The refactor then relaxed it deliberately: members may import a
 sibling member, because a sibling is held to the same rule by the same check
 -- nothing new is reached.
 

@@ -1,6 +1,6 @@
 """required-keyword: ``torch.repeat_interleave`` with tensor repeats and no ``output_size=``.
 
-The refactor record: ``build_batch_ids_device`` takes the total as a required
+From ROCm/ATOM's KV-pool refactor (pull request #2147): ``build_batch_ids_device`` takes the total as a required
 argument, because without it ``torch.repeat_interleave`` synchronizes the
 device to read back its own output length -- verified under
 ``torch.cuda.set_sync_debug_mode("error")`` -- once per prefill, between the
@@ -61,7 +61,7 @@ RULES = (
         ),
         why=(
             "With tensor repeats and no `output_size`, `repeat_interleave` synchronizes the "
-            "device to read back its own output length (the refactor record verified it "
+            "device to read back its own output length (ROCm/ATOM's KV-pool refactor verified it "
             'under `torch.cuda.set_sync_debug_mode("error")`): a stall on every call, '
             "between launches that could have overlapped, that no test notices because the "
             "result is the same. Pass the total the caller already holds."
@@ -120,7 +120,7 @@ class RequiredKeyword(Contract):
                 "    return torch.repeat_interleave(ids, context_lens, output_size=total_kv)\n"
             ),
             params=_PARAMS,
-            note="The record's fix: the caller's total passed as `output_size`.",
+            note="The refactor's fix: the caller's total passed as `output_size`.",
         ),
         Example(
             source=(
@@ -190,7 +190,7 @@ class RequiredKeyword(Contract):
             ),
             params=_PARAMS,
             expect=(Expect("AC701", 5, 41, "output_size"),),
-            note="Tensor repeats, no `output_size`: the sync the record measured.",
+            note="Tensor repeats, no `output_size`: the sync the refactor measured.",
         ),
         Example(
             source=(

@@ -1,6 +1,6 @@
 """retired-name: a name that must have zero occurrences left, comments and strings included.
 
-The refactor record closes its renames with a list, each entry "something
+ROCm/ATOM's KV-pool refactor (pull request #2147) closed its renames with a list, each entry "something
 with zero occurrences left in `atom/`": ``StateArena -> EntryMajorArena``,
 ``Eagle3DraftBuilder -> DraftKvBuilder``, ``is_qwen_next`` / ``is_kimi_linear``
 -> ``attn_family``, ``runner.use_mla`` -- the last one on a whole section of

@@ -2,7 +2,9 @@
 
 Unlike the rest of ``contracts`` this submodule imports the engine (and so torch); only tests and
 users import it, explicitly, and nothing on the static path does. ``checks`` holds one function per
-contract of BRIEF section 4, each raising :class:`~contracts.runtime.checks.ContractViolation`
+runtime contract (the seven in ``checks.RUNTIME_CONTRACTS``: price equals carve, rows
+from the walk, bind parity, disjoint and in bounds, transfer units, write-readback, refusal by
+name), each raising :class:`~contracts.runtime.checks.ContractViolation`
 naming the contract and what it found; ``strategies`` holds the hypothesis strategies that draw
 engine cases (model x tp x pp stage x kv dtype x scheduler block x block count).
 """

@@ -1,4 +1,4 @@
-"""One function per runtime contract (BRIEF section 4), over a built :class:`ModelRunner`.
+"""One function per runtime contract (``RUNTIME_CONTRACTS``), over a built :class:`ModelRunner`.
 
 Each check reads the engine's own answers -- the specs, the plan, the walk, the bound views,
 the transfer regions -- and compares them with a second, independent reading of the same bytes:
@@ -522,8 +522,8 @@ def _write_state(builder, module, rng, gen, contract) -> None:
 # -- 6b. element order ------------------------------------------------------------------------
 #
 # A byte count, an offset and a block range all agree when a view reads the right bytes in the
-# wrong order: the record's V bound non-transposed where every other reader took it 5-D. So the
-# element order is checked element by element: a distinct code per (block, token, head, dim,
+# wrong order: ROCm/ATOM's Eagle3 draft builder, before its KV-pool refactor, bound V
+# non-transposed where every other reader took it 5-D. So the element order is checked element by element: a distinct code per (block, token, head, dim,
 # field) is written through the module's bound view with the reference store's indexing, and
 # read back through every other reader of those bytes -- the transfer region at the offsets the
 # documented layout gives (reference_store's table, written out below from the module's own
