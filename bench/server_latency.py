@@ -32,7 +32,7 @@ with ``--no-peer`` or when ``ruff server`` cannot start). Each server's CPU
 time and peak resident memory are read from /proc just before shutdown.
 
     python bench/server_latency.py [--keystrokes 200] [--rounds 3]
-        [--file PATH] [--as REL] [--root DIR] [--no-peer]
+        [--file PATH] [--as REL] [--root DIR] [--no-peer] [--baseline CHECKOUT]
 
 ``--file`` is the text typed into (default: whole modules of ``atom/``,
 joined until they make 2,000 lines); ``--as`` the path it is opened as, under
@@ -257,6 +257,8 @@ def session(
     name: str, argv: list[str], root: Path, rel: str, text: str, keystrokes: int, options
 ) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if name == "baseline":
+        env["PYTHONPATH"] = str(root)  # that checkout's checker, not the installed one
     client = Client(argv, root, env)
     uri = (root / rel).as_uri()
     try:
@@ -415,6 +417,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="the workspace folder")
     parser.add_argument("--no-peer", action="store_true", help="do not run ruff server")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of this repository (e.g. `git worktree add /tmp/base REV`): its "
+        "server runs the same session alternately, as the before of a change",
+    )
     args = parser.parse_args(argv)
     if args.keystrokes < 2:
         parser.error(f"--keystrokes must be at least 2, not {args.keystrokes}")
@@ -432,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     ours_round, ours_inside, ours_inside_parsed, theirs_round, theirs_parsed = [], [], [], [], []
     ours_parsed_round = []
     usage = {"ours": [], "ruff": []}
+    baseline_round: list[float] = []
+    baseline_parsed: list[float] = []
     opens = {"ours": [], "ruff": []}
     failures: list[str] = []
     floor_parsed: list[float] = []
@@ -465,6 +475,21 @@ def main(argv: list[str] | None = None) -> int:
                     ours_parsed_round.append(rt)
             usage["ours"].append((ours["cpu_s"], ours["peak_kib"]))
             opens["ours"].append(ours["open_ms"])
+            if args.baseline:
+                base = session(
+                    "baseline",
+                    [sys.executable, "-m", "checkers", "server"],
+                    args.baseline.resolve(),
+                    args.rel,
+                    text,
+                    args.keystrokes,
+                    {"debounceMs": 0, "diagnosticMode": "push"},
+                )
+                failures += [json.dumps(e) for e in base["errors"]]
+                baseline_round += base["round_trip"]
+                baseline_parsed += [
+                    rt for rt, ok in zip(base["round_trip"], base["parses"], strict=True) if ok
+                ]
             if peer:
                 theirs = session("ruff", peer, root, args.rel, text, args.keystrokes, {})
                 theirs_round += theirs["round_trip"]
@@ -483,6 +508,15 @@ def main(argv: list[str] | None = None) -> int:
     print(row("round trip, change -> diagnostics", ours_round))
     print(row("  of which the buffer parses", ours_parsed_round))
     print(row("open -> first diagnostics", opens["ours"]))
+    if args.baseline:
+        print(f"baseline server ({args.baseline}):")
+        print(row("round trip, change -> diagnostics", baseline_round))
+        print(row("  of which the buffer parses", baseline_parsed))
+        print(
+            f"  this / baseline, round trip median: "
+            f"{quantiles(ours_round)[0] / quantiles(baseline_round)[0]:.2f}x "
+            f"(parses: {quantiles(ours_parsed_round)[0] / quantiles(baseline_parsed)[0]:.2f}x)"
+        )
     print("the parse floor (one ast.parse of the whole buffer, in this process, alternately):")
     print(row("buffers that parse", floor_parsed))
     print(row("buffers that do not (never spliced)", floor_failed))
