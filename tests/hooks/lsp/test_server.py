@@ -28,41 +28,19 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import make_test_lsp_client
 
+from ...scaffold import pyproject, write_tree
+
 LAUNCHER = Path(__file__).with_name("serve_with_test_kinds.py")
 REPO = Path(__file__).resolve().parents[3]
 PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
-PYPROJECT = """\
-[project]
-name = "consumer"
-version = "0"
-
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-
-[[tool.atom-contracts.contracts]]
-id = "old-name"
-kind = "rename"
-old = "legacy"
-new = "current"
-
-[[tool.atom-contracts.contracts]]
-id = "plain-triton"
-kind = "banned-import"
-modules = { "vllm.triton_utils" = "import triton directly" }
-
-[[tool.atom-contracts.contracts]]
-id = "triton-tests-importorskip"
-kind = "importorskip"
-module = "triton"
-tests = ["tests/**"]
-"""
+PYPROJECT = pyproject(
+    "blocks-keyword-only",
+    {"id": "old-name", "kind": "rename", "old": "legacy", "new": "current"},
+    "plain-triton-imports",
+    "skip-triton",
+    name="consumer",
+)
 
 # AC101 on line 2 (`blocks` positional, the def's parameter at column 36),
 # AC991 on line 6 (`legacy`, which has a safe fix).
@@ -74,13 +52,6 @@ class Builder:
 
 value = legacy
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientCapabilities:
@@ -231,7 +202,9 @@ def edits_of(action: types.CodeAction, uri: str):
 @pytest.fixture
 def project(tmp_path):
     root = tmp_path / "consumer"
-    write(root, {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/builder.py": VIOLATING})
+    write_tree(
+        root, {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/builder.py": VIOLATING}
+    )
     return root
 
 
@@ -333,7 +306,7 @@ async def test_open_edit_fix_suppress_and_save(project):
 async def test_an_unsafe_fix_is_labelled_and_not_preferred(project):
     text = "from vllm.triton_utils import triton\n"
     path = project / "pkg" / "kernels.py"
-    write(project, {"pkg/kernels.py": text})
+    write_tree(project, {"pkg/kernels.py": text})
     async with session([project], snippets=True) as client:
         uri = open_doc(client, path, text)
         (diag,) = await diagnostics(client, uri, lambda d: codes(d) == ["AC501"])
@@ -358,7 +331,7 @@ async def test_an_unsafe_fix_is_labelled_and_not_preferred(project):
 
 @pytest.mark.asyncio
 async def test_pulled_diagnostics_document_and_workspace(project):
-    write(project, {"pkg/other.py": "thing = legacy\n"})
+    write_tree(project, {"pkg/other.py": "thing = legacy\n"})
     path = project / "pkg" / "builder.py"
     async with session([project], pull=True) as client:
         uri = open_doc(client, path, VIOLATING)
@@ -393,7 +366,7 @@ async def test_a_save_rechecks_the_files_it_affects_open_or_not(project):
         "import pytest\n\nfrom pkg import ops\n\ntriton = pytest.importorskip('triton')\n\n\n"
         "def test_ops():\n    assert ops\n"
     )
-    write(
+    write_tree(
         project,
         {
             "pkg/ops.py": "def op():\n    pass\n",
@@ -504,14 +477,14 @@ async def test_a_crashing_rule_is_logged_and_reported_and_the_rest_still_show(pr
 @pytest.mark.asyncio
 async def test_each_workspace_folder_has_its_own_declaration(project, tmp_path):
     second = tmp_path / "second"
-    write(
+    write_tree(
         second,
         {
             "pyproject.toml": PYPROJECT.replace('old = "legacy"', 'old = "ancient"'),
             "mod.py": "a = legacy\nb = ancient\n",
         },
     )
-    write(project, {"mod.py": "a = legacy\nb = ancient\n"})
+    write_tree(project, {"mod.py": "a = legacy\nb = ancient\n"})
     async with session([project, second]) as client:
         first_uri = open_doc(client, project / "mod.py", "a = legacy\nb = ancient\n")
         second_uri = open_doc(client, second / "mod.py", "a = legacy\nb = ancient\n")
