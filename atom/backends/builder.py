@@ -102,6 +102,11 @@ class KvCacheBuilder:
             return 0
         return self._paged_plan(entries).total_bytes
 
+    def own_buffers(self) -> list[torch.Tensor]:
+        """Buffers this builder allocated itself rather than taking from the runner's paged
+        buffer; empty for every builder that takes a region (DeepSeek-V4 allocates its own)."""
+        return []
+
     # -- allocation -------------------------------------------------------------------------
 
     def allocate_kv_cache_tensors(self, *, blocks: int, buf: torch.Tensor | None) -> dict[str, Any]:

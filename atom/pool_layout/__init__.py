@@ -12,6 +12,9 @@ docs/pool_layout.md.
            `carve_layer_major`
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
            rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+  V4       `V4RowSpace` (where rows go), `plane_row_widths`,
+           `compressor_state_fields`, `plan_shared_row_planes`,
+           `indexer_block_regions` (what a row is)
 """
 
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
@@ -26,6 +29,15 @@ from .paged_pool import PagedPool, PagedPoolViews, is_fp8
 from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
 from .regions import Region, RegionPlan, carve, plan_regions
 from .state_pool import LinearStatePool, LinearStateViews
+from .v4_pool_fields import (
+    IndexerRegion,
+    compressor_state_fields,
+    indexer_block_bytes,
+    indexer_block_regions,
+    plan_shared_row_planes,
+    plane_row_widths,
+)
+from .v4_pool_geometry import V4RowSpace
 
 __all__ = [
     "DEFAULT_ALIGN",
@@ -34,6 +46,7 @@ __all__ = [
     "EntryMajorArena",
     "EntryWalk",
     "IndexerField",
+    "IndexerRegion",
     "KindRows",
     "KvGeometry",
     "LayerMajorArena",
@@ -52,16 +65,22 @@ __all__ = [
     "Region",
     "RegionPlan",
     "SplitEntryMajorArena",
+    "V4RowSpace",
     "assign_pool_rows",
     "carve",
     "carve_layer_major",
+    "compressor_state_fields",
+    "indexer_block_bytes",
+    "indexer_block_regions",
     "is_fp8",
     "k_block_shape",
     "plan_field_planes",
     "plan_layer_major",
     "plan_regions",
+    "plan_shared_row_planes",
     "plane_entry_bytes",
     "plane_fields",
+    "plane_row_widths",
     "plane_rows",
     "round_up",
     "shuffle_vector",

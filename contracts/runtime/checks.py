@@ -86,11 +86,16 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
     blocks = _require_initialized(runner, contract)
     plan = runner.paged_plan(blocks)
     charged_total = 0
+    own_total = 0
     for builder in runner.builders():
         charge = builder.paged_entry_bytes() * blocks
         nbytes = builder.paged_pool_bytes(blocks)
         if nbytes == 0:
-            continue  # allocates its own: no region, nothing of the paged buffer to take
+            # Allocates its own (DeepSeek-V4): no region of the paged buffer, so what it holds
+            # must be exactly what it was priced at, PAGE per block and STATE per request.
+            own_total += charge
+            _check_own_allocation(builder, charge, contract)
+            continue
         if nbytes != charge:
             _fail(
                 contract,
@@ -117,10 +122,11 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
                     f"pool {builder.name}.{name}: data {data} B + padding != price {priced}",
                 )
     page_price = runner.entry_bytes().get(EntryClass.PAGE, 0)
-    if page_price * blocks != charged_total:
+    if page_price * blocks != charged_total + own_total:
         _fail(
             contract,
-            f"PAGE entry_bytes {page_price} x {blocks} blocks != builders' charges {charged_total}",
+            f"PAGE entry_bytes {page_price} x {blocks} blocks != builders' charges "
+            f"{charged_total} + {own_total} allocated by their own builders",
         )
     total = runner.paged_buf.numel()
     slack = plan.align * max(len(plan.regions) - 1, 0)
@@ -138,6 +144,32 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
                     contract,
                     f"STATE pool {name} holds {views.arena.buf.numel()} B, priced {priced}",
                 )
+
+
+def _check_own_allocation(builder: Any, page_charge: int, contract: str) -> None:
+    """A builder that allocates its own holds exactly its PAGE charge plus its STATE price times
+    the requests it was allocated for -- nothing rounded, nothing left out."""
+    held = sum(b.numel() * b.element_size() for b in builder.own_buffers())
+    state_price = sum(
+        s.entry_bytes for s in builder.sub_pool_specs() if s.entry_class is EntryClass.STATE
+    )
+    entries = getattr(builder, "entries", None) or 0
+    if page_charge and not held:
+        _fail(contract, f"builder {builder.name!r} charges {page_charge} B of PAGE and holds none")
+    if held != page_charge + state_price * entries:
+        _fail(
+            contract,
+            f"builder {builder.name!r} allocates its own and holds {held} B; PAGE {page_charge} B "
+            f"+ STATE {state_price} B x {entries} requests = {page_charge + state_price * entries}",
+        )
+
+
+def _own_buffers(runner: ModelRunner) -> dict[int, torch.Tensor]:
+    return {_storage_key(buf): buf for b in runner.builders() for buf in b.own_buffers()}
+
+
+def _allocates_own(runner: ModelRunner, builder: Any) -> bool:
+    return runner.blocks is not None and builder.paged_pool_bytes(runner.blocks) == 0
 
 
 # -- 2. rows from the walk ---------------------------------------------------------------------
@@ -254,11 +286,14 @@ def check_disjoint_in_bounds(runner: ModelRunner) -> None:
         for b in runner.builders()
         for v in b.state_views.values()
     }
+    own_bufs = _own_buffers(runner)
     runs: dict[int, list[tuple[int, int, str]]] = {}
     for module, name, view in _all_views(runner):
         key = _storage_key(view)
         start, stop = byte_extent(view)
-        if key == paged_key:
+        if key in own_bufs:
+            lo, hi = byte_extent(own_bufs[key])
+        elif key == paged_key:
             region = plan[runner.builder_of(module).name]
             lo, hi = base + region.offset, base + region.stop
         elif key in state_bufs:
@@ -362,6 +397,8 @@ def check_transfer_units(runner: ModelRunner) -> None:
         _fail(contract, f"regions cover {registered} B; the paged pools hold {data} B of data")
     for module in runner.bound_modules():
         builder = runner.builder_of(module)
+        if _allocates_own(runner, builder):
+            continue  # nothing of the runner's paged buffer: no region of it to register
         for name in module.kv_views:
             if name in STATE_VIEWS:
                 continue
@@ -579,6 +616,11 @@ def check_refusals(
     # A block count the regions do not divide into.
     if built is None:
         built = make_runner().initialize(blocks)
+    if not built.kv_transfer.regions:
+        # Only a builder that allocates its own registers none of the paged buffer.
+        if not all(_allocates_own(built, b) for b in built.builders()):
+            _fail(contract, "no transfer region was registered for a pool in the paged buffer")
+        return
     role = built.kv_transfer.regions[0].semantic_role
     _expect_refusal(
         contract,
