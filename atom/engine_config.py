@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 import torch
 
-#: KV dtypes by the name the command line uses. fp8 is e4m3 with fp32 scales where the
-#: flavour dequantizes per token and head (MHA); MLA's fp8 latent carries no scale plane.
+#: KV dtypes by the name the command line uses. fp8 is e4m3 (OCP, CUDA's) with fp32 scales where
+#: the flavour dequantizes per token and head (MHA); MLA's fp8 latent carries no scale plane.
+#: ROCm's e4m3 is ``float8_e4m3fnuz`` (no negative zero, max 240) and e5m2 trades a mantissa bit
+#: for range: each is fp8 to every reader, through ``atom.pool_layout.is_fp8``.
 KV_DTYPES: dict[str, torch.dtype] = {
     "bf16": torch.bfloat16,
     "fp8": torch.float8_e4m3fn,
+    "fp8_e4m3fnuz": torch.float8_e4m3fnuz,
+    "fp8_e5m2": torch.float8_e5m2,
 }
 
 MHA_BACKENDS = ("aiter", "triton")
@@ -69,4 +73,7 @@ class EngineConfig:
 
     @property
     def is_fp8(self) -> bool:
-        return self.kv_dtype == "fp8"
+        # The pool's one answer, so a name added above cannot be fp8 here and bf16 there.
+        from atom.pool_layout import is_fp8
+
+        return is_fp8(self.kv_torch_dtype)

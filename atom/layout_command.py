@@ -64,7 +64,10 @@ def _layout_parser() -> argparse.ArgumentParser:
         help="which stage to lay out (default 0; MTP layers and a draft live on the last)",
     )
     p.add_argument(
-        "--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype (default bf16)"
+        "--kv-dtype",
+        choices=("bf16", "fp8", "fp8_e4m3fnuz", "fp8_e5m2"),
+        default="bf16",
+        help="KV cache dtype (default bf16)",
     )
     p.add_argument(
         "--block-size",

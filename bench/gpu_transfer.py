@@ -33,8 +33,13 @@ import time
 import torch
 
 
-def _time_round_robin(fns: dict[str, object], reps: int) -> dict[str, float]:
-    """Median ms of each, launched in turn so clock and thermal drift hit all of them alike."""
+def _time_round_robin(fns: dict[str, object], reps: int, *, inner: int = 1) -> dict[str, float]:
+    """Median ms a call of each, launched in turn so clock and thermal drift hit all alike.
+
+    A sample is ``inner`` calls back to back between two events: the host's work for one call
+    (argument checks, the launch) then overlaps the device's work for the one before, which is
+    how a transfer loop runs, and what ``inner=1`` (a call alone, host overhead included) is not.
+    """
     for fn in fns.values():  # warm-up: compile, cache, allocator
         fn()
         fn()
@@ -44,11 +49,18 @@ def _time_round_robin(fns: dict[str, object], reps: int) -> dict[str, float]:
         for name, fn in fns.items():
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn()
+            for _ in range(inner):
+                fn()
             end.record()
             end.synchronize()
-            times[name].append(start.elapsed_time(end))
+            times[name].append(start.elapsed_time(end) / inner)
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _inner_for(nbytes: int, copy_gbps: float, *, sample_ms: float = 4.0) -> int:
+    """Calls a sample takes so it lasts ``sample_ms`` at copy speed (at least 1, at most 50)."""
+    per_call_ms = 2 * nbytes / (copy_gbps * 1e9) * 1e3
+    return max(1, min(50, round(sample_ms / per_call_ms)))
 
 
 def _gbps(nbytes: int, ms: float) -> float:
@@ -92,19 +104,22 @@ def _contenders(rs, ids, staged, views, nbytes: int) -> dict[str, object]:
     }
 
 
-def measure(case_name: str, kv_dtype: str, blocks: int, reps: int, gen: torch.Generator):
+def measure(
+    case_name: str, kv_dtype: str, blocks: int, reps: int, gen: torch.Generator, copy_gbps: float
+):
     """Rows of (layout, regions, block bytes, kernel ms, scatter ms, index_select ms, copy ms)."""
     from atom.engine_config import EngineConfig
     from atom.kernels.block_transfer import RegionSet
     from atom.models.registry import load_model_config
     from atom.runner.model_runner import ModelRunner
-    from contracts.runtime.strategies import DRAFT_PAIRS
+    from contracts.runtime.strategies import DRAFT_PAIRS, default_case
 
     target, draft = DRAFT_PAIRS.get(case_name, (case_name, None))
     pool_blocks = blocks + blocks // 2
+    block = default_case(case_name).engine.scheduler_block_size  # 16, or what the model accepts
     runner = ModelRunner(
         load_model_config(target),
-        EngineConfig(kv_dtype=kv_dtype),
+        EngineConfig(kv_dtype=kv_dtype, scheduler_block_size=block),
         draft_config=load_model_config(draft) if draft else None,
     )
     # The pool, its entry-major twin, the staging buffer, index_select's outputs and the copy's
@@ -129,7 +144,9 @@ def measure(case_name: str, kv_dtype: str, blocks: int, reps: int, gen: torch.Ge
         del reference
         nbytes = staged.data.numel()
         views = [v for v in rs.byte_views() if v is not None]
-        t = _time_round_robin(_contenders(rs, ids, staged, views, nbytes), reps)
+        contenders = _contenders(rs, ids, staged, views, nbytes)
+        t = _time_round_robin(contenders, reps, inner=_inner_for(nbytes, copy_gbps))
+        t["kernel alone"] = _time_round_robin({"k": contenders["kernel"]}, reps)["k"]
         rows.append((layout, len(rs.regions), rs.layout.block_bytes, nbytes, t))
         torch.cuda.empty_cache()
     runner.release()
@@ -169,6 +186,79 @@ def sweep(reps: int, gen: torch.Generator) -> list[tuple]:
     return out
 
 
+def _ptx_accesses(compiled) -> str:
+    """How wide the compiled kernel's global loads and stores are, read off its PTX."""
+    import re
+
+    try:
+        ptx = compiled.asm["ptx"]
+    except (AttributeError, KeyError, TypeError):
+        return "no PTX"
+    found = sorted(set(re.findall(r"(?:ld|st)\.global[.\w]*", ptx)))
+    return ", ".join(found) or "no PTX"
+
+
+def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
+    """Kernel options against each other where the first run fell short, and the PTX widths."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels import triton_block_transfer as tbt
+    from atom.kernels.block_transfer import RegionSet
+    from atom.kernels.transfer_layouts import entry_major_twin, paged_fields
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    print(
+        f"\n{'case':40} {'full_fast':>9} {'streaming':>9} {'GB/s':>6} {'1 call':>6} {'copy':>6}  accesses"
+    )
+    for model, kv, layout, blocks in (
+        ("llama-3.1-8b", "bf16", "entry-major", 2048),
+        ("llama-3.1-8b", "fp8", "layer-major", 2048),
+        ("kimi-k3", "bf16", "layer-major", 256),
+        ("kimi-k3", "bf16", "layer-major", 2048),
+    ):
+        runner = ModelRunner(load_model_config(model), EngineConfig(kv_dtype=kv)).initialize(
+            blocks + blocks // 2, device="cuda"
+        )
+        regions, buf = runner.kv_transfer.regions, runner.paged_buf
+        if layout == "entry-major":
+            arena, regions = entry_major_twin(
+                paged_fields(runner), blocks + blocks // 2, device="cuda"
+            )
+            buf = arena.buf
+        buf.random_()
+        rs = RegionSet(regions)
+        ids = torch.randperm(blocks + blocks // 2, generator=gen, device="cuda")[:blocks]
+        staged = rs.gather(ids, impl="torch")
+        nbytes = staged.data.numel()
+        copy_src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+        copy_dst = torch.empty_like(copy_src)
+        fns = {"copy": lambda d=copy_dst, s=copy_src: d.copy_(s)}
+        for full_fast in (False, True):
+            for streaming in (False, True):
+                fns[(full_fast, streaming)] = functools.partial(
+                    tbt.launch, rs, "gather", staged.data, ids, piece_bytes=16384,
+                    full_fast=full_fast, streaming=streaming,
+                )  # fmt: skip
+        inner = _inner_for(nbytes, copy_gbps)
+        t = _time_round_robin(fns, reps, inner=inner)
+        alone = _time_round_robin({k: v for k, v in fns.items() if k != "copy"}, reps)
+        for key, fn in fns.items():
+            if key == "copy":
+                continue
+            compiled = fn()
+            torch.cuda.synchronize()
+            reference = rs.gather(ids, impl="torch").data
+            if not torch.equal(staged.data, reference):
+                raise SystemExit(f"FAIL {model} {layout} options {key}: staged other bytes")
+            print(
+                f"{model + ' ' + kv + ' ' + layout + ' x' + str(blocks):40} {key[0]!s:>9} "
+                f"{key[1]!s:>9} {_gbps(nbytes, t[key]):6.0f} {_gbps(nbytes, alone[key]):6.0f} "
+                f"{_gbps(nbytes, t['copy']):6.0f}  {_ptx_accesses(compiled)}"
+            )
+        runner.release()
+        torch.cuda.empty_cache()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="", help="comma-separated cases (default: every one)")
@@ -176,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", default="256,2048")
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--diagnose", action="store_true", help="kernel options and PTX widths")
+    parser.add_argument("--no-table", action="store_true", help="skip the per-model table")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("needs a CUDA device", file=sys.stderr)
@@ -189,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"device: {torch.cuda.get_device_name()}; plain copy of 4 GiB: {copy_gbps:.0f} GB/s (read + write)"
     )
+    if args.diagnose:
+        diagnose(args.reps, gen, copy_gbps)
     if args.sweep:
         print(f"\n{'kv':5} {'piece B':>8} {'warps':>5} {'GB/s':>7} {'of copy':>8}")
         for kv, piece, warps, gbps in sweep(args.reps, gen):
@@ -196,22 +290,23 @@ def main(argv: list[str] | None = None) -> int:
     header = (
         f"\n{'model':32} {'kv':4} {'layout':12} {'regions':>7} {'block KiB':>9} {'blocks':>6} "
         f"{'kernel GB/s':>11} {'scatter':>8} {'idx_sel':>8} {'copy':>6} "
-        f"{'k/copy':>7} {'k/dev':>6} {'k/idx':>6}"
+        f"{'k/copy':>7} {'k/dev':>6} {'k/idx':>6} {'1 call':>6}"
     )
     print(header)
     ok = True
     missed = []
-    for name in names:
+    for name in [] if args.no_table else names:
         for kv_dtype in args.kv_dtypes.split(","):
             for blocks in (int(b) for b in args.blocks.split(",")):
                 try:
-                    rows = measure(name, kv_dtype, blocks, args.reps, gen)
+                    rows = measure(name, kv_dtype, blocks, args.reps, gen, copy_gbps)
                 except (ValueError, TypeError) as exc:  # a model that refuses this dtype
                     print(f"{name:32} {kv_dtype:4} skipped: {exc}")
                     continue
                 for layout, regions, block_bytes, nbytes, t in rows:
-                    k, s, i, c = (
-                        _gbps(nbytes, t[x]) for x in ("kernel", "scatter", "index_select", "copy")
+                    k, s, i, c, alone = (
+                        _gbps(nbytes, t[x])
+                        for x in ("kernel", "scatter", "index_select", "copy", "kernel alone")
                     )
                     flags = []
                     if k < 0.85 * copy_gbps:
@@ -224,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(
                         f"{name:32} {kv_dtype:4} {layout:12} {regions:7d} {block_bytes / 1024:9.1f} "
                         f"{blocks:6d} {k:11.0f} {s:8.0f} {i:8.0f} {c:6.0f} {k / c:7.1%} "
-                        f"{k / copy_gbps:6.1%} {k / i:6.1f}x"
+                        f"{k / copy_gbps:6.1%} {k / i:6.1f}x {alone:6.0f}"
                         + ("  " + "; ".join(flags) if flags else "")
                     )
     print(f"\n{time.monotonic() - started:.0f} s")

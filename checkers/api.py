@@ -28,6 +28,11 @@ class CheckResult:
     # Files left alone, and why: a fix that could not be written without
     # losing something (the CLI prints each on stderr; the run goes on).
     warnings: list[str] = field(default_factory=list)
+    # path -> the codes of the fixes applied there, in order (``--show-fixes``).
+    fixes: dict[str, list[str]] = field(default_factory=dict)
+    # With diff=True: a unified diff per file that --fix would rewrite; nothing written.
+    diffs: list[str] = field(default_factory=list)
+    fixed_text: str | None = None  # with stdin: the text after fixes (the input when none)
 
 
 def load_config(
@@ -91,18 +96,26 @@ def check(
     ignore: Sequence[str] | str | None = None,
     fix: bool = False,
     unsafe_fixes: bool = False,
+    diff: bool = False,
     diff_base: str | None = None,
     use_cache: bool = True,
     jobs: int | None = None,
     config: Config | None = None,
     config_file: str | Path | None = None,
     progress: bool | None = None,
+    stdin: str | None = None,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
 
-    Raises ``ConfigError`` (bad declaration or selection), ``PathError`` (a
-    path that does not exist), ``DiffError`` (``diff_base`` unresolvable) and
-    ``ContractCrash`` (a rule raised): all exit 2 in the CLI.
+    ``stdin``: the text of the one file ``paths`` names (``--stdin-filename``),
+    checked in memory as if it were that file; with ``fix`` the fixed text is
+    ``CheckResult.fixed_text`` and nothing is written.
+
+    Raises ``ConfigError`` (bad declaration or selection, no declaration, a
+    contract covering no file), ``PathError`` (a path that does not exist) and
+    ``DiffError`` (``diff_base`` unresolvable): all exit 2 in the CLI. A rule
+    that raises on a file is that file's AC002 finding, not an exception: the
+    other files' findings still come back.
     """
     from .discovery import discover
     from .engine import Engine, wants_progress
@@ -129,8 +142,20 @@ def check(
         )
     selection = selection_for(config, select, ignore)
     engine = Engine(config, selection)
+    if stdin is not None:
+        return _check_stdin(engine, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
     files = discover(targets, config)
-    _require_coverage(config, files if _lists_whole_project(targets, config) else None)
+    # A contract covering no file of the project checks nothing: judged on the
+    # project (exactly when the run lists it), never on the files named.
+    from . import coverage
+
+    named = [rel for rel, _ in files]
+    index = (
+        coverage.Listed(named)
+        if _lists_whole_project(targets, config)
+        else coverage.Probed(config, named)
+    )
+    coverage.require_coverage(config, index)
     hunks = None
     if diff_base is not None:
         from .diff_filter import changed_lines
@@ -158,7 +183,9 @@ def check(
     results = engine.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
     fixed = 0
     warnings: list[str] = []
-    if fix:
+    fixes: dict[str, list[str]] = {}
+    diffs: list[str] = []
+    if fix or diff:
         fixed = _fix(
             engine,
             results,
@@ -167,52 +194,74 @@ def check(
             hunks=hunks,
             cache=cache,
             warnings=warnings,
+            fixes=fixes,
+            diffs=diffs if diff else None,
         )
+    if fix and not diff:
         if fixed and cache is not None:
             cache.set_stamp(None)  # the tree the stamp described has just been rewritten
         if fixed and diff_base is not None:
             from .diff_filter import changed_lines
 
             hunks = changed_lines(config.root, diff_base)
-    if cache is not None:
-        cache.save()
     findings = [f for r in results for f in r.findings]
+    checked = sum(1 for r in results if not r.missing)
+    if hunks is None and targets and not _covers_src_roots(targets, config):
+        # Some files, not the tree (pre-commit, the agent hook, `check FILE`):
+        # what they break in files that did not change fails here too.
+        from .dependents import recheck
+
+        caused, rechecked = recheck(engine, [(r.path, dict(files)[r.path]) for r in results])
+        findings.extend(caused)
+        checked += rechecked
+    if cache is not None:
+        engine.save_summaries(cache)
+        cache.save()
     if hunks is not None:
         from .diff_filter import in_diff
 
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
-    checked = sum(1 for r in results if not r.missing)
     return CheckResult(
-        root=config.root, findings=findings, files_checked=checked, fixed=fixed, warnings=warnings
+        root=config.root,
+        findings=findings,
+        files_checked=checked,
+        fixed=fixed,
+        warnings=warnings,
+        fixes=fixes,
+        diffs=diffs,
     )
+
+
+def _check_stdin(engine, targets: list[Path], text: str, *, fix: bool, unsafe: bool) -> CheckResult:
+    from . import coverage
+    from .discovery import relative
+
+    config = engine.config
+    if len(targets) != 1:
+        raise ConfigError("stdin is one file: give exactly one --stdin-filename")
+    rel = relative(targets[0], config.root)
+    coverage.require_coverage(config, coverage.Probed(config, [rel]))
+    exclude = config.exclude_spec()
+    result = CheckResult(root=config.root, files_checked=1, fixed_text=text)
+    if exclude is not None and exclude.match_file(rel):
+        return result
+    if fix:
+        from .fixer import fix_text
+
+        record: list[Finding] = []
+        result.fixed_text, result.fixed = fix_text(
+            text, lambda t: engine.check_text(rel, t), unsafe=unsafe, record=record
+        )
+        if record:
+            result.fixes[rel] = [f.code for f in record]
+    result.findings = sorted(engine.check_text(rel, result.fixed_text), key=Finding.sort_key)
+    return result
 
 
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:
     root = str(config.root)
     return not targets or any(os.path.abspath(t) == root for t in targets)
-
-
-def _require_coverage(config: Config, files: list[tuple[str, str]] | None) -> None:
-    """ConfigError naming the first contract that covers no file of the project.
-
-    Judged on the whole project's listing (``files`` when the run already is
-    one, discovered here otherwise), never on the files named: pre-commit
-    names the few a commit touched, and a contract scoped elsewhere is not
-    broken by that.
-    """
-    if files is None:
-        from .discovery import discover
-
-        files = discover([], config)
-    listing = [rel for rel, _ in files]
-    for contract in config.contracts:
-        unmatched = contract.unmatched(listing, config.src)
-        if unmatched:
-            raise ConfigError(
-                f"contract `{contract.id}` ({contract.KIND}) covers no file: {unmatched[0]} "
-                f"(of the {len(listing)} Python files under {config.root})"
-            )
 
 
 def _covers_src_roots(targets: list[Path], config: Config) -> bool:
@@ -229,10 +278,23 @@ def _covers_src_roots(targets: list[Path], config: Config) -> bool:
 
 
 def _fix(
-    engine, results, abspaths: dict[str, str], *, unsafe: bool, hunks, cache, warnings: list[str]
+    engine,
+    results,
+    abspaths: dict[str, str],
+    *,
+    unsafe: bool,
+    hunks,
+    cache,
+    warnings: list[str],
+    fixes: dict[str, list[str]],
+    diffs: list[str] | None = None,
 ) -> int:
     """Fix each file with something to fix; a file that cannot be fixed safely is named in
-    ``warnings`` and left as it was, and the rest are still fixed."""
+    ``warnings`` and left as it was, and the rest are still fixed.
+
+    With ``diffs`` (``--diff``) nothing is written: each file's unified diff is
+    appended instead, of exactly the text ``--fix`` would write.
+    """
     from .fixer import WriteRefused, applies, encode_like, fix_text, write_fixed
     from .source import DecodeError, decode_source
 
@@ -260,13 +322,31 @@ def _fix(
         except (DecodeError, WriteRefused) as exc:
             warnings.append(f"{path}: not fixed: {exc}")
             continue
+        record: list[Finding] = []
         new, applied = fix_text(
             text,
             lambda t, path=path: engine.check_text(path, t),
             unsafe=unsafe,
             keep=keep or (lambda f: True),
+            record=record,
         )
         if not applied or new == text:
+            continue
+        if diffs is not None:
+            import difflib
+
+            diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        text.splitlines(keepends=True),
+                        new.splitlines(keepends=True),
+                        fromfile=path,
+                        tofile=path,
+                    )
+                )
+            )
+            fixes[path] = [f.code for f in record]
+            fixed += applied
             continue
         try:
             write_fixed(abspath, original, new, root=engine.config.root)
@@ -274,6 +354,7 @@ def _fix(
             warnings.append(f"{path}: not fixed: {exc}")
             continue
         fixed += applied
+        fixes[path] = [f.code for f in record]
         results[index] = engine.check_file(path, abspath, None)
         if cache is not None and results[index].cache_entry is not None:
             cache.put(path, *results[index].cache_entry)

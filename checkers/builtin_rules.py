@@ -1,4 +1,4 @@
-"""The engine's own codes: a file it could not check, and suppressions.
+"""The engine's own codes: a file it could not check, its own failure on one, and suppressions.
 
 These are not contract kinds -- nothing declares them -- but they are
 documented in the same shape (``atom-contracts explain AC901``) and rendered
@@ -22,6 +22,22 @@ UNCHECKABLE = Rule(
         "text pre-filter is not parsed at all (that is what keeps a whole-tree check cheap), "
         "so a syntax error there is left to ruff, which reports every one. AC001 is always "
         "on: `select` and `ignore` do not turn it off; `per-file-ignores` does."
+    ),
+)
+
+CHECKER_FAILED = Rule(
+    code="AC002",
+    name="checker-failed",
+    what=(
+        "Reports a file on which a contract's check (or the engine itself) raised, naming "
+        "the contract and the exception, in place of that contract's findings on the file."
+    ),
+    why=(
+        "A bug in one rule, or code deeper than it walks (a 2,000-branch `elif` chain), must "
+        "not take the run down: every other file's findings still print, and this file is "
+        "not reported as passing -- the run stays red until the checker is fixed. It is the "
+        "checker's failure, not the file's: report it. Always on, like AC001; "
+        "`per-file-ignores` turns it off for the files named."
     ),
 )
 
@@ -54,6 +70,13 @@ UNUSED_SUPPRESSION = Rule(
         "suppress anything, and the message says so rather than sending the reader looking "
         "for the finding."
     ),
+    fix_safety=(
+        "The fix is safe: it removes the unused code from the comment, keeping the other "
+        "codes (other tools' too) and the reason, and removes a comment left naming nothing "
+        "(its whole line, when the comment stood alone). A comment cannot change what the "
+        "program does. It is the one safe fix here: every other rule's rewrite changes a "
+        "signature, an import or an exception, each documented as unsafe or not offered."
+    ),
 )
 
-BUILTIN_RULES = (UNCHECKABLE, MISSING_REASON, UNUSED_SUPPRESSION)
+BUILTIN_RULES = (UNCHECKABLE, CHECKER_FAILED, MISSING_REASON, UNUSED_SUPPRESSION)

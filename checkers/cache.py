@@ -27,6 +27,7 @@ what a warm whole-tree run does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -106,6 +107,37 @@ def tree_stamp(files: list[tuple[str, str]]) -> str | None:
     return blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
+def _well_formed(stored: object) -> bool:
+    """Whether a loaded cache has the shape this version writes.
+
+    ``(stamp, {path: 6-tuple}, {path: 4-tuple})``: findings, then import
+    summaries; a file without the summaries (an older version's) still serves
+    its findings.
+
+    A file of another shape (an older version's, a foreign one that happens to
+    unmarshal) is a miss, never an error. Only the outer shape is checked here,
+    a microsecond per entry; an entry whose inside is wrong fails when the
+    engine reads it, and the engine then checks that file from its bytes.
+    """
+    if not (isinstance(stored, tuple) and len(stored) in (2, 3)):
+        return False
+    stamp, entries = stored[:2]
+    if not (stamp is None or isinstance(stamp, str)) or not isinstance(entries, dict):
+        return False
+    if len(stored) == 3 and not (
+        isinstance(stored[2], dict)
+        and all(
+            type(key) is str and type(value) is tuple and len(value) == 4
+            for key, value in stored[2].items()
+        )
+    ):
+        return False
+    return all(
+        type(key) is str and type(value) is tuple and len(value) == 6
+        for key, value in entries.items()
+    )
+
+
 class Cache:
     def __init__(self, root: Path, key: str) -> None:
         self.directory = root / CACHE_DIR
@@ -113,6 +145,10 @@ class Cache:
         self.entries: dict[str, tuple] = {}
         # The tree stamp the stored non-CACHEABLE findings were computed under.
         self.stamp: str | None = None
+        # relpath -> (size, mtime_ns, digest, imports): per-file import
+        # summaries (checkers.project.summarise), which a chain through an
+        # unchanged file reads instead of parsing it.
+        self.summaries: dict[str, tuple] = {}
         self.dirty = False
         self._load()
 
@@ -127,8 +163,9 @@ class Cache:
             stored = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return  # a truncated or foreign file is a miss, never an error
-        if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[1], dict):
-            self.stamp, self.entries = stored
+        if _well_formed(stored):
+            self.stamp, self.entries = stored[:2]
+            self.summaries = stored[2] if len(stored) == 3 else {}
 
     def get(self, path: str) -> tuple | None:
         return self.entries.get(path)
@@ -146,6 +183,10 @@ class Cache:
         if time.time() - mtime_ns / 1e9 < _RACY_SECONDS:
             mtime_ns = -1  # modified too recently for its stat to prove anything next time
         self.entries[path] = (size, mtime_ns, digest, findings, directives, tree_findings)
+        self.dirty = True
+
+    def put_summaries(self, summaries: dict[str, tuple]) -> None:
+        self.summaries.update(summaries)
         self.dirty = True
 
     def set_stamp(self, stamp: str | None) -> None:
@@ -166,12 +207,21 @@ class Cache:
             marker = self.directory / ".gitignore"
             if not marker.exists():
                 marker.write_text("# written by atom-contracts\n*\n")
-            tmp.write_bytes(marshal.dumps((self.stamp, self.entries)))
-            os.replace(tmp, self.path)
+            try:
+                tmp.write_bytes(marshal.dumps((self.stamp, self.entries, self.summaries)))
+                os.replace(tmp, self.path)
+            except BaseException:
+                # Ctrl-C mid-save included: the old file stays whole, no temporary is left.
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+                raise
             self._prune()
         except OSError:
-            tmp.unlink(missing_ok=True)
-            return  # a read-only checkout still checks; it just does not get faster
+            # A read-only checkout, or CACHE_DIR taken by a plain file: the run
+            # still checks; it just does not get faster.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            return
         self.dirty = False
 
     def _prune(self) -> None:

@@ -25,6 +25,7 @@ import gc
 import os
 import sys
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 
 from contracts.config import Config
@@ -41,7 +42,7 @@ _PROGRESS_FILES = 1000
 
 
 class ContractCrash(RuntimeError):
-    """A contract raised on a file: an internal error (exit 2), named by contract and file."""
+    """Kept for callers that caught it; a contract that raises is now an AC002 finding."""
 
 
 @dataclass
@@ -67,6 +68,26 @@ def uncheckable(path: str, message: str, line: int = 1, column: int = 1) -> Find
     )
 
 
+def checker_failed(path: str, what: str, exc: BaseException) -> Finding:
+    """AC002: the checker's own failure on one file, which the rest of the run survives."""
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return Finding(
+        code="AC002",
+        contract="",
+        kind="engine",
+        path=path,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+        message=(
+            f"{what} failed on this file ({type(exc).__name__}{': ' + detail if detail else ''}), "
+            "so it is not checked: a bug in atom-contracts, please report it"
+        ),
+        span_lines=(1, 1),
+    )
+
+
 def decode(data: bytes) -> str:
     """Source bytes to text the way Python's import reads them; DecodeError where it would not."""
     from .source import decode_source
@@ -85,6 +106,9 @@ class Engine:
         )
         self._project = None
         self._project_wants: dict[str, bool] = {}
+        # Per-file import summaries the cache holds (see Project.module_imports).
+        self.summaries: dict[str, tuple] = {}
+        self._cross_file = any(not c.CACHEABLE for c in self.contracts)
 
     def unknown(self, codes: set[str]) -> set[str]:
         """The codes among ``codes`` that no rule has (kinds imported only on a miss)."""
@@ -103,7 +127,7 @@ class Engine:
         if self._project is None:
             from .project import Project
 
-            self._project = Project(self.config.root, self.config.src_roots)
+            self._project = Project(self.config.root, self.config.src_roots, self.summaries)
         return self._project
 
     # -- one file ---------------------------------------------------------
@@ -124,7 +148,14 @@ class Engine:
         findings: list[Finding] = []
         parse_reported = False
         for contract in contracts:
-            if not contract.wants(source) or not self.project_wants(contract):
+            try:
+                wanted = contract.wants(source) and self.project_wants(contract)
+            except Exception as exc:
+                findings.append(
+                    checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
+                )
+                continue
+            if not wanted:
                 continue
             if getattr(contract, "NEEDS_TREE", True) and source.tree is None:
                 if not parse_reported:
@@ -142,20 +173,31 @@ class Engine:
                     )
                     parse_reported = True
                 continue
-            project = self.project
-            if not source.module_name:
-                source._module_name = project.module_name(source.path) or ""
-            add = getattr(project, "add_source", None)
-            if add is not None:
-                add(source)
             try:
-                findings.extend(contract.check(source, project))
-            except Exception as exc:
-                raise ContractCrash(
-                    f"contract `{contract.id}` ({contract.KIND}) crashed on {source.path}: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                findings.extend(self._run_one(contract, source))
+            except Exception as exc:  # RecursionError on deep code, or a bug in a rule
+                findings.append(
+                    checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
+                )
         return findings
+
+    def _run_one(self, contract: Contract, source: SourceFile) -> list[Finding]:
+        project = self.project
+        if not source.module_name:
+            source._module_name = project.module_name(source.path) or ""
+        add = getattr(project, "add_source", None)
+        if add is not None:
+            add(source)
+        # A list, so findings yielded before a failure are kept with its AC002.
+        found: list[Finding] = []
+        try:
+            for finding in contract.check(source, project):
+                found.append(finding)
+        except Exception as exc:
+            found.append(
+                checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
+            )
+        return found
 
     def finalize(
         self,
@@ -207,12 +249,26 @@ class Engine:
         so nothing it would have found is kept for longer than one file.
         """
         if not gc.isenabled():
-            return self._check_file(path, abspath, entry, tree_unchanged)
+            return self._guarded(path, abspath, entry, tree_unchanged)
         gc.disable()
         try:
-            return self._check_file(path, abspath, entry, tree_unchanged)
+            return self._guarded(path, abspath, entry, tree_unchanged)
         finally:
             gc.enable()
+
+    def _guarded(self, path: str, abspath: str, entry, tree_unchanged: bool) -> FileResult:
+        """One file's failure is that file's AC002, never the run's: every other file still reports.
+
+        Contracts' failures are caught where they run, naming the contract; this
+        catches the rest (a cache entry of the wrong shape, the suppression pass).
+        """
+        try:
+            return self._check_file(path, abspath, entry, tree_unchanged)
+        except Exception as exc:
+            if entry is not None:
+                # Perhaps the stored entry is what broke: once more from the bytes.
+                return self._guarded(path, abspath, None, tree_unchanged)
+            return FileResult(path, [checker_failed(path, "the checker", exc)])
 
     def _check_file(
         self, path: str, abspath: str, entry: tuple | None, tree_unchanged: bool
@@ -253,6 +309,10 @@ class Engine:
                     raw = self.run_contracts(source, [c for c in contracts if c.CACHEABLE])
                     raw_tuples = tuple(finding_to_tuple(f) for f in raw)
                     directive_tuples = tuple(d.as_tuple() for d in parse_directives(text))
+                    if self._cross_file:
+                        # Parsed anyway: its imports, summarised now, spare a
+                        # chain through it (here or in a later local run) a parse.
+                        self.project.remember(source, st.st_size, st.st_mtime_ns, digest)
             new_entry = (st.st_size, st.st_mtime_ns, digest, raw_tuples, directive_tuples)
         raw = [finding_from_tuple(t) for t in raw_tuples]
         volatile = [c for c in contracts if not c.CACHEABLE]
@@ -269,6 +329,9 @@ class Engine:
                         source = None  # already reported as AC001 by the cached pass
                 if source is not None:
                     tree_raw = self.run_contracts(source, volatile)
+                    self.project.remember(
+                        source, st.st_size, st.st_mtime_ns, (new_entry or entry)[2]
+                    )
                 tree_tuples = tuple(finding_to_tuple(f) for f in tree_raw)
                 base = new_entry or entry[:5]
                 new_entry = (*base, tree_tuples)
@@ -291,6 +354,8 @@ class Engine:
         """Check ``files``; ``stamp`` is the tree stamp when they cover every src root."""
         entries = cache.entries if cache is not None else {}
         unchanged = cache is not None and stamp is not None and cache.stamp == stamp
+        if cache is not None:
+            self.use_summaries(cache.summaries)
         jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         results: list[FileResult] = []
         todo = files
@@ -320,10 +385,23 @@ class Engine:
             for r in results:
                 if r.cache_entry is not None:
                     cache.put(r.path, *r.cache_entry)
+            self.save_summaries(cache)
             # Findings of non-CACHEABLE contracts now stored were computed under
             # this stamp; a partial run (no stamp) leaves nothing to vouch for them.
             cache.set_stamp(stamp if any(not c.CACHEABLE for c in self.contracts) else None)
         return results
+
+    def use_summaries(self, summaries: dict[str, tuple]) -> None:
+        """Read import summaries from ``summaries`` (the cache's) instead of parsing."""
+        self.summaries = summaries
+        if self._project is not None:
+            self._project.summaries.update(summaries)
+
+    def save_summaries(self, cache) -> None:
+        """Hand the summaries worked out in this process (and its workers) to the cache."""
+        if self._project is not None and self._project.new_summaries:
+            cache.put_summaries(self._project.new_summaries)
+            self._project.new_summaries = {}
 
     def _answered(self, rel: str, abspath: str, entry: tuple | None, unchanged: bool) -> bool:
         """Whether the cache holds this file's whole result: same stat, and nothing to recompute."""
@@ -355,17 +433,31 @@ class Engine:
         _WORKER = self
         results: list[FileResult] = []
         done = 0
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=min(jobs, len(chunks)),
             mp_context=multiprocessing.get_context(method),
-            initializer=_init_worker if method == "spawn" else None,
-            initargs=(self.config, self.selection) if method == "spawn" else (),
-        ) as pool:
-            for chunk_results in pool.map(_check_chunk, payload):
+            initializer=_init_worker,
+            initargs=(self.config, self.selection) if method == "spawn" else (None, None),
+        )
+        try:
+            # submit, not map: map cancels its pending futures when interrupted,
+            # and the pool's manager thread then trips over them (a traceback).
+            futures = [pool.submit(_check_chunk, chunk) for chunk in payload]
+            for future in futures:
+                chunk_results, summaries = future.result()
                 results.extend(chunk_results)
+                if summaries:
+                    self.project.new_summaries.update(summaries)
                 done += len(chunk_results)
                 if progress:
                     _progress(done, len(files))
+        except BaseException:
+            # Ctrl-C (or any failure) in the parallel phase: the workers ignore
+            # SIGINT, so end them here rather than wait for their chunks --
+            # ruff's behaviour, exit 130 at once -- and leave no orphans.
+            _end_pool(pool)
+            raise
+        pool.shutdown()
         if progress:
             _progress(len(files), len(files), final=True)
         return results
@@ -374,29 +466,77 @@ class Engine:
 _WORKER: Engine | None = None
 
 
-def _init_worker(config: Config, selection: Selection) -> None:
+def _init_worker(config: Config | None, selection: Selection | None) -> None:
+    """A pool worker: the parent alone answers Ctrl-C, and the worker dies with the parent.
+
+    A terminal's Ctrl-C reaches the whole process group; a worker that took it
+    would die mid-chunk and leave the pool waiting for it. On Linux the kernel
+    also kills a worker whose parent died (``PR_SET_PDEATHSIG``), so a killed
+    run leaves no worker behind to finish its chunks for nobody.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     global _WORKER
-    _WORKER = Engine(config, selection)
+    if config is not None and selection is not None:  # spawn: rebuild what fork inherits
+        _WORKER = Engine(config, selection)
 
 
-def _check_chunk(chunk: tuple[bool, list[tuple[str, str, tuple | None]]]) -> list[FileResult]:
+def _die_with_parent() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took: nobody to work for
+        os._exit(1)
+
+
+def _end_pool(pool) -> None:
+    """Kill a pool's workers now and let it go without waiting for their work."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with suppress(OSError, ValueError, AttributeError):
+            process.kill()
+    for process in processes:
+        with suppress(OSError, ValueError, AssertionError):
+            process.join(0.5)
+    # Not cancel_futures: the pool's manager thread fails the killed workers'
+    # futures as broken, and one already cancelled makes it print a traceback.
+    pool.shutdown(wait=False)
+
+
+def _check_chunk(
+    chunk: tuple[bool, list[tuple[str, str, tuple | None]]],
+) -> tuple[list[FileResult], dict[str, tuple]]:
+    """One chunk's results, and the import summaries the worker worked out for the cache."""
     engine = _WORKER
     if engine is None:  # pragma: no cover - the initializer always ran
         raise RuntimeError("worker started without an engine")
     unchanged, items = chunk
     gc.disable()
     try:
-        return [
+        results = [
             engine.check_file(rel, abspath, entry, tree_unchanged=unchanged)
             for rel, abspath, entry in items
         ]
+        summaries: dict[str, tuple] = {}
+        if engine._project is not None and engine._project.new_summaries:
+            summaries = engine._project.new_summaries
+            engine._project.new_summaries = {}
+        return results, summaries
     finally:
-        # The project keeps every source it was handed (and so its tree) for
-        # the cross-file kinds' questions: a worker's heap only grows until the
-        # pool ends. Left to the collector, each later collection walked those
-        # trees again -- 0.44 s of one core on the stdlib, for nothing: an AST
-        # holds no cycles. Frozen, they are out of its sight; this process is
-        # the pool's, and ends with it.
+        # What the project keeps between files (import summaries, chains,
+        # bindings: never a tree) only grows until the pool ends. Frozen, it
+        # is out of the collector's sight; this process is the pool's, and
+        # ends with it.
         gc.freeze()
         gc.enable()
 

@@ -29,6 +29,9 @@ class Fix:
     message: str
     edits: tuple[Edit, ...]
     applicability: Applicability = "safe"
+    # The fix's purpose is a comment (an unused suppression's code removed): the
+    # fixer does not move the comment it edits out of the way of its own edit.
+    rewrites_comment: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,7 +151,7 @@ def keeping_comments(text: str, fix: Fix) -> Fix | None:
     starts after other code on the line cannot take a comment line, and the
     fix is dropped rather than the comment.
     """
-    if "#" not in "".join(_replaced(text, fix)):
+    if fix.rewrites_comment or "#" not in "".join(_replaced(text, fix)):
         return fix
     comments = _comments(text)
     starts = _line_starts(text)
@@ -217,8 +217,12 @@ def fix_text(
     *,
     unsafe: bool,
     keep: Callable[[Finding], bool] = lambda f: True,
+    record: list[Finding] | None = None,
 ) -> tuple[str, int]:
-    """Fix ``text`` until stable; returns the new text and how many fixes were applied."""
+    """Fix ``text`` until stable; returns the new text and how many fixes were applied.
+
+    ``record``, when given, receives each finding whose fix was applied (``--show-fixes``).
+    """
     applied = 0
     for _ in range(MAX_PASSES):
         chosen = []
@@ -237,12 +241,14 @@ def fix_text(
             for f in chosen:
                 trial = apply_fix_edits(text, [f.fix])
                 if _parses(trial):
-                    new, taken = trial, 1
+                    new, taken, chosen = trial, 1, [f]
                     break
         if taken == 0 or new == text:
             break
         text = new
         applied += taken
+        if record is not None:
+            record.extend(chosen)
     return text, applied
 
 

@@ -6,11 +6,16 @@ reading and parsing those files -- never importing or running them, because
 the code being checked may not import on this machine at all, which is the
 very thing several contracts are about.
 
-Everything is memoised for one run: a file is read and parsed once however
-many contracts and files ask about it, and a module name resolves to a path
-once. The engine builds one ``Project`` per run and registers the sources it
-has already read with ``add_source``, so a file being checked is not read
-twice.
+Everything is memoised for one run: a file's imports and its package
+bindings are worked out once however many contracts and files ask about
+them, and a module name resolves to a path once. What is kept is those
+summaries, never a file's text or tree: a whole-tree run would otherwise hold
+every AST it ever parsed until it ends (535 MB in one worker over the
+stdlib), and the cyclic collector would walk them all again at each
+collection. The engine registers the source it is checking with
+``add_source``, so a question about that file while it is being checked
+reads the engine's copy rather than the disk; the registration lasts as long
+as the engine holds the source.
 
 Resolution follows Python's own rules as far as the file system shows them:
 ``pkg/__init__.py`` before ``pkg.py`` (a regular package wins over a module),
@@ -25,6 +30,7 @@ import ast
 import bisect
 import os
 import re
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,7 +104,10 @@ def within(module: str, prefix: str) -> bool:
 
 class Project:
     def __init__(
-        self, root: str | os.PathLike[str], src_roots: tuple[str | os.PathLike[str], ...] = ()
+        self,
+        root: str | os.PathLike[str],
+        src_roots: tuple[str | os.PathLike[str], ...] = (),
+        summaries: dict[str, tuple] | None = None,
     ) -> None:
         # Not resolved: the engine joins paths onto the root as given, and a
         # symlinked root must still contain them. module_name falls back to
@@ -111,13 +120,19 @@ class Project:
         )
         self._real_src_roots: tuple[Path, ...] | None = None
         self._names: dict[str, str | None] = {}
-        self._sources: dict[str, SourceFile | None] = {}
+        # Sources the engine is checking right now; a weak map, so registering
+        # a file never keeps its tree past the engine's own use of it.
+        self._sources: weakref.WeakValueDictionary[str, SourceFile] = weakref.WeakValueDictionary()
         self._imports: dict[str, tuple[ImportRef, ...]] = {}
         self._resolved: dict[str, Path | None] = {}
         self._exists: dict[str, bool] = {}
         self._bound: dict[str, frozenset[str]] = {}
         self._chains: dict[tuple[str, str], tuple[str, ...] | None] = {}
         self._mentions: dict[str, bool] = {}
+        # relpath -> (size, mtime_ns, digest, summarise(imports)): the cache's
+        # per-file import summaries, and the ones this run worked out.
+        self.summaries: dict[str, tuple] = dict(summaries or {})
+        self.new_summaries: dict[str, tuple] = {}
 
     def mentions(self, needle: str) -> bool:
         """Whether any Python file under the root or a src root spells ``needle``.
@@ -271,21 +286,33 @@ class Project:
     # -- files -----------------------------------------------------------
 
     def add_source(self, source: SourceFile) -> None:
-        """Register a file the engine has already read, so it is not read again."""
+        """Register the file the engine is checking: questions about it read this copy.
+
+        Held weakly: once the engine lets the source go, so does the project
+        (what it learnt from it stays, in the import and binding summaries).
+        """
         self._sources[str(self._absolute(source.abspath))] = source
 
     def read_source(self, path: str | os.PathLike[str]) -> SourceFile | None:
-        """The file as a SourceFile, read once; None when it cannot be read."""
+        """The file as a SourceFile (the registered copy, else read from disk); None when unreadable.
+
+        Not kept: callers keep the summary they derive from it, so a file is
+        still parsed once for them.
+        """
         key = str(self._absolute(path))
-        if key not in self._sources:
-            self._sources[key] = self._read(Path(key))
-        return self._sources[key]
+        registered = self._sources.get(key)
+        if registered is not None:
+            return registered
+        return self._read(Path(key))
 
     def _read(self, path: Path) -> SourceFile | None:
         try:
             data = path.read_bytes()
         except OSError:
             return None
+        return self._decode(path, data)
+
+    def _decode(self, path: Path, data: bytes) -> SourceFile | None:
         try:
             # As import decodes it: a BOM or a cookie on a neighbour must not
             # make it read as binding nothing.
@@ -295,12 +322,106 @@ class Project:
         return SourceFile(self.relpath(path), text, abspath=str(path))
 
     def module_imports(self, path: str | os.PathLike[str]) -> tuple[ImportRef, ...]:
-        """Every import in a file (module level and inside functions), parsed once."""
+        """Every import in a file (module level and inside functions), parsed once.
+
+        A file whose bytes match a stored summary (``summaries``, the cache's)
+        is not parsed at all: its imports come back from the summary, without
+        the AST nodes (``node``/``alias`` None), which only the file being
+        checked needs. A file read from disk here leaves its summary in
+        ``new_summaries`` for the cache.
+        """
         key = str(self._absolute(path))
-        if key not in self._imports:
-            source = self.read_source(key)
-            self._imports[key] = self.imports_of(source) if source is not None else ()
-        return self._imports[key]
+        found = self._imports.get(key)
+        if found is not None:
+            return found
+        registered = self._sources.get(key)
+        if registered is not None:
+            found = self._imports[key] = self.imports_of(registered)
+            return found
+        rel = self.relpath(key)
+        stored = self.summaries.get(rel)
+        try:
+            st = os.stat(key)
+        except OSError:
+            self._imports[key] = ()
+            return ()
+        if stored is not None and (stored[0], stored[1]) == (st.st_size, st.st_mtime_ns):
+            found = self._from_summary(stored[3])
+            if found is not None:
+                self._imports[key] = found
+                return found
+        try:
+            data = Path(key).read_bytes()
+        except OSError:
+            self._imports[key] = ()
+            return ()
+        from contracts.config import blake2b
+
+        digest = blake2b(data, digest_size=16).digest()
+        if stored is not None and stored[2] == digest:
+            found = self._from_summary(stored[3])
+        if found is None:
+            source = self._decode(Path(key), data)
+            found = self.imports_of(source) if source is not None else ()
+        self._imports[key] = found
+        self.new_summaries[rel] = (st.st_size, _stat_mtime(st), digest, summarise(found))
+        return found
+
+    def remember(self, source: SourceFile, size: int, mtime_ns: int, digest: bytes) -> None:
+        """Summarise a file the engine has parsed anyway, so no one parses it again.
+
+        Called with the stat and digest the engine read the bytes under; the
+        summary goes to ``new_summaries`` (and so to the cache) beside the
+        memo, which is what a later chain through the file reads.
+        """
+        if "tree" not in source.__dict__ or source.tree is None:
+            return  # never parse here: a file no contract parsed stays unparsed
+        key = str(self._absolute(source.abspath))
+        refs = self._imports.get(key)
+        if refs is None:
+            refs = self._imports[key] = self.imports_of(source)
+        rel = self.relpath(key)
+        stored = self.summaries.get(rel)
+        if stored is None or stored[2] != digest or (stored[0], stored[1]) != (size, mtime_ns):
+            import time
+
+            if time.time() - mtime_ns / 1e9 < _RACY_SECONDS:
+                mtime_ns = -1
+            self.new_summaries[rel] = (size, mtime_ns, digest, summarise(refs))
+
+    def _from_summary(self, raw: tuple) -> tuple[ImportRef, ...] | None:
+        """The imports a stored summary describes; None when it is not one (then parse)."""
+        try:
+            return self._refs_from(raw)
+        except (TypeError, ValueError, AttributeError):
+            return None
+
+    def _refs_from(self, raw: tuple) -> tuple[ImportRef, ...]:
+        refs = []
+        for module, names, lineno, level, at_module, guarded, type_checking, dynamic in raw:
+            submodules: tuple[str, ...] = ()
+            if names and not module.startswith(".") and self.is_first_party(module):
+                # Which names are modules is the file system's answer today,
+                # not the one stored with the file's bytes.
+                submodules = tuple(
+                    f"{module}.{name}"
+                    for name in names
+                    if name != "*" and self.exists(f"{module}.{name}")
+                )
+            refs.append(
+                ImportRef(
+                    module,
+                    tuple(names),
+                    lineno,
+                    level,
+                    bool(at_module),
+                    bool(guarded),
+                    bool(type_checking),
+                    bool(dynamic),
+                    submodules,
+                )
+            )
+        return tuple(refs)
 
     def imports_of(self, source: SourceFile) -> tuple[ImportRef, ...]:
         """The imports of an in-memory source, resolved against its place in the tree."""
@@ -525,6 +646,35 @@ class _ImportWalker:
 
 
 _OUTSIDE = "<outside every src root>"
+_RACY_SECONDS = 2
+
+
+def summarise(refs: tuple[ImportRef, ...]) -> tuple:
+    """A file's imports as plain tuples (marshal-able): what depends on its bytes alone.
+
+    Submodules are left out: whether ``from pkg import name`` names a module
+    is a fact about the file system, recomputed when the summary is read.
+    """
+    return tuple(
+        (
+            r.module,
+            r.names,
+            r.lineno,
+            r.level,
+            r.at_module_level,
+            r.guarded,
+            r.type_checking,
+            r.dynamic,
+        )
+        for r in refs
+    )
+
+
+def _stat_mtime(st: os.stat_result) -> int:
+    """The mtime to trust next time; -1 when too recent to prove anything (git's racy index)."""
+    import time
+
+    return -1 if time.time() - st.st_mtime < _RACY_SECONDS else st.st_mtime_ns
 
 
 def _lines_mentioning(text: str, needles: tuple[str, ...]) -> tuple[int, ...]:

@@ -24,17 +24,63 @@ def rule_url(code: str) -> str:
     return f"{DOCS_URL}#{code.lower()}"
 
 
-def render(findings: Sequence[Finding], fmt: str, *, root: Path) -> str:
-    """The findings in one format; a trailing newline when non-empty."""
+def render(
+    findings: Sequence[Finding],
+    fmt: str,
+    *,
+    root: Path,
+    cwd: Path | None = None,
+    color: bool = False,
+) -> str:
+    """The findings in one format; a trailing newline when non-empty.
+
+    ``cwd``: the text formats (concise, full) name files relative to it, as
+    ruff does, so a terminal's click-to-open works from a subfolder; the
+    machine formats keep root-relative paths, which their readers resolve
+    against the repository. ``color``: ANSI colour in the text formats.
+    """
     try:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})") from None
+    if fmt in _TEXT:
+        return renderer(list(findings), root, _Style(root, cwd, color))
     return renderer(list(findings), root)
 
 
-def _concise(findings: list[Finding], root: Path) -> str:
-    return "".join(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n" for f in findings)
+class _Style:
+    """How the text formats spell a path and a code: relative to cwd, coloured or not."""
+
+    def __init__(self, root: Path, cwd: Path | None, color: bool) -> None:
+        self.root = str(root)
+        self.cwd = str(cwd) if cwd is not None else None
+        self.color = color
+
+    def path(self, path: str) -> str:
+        if self.cwd is None or self.cwd == self.root:
+            shown = path
+        else:
+            import os
+
+            absolute = path if os.path.isabs(path) else os.path.join(self.root, path)
+            shown = os.path.relpath(absolute, self.cwd).replace(os.sep, "/")
+        return f"\x1b[1m{shown}\x1b[0m" if self.color else shown
+
+    def code(self, code: str) -> str:
+        return f"\x1b[1;31m{code}\x1b[0m" if self.color else code
+
+    def dim(self, text: str) -> str:
+        return f"\x1b[36m{text}\x1b[0m" if self.color else text
+
+
+def _location(f: Finding, style: _Style) -> str:
+    colon = style.dim(":")
+    return f"{style.path(f.path)}{colon}{f.line}{colon}{f.column}{colon} {style.code(f.code)}"
+
+
+def _concise(findings: list[Finding], root: Path, style: _Style | None = None) -> str:
+    style = style or _Style(root, None, False)
+    return "".join(f"{_location(f, style)} {f.message}\n" for f in findings)
 
 
 class _Lines:
@@ -60,11 +106,12 @@ class _Lines:
         return lines[number - 1].rstrip("\r\n") if 0 < number <= len(lines) else ""
 
 
-def _full(findings: list[Finding], root: Path) -> str:
+def _full(findings: list[Finding], root: Path, style: _Style | None = None) -> str:
+    style = style or _Style(root, None, False)
     lines = _Lines(root)
     out = []
     for f in findings:
-        out.append(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        out.append(f"{_location(f, style)} {f.message}\n")
         width = len(str(f.end_line))
         for number in range(max(1, f.line - 1), f.end_line + 2):
             text = lines.line(f.path, number)
@@ -275,7 +322,7 @@ def _github(findings: list[Finding], root: Path) -> str:
     return "".join(out)
 
 
-_RENDERERS: dict[str, Callable[[list[Finding], Path], str]] = {
+_RENDERERS: dict[str, Callable[..., str]] = {
     "concise": _concise,
     "full": _full,
     "json": _json,
@@ -283,9 +330,34 @@ _RENDERERS: dict[str, Callable[[list[Finding], Path], str]] = {
     "sarif": _sarif,
     "github": _github,
 }
+_TEXT = ("concise", "full")
 #: The ``--output-format`` choices: the renderers' names, so a format cannot be offered without
 #: a renderer or rendered without being offered.
 FORMATS = tuple(_RENDERERS)
+
+
+def statistics_json(findings: Sequence[Finding]) -> str:
+    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count."""
+    import json
+
+    from .rule_docs import rule_index
+
+    index = rule_index()
+    counts: dict[str, list[int]] = {}
+    for f in findings:
+        row = counts.setdefault(f.code, [0, 0])
+        row[0] += 1
+        row[1] += f.fix is not None and f.fix.applicability == "safe"
+    rows = [
+        {
+            "code": code,
+            "name": index[code].rule.name if code in index else "",
+            "count": n,
+            "fixable": fixable == n,
+        }
+        for code, (n, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    ]
+    return json.dumps(rows, indent=2) + "\n"
 
 
 def statistics(findings: Sequence[Finding]) -> str:

@@ -22,6 +22,11 @@ from .builtin_rules import BUILTIN_RULES
 # The engine's own codes have no kind; their examples are written here.
 _BUILTIN_EXAMPLES: dict[str, tuple[str, str]] = {
     "AC001": ("def allocate(blocks:\n    ...\n", "def allocate(*, blocks):\n    ...\n"),
+    "AC002": (
+        "def check(x):\n    if x == 0:\n        pass\n    elif x == 1:  # ... 2,000 branches\n"
+        "        pass\n",
+        "# The same file, after the rule is fixed: no finding of the checker's own.\n",
+    ),
     "AC901": (
         "assert isinstance(config, dict)  # noqa: AC301\n",
         "assert isinstance(config, dict)  # noqa: AC301 -- type narrowing for the checker only\n",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 # Findings the engine itself raises; not a contract kind's.
-ALWAYS_ON = frozenset({"AC001"})
+ALWAYS_ON = frozenset({"AC001", "AC002"})
 
 
 def _longest(code: str, prefixes: Iterable[str]) -> int:

@@ -93,6 +93,10 @@ class SourceFile:
         except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes
             self.parse_error = exc if isinstance(exc, SyntaxError) else SyntaxError(str(exc))
             return None
+        except (RecursionError, MemoryError):
+            # An expression too deep for the parser: compile() refuses it the same way.
+            self.parse_error = SyntaxError("too deeply nested for Python's parser")
+            return None
 
     @property
     def module_name(self) -> str:

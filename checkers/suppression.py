@@ -20,7 +20,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
-from .finding import Finding
+from .finding import Finding, Fix
 
 # Compiled on first use (re caches them): most files hold no "noqa", and a
 # one-file check should not pay for three patterns it never runs.
@@ -43,9 +43,50 @@ class Directive:
     end_column: int
     codes: tuple[str, ...]
     reason: str
+    text: str = ""  # the directive as written, from its `#` to the comment's end
+    lead: int = 0  # blanks before it on its line; -1 when nothing but blanks precede it
 
     def as_tuple(self) -> tuple:
-        return (self.line, self.column, self.end_column, self.codes, self.reason)
+        return (
+            self.line,
+            self.column,
+            self.end_column,
+            self.codes,
+            self.reason,
+            self.text,
+            self.lead,
+        )
+
+    def without(self, code: str) -> Fix | None:
+        """The safe fix for an unused ``code``: the code gone from the comment.
+
+        A comment cannot change what the program does, so the fix is safe
+        (ruff's RUF100 fix is, for the same reason). The other codes, other
+        tools' included, and the reason stay; a directive left naming nothing
+        goes, with the blanks before it, and a line that held only it goes too.
+        """
+        from .finding import Edit
+
+        match = re.match(_NOQA, self.text, re.I)
+        if match is None:
+            return None
+        written = re.findall(_CODE, match["codes"])
+        kept = [c for c in written if c.upper() != code]
+        if len(kept) == len(written):
+            return None
+        if kept:
+            begin, end = match.span("codes")
+            new = self.text[:begin] + ", ".join(kept) + self.text[end:]
+            edit = Edit(self.line, self.column, self.line, self.end_column, new)
+        elif self.lead < 0:
+            edit = Edit(self.line, 1, self.line + 1, 1, "")
+        else:
+            edit = Edit(self.line, self.column - self.lead, self.line, self.end_column, "")
+        return Fix(
+            message=f"Remove the unused `{code}` from the suppression",
+            edits=(edit,),
+            rewrites_comment=True,
+        )
 
 
 def has_noqa(text: str) -> bool:
@@ -77,6 +118,7 @@ def parse_directives(text: str) -> tuple[Directive, ...]:
             if not codes:
                 continue
             reason = re.match(_REASON, match["rest"])
+            before = tok.line[: tok.start[1] + match.start()]
             out.append(
                 Directive(
                     line=tok.start[0],
@@ -84,6 +126,8 @@ def parse_directives(text: str) -> tuple[Directive, ...]:
                     end_column=tok.start[1] + len(tok.string) + 1,
                     codes=codes,
                     reason=reason["reason"].strip() if reason else "",
+                    text=tok.string[match.start() :],
+                    lead=-1 if not before.strip() else len(before) - len(before.rstrip()),
                 )
             )
     except (tokenize.TokenError, SyntaxError):
@@ -143,19 +187,27 @@ def apply_suppressions(
                         d,
                         f"`# noqa: {code}` names no rule, so it suppresses nothing "
                         "(`atom-contracts rules` lists the codes)",
+                        fix=d.without(code),
                     )
                 )
             elif code in ran_codes:
                 kept.append(
                     _engine_finding(
-                        "AC902", path, d, f"`# noqa: {code}` suppresses nothing on this line"
+                        "AC902",
+                        path,
+                        d,
+                        f"`# noqa: {code}` suppresses nothing on this line",
+                        fix=d.without(code),
                     )
                 )
     return kept
 
 
-def _engine_finding(code: str, path: str, d: Directive, message: str) -> Finding:
+def _engine_finding(
+    code: str, path: str, d: Directive, message: str, fix: Fix | None = None
+) -> Finding:
     return Finding(
+        fix=fix,
         code=code,
         contract="",
         kind="suppression",

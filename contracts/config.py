@@ -46,7 +46,15 @@ CONTRACTS_TABLE = f"[[{TABLE}.contracts]]"
 # (flake8's shape, so suppression comments and flake8 agree on what a code is).
 _CODE_PREFIX = re.compile(r"[A-Z]{1,3}[0-9]{0,3}")
 
-_TOP_LEVEL_KEYS = ("src", "exclude", "per-file-ignores", "select", "ignore", "contracts")
+_TOP_LEVEL_KEYS = (
+    "src",
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "select",
+    "ignore",
+    "contracts",
+)
 
 KindRegistry = Callable[[str], "type[Contract]"]
 
@@ -260,7 +268,11 @@ def parse_table(
     for s in src:
         if not (root / s).is_dir():
             raise ConfigError(f"{where}: `src` entry {s!r} is not a directory under {root}")
-    exclude = _string_list(table, "exclude", where, default=())
+    # ruff's pair: `extend-exclude` adds to `exclude` (here there are no defaults to keep,
+    # but a shared base config sets `exclude` and a project adds its own).
+    exclude = _string_list(table, "exclude", where, default=()) + _string_list(
+        table, "extend-exclude", where, default=()
+    )
     if exclude:
         compile_globs(exclude, where=f"{where}: `exclude`")
     select = _codes(table, "select", where) if "select" in table else None

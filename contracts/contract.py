@@ -24,6 +24,13 @@ from .fields import ConfigError, Field, Globs
 
 if TYPE_CHECKING:
     import ast
+    from typing import Protocol
+
+    class FileIndex(Protocol):
+        """The project's Python files, as ``checkers.coverage`` answers for them."""
+
+        def any_match(self, glob: str) -> bool: ...
+        def any_under(self, stem: str) -> bool: ...
 
     from checkers.finding import Finding, Fix
     from checkers.project import Project
@@ -148,27 +155,22 @@ class Contract:
             self._path_spec = compile_globs(self.paths, where=f"contract `{self.id}`: `paths`")
         return self._path_spec.match_file(path)
 
-    def unmatched(self, files: Sequence[str], src: Sequence[str]) -> list[str]:
+    def unmatched(self, files: FileIndex, src: Sequence[str]) -> list[str]:
         """What this contract names that no file of the project matches, one phrase each.
 
-        ``files`` is the project's whole listing (root-relative posix paths),
-        ``src`` its src roots as declared. A glob parameter (``paths``, and a
-        kind's own, e.g. ``tests``) that matches nothing means the contract
-        checks nothing: a typo, or a tree that moved. A negated glob only
-        narrows, so it is not asked to match.
+        ``files`` answers for the project's whole file listing
+        (``checkers.coverage``), ``src`` its src roots as declared. A glob
+        parameter (``paths``, and a kind's own, e.g. ``tests``) that matches
+        nothing means the contract checks nothing: a typo, or a tree that
+        moved. A negated glob only narrows, so it is not asked to match.
         """
-        from .fields import compile_globs
-
         out = []
         for name, f in self.fields().items():
             globs = getattr(self, name)
             if not isinstance(f, Globs) or globs is None:
                 continue
             for glob in globs:
-                if glob.startswith("!"):
-                    continue
-                spec = compile_globs([glob], where=f"contract `{self.id}`: `{f.key}`")
-                if not any(spec.match_file(p) for p in files):
+                if not glob.startswith("!") and not files.any_match(glob):
                     out.append(f"`{f.key}` glob {glob!r} matches no file")
         return out
 
@@ -195,6 +197,21 @@ class Contract:
         reach, no chain exists, and the whole contract is dropped unparsed.
         """
         return True
+
+    def dependent_lines(
+        self, path: str, project: Project, edited: Mapping[str, str]
+    ) -> dict[int, tuple[str, ...]]:
+        """Lines of ``path`` whose findings can change when the ``edited`` files change.
+
+        ``edited`` maps each edited file's module name to its path. Asked of
+        a kind that is not ``CACHEABLE`` when a run covers only some files
+        (pre-commit, the agent hook, ``check FILE``), for every other file in
+        its scope: the lines returned, each with the edited paths that reach
+        it, are re-checked and reported, so a local run fails where the
+        whole-tree run will. Answered from the project's import summaries,
+        without parsing ``path``; empty means nothing there depends on them.
+        """
+        return {}
 
     # -- checking ----------------------------------------------------------
 

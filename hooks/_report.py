@@ -46,14 +46,22 @@ def render(
     ruff_changed_file: bool,
     ruff_ran: bool = True,
     notes: Sequence[str] = (),
+    fixed_codes: Sequence[str] = (),
 ) -> str:
     ordered = sorted(problems, key=Problem.sort_key)
     count = len(ordered)
+    rewrote = ""
+    if ruff_changed_file:
+        what = f" (fixed {', '.join(fixed_codes)})" if fixed_codes else ""
+        rewrote = f"ruff rewrote the file{what}: read it again before the next edit"
+    if not count:
+        # Nothing left, but the agent's view of the file is stale: say so, and only that.
+        return "\n".join([f"{relpath}: {rewrote}; no problems left.", *notes]) + "\n"
     noun = "problem" if count == 1 else "problems"
     header = f"{relpath}: {count} {noun}"
     header += " left after ruff's safe fixes" if ruff_ran else " found"
-    if ruff_changed_file:
-        header += " (ruff rewrote the file: read it again before the next edit)"
+    if rewrote:
+        header += f" ({rewrote})"
     lines = [
         header + ".",
         "Problems already in the file before this edit are listed too: CI reports them once an "

@@ -80,11 +80,13 @@ class RuffFix:
             "--",
             str(path),
         )
+        self.cwd = cwd
+        self.env = dict(environ)
         try:
             self.process = subprocess.Popen(
                 self.command,
                 cwd=cwd,
-                env=dict(environ),
+                env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -107,9 +109,86 @@ class RuffFix:
             raise
         return _parse(stdout, stderr, self.process.returncode, self.ruff)
 
+    def start_fixed_codes(self, before: bytes) -> FixedCodes:
+        """Start reading what ruff's rewrite fixed; ``FixedCodes.collect`` answers.
+
+        ``--fix`` reports only what is left, so what it fixed is read from a
+        second, non-fixing run over the file as it was (``--stdin-filename``:
+        the same configuration and exclusions, no write): its safely fixable
+        findings, less those still reported after the fix. Started only when
+        the file did change, and while the contract check runs, so the
+        common edit pays for one ruff and a rewrite for little more.
+        """
+        return FixedCodes(
+            (
+                *self.ruff,
+                "check",
+                "--no-fix",
+                "--no-cache",
+                "--force-exclude",
+                "--output-format=json",
+                "--stdin-filename",
+                self.command[-1],
+                "-",
+            ),
+            before,
+            cwd=self.cwd,
+            env=self.env,
+        )
+
     def cancel(self) -> None:
         if self.process.returncode is None:
             _kill_group(self.process)
+
+
+class FixedCodes:
+    """One ``ruff check --no-fix`` over the pre-fix text, fed on stdin."""
+
+    def __init__(self, command: tuple[str, ...], before: bytes, *, cwd: Path, env: dict) -> None:
+        self.before = before
+        try:
+            self.process: subprocess.Popen | None = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            self.process = None
+
+    def cancel(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            _kill_group(self.process)
+
+    def collect(self, after: list[Problem], timeout_s: float) -> list[str]:
+        """The codes fixed, ``F401 x2`` style, in first-seen order; [] when ruff cannot say."""
+        if self.process is None:
+            return []
+        try:
+            stdout, _ = self.process.communicate(self.before, timeout=max(timeout_s, 0.001))
+            diagnostics = json.loads(stdout)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            if self.process.returncode is None:
+                _kill_group(self.process)
+            return []
+        if not isinstance(diagnostics, list):
+            return []
+        left: dict[str, int] = {}
+        for p in after:
+            left[p.code] = left.get(p.code, 0) + 1
+        counts: dict[str, int] = {}
+        for d in diagnostics:
+            if not isinstance(d, dict) or (d.get("fix") or {}).get("applicability") != "safe":
+                continue
+            code = str(d.get("code") or "")
+            if left.get(code):
+                left[code] -= 1
+            elif code:
+                counts[code] = counts.get(code, 0) + 1
+        return [code if n == 1 else f"{code} x{n}" for code, n in counts.items()]
 
 
 def _kill_group(process: subprocess.Popen) -> None:

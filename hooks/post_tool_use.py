@@ -1,7 +1,7 @@
 """The PostToolUse hook: after an agent edits a Python file, show it what is left.
 
-Wired as ``atom-contracts hook post-tool-use`` (or ``python -m
-hooks.post_tool_use``) on Claude Code's ``Edit|Write|MultiEdit|NotebookEdit``
+Wired as ``atom-contracts hook post-tool-use`` (the console script, never
+``python -m``: see hooks/__init__) on Claude Code's ``Edit|Write|MultiEdit|NotebookEdit``
 tools. On the one file the payload names it applies ruff's safe fixes, then
 collects what ruff still reports and what the declared contracts find (in
 this process, through ``checkers.api``: a second interpreter start would cost
@@ -152,7 +152,12 @@ def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
         path = (root / finding.path).resolve()
         if path != edited.path:
             continue
-        note = f"contract `{finding.contract}`"
+        # The engine's own codes (an unparsable file, a suppression) belong to no
+        # contract: name the code's documentation instead of an empty contract.
+        if finding.contract:
+            note = f"contract `{finding.contract}`"
+        else:
+            note = f"see `atom-contracts explain {finding.code}`"
         if finding.fix is not None:
             flag = "--fix" if finding.fix.applicability == "safe" else "--fix --unsafe-fixes"
             note += f"; fix: atom-contracts check {flag} {edited.relpath}"
@@ -176,6 +181,7 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
 
     ruff = None
     ruff_ran = False
+    ruff_found: list[Problem] = []
     if options.ruff:
         try:
             ruff = RuffFix(edited.path, cwd=edited.project, environ=os.environ)
@@ -190,7 +196,8 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
             import checkers.api  # noqa: F401
     if ruff is not None:
         try:
-            problems.extend(ruff.problems(deadline - time.monotonic()))
+            ruff_found = ruff.problems(deadline - time.monotonic())
+            problems.extend(ruff_found)
             ruff_ran = True
         except RuffTimeout:
             _say(
@@ -201,6 +208,10 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
         except RuffUnavailable as exc:
             notes.append(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not linted by ruff")
 
+    changed = edited.path.read_bytes() != before if edited.path.exists() else True
+    # What ruff fixed is read while the contracts are checked (two cores, two processes).
+    fixing = ruff.start_fixed_codes(before) if changed and ruff_ran else None
+
     if want_contracts:
         remaining_s = deadline - time.monotonic()
         try:
@@ -209,20 +220,26 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
             with _deadline(remaining_s):
                 problems.extend(_contract_problems(edited))
         except _DeadlinePassed:
+            if fixing is not None:
+                fixing.cancel()
             _say(
                 f"{PREFIX}the contract check did not finish within {options.timeout_s:g} s; "
                 f"{edited.relpath} was not checked"
+                + ("; ruff rewrote it: read it again before the next edit" if changed else "")
             )
-            return 0
+            # Not a reason to stop the agent, unless its copy of the file is stale.
+            return 2 if changed else 0
         except Exception as exc:
             kind = "configuration error" if _is_config_error(exc) else type(exc).__name__
             notes.append(f"{PREFIX}contracts not checked ({kind}: {_one_line(exc)})")
 
-    if not problems:
+    if not problems and not changed:
         for note in notes:
             _say(note)
         return 0
-    changed = edited.path.read_bytes() != before if edited.path.exists() else True
+    fixed = fixing.collect(ruff_found, deadline - time.monotonic()) if fixing else []
+    # A rewrite is reported even when nothing is left: the agent's copy of the
+    # file is stale, and its next edit would be matched against text that is gone.
     _say(
         render(
             problems,
@@ -231,6 +248,7 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
             ruff_changed_file=changed,
             ruff_ran=ruff_ran,
             notes=notes,
+            fixed_codes=fixed,
         )
     )
     return 2

@@ -26,3 +26,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # CI lays shared/ beside the clone; the schemas are read from there, never copied in.
 SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
+# A suite started from a pre-commit hook inherits PRE_COMMIT=1, which turns the
+# CLI's summary off (tests/checkers/test_cli.py says why); tests that want it set it.
+os.environ.pop("PRE_COMMIT", None)

@@ -78,9 +78,7 @@ def indexer_key_field(
             f"sparse modules of geometry {geometry} declare indexer head dims {sorted(dims)}; "
             "one field holds one"
         )
-    return EntryField(
-        INDEX_FIELD, rows, (blocks_per_entry, block_size, dims.pop()), kv_dtype
-    )
+    return EntryField(INDEX_FIELD, rows, (blocks_per_entry, block_size, dims.pop()), kv_dtype)
 
 
 def mha_pool_for(

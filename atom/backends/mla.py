@@ -72,7 +72,7 @@ class MlaMetadataBuilder(KvCacheBuilder):
         return IndexerField(
             rows,
             head_dim=dims.pop(),
-            dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16,
+            dtype=self.kv_dtype if fp8 else torch.bfloat16,
             tokens_per_entry=self.scheduler_block_size,
             scale_dtype=torch.float32 if fp8 else None,
         )

@@ -31,6 +31,7 @@ word.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -161,6 +162,14 @@ def triton_interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+@functools.cache
+def _launcher():
+    """The Triton launch, imported on first use (importing it runs ``@triton.jit``)."""
+    from atom.kernels.triton_block_transfer import launch
+
+    return launch
+
+
 def _word_bytes(alignment: int) -> int:
     return next(w for w in WORD_DTYPES if alignment % w == 0)
 
@@ -180,7 +189,12 @@ class RegionSet:
         first = regions[0]
         storage = first.tensor.untyped_storage()
         self.device = first.tensor.device
-        self.units = first.units
+        self.units = first.units if first.tensor.dim() else 0
+        if self.units < 1:
+            raise ValueError(
+                f"region {first.semantic_role!r} has no units; a region set moves blocks of at "
+                "least one"
+            )
         seen: set[str] = set()
         bases, strides, spans = [], [], []
         for r in regions:
@@ -235,6 +249,7 @@ class RegionSet:
         self.word_bytes = _word_bytes(self.alignment)
         self._byte_views: list[torch.Tensor | None] | None = None
         self._tables: dict[tuple[int, int], tuple[torch.Tensor, int]] = {}
+        self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
 
     # -- checks, once per set -------------------------------------------------------------------
 
@@ -386,6 +401,19 @@ class RegionSet:
         n = self._storage.nbytes() // word_bytes
         return torch.empty(0, dtype=dtype, device=self.device).set_(self._storage, 0, (n,), (1,))
 
+    def plan(
+        self, word_bytes: int, piece_bytes: int = PIECE_BYTES
+    ) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """``(storage words, table, pieces)`` for one word and piece size, built on first use and
+        kept: a call's host work is its ids and one launch, which at 256 small blocks is most of
+        what it costs."""
+        key = (word_bytes, piece_bytes)
+        plan = self._plans.get(key)
+        if plan is None:
+            table, pieces = self.table(word_bytes, piece_bytes)
+            plan = self._plans[key] = (self.storage_words(word_bytes), table, pieces)
+        return plan
+
     # -- the two directions ---------------------------------------------------------------------
 
     def _impl(self, impl: str) -> str:
@@ -440,9 +468,7 @@ class RegionSet:
         if impl == "torch":
             self._gather_torch(t, out)
         else:
-            from atom.kernels.triton_block_transfer import launch
-
-            launch(self, "gather", out, t, piece_bytes=piece_bytes)
+            _launcher()(self, "gather", out, t, piece_bytes=piece_bytes)
         return staged
 
     def scatter(
@@ -479,9 +505,7 @@ class RegionSet:
         if impl == "torch":
             self._scatter_torch(data, t)
         else:
-            from atom.kernels.triton_block_transfer import launch
-
-            launch(self, "scatter", data, t, piece_bytes=piece_bytes)
+            _launcher()(self, "scatter", data, t, piece_bytes=piece_bytes)
 
     def __repr__(self) -> str:
         return (

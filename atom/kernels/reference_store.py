@@ -19,7 +19,7 @@ view            NHD                                          SHUFFLE
 ==============  ===========================================  =================================
 
 fp8 K/V are stored as ``value / scale`` with one fp32 scale per token per head
-(``amax / 448``, e4m3's largest finite value), written to the scale views beside them.
+(``amax / finfo(dtype).max``: 448 for e4m3fn, 240 for e4m3fnuz, 57344 for e5m2), written to the scale views beside them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-FP8_E4M3_MAX = 448.0
 PAGED_VIEWS = ("k_cache", "v_cache", "k_scale", "v_scale", "kv_cache")
 INDEX_VIEWS = ("index_cache", "index_scale")
 STATE_VIEWS = ("conv_state", "recurrent_state")
@@ -54,22 +53,56 @@ def block_size_of(name: str, cache: torch.Tensor, layout: str) -> int:
     raise ValueError(f"view {name!r} is not a paged view")
 
 
+def _token_index(name: str, cache: torch.Tensor, layout: str, slot):
+    """The index of token ``slot`` in ``cache``: an int (a view of one token) or a 1-D tensor of
+    slots (every token at once, advanced indexing), through the same arithmetic."""
+    bs = block_size_of(name, cache, layout)
+    block, off = slot // bs, slot % bs
+    if name in ("k_scale", "v_scale"):
+        return block, slice(None), off
+    if name == "kv_cache" or layout == "nhd" or name in INDEX_VIEWS:
+        return block, off
+    if name == "k_cache":
+        return block, slice(None), slice(None), off, slice(None)
+    x = cache.shape[-1]
+    return block, slice(None), off // x, slice(None), off % x
+
+
 def token_at(name: str, cache: torch.Tensor, layout: str, slot: int) -> torch.Tensor:
     """The elements of token ``slot`` in ``cache``: a view, so writing it writes the pool."""
     if isinstance(slot, bool) or not isinstance(slot, int) or slot < 0:
         raise ValueError(f"slot must be a non-negative integer, got {slot!r}")
-    bs = block_size_of(name, cache, layout)
-    block, off = divmod(slot, bs)
+    block = slot // block_size_of(name, cache, layout)
     if block >= cache.shape[0]:
         raise ValueError(f"slot {slot} is block {block}; view {name!r} has {cache.shape[0]} blocks")
-    if name in ("k_scale", "v_scale"):
-        return cache[block, :, off]
-    if name == "kv_cache" or layout == "nhd" or name in INDEX_VIEWS:
-        return cache[block, off]
-    x = cache.shape[-1]
-    if name == "k_cache":
-        return cache[block, :, :, off, :]
-    return cache[block, :, off // x, :, off % x]
+    return cache[_token_index(name, cache, layout, slot)]
+
+
+def _slots(name: str, cache: torch.Tensor, layout: str, slots: Sequence[int]) -> torch.Tensor:
+    slots = torch.as_tensor(slots, dtype=torch.int64).reshape(-1)
+    if slots.numel() and int(slots.min()) < 0:
+        raise ValueError(f"slots must be non-negative, got {int(slots.min())}")
+    bs = block_size_of(name, cache, layout)
+    if slots.numel() and int(slots.max()) // bs >= cache.shape[0]:
+        top = int(slots.max())
+        raise ValueError(
+            f"slot {top} is block {top // bs}; view {name!r} has {cache.shape[0]} blocks"
+        )
+    return slots
+
+
+def load_tokens(name: str, cache: torch.Tensor, layout: str, slots: Sequence[int]) -> torch.Tensor:
+    """Tokens ``slots`` of ``cache`` as ``(len(slots), *token_shape)``: :func:`token_at`'s
+    indexing for many tokens at once (a copy)."""
+    return cache[_token_index(name, cache, layout, _slots(name, cache, layout, slots))]
+
+
+def store_tokens(
+    name: str, cache: torch.Tensor, layout: str, slots: Sequence[int], values: torch.Tensor
+) -> None:
+    """Write ``values`` (``(len(slots), *token_shape)``, already in ``cache``'s dtype) into
+    tokens ``slots``: the batched form of a write through :func:`token_at`."""
+    cache[_token_index(name, cache, layout, _slots(name, cache, layout, slots))] = values
 
 
 def reblock(name: str, cache: torch.Tensor, layout: str, block_size: int) -> torch.Tensor:
@@ -111,7 +144,9 @@ def quantize_fp8(value: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor,
     """Per-head fp8 quantization of one token (heads first, any layout of the rest): the stored
     values and one scale per head."""
     amax = value.float().flatten(1).abs().amax(dim=1).clamp(min=1e-6)
-    scale = amax / FP8_E4M3_MAX
+    # Each fp8 dtype's own largest finite value: 448 for e4m3fn, 240 for ROCm's e4m3fnuz,
+    # 57344 for e5m2. Dividing by 448 everywhere would overflow fnuz to NaN.
+    scale = amax / torch.finfo(dtype).max
     per_head = scale.view(-1, *([1] * (value.dim() - 1)))
     return (value.float() / per_head).to(dtype), scale.to(torch.float32)
 

@@ -27,6 +27,11 @@ import triton.language as tl
 
 #: Warps per program: 4 x 32 threads x 16 B x 8 accesses = a 16 KiB piece in flight at once.
 NUM_WARPS = 4
+#: Options of the kernel a caller (the bench) may vary; these are what every call uses.
+#: ``full_fast``: a whole piece (all but each region's last) moves unmasked, so nothing about
+#: the mask can narrow its accesses; ``streaming``: loads evict first and stores bypass L1/L2
+#: retention (``.cs``), the bytes of a transfer being read and written once.
+DEFAULT_OPTIONS = {"full_fast": True, "streaming": False}
 
 
 @triton.jit
@@ -40,6 +45,8 @@ def _move_kernel(
     PIECE: tl.constexpr,
     VEC: tl.constexpr,
     GATHER: tl.constexpr,
+    FULL_FAST: tl.constexpr,
+    STREAMING: tl.constexpr,
 ):
     pid = tl.program_id(0).to(tl.int64)
     i = pid // pieces
@@ -54,13 +61,27 @@ def _move_kernel(
         staging_off = tl.multiple_of(staging_off, VEC)
         length = tl.multiple_of(length, VEC)
     cols = tl.arange(0, PIECE)
-    mask = cols < length
     if GATHER:
-        words = tl.load(pool_ptr + pool_off + cols, mask=mask)
-        tl.store(staging_ptr + staging_off + cols, words, mask=mask)
+        src = pool_ptr + pool_off + cols
+        dst = staging_ptr + staging_off + cols
     else:
-        words = tl.load(staging_ptr + staging_off + cols, mask=mask)
-        tl.store(pool_ptr + pool_off + cols, words, mask=mask)
+        src = staging_ptr + staging_off + cols
+        dst = pool_ptr + pool_off + cols
+    if FULL_FAST and length == PIECE:
+        if STREAMING:
+            words = tl.load(src, eviction_policy="evict_first")
+            tl.store(dst, words, cache_modifier=".cs")
+        else:
+            words = tl.load(src)
+            tl.store(dst, words)
+    else:
+        mask = cols < length
+        if STREAMING:
+            words = tl.load(src, mask=mask, eviction_policy="evict_first")
+            tl.store(dst, words, mask=mask, cache_modifier=".cs")
+        else:
+            words = tl.load(src, mask=mask)
+            tl.store(dst, words, mask=mask)
 
 
 #: (word, vec) pairs whose hinted compile failed: moved unhinted from then on, and said once.
@@ -75,9 +96,11 @@ def launch(
     *,
     piece_bytes: int,
     num_warps: int = NUM_WARPS,
-) -> None:
+    **options,
+):
     """Move ``ids``' blocks between ``region_set``'s storage and ``staging`` (``(n,
-    block_bytes)`` uint8, contiguous, on the set's device) in one launch."""
+    block_bytes)`` uint8, contiguous, on the set's device) in one launch; returns triton's
+    compiled kernel (its ``asm`` is what the bench inspects)."""
     if direction not in ("gather", "scatter"):
         raise ValueError(f"direction {direction!r} is not 'gather' or 'scatter'")
     if staging.device != region_set.device or not staging.is_contiguous():
@@ -85,24 +108,31 @@ def launch(
             f"staging must be contiguous on {region_set.device}, got {staging.device} "
             f"stride {staging.stride()}"
         )
+    unknown = set(options) - set(DEFAULT_OPTIONS)
+    if unknown:
+        raise ValueError(
+            f"unknown kernel options {sorted(unknown)}; known: {sorted(DEFAULT_OPTIONS)}"
+        )
+    opts = {**DEFAULT_OPTIONS, **options}
     word = region_set.word_bytes_for(staging)
-    aligned16 = (region_set.alignment % 16 == 0) and (staging.data_ptr() % 16 == 0)
-    vec = 16 // word if aligned16 else 1
-    table, pieces = region_set.table(word, piece_bytes)
-    if pieces == 0:
-        return
-    block_words = region_set.layout.block_bytes // word
-    pool = region_set.storage_words(word)
-    staged = staging.view(-1).view(pool.dtype)
-    grid = (ids.numel() * pieces,)
-    piece = piece_bytes // word
+    vec = 16 // word if region_set.alignment % 16 == 0 and staging.data_ptr() % 16 == 0 else 1
     if (word, vec) in _UNHINTED:
         vec = 1
-    args = (pool, staged, ids, table, pieces, block_words)
+    pool, table, pieces = region_set.plan(word, piece_bytes)
+    if pieces == 0:
+        return None
+    staged = staging.view(pool.dtype)
+    grid = (ids.numel() * pieces,)
+    args = (pool, staged, ids, table, pieces, region_set.layout.block_bytes // word)
+    consts = dict(
+        PIECE=piece_bytes // word,
+        GATHER=direction == "gather",
+        FULL_FAST=opts["full_fast"],
+        STREAMING=opts["streaming"],
+        num_warps=num_warps,
+    )
     try:
-        _move_kernel[grid](
-            *args, PIECE=piece, VEC=vec, GATHER=direction == "gather", num_warps=num_warps
-        )
+        return _move_kernel[grid](*args, VEC=vec, **consts)
     except triton.CompilationError as exc:  # pragma: no cover - depends on the triton build
         if vec == 1:
             raise
@@ -113,6 +143,4 @@ def launch(
             RuntimeWarning,
             stacklevel=3,
         )
-        _move_kernel[grid](
-            *args, PIECE=piece, VEC=1, GATHER=direction == "gather", num_warps=num_warps
-        )
+        return _move_kernel[grid](*args, VEC=1, **consts)

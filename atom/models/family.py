@@ -47,7 +47,11 @@ def declares_linear_attention(cfg: HfConfig) -> bool:
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list) and "linear_attention" in layer_types:
         return True
-    return bool(cfg.get("full_attention_interval")) and bool(cfg.get("linear_num_value_heads"))
+    # Present is what counts: `full_attention_interval: 0` is a typo the skeleton refuses by
+    # name, never a quiet "no linear layers" that prices Qwen3.5 as pure MHA.
+    return cfg.get("full_attention_interval") is not None and bool(
+        cfg.get("linear_num_value_heads")
+    )
 
 
 def declares_compress_ratios(cfg: HfConfig) -> bool:

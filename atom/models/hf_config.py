@@ -17,6 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+#: The largest integer a config field may hold. Head dims, head counts, layer counts and ranks are
+#: all indexed by int32 arithmetic in the kernels; `head_dim: 1000000000000` would otherwise price
+#: 14,901 TiB a block without a word.
+MAX_CONFIG_INT = 2**31 - 1
+
 
 class ConfigFieldError(ValueError):
     """A config lacks, or mistypes, a field the engine needs to price or build it."""
@@ -83,6 +88,13 @@ class HfConfig:
             raise ConfigFieldError(self.source, key, f"must be an integer, got {value!r}")
         if value < minimum:
             raise ConfigFieldError(self.source, key, f"must be >= {minimum}, got {value}")
+        if value > MAX_CONFIG_INT:
+            raise ConfigFieldError(
+                self.source,
+                key,
+                f"is {value}, above {MAX_CONFIG_INT} (2**31 - 1): every count a config declares "
+                "is indexed by 32-bit kernel arithmetic, so this is a typo, not a model",
+            )
         return value
 
     @property

@@ -144,8 +144,7 @@ def layer_types(cfg: HfConfig) -> list[str]:
         if unknown:
             raise ConfigFieldError(cfg.source, "layer_types", f"names unknown kinds {unknown}")
         return list(declared)
-    interval = cfg.get("full_attention_interval")
-    if interval:
+    if cfg.get("full_attention_interval") is not None:
         interval = cfg.require_int("full_attention_interval")
         return [FULL if (layer + 1) % interval == 0 else LINEAR for layer in range(n)]
     return [FULL] * n

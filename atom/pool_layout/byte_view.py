@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 
 
-def require_byte_buffer(buf: object, what: str) -> torch.Tensor:
+def require_byte_buffer(buf: object, what: str) -> None:
     """A buffer is a 1-D uint8 tensor; anything else is refused by type."""
     if not isinstance(buf, torch.Tensor):
         raise TypeError(f"{what} must be a torch.Tensor, got {type(buf).__name__}")
@@ -25,7 +25,6 @@ def require_byte_buffer(buf: object, what: str) -> torch.Tensor:
         raise ValueError(f"{what} must be 1-D, got shape {tuple(buf.shape)}")
     if not buf.is_contiguous():
         raise ValueError(f"{what} must be contiguous, got stride {buf.stride()}")
-    return buf
 
 
 def require_aligned(buf: torch.Tensor, align: int, what: str) -> None:

@@ -143,18 +143,45 @@ class ModelRunner:
         return [s.name for s in self.sub_pool_specs() if s.entry_class is EntryClass.STATE]
 
     def blocks_for_budget(self, budget_bytes: int, *, state_entries: int | None = None) -> int:
-        """Scheduler blocks a byte budget buys after the STATE entries are paid for."""
+        """Scheduler blocks a byte budget buys after the STATE entries are paid for.
+
+        At least one block, or a ValueError saying what the budget was short of: a pool of zero
+        blocks cannot serve a token, and returning 0 would leave the caller to find that out.
+        """
+        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
+            raise TypeError(
+                f"budget_bytes must be an int count of bytes, got {budget_bytes!r} "
+                f"({type(budget_bytes).__name__})"
+            )
+        if budget_bytes < 0:
+            raise ValueError(f"budget_bytes must be >= 0, got {budget_bytes}")
+        entries = self._state_entries(state_entries)
         prices = self.entry_bytes()
-        state = self._state_entries(state_entries) * prices.get(EntryClass.STATE, 0)
+        state = entries * prices.get(EntryClass.STATE, 0)
         page = prices.get(EntryClass.PAGE, 0)
         if page == 0:
             raise ValueError("this model declares no PAGE pool; a budget buys no blocks")
-        return max(0, (budget_bytes - state) // page)
+        blocks = (budget_bytes - state) // page
+        if blocks < 1:
+            raise ValueError(
+                f"a budget of {budget_bytes} B buys no scheduler block: {entries} STATE entries "
+                f"cost {state} B and one PAGE block costs {page} B"
+            )
+        return blocks
 
     def _state_entries(self, state_entries: int | None) -> int:
         """The caller's count when given, the engine's otherwise: ``None`` means unset, while a 0
         passed on purpose is the caller's to keep (``or`` would turn it into the default)."""
-        return self.engine.state_entries if state_entries is None else state_entries
+        if state_entries is None:
+            return self.engine.state_entries
+        if isinstance(state_entries, bool) or not isinstance(state_entries, int):
+            raise TypeError(
+                f"state_entries must be an int, got {state_entries!r} "
+                f"({type(state_entries).__name__})"
+            )
+        if state_entries < 0:
+            raise ValueError(f"state_entries must be >= 0 (request slots), got {state_entries}")
+        return state_entries
 
     # -- 3. the carve ---------------------------------------------------------------------------
 

@@ -141,8 +141,15 @@ class ImportOrSkip(Contract):
             source="from atom.kernels.store import write_rows\n",
             params=_PARAMS,
             path="atom/runner.py",
-            # A test beside it, so that `tests` matches a file of the project.
-            files={**_TREE, "tests/test_runner.py": "import atom.runner\n"},
+            # A test beside it, so that `tests` matches a file of the project;
+            # it skips first, so checking `atom/runner.py` alone, which
+            # re-checks the tests importing it, finds nothing there either.
+            files={
+                **_TREE,
+                "tests/test_runner.py": (
+                    'import pytest\n\npytest.importorskip("triton")\n\nimport atom.runner\n'
+                ),
+            },
             note="Only test modules are checked: elsewhere an import error is the point.",
         ),
     )
@@ -227,6 +234,43 @@ class ImportOrSkip(Contract):
     def wants_project(self, project) -> bool:
         # A chain to `module` ends in a file that imports it, so spells it.
         return project.mentions(self.module.split(".")[0])
+
+    def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
+        """A test's import statements whose chain to the module runs through an edited file.
+
+        Only an edited module that now reaches the module (or is it) can put a
+        chain through itself; for those, each of the test's import-time
+        imports that reaches one of them is a line the edit can fail.
+        """
+        if not self.is_test(path):
+            return {}
+        live = {
+            name: rel
+            for name, rel in edited.items()
+            if within(name, self.module) or project.import_chain(name, self.module) is not None
+        }
+        if not live:
+            return {}
+        lines: dict[int, tuple[str, ...]] = {}
+        for ref in project.module_imports(path):
+            if not ref.runs_at_import:
+                continue
+            hits = tuple(
+                rel
+                for name, rel in live.items()
+                if any(
+                    within(t, name)
+                    or (
+                        not t.startswith(".")
+                        and project.is_first_party(t)
+                        and project.import_chain(t, name) is not None
+                    )
+                    for t in ref.targets
+                )
+            )
+            if hits:
+                lines[ref.lineno] = tuple(dict.fromkeys((*lines.get(ref.lineno, ()), *hits)))
+        return lines
 
     def check(self, source, project) -> Iterator:
         tree = source.tree

@@ -112,13 +112,13 @@ class LeafPackage(Contract):
         ),
     )
 
-    def unmatched(self, files: Sequence[str], src: Sequence[str]) -> list[str]:
+    def unmatched(self, files, src: Sequence[str]) -> list[str]:
         """A package no src root holds: as a module, a package, or a namespace directory."""
         out = super().unmatched(files, src)
         stem = self.package.replace(".", "/")
         for root in src:
             base = "" if root in (".", "./") else root.strip("/") + "/"
-            if any(f == f"{base}{stem}.py" or f.startswith(f"{base}{stem}/") for f in files):
+            if files.any_under(f"{base}{stem}"):
                 return out
         return [*out, f"`package` {self.package!r} is no module under `src` {list(src)!r}"]
 
@@ -286,6 +286,27 @@ class LeafPackage(Contract):
         return any(
             path.endswith(f"/{'/'.join(parts[:i])}/__init__.py") for i in range(1, len(parts))
         )
+
+    def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
+        """A member's imports of an edited file: whether what they name exists is read there.
+
+        AC202 asks the file system whether a member exists and the package's
+        ``__init__`` whether it binds a name, so editing (or removing) the
+        module an import names, or the ``__init__`` it imports from, can fail
+        the importing member without a byte of it changing.
+        """
+        module = project.module_name(path)
+        if module is None or not within(module, self.package):
+            return {}
+        lines: dict[int, tuple[str, ...]] = {}
+        for ref in project.module_imports(path):
+            if ref.type_checking or ref.module.startswith("."):
+                continue
+            named = (ref.module, *(f"{ref.module}.{n}" for n in ref.names if n != "*"))
+            hits = tuple(rel for name, rel in edited.items() if name in named)
+            if hits:
+                lines[ref.lineno] = tuple(dict.fromkeys((*lines.get(ref.lineno, ()), *hits)))
+        return lines
 
     def check(self, source, project) -> Iterator:
         if source.tree is None:

@@ -24,9 +24,12 @@ from atom.kernels.reference_store import (
     INDEX_VIEWS,
     PAGED_VIEWS,
     STATE_VIEWS,
+    block_size_of,
     load_token,
+    load_tokens,
     reblock,
     store_token,
+    store_tokens,
     token_at,
 )
 from atom.pool_layout import EntryClass
@@ -555,6 +558,211 @@ def _write_state(builder, module, rng, gen, contract) -> None:
         )
 
 
+# -- 6b. element order ------------------------------------------------------------------------
+#
+# A byte count, an offset and a block range all agree when a view reads the right bytes in the
+# wrong order: the record's V bound non-transposed where every other reader took it 5-D. So the
+# element order is checked element by element: a distinct code per (block, token, head, dim,
+# field) is written through the module's bound view with the reference store's indexing, and
+# read back through every other reader of those bytes -- the transfer region at the offsets the
+# documented layout gives (reference_store's table, written out below from the module's own
+# declarations, never read off a view), the import side's view, and a draft's verifier.
+
+#: Integer dtypes that reinterpret an element of each itemsize without changing a bit.
+_INT_OF_ITEMSIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def documented_offsets(
+    name: str, layout: str, *, block: int, heads: int, dim: int, itemsize: int
+) -> torch.Tensor:
+    """Element offsets inside one block of view ``name``, indexed ``[token, head, dim]``.
+
+    The layouts of ``atom.kernels.reference_store`` (``x = 16 // itemsize``)::
+
+        NHD K/V, MLA kv, indexer   (block, heads, dim)
+        SHUFFLE K                  (heads, dim // x, block, x)
+        SHUFFLE V                  (heads, block // x, dim, x)
+        k_scale / v_scale          (heads, block)
+    """
+    if name not in PAGED_VIEWS and name not in INDEX_VIEWS:
+        raise ValueError(f"view {name!r} has no documented element order")
+    t = torch.arange(block).view(-1, 1, 1)
+    h = torch.arange(heads).view(1, -1, 1)
+    d = torch.arange(dim).view(1, 1, -1)
+    x = 16 // itemsize
+    if name in ("k_scale", "v_scale"):
+        return h * block + t + 0 * d
+    if name in ("kv_cache", *INDEX_VIEWS) or layout == "nhd":
+        return (t * heads + h) * dim + d
+    if name == "k_cache":
+        return ((h * (dim // x) + d // x) * block + t) * x + d % x
+    return ((h * (block // x) + t // x) * dim + d) * x + t % x  # v_cache
+
+
+def documented_token_shape(name: str, layout: str, *, heads: int, dim: int, itemsize: int):
+    """The shape a kernel indexes one token of view ``name`` in (heads first, then dims)."""
+    if name in ("k_scale", "v_scale"):
+        return (heads,)
+    if name == "index_scale":
+        return ()
+    if name in ("kv_cache", "index_cache"):
+        return (dim,)
+    if layout == "shuffle" and name == "k_cache":
+        x = 16 // itemsize
+        return (heads, dim // x, x)
+    return (heads, dim)
+
+
+def _view_geometry(builder, module, name: str, view: torch.Tensor) -> tuple[int, int, int, int]:
+    """``(tokens a block, heads, dim, blocks)`` of view ``name`` from the declarations: the
+    module's heads and head dims, the builder's block, the pool field's row width -- never the
+    view's own shape, which is what is under test."""
+    _, pool_name, field_name = builder.view_home(module, name)
+    field = next(
+        f for g in builder.paged_pools[pool_name].field_groups for f in g if f.name == field_name
+    )
+    if name == "index_cache":
+        # (tokens, dim) per entry (MLA's indexer), or (backend blocks, tokens, dim) per entry
+        # (MiniMax-M3's, paged at the backend block): whatever leads the last two is blocks.
+        *lead, tokens, dim = field.shape
+        return tokens, 1, dim, builder.blocks * math.prod(lead)
+    if name == "index_scale":
+        *lead, tokens = field.shape
+        return tokens, 1, 1, builder.blocks * math.prod(lead)
+    if name == "kv_cache":
+        return builder.block_size, 1, field.shape[-1], builder.num_blocks
+    heads = module.num_kv_heads
+    if name in ("k_scale", "v_scale"):
+        return builder.block_size, heads, 1, builder.num_blocks
+    dim = module.head_dim if name == "k_cache" else module.v_head_dim
+    return builder.block_size, heads, dim, builder.num_blocks
+
+
+def check_element_readback(
+    runner: ModelRunner,
+    *,
+    importing: ModelRunner | None = None,
+    modules_per_builder: int = 2,
+    seed: int = 0,
+) -> None:
+    """Every element written through a bound view is read back as that element by every reader.
+
+    ``importing``, when given, is a runner that imported ``runner``'s own buffer (no copy), so
+    its views read what this runner's writes left. Blocks written: every backend block of the
+    first and the last scheduler block, all tokens, heads and dims of each.
+    """
+    contract = "write-readback"
+    blocks = _require_initialized(runner, contract)
+    rng = random.Random(seed)
+    regions = _region_by_role(runner)
+    units = sorted({0, blocks - 1})
+    imported = {m.prefix: m for m in importing.bound_modules()} if importing is not None else {}
+    target = runner.builder
+    for builder in runner.builders():
+        walked = [
+            m
+            for m in runner.bound_modules()
+            if runner.builder_of(m) is builder
+            and any(n in PAGED_VIEWS or n in INDEX_VIEWS for n in m.kv_views)
+        ]
+        # The first such module, then a sample: an indexer-owning layer is sampled as any other.
+        chosen = walked[:1] + rng.sample(walked[1:], min(len(walked) - 1, modules_per_builder - 1))
+        for module in chosen:
+            _element_readback(
+                runner, builder, target, module, units, regions, imported.get(module.prefix)
+            )
+
+
+def _sample(n: int) -> torch.Tensor:
+    """All of ``range(n)`` up to 32, else the first and last 16 and every 8th between."""
+    if n <= 32:
+        return torch.arange(n)
+    return torch.cat([torch.arange(16), torch.arange(16, n - 16, 8), torch.arange(n - 16, n)])
+
+
+def _element_readback(runner, builder, target, module, units, regions, twin) -> None:
+    contract = "write-readback"
+    layout = builder.layout
+    unknown = sorted(set(module.kv_views) - {*PAGED_VIEWS, *INDEX_VIEWS, *STATE_VIEWS})
+    if unknown:
+        # A view this check cannot order would pass unread: say so instead of staying green.
+        _fail(contract, f"{module} binds views {unknown} with no documented element order; "
+              "declare their layout in atom.kernels.reference_store and documented_offsets")  # fmt: skip
+    names = [n for n in module.kv_views if n in PAGED_VIEWS or n in INDEX_VIEWS]
+    for field_id, n in enumerate(names):
+        view = module.kv_views[n]
+        block, heads, dim, nblocks = _view_geometry(builder, module, n, view)
+        itemsize = view.element_size()
+        int_dtype = _INT_OF_ITEMSIZE[itemsize]
+        as_int = view.view(int_dtype)
+        kernel_block = block_size_of(n, view, layout)
+        if kernel_block != block:
+            _fail(contract, f"{module}.{n}: a kernel reads a {kernel_block}-token block off the "
+                  f"bound view's shape {tuple(view.shape)}; the builder pages at {block}")  # fmt: skip
+        token_shape = documented_token_shape(n, layout, heads=heads, dim=dim, itemsize=itemsize)
+        first = token_at(n, as_int, layout, 0)
+        if tuple(first.shape) != token_shape:
+            _fail(contract, f"{module}.{n}: one token of the bound view has shape "
+                  f"{tuple(first.shape)}; a kernel indexes it as {token_shape} (heads, dims)")  # fmt: skip
+        # The backend blocks of the first and the last scheduler block, and in each the tokens
+        # of `_sample`: whole SHUFFLE vectors (x <= 16) at both ends and a stride between -- a
+        # bigger block costs time and reaches no other arithmetic.
+        # A one-token block (MLA) is sampled the same way across a unit's backend blocks.
+        per_unit = nblocks // runner.blocks
+        bks = torch.cat([u * per_unit + _sample(per_unit) for u in units])
+        toks = _sample(block)
+        slots = (bks.view(-1, 1) * block + toks).reshape(-1)
+        size = heads * dim
+        # One code per (block, token, head, dim), interleaved with the field's id so that two
+        # fields' codes never coincide: a K read from V's bytes finds V's codes.
+        codes = ((slots.view(-1, 1) * size + torch.arange(size)) * len(names) + field_id).view(
+            len(bks), len(toks), heads, dim
+        )
+        offsets = documented_offsets(
+            n, layout, block=block, heads=heads, dim=dim, itemsize=itemsize
+        )[toks]
+        region = regions[builder.region_role_of(module, n)].tensor.reshape(-1)
+        block_bytes = block * size * itemsize
+        byte_at = (bks.view(-1, 1, 1, 1) * block_bytes + offsets.unsqueeze(0) * itemsize).unsqueeze(
+            -1
+        ) + torch.arange(itemsize)
+        if int(byte_at.max()) >= region.numel():
+            _fail(contract, f"{module}.{n}: its documented layout reaches byte {int(byte_at.max())} "
+                  f"of a {region.numel()} B transfer region")  # fmt: skip
+        readers = [("its own view", as_int)]
+        if twin is not None and n in twin.kv_views:
+            readers.append(("the import side's view", twin.kv_views[n].view(int_dtype)))
+        if module.is_draft and builder is not target and n in PAGED_VIEWS:
+            readers.append(
+                ("the verifier's reblocked view", reblock(n, as_int, layout, target.block_size))
+            )
+        # An element holds itemsize bytes, so a code wider than that is written in passes, one
+        # base-2**(8 x itemsize) digit each: every code is distinct across the passes.
+        base = 1 << (8 * itemsize)
+        passes = 1
+        while base**passes <= int(codes.max()):
+            passes += 1
+        for k in range(passes):
+            digit = (codes // base**k) % base
+            if int_dtype is not torch.uint8:
+                digit = (digit + base // 2) % base - base // 2  # into the signed range
+            digit = digit.to(int_dtype)
+            store_tokens(n, as_int, layout, slots, digit.reshape(len(slots), *token_shape))
+            got = region[byte_at].view(int_dtype).squeeze(-1)
+            if not torch.equal(got, digit):
+                bad = (got != digit).nonzero()[0].tolist()
+                b, t, h, d = bks[bad[0]].item(), toks[bad[1]].item(), *bad[2:]
+                _fail(contract, f"{module}.{n}: element (block {b}, token {t}, head {h}, dim {d}) "
+                      f"written through the bound view is not where the {layout} layout puts it "
+                      "in its transfer region -- the same bytes read in another element order")  # fmt: skip
+            for who, reader in readers:
+                back = load_tokens(n, reader, layout, slots).reshape(digit.shape)
+                if not torch.equal(back, digit):
+                    bad = (back != digit).nonzero()[0].tolist()
+                    _fail(contract, f"{module}.{n}: token {toks[bad[1]].item()} of block {bks[bad[0]].item()} "
+                          f"written through the bound view reads back other elements through {who}")  # fmt: skip
+
+
 # -- 7. refusal by name ------------------------------------------------------------------------
 
 
@@ -642,5 +850,9 @@ def check_all(make_runner: Callable[[], ModelRunner], blocks: int, *, seed: int 
         check_bind_parity(runner, importing)
         importing.release()
     check_write_readback(runner, seed=seed)
+    shared = None
+    if not runner._state_pool_names():
+        shared = make_runner().import_paged_pool(runner.paged_buf, blocks)
+    check_element_readback(runner, importing=shared, seed=seed)
     check_refusals(make_runner, blocks, built=runner)
     return runner

@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from hypothesis import event
 from hypothesis import strategies as st
 
-from atom.engine_config import EngineConfig
+from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
+from atom.engine_config import MHA_BACKENDS, EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.registry import load_model_config, model_names
 from atom.pool_layout import EntryClass
@@ -28,7 +30,9 @@ DRAFT_PAIRS: dict[str, tuple[str, str]] = {
 }
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2)
-KV_DTYPES = ("bf16", "fp8")
+#: Every KV dtype the engine names: fp8 is three dtypes (e4m3fn, ROCm's e4m3fnuz, e5m2), and a
+#: reader that recognised only one would price a pool without its scales.
+KV_DTYPES = tuple(ENGINE_KV_DTYPES)
 SCHEDULER_BLOCK_SIZES = (16, 32, 64, 256)
 MAX_BLOCKS = 4
 MAX_PAGED_BYTES = 24 << 20
@@ -58,7 +62,7 @@ class EngineCase:
         e = self.engine
         return (
             f"{self.name} tp{e.tp_size} pp{e.pp_rank}/{e.pp_size} {e.kv_dtype} "
-            f"sched{e.scheduler_block_size} x{self.blocks}"
+            f"sched{e.scheduler_block_size} {e.mha_backend} x{self.blocks}"
         )
 
 
@@ -89,6 +93,9 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     # Only the blocks this model's kernels page within: MiniMax-M3 pages at 128 whatever the
     # scheduler says, so 16, 32 and 64 are refusals (check_refusals' business), never a case.
     scheduler_block = draw(st.sampled_from(_accepted_blocks(name)))
+    # The MHA backend picks the paged layout (aiter SHUFFLE, triton NHD): without it the NHD
+    # element order is never drawn. Other flavours ignore it.
+    mha_backend = draw(st.sampled_from(MHA_BACKENDS))
     options = []
     for pp_size in PP_SIZES:
         for pp_rank in range(pp_size):
@@ -100,6 +107,7 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
                     kv_dtype=kv_dtype,
                     scheduler_block_size=scheduler_block,
                     state_entries=STATE_ENTRIES,
+                    mha_backend=mha_backend,
                 )
                 if _buildable(name, engine) is not None:
                     options.append(engine)
@@ -109,6 +117,10 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     per_block = _buildable(name, engine)
     wanted = draw(st.integers(1, MAX_BLOCKS))
     blocks = max(1, min(wanted, MAX_PAGED_BYTES // max(per_block, 1)))
+    # `pytest --hypothesis-show-statistics` lists these; test_strategies asserts the reach.
+    event(f"tp {engine.tp_size}, pp {engine.pp_rank}/{engine.pp_size}")
+    event(f"kv {kv_dtype}, {mha_backend}")
+    event(f"blocks {blocks}")
     return EngineCase(name, engine, blocks)
 
 
@@ -116,6 +128,12 @@ def accepted_blocks(name: str) -> tuple[int, ...]:
     """The scheduler blocks a case builds at (tp 1, pp 1), smallest first: a model whose kernels
     page above the default block (MiniMax-M3 at 128, DeepSeek-V4 at 256) refuses the smaller."""
     return _accepted_blocks(name)
+
+
+@cache
+def importable_names() -> list[str]:
+    """Cases with a P/D import path: a STATE pool is refused on the decode side by name."""
+    return [n for n in case_names() if not default_case(n).make_runner()._state_pool_names()]
 
 
 @cache

@@ -302,3 +302,67 @@ def test_a_worker_count_below_one_is_refused_by_value(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--jobs" in err and "'0'" in err
+
+
+def test_no_summary_inside_a_pre_commit_batch(project, capsys, monkeypatch):
+    # pre-commit sets PRE_COMMIT=1 and prints batches one after another: a batch's
+    # "All contracts hold." beside another batch's findings would contradict it.
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    assert main(["check", "pkg/good.py", "--no-cache"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["check", "pkg/bad.py", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "AC101" in out and "Found" not in out and "All contracts hold" not in out
+    monkeypatch.setenv("PRE_COMMIT", "0")
+    assert main(["check", "pkg/good.py", "--no-cache"]) == 0
+    assert capsys.readouterr().out == "All contracts hold.\n"
+
+
+def test_the_cli_names_neither_the_engine_nor_the_hooks():
+    # Dispatch goes through entry points: no import of, and no dotted string into,
+    # `atom` or `hooks`, so a consumer's own `hooks/` package cannot be what runs.
+    import ast
+
+    import checkers.cli as cli
+
+    tree = ast.parse(Path(cli.__file__).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            assert not any(n.split(".")[0] in ("atom", "hooks") for n in names), ast.dump(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert not node.value.startswith(("atom.", "hooks.")), node.value
+
+
+def test_commands_and_hooks_are_entry_points_of_the_distribution():
+    from checkers.cli import COMMANDS_GROUP, HOOKS_GROUP, entry_points
+
+    assert entry_points(COMMANDS_GROUP) == {
+        "layout": "atom.layout_command:layout_main",
+        "models": "atom.layout_command:models_main",
+    }
+    assert entry_points(HOOKS_GROUP) == {"post-tool-use": "hooks.post_tool_use:main"}
+    from importlib.metadata import entry_points as scan
+
+    assert {ep.name: ep.value for ep in scan(group=HOOKS_GROUP)} == entry_points(HOOKS_GROUP)
+
+
+def test_entry_points_txt_is_read_as_importlib_reads_it():
+    from checkers.cli import _parse_entry_points
+
+    text = "[a.b]\nx = m.n:f\n# c\n; d\n\n[console_scripts]\ny=p:q\n"
+    assert _parse_entry_points(text) == {"a.b": {"x": "m.n:f"}, "console_scripts": {"y": "p:q"}}
+
+
+@pytest.mark.parametrize("command", [["models"], ["layout", "deepseek-r1"]])
+def test_engine_commands_without_torch_name_the_extra(command):
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from checkers.cli import main; sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *command], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "needs torch" in proc.stderr and "`engine` extra" in proc.stderr

@@ -190,3 +190,55 @@ def test_the_subprocess_exit_status_is_2(tmp_path):
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stdout == ""
+
+
+def test_the_probe_for_named_files_finds_what_the_listing_finds(tmp_path):
+    # The probe walks only a glob's literal directory; the exact listing is git's.
+    from checkers.api import load_config
+    from checkers.coverage import Listed, Probed, _literal_prefix
+    from checkers.discovery import discover
+
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.atom-contracts]\nexclude = ["gen/**"]\n' + CONTRACT,
+            "src/pkg/deep/mod.py": "",
+            "src/pkg/ns/inner/x.py": "",
+            "tests/unit/test_a.py": "",
+            "gen/out.py": "",
+            ".hidden/h.py": "",
+            "notes/readme.txt": "",
+        },
+    )
+    config = load_config(tmp_path)
+    listed = Listed([rel for rel, _ in discover([], config)])
+    probed = Probed(config)
+    for glob in (
+        "src/**",
+        "src/pkg/deep/*.py",
+        "tests/**/test_*.py",
+        "*.py",
+        "mod.py",
+        "gen/**",
+        ".hidden/**",
+        "notes/**",
+        "nowhere/**",
+        "src/*/ns/**",
+        "test_?.py",
+    ):
+        assert probed.any_match(glob) == listed.any_match(glob), glob
+    for stem in (
+        "src/pkg",
+        "src/pkg/ns",
+        "src/pkg/deep/mod",
+        "src/pkg/none",
+        "gen",
+        "notes",
+        ".hidden/h",
+    ):
+        assert probed.any_under(stem) == listed.any_under(stem), stem
+    assert (_literal_prefix("a/b/*.py"), _literal_prefix("a/**"), _literal_prefix("*.py")) == (
+        "a/b",
+        "a",
+        "",
+    )

@@ -144,12 +144,33 @@ def test_dynamic_imports_with_a_literal_name_are_imports(tmp_path):
 def test_imports_are_memoised_and_a_registered_source_wins_over_disk(tmp_path):
     write(tmp_path, {"mod.py": "import on_disk\n"})
     project = Project(tmp_path, (tmp_path,))
-    project.add_source(SourceFile("mod.py", "import in_memory\n", abspath=str(tmp_path / "mod.py")))
+    held = SourceFile("mod.py", "import in_memory\n", abspath=str(tmp_path / "mod.py"))
+    project.add_source(held)
     first = project.module_imports("mod.py")
     (tmp_path / "mod.py").write_text("import changed\n")
     assert [r.module for r in first] == ["in_memory"]
     assert project.module_imports(tmp_path / "mod.py") is first
-    assert project.read_source("mod.py") is project.read_source(tmp_path / "mod.py")
+    assert project.read_source("mod.py") is held is project.read_source(tmp_path / "mod.py")
+
+
+def test_a_registered_source_is_not_kept_past_the_engines_use(tmp_path):
+    # The project keeps summaries, never a file's tree: a whole-tree run
+    # would otherwise hold every AST it parsed until it ends.
+    import gc
+    import weakref
+
+    write(tmp_path, {"mod.py": "import on_disk\n"})
+    project = Project(tmp_path, (tmp_path,))
+    held = SourceFile("mod.py", "import in_memory\n", abspath=str(tmp_path / "mod.py"))
+    assert held.tree is not None
+    project.add_source(held)
+    assert [r.module for r in project.module_imports("mod.py")] == ["in_memory"]
+    tree = weakref.ref(held.tree)
+    del held
+    gc.collect()
+    assert tree() is None
+    assert project.read_source("mod.py").text == "import on_disk\n"
+    assert project.read_source("mod.py") is not project.read_source("mod.py")
 
 
 def test_unreadable_and_unparseable_files_have_no_imports(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -69,6 +70,17 @@ class GdnBuilder:
 OTHER = "import os\nimport json\n\nprint(json)\n"
 
 
+# The console script, as .claude/settings.json runs it: never `python -m hooks...`,
+# which would import whichever `hooks` package comes first on sys.path.
+_CONSOLE = shutil.which("atom-contracts", path=str(Path(sys.executable).parent))
+_CLI = "import sys; from checkers.cli import main; sys.exit(main())"
+HOOK_COMMAND = [
+    *([_CONSOLE] if _CONSOLE else [sys.executable, "-c", _CLI]),
+    "hook",
+    "post-tool-use",
+]
+
+
 @dataclass
 class HookRun:
     returncode: int
@@ -119,7 +131,7 @@ class Project:
         if isinstance(stdin, str):
             stdin = stdin.encode()
         done = subprocess.run(
-            [sys.executable, "-m", "hooks.post_tool_use", *args],
+            [*HOOK_COMMAND, *args],
             input=stdin,
             capture_output=True,
             env=env if env is not None else self.env(),

@@ -51,22 +51,35 @@ def test_write_applies_safe_fix_and_reports_what_is_left(project) -> None:
     # Positions are of the fixed file: with `import os` gone the def is on line 5.
     assert AC101_LINE.search(run.stderr), run.stderr
     assert re.search(r"^pkg/mod\.py:6:9: F841 Local variable `unused`", run.stderr, re.M)
-    assert "F401" not in run.stderr  # fixed, so not reported
-    assert "ruff rewrote the file" in run.stderr
+    # Fixed, so not reported as a problem, but named as what the rewrite did.
+    assert not re.search(r"^pkg/mod\.py:\d+:\d+: F401", run.stderr, re.M)
+    assert "ruff rewrote the file (fixed F401)" in run.stderr
     assert "# noqa: CODE -- reason" in run.stderr
 
 
-def test_edit_of_a_file_left_clean_exits_0_silently(project) -> None:
-    mod = project.write("pkg/mod.py", "import os\n" + project.CLEAN)
+def test_a_rewrite_that_leaves_the_file_clean_is_still_reported(project) -> None:
+    # The agent's copy of the file is stale once ruff rewrote it: exit 2 (stderr shown to
+    # the model) naming the file and what ruff fixed, even with nothing left to fix.
+    mod = project.write("pkg/mod.py", "import os\nimport json\n" + project.CLEAN)
     before = project.snapshot()
 
     run = project.run_hook(
         project.payload("Edit", mod, old_string="x", new_string="y", replace_all=False)
     )
 
-    assert (run.returncode, run.stderr, run.stdout) == (0, "", "")
+    assert (run.returncode, run.stdout) == (2, ""), run.stderr
     assert mod.read_text() == project.CLEAN
     _unchanged_except(before, project.snapshot(), "pkg/mod.py")
+    lines = run.stderr.splitlines()
+    assert lines[0].startswith("pkg/mod.py: ruff rewrote the file"), run.stderr
+    assert "F401 x2" in lines[0] and "read it again" in lines[0]
+    assert "0 problems" not in run.stderr and "noqa" not in run.stderr
+
+
+def test_a_clean_file_ruff_did_not_touch_exits_0_silently(project) -> None:
+    mod = project.write("pkg/mod.py", project.CLEAN)
+    run = project.run_hook(project.payload("Write", mod))
+    assert (run.returncode, run.stderr, run.stdout) == (0, "", "")
 
 
 def test_multiedit_reports_findings_already_in_the_file(project) -> None:
@@ -402,3 +415,12 @@ def test_declared_exclude_keeps_contracts_off_the_file(project) -> None:
     run = project.run_hook(project.payload("Write", mod))
 
     assert (run.returncode, run.stderr) == (0, "")
+
+
+def test_an_engine_finding_names_its_documentation_not_an_empty_contract(project) -> None:
+    mod = project.write("pkg/mod.py", "def allocate_kv_cache_tensors(self, blocks:\n    pass\n")
+    run = project.run_hook(project.payload("Write", mod), "--no-ruff")
+    assert run.returncode == 2, run.stderr
+    (line,) = [x for x in run.stderr.splitlines() if ": AC001 " in x]
+    assert "contract ``" not in line
+    assert line.endswith("(see `atom-contracts explain AC001`)"), line

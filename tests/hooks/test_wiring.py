@@ -59,8 +59,10 @@ def test_cli_dispatches_to_the_hook(tmp_path: Path) -> None:
         env={"PATH": sys.exec_prefix + "/bin:/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(tmp_path)},
         timeout=60,
     )
-    # ruff's default rules include F401, whose fix is safe: the file is left empty and clean.
-    assert (run.returncode, run.stderr) == (0, ""), run.stderr
+    # ruff's default rules include F401, whose fix is safe: the file is left empty and clean,
+    # and the agent is told it was rewritten.
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("mod.py: ruff rewrote the file (fixed F401)"), run.stderr
     assert target.read_text() == ""
 
 

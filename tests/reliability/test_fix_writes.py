@@ -21,7 +21,8 @@ from .conftest import ASSERT_LINES
 FIXED_LINES = [
     "def f(x):",
     "    if not (x > 0):",
-    "        raise ValueError('expected x > 0')",
+    # Double quotes: the formatters' default, for a file with no string literal of its own.
+    '        raise ValueError("expected x > 0")',
     "    return x",
     "",
 ]

@@ -22,6 +22,7 @@ from .transfer_support import (
     every_case,
     move,
     random_bytes,
+    regions_at,
     round_trip,
     settings_of,
     untouched_outside,
@@ -158,13 +159,7 @@ def test_an_entry_major_block_is_one_range_and_a_layer_major_one_is_one_per_row(
 
 
 def _regions(buf, *spans_and_strides, units=4, start=0):
-    out, at = [], start
-    for i, (span, stride) in enumerate(spans_and_strides):
-        out.append(
-            TransferRegion(f"r{i}", buf[at : at + units * stride].view(units, stride)[:, :span])
-        )
-        at += units * stride
-    return out
+    return regions_at(buf, spans_and_strides, start=start, units=units)
 
 
 def test_the_word_is_the_widest_every_base_stride_and_span_divides():
@@ -293,6 +288,8 @@ def test_a_set_is_one_storage_of_equal_unit_counts():
     short = TransferRegion("short", a[2048 : 2048 + 768].view(3, 256))
     with pytest.raises(ValueError, match="region 'short' has 3 units; region 'r0' has 4"):
         RegionSet([ra, short])
+    with pytest.raises(ValueError, match="region 'none' has no units"):
+        RegionSet([TransferRegion("none", a[:0].view(0, 16))])
     with pytest.raises(ValueError, match="at least one transfer region"):
         RegionSet([])
     with pytest.raises(ValueError, match="semantic_role 'r0' is in the region set twice"):

@@ -17,7 +17,6 @@ import torch
 
 from atom.kernels.block_transfer import RegionSet, triton_interpreted
 from atom.kernels.transfer_layouts import entry_major_twin, paged_fields, split_twin
-from atom.runner.kv_transfer import TransferRegion
 
 from .transfer_support import (
     SOURCE_IDS,
@@ -25,6 +24,7 @@ from .transfer_support import (
     every_case,
     move,
     random_bytes,
+    regions_at,
     round_trip,
     settings_of,
     untouched_outside,
@@ -102,14 +102,8 @@ def test_a_staging_buffer_at_any_address_narrows_the_word(misalign):
     assert torch.equal(out, rs.gather(SOURCE_IDS, impl="torch").data)
 
 
-def _odd_regions(buf, start, spans_and_strides, units=4):
-    out, at = [], start
-    for i, (span, stride) in enumerate(spans_and_strides):
-        out.append(
-            TransferRegion(f"r{i}", buf[at : at + units * stride].view(units, stride)[:, :span])
-        )
-        at += units * stride
-    return out
+def _odd_regions(buf, start, spans_and_strides):
+    return regions_at(buf, spans_and_strides, start=start)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from atom.kernels.reference_store import STATE_VIEWS
 from atom.models.registry import load_model_config
 from atom.runner.kv_transfer import TransferRegion, owned_regions
 from atom.runner.model_runner import ModelRunner
-from contracts.runtime.strategies import DRAFT_PAIRS, accepted_blocks, case_names
+from contracts.runtime.strategies import DRAFT_PAIRS, case_names, default_case
 
 #: Scheduler blocks in each pool (the round trip moves three of them, one stays put) and the
 #: paged bytes a case may take: the block count is lowered to fit, never the model skipped.
@@ -78,13 +78,15 @@ class Case:
 
     def _build(self, tp_size: int) -> ModelRunner:
         target, draft = DRAFT_PAIRS.get(self.name, (self.name, None))
+        # The scheduler block the property suite's default case settles on: the engine's 16,
+        # or the smallest a model that pages wider accepts (MiniMax-M3 pages at 128).
+        block = default_case(self.name).engine.scheduler_block_size
         return ModelRunner(
             load_model_config(target),
             EngineConfig(
                 tp_size=tp_size,
+                scheduler_block_size=block,
                 state_entries=STATE_ENTRIES,
-                # The smallest scheduler block the model pages within (16 for most).
-                scheduler_block_size=accepted_blocks(self.name)[0],
                 **SETTINGS[self.setting],
             ),
             draft_config=load_model_config(draft) if draft else None,
@@ -233,3 +235,15 @@ def round_trip(case: Case, *, device: str, mover: Mover, seed: int = 0) -> dict[
                         )
             compared["paged views"] += 1
     return compared
+
+
+def regions_at(buf: torch.Tensor, spans_and_strides, *, start: int = 0, units: int = 4):
+    """Hand-made regions ``r0, r1, ...`` laid one after another in ``buf`` from byte ``start``:
+    each ``units`` units of ``stride`` bytes, of which the first ``span`` are the region's."""
+    out, at = [], start
+    for i, (span, stride) in enumerate(spans_and_strides):
+        out.append(
+            TransferRegion(f"r{i}", buf[at : at + units * stride].view(units, stride)[:, :span])
+        )
+        at += units * stride
+    return out

@@ -138,7 +138,11 @@ def test_minimax_m3_indexer_keys_are_extra_fields_in_their_own_group():
         ["index"],
     ]
     (index,) = pool.extra_fields
-    assert (index.rows, index.shape, index.dtype) == (57, (1, 128, 128), runner.engine.kv_torch_dtype)
+    assert (index.rows, index.shape, index.dtype) == (
+        57,
+        (1, 128, 128),
+        runner.engine.kv_torch_dtype,
+    )
 
 
 def test_minimax_m3_sparse_layers_bind_their_keys_in_the_kernels_shape():

@@ -40,8 +40,13 @@ def test_every_config_keeps_its_sources(name):
 
 
 #: Shipped after the design copies were taken; their sources are in their own ``_sources``.
-NOT_IN_DESIGN_COPIES = {"deepseek-v4-flash-dspark", "glm-5.2", "kimi-k3", "minimax-m3",
-                        "minimax-m3-eagle3"}
+NOT_IN_DESIGN_COPIES = {
+    "deepseek-v4-flash-dspark",
+    "glm-5.2",
+    "kimi-k3",
+    "minimax-m3",
+    "minimax-m3-eagle3",
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED - NOT_IN_DESIGN_COPIES))

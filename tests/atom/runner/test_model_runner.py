@@ -199,3 +199,81 @@ def test_an_mla_draft_offered_to_an_mha_target_is_refused_by_module():
         ValueError, match=r"draft.layers.0.self_attn .* no row space in builder 'target'"
     ):
         ModelRunner(load_model_config("llama-3.1-8b"), draft_config=mla_draft)
+
+
+# -- budget sizing refuses what it cannot honour, by name (issue 12 item 4) ---------------------
+
+
+def test_a_budget_that_buys_no_block_is_refused_with_the_prices():
+    runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype="fp8")
+    # 4 STATE entries (4 x 39223296 B) and 266240 B a block: 100 B short of the first block.
+    budget = 4 * 39223296 + 266240 - 100
+    with pytest.raises(ValueError, match=r"buys no scheduler block: 4 STATE entries cost "
+                       r"156893184 B and one PAGE block costs 266240 B"):  # fmt: skip
+        runner.blocks_for_budget(budget, state_entries=4)
+    assert runner.blocks_for_budget(budget + 100, state_entries=4) == 1
+
+
+def test_a_negative_state_entry_count_is_refused_not_credited():
+    """-1 entries once made a 0 B budget buy 147 blocks: a STATE price subtracted negatively."""
+    runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype="fp8")
+    with pytest.raises(ValueError, match=r"state_entries must be >= 0 \(request slots\), got -1"):
+        runner.blocks_for_budget(0, state_entries=-1)
+    with pytest.raises(TypeError, match=r"state_entries must be an int, got 2.0"):
+        runner.blocks_for_budget(10**9, state_entries=2.0)
+    with pytest.raises(TypeError, match=r"state_entries must be an int, got True"):
+        runner.blocks_for_budget(10**9, state_entries=True)
+
+
+@pytest.mark.parametrize(
+    ("budget", "error", "needle"),
+    [
+        (1e9, TypeError, r"budget_bytes must be an int count of bytes, got 1000000000.0 \(float\)"),
+        ("1GiB", TypeError, r"got '1GiB' \(str\)"),
+        (True, TypeError, r"got True \(bool\)"),
+        (-1, ValueError, r"budget_bytes must be >= 0, got -1"),
+    ],
+)
+def test_a_budget_of_the_wrong_kind_is_refused_by_name(budget, error, needle):
+    runner = _runner("llama-3.1-8b")
+    with pytest.raises(error, match=needle):
+        runner.blocks_for_budget(budget)
+
+
+def test_a_state_entry_count_is_validated_where_state_is_allocated_too():
+    with pytest.raises(ValueError, match=r"state_entries must be >= 0 \(request slots\), got -2"):
+        _runner("qwen3.5-27b").initialize(1, state_entries=-2)
+
+
+def test_full_attention_interval_zero_is_refused_not_priced_as_pure_mha():
+    cfg = load_model_config("qwen3.5-27b").with_overrides(full_attention_interval=0)
+    with pytest.raises(ValueError, match=r"full_attention_interval.*must be >= 1, got 0"):
+        ModelRunner(cfg)
+
+
+def test_an_absurd_head_dim_is_refused_by_name_and_bound():
+    """head_dim 10**12 once priced 14,901 TiB a block without a word; the bound is int32's."""
+    cfg = load_model_config("llama-3.1-8b").with_overrides(head_dim=10**12)
+    with pytest.raises(ValueError, match=r"head_dim.*is 1000000000000, above 2147483647"):
+        ModelRunner(cfg)
+    with pytest.raises(ValueError, match=r"head_dim.*must be an integer, got 1000000000000.0"):
+        ModelRunner(load_model_config("llama-3.1-8b").with_overrides(head_dim=1e12))
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [
+        ("fp8", torch.float8_e4m3fn),
+        ("fp8_e4m3fnuz", torch.float8_e4m3fnuz),
+        ("fp8_e5m2", torch.float8_e5m2),
+    ],
+)
+def test_every_fp8_kv_dtype_keeps_its_scales(name, dtype):
+    """ROCm's fp8 is e4m3fnuz: recognising only e4m3fn priced such a pool without its scales."""
+    runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype=name)
+    assert runner.engine.is_fp8
+    # Same golden as the e4m3fn build (266240): every fp8 is one byte and carries fp32 scales.
+    assert runner.entry_bytes()[EntryClass.PAGE] == 2 * 16 * 16 * 2 * 256 * 1 + 2 * 16 * 16 * 2 * 4
+    runner.initialize(1)
+    views = runner.bound_modules()[3].kv_views
+    assert views["k_cache"].dtype == dtype and {"k_scale", "v_scale"} <= set(views)

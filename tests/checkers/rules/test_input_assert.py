@@ -352,7 +352,7 @@ def test_fix_raises_type_error_for_type_checks():
     assert fixed == (
         "def f(x):\n"
         "    if not (not isinstance(x, str)):\n"
-        "        raise TypeError('expected not isinstance(x, str)')\n"
+        '        raise TypeError("expected not isinstance(x, str)")\n'
         "    if not (issubclass(x, int)):\n"
         "        raise TypeError(x)\n"
     )

@@ -1,0 +1,571 @@
+"""Mutation testing: one textual change at a time, the relevant tests run after each.
+
+A check that cannot fail is a stub, and the way to find one is to break the code it guards and
+see whether a test notices. For each target package this script
+
+1. parses every module with ``ast`` and lists the *mutants*: one operator per site (a comparison
+   flipped, an arithmetic operator swapped, a constant nudged, a guard's condition made
+   ``False``, a call statement deleted, ...), each one contiguous source span replaced by
+   another -- never two changes at once;
+2. copies the repository once to a scratch directory (so the worktree is never touched, and an
+   interrupted run leaves nothing mutated behind), and for each mutant writes the mutated module
+   there, forks a child of a parent that already imported torch, hypothesis and pytest, and runs
+   that package's test subset with ``-x``;
+3. prints the kill rate per package and every survivor as ``path:line: before -> after``.
+
+A mutant is *killed* when the tests fail (or error, or run past ``--timeout-factor`` x the
+baseline), *survived* when they pass. The baseline (no mutation) must pass first, and one
+planted mutant per package must be killed before any score is believed -- that is the check
+that the children really import the scratch copy and not the installed worktree.
+
+Equivalent mutants -- survivors no test could kill, because the program means the same thing --
+are listed by their stable key (``path:line:operator:before->after``) in ``EQUIVALENT`` below and
+argued one by one in docs/testing.md; they are reported apart and left out of the denominator.
+
+    python bench/mutation.py                          # every target
+    python bench/mutation.py --target atom/pool_layout
+    python bench/mutation.py --target contracts/runtime --list   # mutants only, run nothing
+    nice -n 19 python bench/mutation.py --jobs 1 > /tmp/mutation.log &
+
+Why not mutmut: see docs/testing.md ("Choosing the mutation tool").
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Each target package with the tests that guard it. A file may name a narrower subset; the
+#: subsets are chosen so a survivor means "no test of this code", not "a test we did not run".
+#: Files run in the order listed, so with -x the fast, pointed tests kill most mutants first.
+TARGETS: dict[str, dict[str, list[str]]] = {
+    "atom/pool_layout": {
+        "*": ["tests/atom/pool_layout/test_pinned_by_mutation.py", "tests/atom/pool_layout"]
+    },
+    "contracts/runtime": {
+        "*": [
+            "tests/contracts/runtime/test_checks_fire.py",
+            "tests/contracts/runtime/test_element_readback.py",
+            "tests/contracts/runtime/test_checks_catch_breakage.py",
+            "tests/contracts/runtime/test_strategies.py",
+        ],
+    },
+    "checkers/rules": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
+    "checkers/analysis": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
+}
+
+#: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
+#: is reported, so the list cannot silently outlive the code it argues about.
+EQUIVALENT: dict[str, str] = {
+    "atom/pool_layout/entry_arena.py:const:True -> False@1": "plan_planes zip strict: _strides "
+    "returns one stride per plane, so the lengths are always equal",
+    "atom/pool_layout/field_planes.py:const:True -> False@0": "plane_fields zip strict: "
+    "plan_field_planes returns one name list per width",
+    "atom/pool_layout/field_planes.py:const:True -> False@1": "plane_entry_bytes zip strict: "
+    "the same",
+    "atom/pool_layout/layer_major.py:ifexp:LayerMajorArena.nbytes(g, entries, align=align) if "
+    "len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
+    "nbytes is entries x walk([]).entry_bytes = 0 either way",
+    "atom/pool_layout/mla_pool.py:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
+    "field names are fixed and distinct and every field is at the pool's own align",
+    "atom/pool_layout/paged_layout.py:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
+    "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+}
+
+
+# -- the operators -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    path: str  # repository-relative
+    line: int
+    operator: str
+    start: int  # character offsets into the source
+    stop: int
+    before: str
+    after: str
+
+    @property
+    def key(self) -> str:
+        before = " ".join(self.before.split())
+        after = " ".join(self.after.split())
+        return f"{self.path}:{self.operator}:{before} -> {after}@{self._ordinal}"
+
+    # Set by enumerate_mutants: how many earlier mutants share path, operator, before and after,
+    # so a key survives edits above it (line numbers do not).
+    _ordinal: int = 0
+
+    def apply(self, source: str) -> str:
+        return source[: self.start] + self.after + source[self.stop :]
+
+    def describe(self) -> str:
+        before = " ".join(self.before.split())
+        after = " ".join(self.after.split())
+        if len(before) > 70:
+            before = before[:67] + "..."
+        if len(after) > 70:
+            after = after[:67] + "..."
+        return f"{self.path}:{self.line}: [{self.operator}] {before}  ->  {after}"
+
+
+_CMP_SWAP = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+_BIN_SWAP = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.FloorDiv,
+    ast.FloorDiv: ast.Mult,
+    ast.Div: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.BitAnd: ast.BitOr,
+    ast.BitOr: ast.BitAnd,
+    ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift,
+}
+
+
+class _Offsets:
+    """(line, utf-8 column) -> character offset into the source, as ast positions need."""
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.splitlines(keepends=True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def __call__(self, line: int, col_bytes: int) -> int:
+        text = self.lines[line - 1]
+        return self.starts[line - 1] + len(text.encode("utf-8")[:col_bytes].decode("utf-8"))
+
+
+def _skipped_nodes(tree: ast.AST) -> set[int]:
+    """ids of nodes never mutated: annotations (never evaluated under postponed evaluation),
+    docstrings, f-strings (messages: the tests assert on their wording separately), ``__all__``
+    and the ``raise`` statements' arguments (a message, not behaviour)."""
+    skip: set[int] = set()
+
+    def drop(node: ast.AST | None) -> None:
+        if node is not None:
+            for sub in ast.walk(node):
+                skip.add(id(sub))
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            drop(node.returns)
+            for a in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs]:
+                drop(a.annotation)
+            for a in (node.args.vararg, node.args.kwarg):
+                if a is not None:
+                    drop(a.annotation)
+        elif isinstance(node, ast.AnnAssign):
+            drop(node.annotation)
+        elif isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        ):
+            drop(node)
+        elif isinstance(node, ast.Raise):
+            drop(node.exc)
+            drop(node.cause)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                drop(body[0])
+    return skip
+
+
+def _is_guard(stmt: ast.If) -> bool:
+    """An ``if`` whose body only refuses: the shape of a check (``raise`` / ``_fail(...)``)."""
+
+    def refuses(s: ast.stmt) -> bool:
+        if isinstance(s, ast.Raise):
+            return True
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            f = s.value.func
+            name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+            return name.startswith("_fail") or name.startswith("fail")
+        return False
+
+    return all(refuses(s) for s in stmt.body) and not stmt.orelse
+
+
+def _mutations(node: ast.AST, seg: str) -> Iterator[tuple[str, str]]:
+    """(operator, replacement text) for one node whose source text is ``seg``."""
+    if isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            new = _CMP_SWAP.get(type(op))
+            if new is None:
+                continue
+            ops = list(node.ops)
+            ops[i] = new()
+            yield "cmp", "(" + ast.unparse(ast.Compare(node.left, ops, node.comparators)) + ")"
+    elif isinstance(node, ast.BinOp):
+        new = _BIN_SWAP.get(type(node.op))
+        if new is not None:
+            yield "binop", "(" + ast.unparse(ast.BinOp(node.left, new(), node.right)) + ")"
+    elif isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "boolop", "(" + ast.unparse(ast.BoolOp(other, node.values)) + ")"
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "not", "(" + ast.unparse(node.operand) + ")"
+    elif isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool):
+            yield "const", repr(not v)
+        elif isinstance(v, int):
+            yield "const", repr(v + 1)
+        elif isinstance(v, float):
+            yield "const", repr(v + 1.0)
+    elif isinstance(node, ast.IfExp):
+        yield "ifexp", "(" + ast.unparse(node.body) + ")"
+        yield "ifexp", "(" + ast.unparse(node.orelse) + ")"
+
+
+def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    skip = _skipped_nodes(tree)
+    at = _Offsets(source)
+    rel = path.relative_to(repo).as_posix()
+    out: list[Mutant] = []
+
+    def span(node: ast.AST) -> tuple[int, int]:
+        return at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset)
+
+    for node in ast.walk(tree):
+        if id(node) in skip or not hasattr(node, "lineno"):
+            continue
+        # A guard deleted whole: the "delete one check" mutant.
+        if isinstance(node, ast.If) and _is_guard(node) and id(node.test) not in skip:
+            a, b = span(node.test)
+            out.append(Mutant(rel, node.lineno, "guard", a, b, source[a:b], "False"))
+        # A call made only for its effect, deleted: a require_*() or a fill that no longer runs.
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            a, b = span(node)
+            out.append(Mutant(rel, node.lineno, "call", a, b, source[a:b], "pass"))
+        # A return value replaced by None.
+        if (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        ):
+            a, b = span(node)
+            out.append(Mutant(rel, node.lineno, "return", a, b, source[a:b], "return None"))
+        if isinstance(node, ast.expr):
+            a, b = span(node)
+            seg = source[a:b]
+            for op, text in _mutations(node, seg):
+                out.append(Mutant(rel, node.lineno, op, a, b, seg, text))
+    out.sort(key=lambda m: (m.start, m.stop, m.operator, m.after))
+    seen: dict[tuple, int] = {}
+    numbered = []
+    for m in out:
+        if m.apply(source) == source:
+            continue
+        try:
+            ast.parse(m.apply(source))
+        except SyntaxError:
+            continue
+        k = (m.path, m.operator, " ".join(m.before.split()), " ".join(m.after.split()))
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        numbered.append(_with_ordinal(m, n))
+    return numbered
+
+
+def _with_ordinal(m: Mutant, n: int) -> Mutant:
+    return dataclasses.replace(m, _ordinal=n)
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+def _copy_repo(dest: Path) -> None:
+    ignore = shutil.ignore_patterns(
+        ".git", "__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "*.egg-info", "build"
+    )
+    shutil.copytree(REPO, dest, ignore=ignore, dirs_exist_ok=True)
+
+
+def _run_tests(scratch: Path, tests: list[str], timeout: float | None) -> tuple[int, float]:
+    """pytest in a forked child of this (pre-imported) process, cwd and sys.path at ``scratch``.
+
+    Returns (exit status, seconds); a timeout counts as a kill (status -9)."""
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.chdir(scratch)
+            sys.path.insert(0, str(scratch))
+            for name in list(sys.modules):
+                if name.split(".")[0] in ("atom", "contracts", "checkers", "hooks", "tests"):
+                    del sys.modules[name]
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            import pytest
+
+            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests])
+            os._exit(int(code))
+        except BaseException:  # a child must never return into the parent's loop
+            os._exit(99)
+    deadline = None if timeout is None else start + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status), time.perf_counter() - start
+        if deadline is not None and time.perf_counter() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return -9, time.perf_counter() - start
+        time.sleep(0.02)
+
+
+#: ``--tests`` replaces every target's subset (a recheck needs only the tests added since).
+_OVERRIDE: list[str] = []
+
+
+def _tests_for(target: str, rel: str) -> list[str]:
+    if _OVERRIDE:
+        return list(_OVERRIDE)
+    table = TARGETS[target]
+    name = Path(rel).name
+    tests = table.get(name, table["*"])
+    return [t for t in tests if (REPO / t).exists()]
+
+
+def _preimport() -> None:
+    """What every child would import anyway, imported once in the parent (the fork shares it)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    sys.dont_write_bytecode = True
+    import hypothesis  # noqa: F401
+    import pytest  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
+
+
+_PROGRESS = re.compile(r"^\s+\[\d+/\d+\] ([.TSe]) +[\d.]+s (?P<path>[^:]+):\d+: (?P<rest>.*)$")
+
+
+def _previous_kills(log: Path) -> Counter:
+    """(path, mutant text) of every mutant an earlier run's output shows killed, counted: a
+    mutant is carried only if one identical in file and text was killed then, so a line that
+    changed since (or a new one) is run again."""
+    kills: Counter = Counter()
+    for line in log.read_text(encoding="utf-8").splitlines():
+        m = _PROGRESS.match(line)
+        if m and m.group(1) in ".T":
+            kills[(m.group("path"), m.group("rest"))] += 1
+    return kills
+
+
+def run_target(
+    target: str,
+    *,
+    scratch: Path,
+    timeout_factor: float,
+    only: str | None,
+    log,
+    recheck: Counter | None = None,
+) -> dict:
+    files = sorted((REPO / target).rglob("*.py"))
+    mutants = [m for f in files for m in enumerate_mutants(f)]
+    if only:
+        mutants = [m for m in mutants if only in m.path]
+    results = {"target": target, "killed": [], "survived": [], "equivalent": [], "timeout": []}
+    if recheck is not None:
+        # An earlier full run killed every mutant but these; tests only grew since, so only
+        # its survivors are run again, and the rest are counted as that run's kills.
+        carried, rerun = [], []
+        for m in mutants:
+            text = (m.path, m.describe().split(": ", 1)[1])
+            if recheck[text] > 0:
+                recheck[text] -= 1
+                carried.append(m)
+            else:
+                rerun.append(m)
+        results["killed"].extend(carried)
+        mutants = rerun
+        print(
+            f"  recheck: {len(mutants)} to run, {len(carried)} killed by the earlier run", file=log
+        )
+    if not mutants:
+        return results
+    baseline: dict[str, float] = {}
+    for tests in {tuple(_tests_for(target, m.path)) for m in mutants}:
+        code, secs = _run_tests(scratch, list(tests), None)
+        if code != 0:
+            raise SystemExit(
+                f"baseline tests {list(tests)} fail unmutated (exit {code}); fix first"
+            )
+        baseline[" ".join(tests)] = secs
+        print(f"  baseline {' '.join(tests)}: {secs:.1f} s", file=log, flush=True)
+    sources: dict[str, str] = {}
+    for i, m in enumerate(mutants, 1):
+        path = scratch / m.path
+        original = sources.setdefault(m.path, path.read_text(encoding="utf-8"))
+        tests = _tests_for(target, m.path)
+        budget = max(10.0, timeout_factor * baseline[" ".join(tests)])
+        path.write_text(m.apply(original), encoding="utf-8")
+        try:
+            code, secs = _run_tests(scratch, tests, budget)
+        finally:
+            path.write_text(original, encoding="utf-8")
+        if code == 0:
+            bucket = "equivalent" if m.key in EQUIVALENT else "survived"
+        elif code == -9:
+            bucket = "timeout"
+        else:
+            bucket = "killed"
+        results[bucket].append(m)
+        mark = {"killed": ".", "timeout": "T", "survived": "S", "equivalent": "e"}[bucket]
+        print(f"  [{i}/{len(mutants)}] {mark} {secs:5.1f}s {m.describe()}", file=log, flush=True)
+    return results
+
+
+def _planted_kill(target: str, scratch: Path) -> None:
+    """Refuse to score a target whose children do not see the scratch copy: plant a module that
+    raises on import into the first file and require the tests to fail."""
+    files = sorted((scratch / target).rglob("*.py"))
+    first = next(f for f in files if f.name != "__init__.py") if len(files) > 1 else files[0]
+    original = first.read_text(encoding="utf-8")
+    first.write_text('raise RuntimeError("planted by bench/mutation.py")\n' + original)
+    try:
+        code, _ = _run_tests(
+            scratch, _tests_for(target, first.relative_to(scratch).as_posix()), None
+        )
+    finally:
+        first.write_text(original, encoding="utf-8")
+    if code == 0:
+        raise SystemExit(
+            f"a planted import error in {first} went unnoticed: the tests do not import the "
+            "scratch copy, so no score would mean anything"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/mutation.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--target",
+        action="append",
+        choices=sorted(TARGETS),
+        help="package to mutate (repeatable; default: every target that exists)",
+    )
+    parser.add_argument("--only", help="mutate only files whose path contains this")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument(
+        "--timeout-factor", type=float, default=5.0, help="kill a run past this x baseline"
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--recheck",
+        type=Path,
+        nargs="+",
+        metavar="LOG",
+        help="carry the kills an earlier run printed to LOG (same file, same mutant text) and "
+        "run the rest: after adding tests, only survivors and changed lines need running",
+    )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=[],
+        help="run these tests for every mutant instead of the target's subset (with --recheck: "
+        "the tests added since the earlier run, which the rest already failed to kill with)",
+    )
+    args = parser.parse_args(argv)
+    _OVERRIDE[:] = args.tests
+    targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
+    for t in targets:
+        if not (REPO / t).is_dir():
+            parser.error(f"target {t!r} does not exist in {REPO}")
+    if args.list:
+        for t in targets:
+            for f in sorted((REPO / t).rglob("*.py")):
+                for m in enumerate_mutants(f):
+                    if not args.only or args.only in m.path:
+                        print(m.describe())
+        return 0
+    _preimport()
+    summary = []
+    stale = set(EQUIVALENT)
+    with tempfile.TemporaryDirectory(prefix="atom-mutation-") as tmp:
+        scratch = Path(tmp) / "repo"
+        _copy_repo(scratch)
+        for t in targets:
+            print(f"{t}:", flush=True)
+            _planted_kill(t, scratch)
+            r = run_target(
+                t,
+                scratch=scratch,
+                timeout_factor=args.timeout_factor,
+                only=args.only,
+                log=sys.stdout,
+                recheck=sum(map(_previous_kills, args.recheck), Counter())
+                if args.recheck
+                else None,
+            )
+            summary.append(r)
+            stale -= {m.key for m in r["equivalent"]}
+    print("\nkill rate (killed + timeout) / (all - equivalent):")
+    failed = False
+    for r in summary:
+        scored = len(r["killed"]) + len(r["timeout"]) + len(r["survived"])
+        rate = (len(r["killed"]) + len(r["timeout"])) / scored if scored else 1.0
+        print(
+            f"  {r['target']:<20} {rate:6.1%}  killed {len(r['killed'])}, timeout "
+            f"{len(r['timeout'])}, survived {len(r['survived'])}, equivalent {len(r['equivalent'])}"
+        )
+        for m in r["survived"]:
+            print(f"    survivor {m.describe()}\n             key {m.key}")
+    if stale and not args.only and args.target is None:
+        print("\nEQUIVALENT keys that match no surviving mutant (remove or re-argue them):")
+        for k in sorted(stale):
+            print(f"  {k}")
+        failed = True
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        k: ([m.describe() for m in v] if isinstance(v, list) else v)
+                        for k, v in r.items()
+                    }
+                    for r in summary
+                ],
+                indent=2,
+            )
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""A run on some files re-checks what those files can break elsewhere.
+
+pre-commit, the agent hook and ``check FILE`` check the files they are given.
+A cross-file kind's finding can sit in a file that did not change: a commit
+that adds ``import triton`` to a non-test module fails every test whose
+import chain runs through it (AC601), and removing a name from a package's
+``__init__`` fails the leaf member that imports it (AC202). A run over the
+edited files alone would pass, and CI's whole-tree run would then fail on
+what every local check passed.
+
+So after the given files are checked, every other file in a cross-file
+contract's scope is asked, through the kind's ``dependent_lines`` and from
+the project's import summaries (the cache's, so an unchanged file is not
+parsed), which of its lines the edited files can reach. Only files with such
+lines are parsed and checked, and only the findings on those lines are
+reported -- the whole-tree run's findings there, word for word, with the
+edited file that reaches each one named after it. A finding elsewhere in
+the same file predates the edit and stays the whole-tree run's to report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .engine import Engine, decode
+from .finding import Finding
+from .source import SourceFile
+from .suppression import parse_directives
+
+
+def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding], int]:
+    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked."""
+    contracts = [
+        c
+        for c in engine.contracts
+        if not c.CACHEABLE
+        and type(c).dependent_lines is not _base_dependent_lines()
+        and engine.project_wants(c)
+    ]
+    if not contracts:
+        return [], 0
+    project = engine.project
+    modules: dict[str, str] = {}
+    for rel, _ in edited:
+        name = project.module_name(rel)
+        if name:
+            modules[name] = rel
+    if not modules:
+        return [], 0
+    from .discovery import discover
+
+    done = {rel for rel, _ in edited}
+    findings: list[Finding] = []
+    checked = 0
+    for rel, abspath in discover([], engine.config):
+        if rel in done:
+            continue
+        applying, pfi = engine.applying(rel)
+        asked = {}
+        for contract in applying:
+            if contract in contracts:
+                lines = contract.dependent_lines(rel, project, modules)
+                if lines:
+                    asked[contract.id] = (contract, lines)
+        if not asked:
+            continue
+        try:
+            with open(abspath, "rb") as fh:
+                text = decode(fh.read())
+        except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
+            continue  # the file's own run reports why it cannot be read
+        checked += 1
+        source = SourceFile(rel, text, abspath=abspath)
+        raw = engine.run_contracts(source, [c for c, _ in asked.values()])
+        kept = engine.finalize(rel, raw, parse_directives(text), pfi)
+        for f in kept:
+            entry = asked.get(f.contract)
+            if entry is None:
+                continue  # AC001/AC9xx: the file's own, not the edit's
+            causes = entry[1].get(f.span_lines[0])
+            if causes is None:
+                continue
+            findings.append(
+                dataclasses.replace(
+                    f, message=f"{f.message} (reached through {', '.join(causes)}, edited)"
+                )
+            )
+    return findings, checked
+
+
+def _base_dependent_lines():
+    from contracts.contract import Contract
+
+    return Contract.dependent_lines
+
+
+__all__ = ["recheck"]
