@@ -326,6 +326,56 @@ def compare(name: str, found: list[str], record: bool) -> bool:
 # -- the sitting -----------------------------------------------------------
 
 
+def parse_floor(project: Path, ruff_cpu: float) -> None:
+    """CPU of ``ast.parse`` alone, on one core, over the files the declared contracts parse.
+
+    What the engine cannot go below while it parses each such file whole: the
+    files whose path, scope and text pre-filter (``wants``) let a contract ask
+    for the tree, read and parsed in this process with the collector off.
+    """
+    import ast
+    import contextlib
+    import gc
+
+    sys.path.insert(0, str(REPO))
+    from checkers import api
+    from checkers.discovery import discover
+    from checkers.engine import Engine, decode
+    from checkers.source import DecodeError, SourceFile
+
+    config = api.load_config(project, use_cache=False)
+    engine = Engine(config, api.selection_for(config))
+    wanted = []
+    for rel, abspath in discover([], config):
+        contracts, _ = engine.applying(rel)
+        if not contracts:
+            continue
+        with open(abspath, "rb") as fh:
+            try:
+                text = decode(fh.read())
+            except (DecodeError, UnicodeDecodeError, LookupError, SyntaxError):
+                continue  # AC001, never parsed
+        source = SourceFile(rel, text, abspath=abspath)
+        if any(
+            getattr(c, "NEEDS_TREE", True) and c.wants(source) and engine.project_wants(c)
+            for c in contracts
+        ):
+            wanted.append(text)
+    gc.disable()
+    started = time.process_time()
+    for text in wanted:
+        with contextlib.suppress(SyntaxError, ValueError):
+            ast.parse(text)
+    cpu = time.process_time() - started
+    gc.enable()
+    size = sum(len(t) for t in wanted) / 1e6
+    print(
+        f"  floor: {len(wanted)} files ({size:.1f} MB) pass a contract's pre-filter; ast.parse "
+        f"of them alone is {cpu:.2f} s CPU on one core = {cpu / ruff_cpu:.2f}x ruff's whole "
+        f"cold run ({ruff_cpu:.2f} s CPU)"
+    )
+
+
 def fmt(ours: dict, ruff: dict) -> str:
     return (
         f"{ours['wall']:6.2f} s {ours['cpu']:6.2f} s {ours['maxrss']:6.0f} MB {ours['tree']:6.0f} MB | "
@@ -371,6 +421,8 @@ def bench_tree(name: str, tree: Path, excluded, args, ruff: str, env, scratch: P
         print(
             f"{size:>6} {count:6d} {nbytes / 1e6:5.1f}  cold | {fmt(median_of(cold_o), median_of(cold_r))}"
         )
+        if size == "whole" and args.floor:
+            parse_floor(project, median_of(cold_r)["cpu"])
         if size == "whole" or args.warm_all:
             shutil.rmtree(project / ".atom-contracts-cache", ignore_errors=True)
             run(ours, project, env)  # fills our cache
@@ -403,6 +455,11 @@ def main(argv: list[str] | None = None) -> int:
         "--record",
         action="store_true",
         help="store today's findings as the baseline instead of comparing",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time ast.parse alone over the files a contract parses (whole tree)",
     )
     parser.add_argument("--no-findings", action="store_true", help="skip the findings diff")
     parser.add_argument(

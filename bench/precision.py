@@ -370,36 +370,55 @@ def by_root(s: Score, root: str) -> Score:
     return out
 
 
-RULE_MODULES = ("int_inference", "required_keyword", "input_assert")
+# The two rules and the analysis they share, in import order. A revision
+# before checkers/analysis/ existed has the analysis inside the rule modules
+# (and int_inference among them); a module a revision lacks is skipped.
+RULE_MODULES = (
+    "analysis/__init__",
+    "analysis/names",
+    "analysis/scopes",
+    "analysis/bindings",
+    "analysis/origins",
+    "analysis/int_kinds",
+    "rules/int_inference",
+    "rules/required_keyword",
+    "rules/input_assert",
+)
 
 
 def load_rules_at(rev: str) -> None:
-    """Replace the rule modules with their text at git revision ``rev``.
+    """Replace the rule modules (and their analysis) with their text at git revision ``rev``.
 
     Loaded under their own names, so ``checkers.rules.kind_class`` and the
-    relative import between them find the old versions.
+    relative imports between them find the old versions.
     """
     import importlib
     import subprocess
     import types
 
     sys.path.insert(0, str(REPO))
-    import checkers.rules as package
+    import checkers
 
     for name in RULE_MODULES:
-        text = subprocess.run(
-            ["git", "-C", str(REPO), "show", f"{rev}:checkers/rules/{name}.py"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        full = f"checkers.rules.{name}"
+        where = f"{rev}:checkers/{name}.py"
+        shown = subprocess.run(
+            ["git", "-C", str(REPO), "show", where], capture_output=True, text=True
+        )
+        if shown.returncode != 0:
+            continue  # this revision has no such module
+        folder, _, leaf = name.partition("/")
+        package = f"checkers.{folder}"
+        full = package if leaf == "__init__" else f"{package}.{leaf}"
         module = types.ModuleType(full)
-        module.__file__ = f"{rev}:checkers/rules/{name}.py"
-        module.__package__ = "checkers.rules"
+        module.__file__ = where
+        module.__package__ = package
+        if leaf == "__init__":
+            module.__path__ = [str(REPO / "checkers" / folder)]
+            setattr(checkers, folder, module)
+        else:
+            setattr(importlib.import_module(package), leaf, module)
         sys.modules[full] = module
-        setattr(package, name, module)
-        exec(compile(text, module.__file__, "exec"), module.__dict__)
+        exec(compile(shown.stdout, where, "exec"), module.__dict__)
     importlib.invalidate_caches()
 
 

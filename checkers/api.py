@@ -14,8 +14,8 @@ from pathlib import Path
 
 from contracts.config import TABLE, Config, missing_declaration, parse_codes
 from contracts.fields import ConfigError
+from contracts.finding import Finding
 
-from .finding import Finding
 from .selection import Selection
 
 
@@ -167,10 +167,11 @@ def check(
     if use_cache:
         from contracts.config import blake2b
 
-        from .cache import Cache, checker_fingerprint
+        from .cache import CACHE_DIR, Cache, checker_fingerprint
 
         key = blake2b(
-            f"{config.fingerprint}|{selection.key()}|{checker_fingerprint()}".encode(),
+            f"{config.fingerprint}|{selection.key()}|"
+            f"{checker_fingerprint(config.root / CACHE_DIR)}".encode(),
             digest_size=12,
         ).hexdigest()
         cache = Cache(config.root, key)
@@ -361,17 +362,49 @@ def _fix(
     return fixed
 
 
-def check_source(path: str, text: str, config: Config) -> list[Finding]:
-    """One in-memory file (the flake8 plugin): no discovery, no cache, suppressions applied.
+def check_text(
+    path: str | Path,
+    text: str,
+    config: Config,
+    *,
+    engine=None,
+) -> list[Finding]:
+    """Check ``text`` as if it were the file at ``path``: no discovery, no cache, no disk read
+    of the file itself, suppressions applied -- the one place that decides what "check this
+    buffer as that file" means, for stdin, the flake8 plugin and the language server.
 
-    ``path`` is absolute or relative to the working directory, as flake8 gives it.
+    ``path`` is absolute or relative to the working directory. A file the
+    declaration's ``exclude`` covers gets no findings, as on the command line.
+    ``engine`` reuses a long-lived ``Engine`` (and its project index) of this
+    ``config``; by default one is built from the declared selection. A
+    contract that raises is the file's AC002, beside its other findings.
     """
     from .discovery import relative
     from .engine import Engine
+    from .source import SourceFile
+    from .suppression import parse_directives
 
     rel = relative(os.path.abspath(path), config.root)
-    engine = Engine(config, Selection(config.select, config.ignore))
-    return sorted(engine.check_text(rel, text), key=Finding.sort_key)
+    exclude = config.exclude_spec()
+    if exclude is not None and exclude.match_file(rel):
+        return []
+    if engine is None:
+        engine = Engine(config, Selection(config.select, config.ignore))
+    contracts, pfi = engine.applying(rel)
+    source = SourceFile(rel, text, abspath=os.path.join(config.root, rel))
+    # A long-lived engine's project index must see this text as that file
+    # from now on, for the cross-file questions other files ask about it.
+    engine.source_changed(source.abspath, source)
+    raw = engine.run_contracts(source, contracts)
+    findings = engine.finalize(rel, raw, parse_directives(text), pfi)
+    return sorted(findings, key=Finding.sort_key)
 
 
-__all__ = ["CheckResult", "ConfigError", "check", "check_source", "load_config", "selection_for"]
+__all__ = [
+    "CheckResult",
+    "ConfigError",
+    "check",
+    "check_text",
+    "load_config",
+    "selection_for",
+]

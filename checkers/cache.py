@@ -20,6 +20,17 @@ run over part of the tree (pre-commit's handful of files), recomputes them.
 Suppressions are applied after the cache, so the stored findings never
 depend on which codes a run selected beyond the key.
 
+Beside the findings, each file's import summary (``checkers.project.
+summarise``: its imports, relative names resolved, as plain tuples) is kept
+under the same ``(size, mtime_ns, digest)`` proof. A chain through an
+unchanged file then reads the summary instead of parsing the file, which is
+what lets ``check FILE`` re-check the tests an edit can fail elsewhere
+(``checkers.dependents``) without parsing the tree.
+
+The checker's part of the key digests its modules' bytes, not their stats:
+a fresh clone (CI restoring the folder with actions/cache) gives every file a
+new mtime, and a stat key would miss there every time.
+
 marshal rather than pickle or json: the entries are tuples of str and int,
 and marshal loads them several times faster than either, which is most of
 what a warm whole-tree run does.
@@ -33,11 +44,12 @@ import sys
 import time
 from pathlib import Path
 
-from .finding import Edit, Finding, Fix
+from contracts.finding import Edit, Finding, Fix
 
 CACHE_DIR = ".atom-contracts-cache"
 _KEEP_FILES = 8  # other keys' files kept: a couple of selections and configs in rotation
 _RACY_SECONDS = 2
+_FINGERPRINT_FILE = "checker.fingerprint"  # not *.marshal: _prune keeps those to _KEEP_FILES
 
 
 def finding_to_tuple(f: Finding) -> tuple:
@@ -72,22 +84,55 @@ def finding_from_tuple(t: tuple) -> Finding:
     )
 
 
-def checker_fingerprint() -> str:
-    """(name, size, mtime) of the checker's own modules: a new version or an edited rule misses."""
+def checker_fingerprint(directory: Path | None = None) -> str:
+    """A digest of the checker's own modules' bytes: a new version or an edited rule misses.
+
+    Their bytes, not their stats, so a fresh clone in CI -- every mtime new --
+    computes the same key as the run that saved the cache it restored. Reading
+    the ~35 modules costs ~2 ms, so the digest is remembered in ``directory``
+    (the cache folder) under their (name, size, mtime): a warm local run
+    stats them, as before, and reads one line.
+    """
     from contracts.config import blake2b
 
     here = Path(__file__).resolve().parent
-    parts: list[str] = [sys.version]
-    for directory in (here, here / "rules", here.parent / "contracts"):
+    modules: list[tuple[str, str, os.stat_result]] = []
+    for folder in (here, here / "rules", here.parent / "contracts"):
         try:
-            with os.scandir(directory) as it:
+            with os.scandir(folder) as it:
                 for entry in sorted(it, key=lambda e: e.name):
                     if entry.name.endswith(".py"):
-                        st = entry.stat()
-                        parts.append(f"{directory.name}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+                        modules.append((f"{folder.name}/{entry.name}", entry.path, entry.stat()))
         except FileNotFoundError:
             continue
-    return blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+    stats = [sys.version] + [f"{name}:{st.st_size}:{st.st_mtime_ns}" for name, _, st in modules]
+    stat_key = blake2b("\n".join(stats).encode(), digest_size=16).hexdigest()
+    memo = directory / _FINGERPRINT_FILE if directory is not None else None
+    if memo is not None:
+        try:
+            known, _, digest = memo.read_text().strip().partition(" ")
+        except (OSError, UnicodeDecodeError):
+            known = digest = ""
+        if known == stat_key and len(digest) == 32:
+            return digest
+    h = blake2b(sys.version.encode(), digest_size=16)
+    for name, path, _ in modules:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        h.update(f"\0{name}\0{len(data)}\0".encode())
+        h.update(data)
+    digest = h.hexdigest()
+    if memo is not None and directory.is_dir():
+        tmp = directory / f".tmp-{os.getpid()}-{_FINGERPRINT_FILE}"
+        try:
+            tmp.write_text(f"{stat_key} {digest}\n")
+            os.replace(tmp, memo)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # read-only: the next run reads the modules again
+    return digest
 
 
 def tree_stamp(files: list[tuple[str, str]]) -> str | None:

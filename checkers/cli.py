@@ -29,6 +29,8 @@ _DISTRIBUTION = "atom_contracts"  # the dist-info name: "atom-contracts", normal
 _COMMAND_HELP = {
     "layout": "print a model's KV pool layout (needs the engine extra)",
     "models": "list the model configs the engine prices (needs the engine extra)",
+    # hooks.lsp:main loads without pygls and says which extra to install.
+    "server": "run the language server over stdio (needs the server extra)",
 }
 # What a missing optional dependency means, by its top-level module name.
 _EXTRAS = {"torch": "engine"}

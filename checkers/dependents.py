@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from contracts.finding import Finding
+
 from .engine import Engine, decode
-from .finding import Finding
 from .source import SourceFile
 from .suppression import parse_directives
 

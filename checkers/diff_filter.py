@@ -20,7 +20,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .finding import Finding
+from contracts.finding import Finding
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _WHOLE_FILE = [(1, 1 << 62)]

@@ -33,7 +33,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import replace
 
-from .finding import Finding, Fix
+from contracts.finding import Finding, Fix
 
 MAX_PASSES = 10
 

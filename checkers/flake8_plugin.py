@@ -111,17 +111,11 @@ class ContractsPlugin:
             # No declaration above this file: a flake8 run over a tree that
             # is not ours must cost nothing and report nothing.
             return
+        # check_text applies the declaration's `exclude` as the CLI does,
+        # whatever flake8's own exclude says.
+        from checkers.api import check_text
+
         abspath = os.path.abspath(self.filename)
-        exclude = config.exclude_spec()
-        if exclude is not None:
-            # The declaration's `exclude` means excluded here as on the CLI,
-            # whatever flake8's own exclude says.
-            from checkers.discovery import relative
-
-            if exclude.match_file(relative(abspath, config.root)):
-                return
-        from checkers.api import check_source
-
         undecodable = _undecodable(abspath)
         if undecodable is not None:
             # flake8 falls back to latin-1 for bytes it cannot decode; Python's
@@ -129,7 +123,7 @@ class ContractsPlugin:
             yield (1, 0, f"AC001 cannot be decoded: {undecodable}", type(self))
             return
         text = "".join(self.lines)
-        for finding in check_source(abspath, text, config):
+        for finding in check_text(abspath, text, config):
             # flake8 columns are 0-based; findings are 1-based characters.
             yield (
                 finding.line,

@@ -293,6 +293,34 @@ class Project:
         """
         self._sources[str(self._absolute(source.abspath))] = source
 
+    def update(self, path: str | os.PathLike[str], source: SourceFile | None) -> None:
+        """One file changed (an editor's buffer, a save, a file created or deleted).
+
+        ``source`` is its new text, or None to read it from disk when next asked.
+        A long-lived index (the language server's) keeps every other file's
+        parse and imports; what may depend on this file is dropped: its own
+        imports, every import chain (any chain may pass through it), the
+        bindings of the package it is the ``__init__`` of, and path lookups
+        (a created or deleted file changes where a module resolves). A needle
+        the index had never found counts as found once the new text spells it;
+        one it had found stays found -- ``mentions`` is a pre-filter, and a
+        stale yes costs a check that finds nothing.
+        """
+        key = str(self._absolute(path))
+        if source is None:
+            self._sources.pop(key, None)
+        else:
+            self._sources[key] = source
+        self._imports.pop(key, None)
+        self._chains.clear()
+        self._bound.clear()
+        self._resolved.clear()
+        self._exists.clear()
+        if source is not None:
+            for needle, found in self._mentions.items():
+                if not found and needle in source.text:
+                    self._mentions[needle] = True
+
     def read_source(self, path: str | os.PathLike[str]) -> SourceFile | None:
         """The file as a SourceFile (the registered copy, else read from disk); None when unreadable.
 

@@ -1,6 +1,6 @@
 """Findings rendered for their readers: people, reviewdog, code scanning, Actions.
 
-Findings are data (``checkers.finding``); each format here is an adapter
+Findings are data (``contracts.finding``); each format here is an adapter
 over that data and nothing else, so adding a format never touches a rule.
 Positions are 1-based lines and character columns, end exclusive, except
 where a reader counts otherwise: rdjson columns are UTF-8 bytes (reviewdog's
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .finding import Finding
+from contracts.finding import Finding
 
 TOOL_NAME = "atom-contracts"
 TOOL_URL = "https://github.com/atom-contracts/atom-contracts"
@@ -21,7 +21,10 @@ DOCS_URL = f"{TOOL_URL}/blob/main/docs/contracts.md"
 
 
 def rule_url(code: str) -> str:
-    return f"{DOCS_URL}#{code.lower()}"
+    """The rule's section of docs/contracts.md (its heading's anchor, code and name)."""
+    from .rule_docs import anchor
+
+    return f"{DOCS_URL}#{anchor(code)}"
 
 
 def render(
@@ -336,10 +339,8 @@ _TEXT = ("concise", "full")
 FORMATS = tuple(_RENDERERS)
 
 
-def statistics_json(findings: Sequence[Finding]) -> str:
-    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count."""
-    import json
-
+def _statistics_rows(findings: Sequence[Finding]) -> list[tuple[str, str, int, bool]]:
+    """(code, name, count, all safely fixable) per code, most frequent first: ruff's order."""
     from .rule_docs import rule_index
 
     index = rule_index()
@@ -348,33 +349,28 @@ def statistics_json(findings: Sequence[Finding]) -> str:
         row = counts.setdefault(f.code, [0, 0])
         row[0] += 1
         row[1] += f.fix is not None and f.fix.applicability == "safe"
-    rows = [
-        {
-            "code": code,
-            "name": index[code].rule.name if code in index else "",
-            "count": n,
-            "fixable": fixable == n,
-        }
+    return [
+        (code, index[code].rule.name if code in index else "", n, fixable == n)
         for code, (n, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    ]
+
+
+def statistics_json(findings: Sequence[Finding]) -> str:
+    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count."""
+    import json
+
+    rows = [
+        {"code": code, "name": name, "count": n, "fixable": fixable}
+        for code, name, n, fixable in _statistics_rows(findings)
     ]
     return json.dumps(rows, indent=2) + "\n"
 
 
 def statistics(findings: Sequence[Finding]) -> str:
     """ruff's ``--statistics`` shape: count, code, name, and [*] when ``--fix`` fixes them all."""
-    from .rule_docs import rule_index
-
-    index = rule_index()
-    counts: dict[str, list[int]] = {}
-    for f in findings:
-        row = counts.setdefault(f.code, [0, 0])
-        row[0] += 1
-        row[1] += f.fix is not None and f.fix.applicability == "safe"
-    width = max((len(str(n)) for n, _ in counts.values()), default=1)
-    out = []
-    for code, (n, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
-        entry = index.get(code)
-        name = entry.rule.name if entry else ""
-        mark = "[*] " if fixable == n else ""
-        out.append(f"{n:>{width}}\t{code}\t{mark}{name}\n")
-    return "".join(out)
+    rows = _statistics_rows(findings)
+    width = max((len(str(n)) for _, _, n, _ in rows), default=1)
+    return "".join(
+        f"{n:>{width}}\t{code}\t{'[*] ' if fixable else ''}{name}\n"
+        for code, name, n, fixable in rows
+    )

@@ -110,6 +110,13 @@ def rule_index() -> dict[str, RuleEntry]:
     return _INDEX
 
 
+def anchor(code: str) -> str:
+    """The anchor GitHub gives the rule's ``### AC101 keyword-only-parameter`` heading in
+    docs/contracts.md; the bare code for one no rule has."""
+    entry = rule_index().get(code)
+    return f"{code.lower()}-{entry.rule.name}" if entry is not None else code.lower()
+
+
 # -- TOML of an example's declaration ------------------------------------
 
 
@@ -236,9 +243,7 @@ def render_markdown(entries: list[RuleEntry]) -> str:
     out = [MARKDOWN_HEADER]
     out.append("| code | name | kind |\n| --- | --- | --- |\n")
     for e in entries:
-        out.append(
-            f"| [{e.rule.code}](#{e.rule.code.lower()}-{e.rule.name}) | {e.rule.name} | {e.kind_name} |\n"
-        )
+        out.append(f"| [{e.rule.code}](#{anchor(e.rule.code)}) | {e.rule.name} | {e.kind_name} |\n")
     out.append("\n")
     current: object = object()
     for e in entries:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
-from .finding import Finding, Fix
+from contracts.finding import Finding, Fix
 
 # Compiled on first use (re caches them): most files hold no "noqa", and a
 # one-file check should not pay for three patterns it never runs.
@@ -65,7 +65,7 @@ class Directive:
         tools' included, and the reason stay; a directive left naming nothing
         goes, with the blanks before it, and a line that held only it goes too.
         """
-        from .finding import Edit
+        from contracts.finding import Edit
 
         match = re.match(_NOQA, self.text, re.I)
         if match is None:

@@ -8,10 +8,10 @@ suite and rendered into the docs (fixit's habit), so a rule cannot be added
 without saying what it accepts and what it refuses, and is never documented
 twice.
 
-``check`` is the only method that sees source. It receives a
-``checkers.source.SourceFile`` and the ``checkers.project.Project`` index and
-yields ``checkers.finding.Finding``; those types are only referenced here,
-never imported at runtime, so ``contracts`` stays free of the checker.
+``check`` is the only method that sees source. It receives a ``Source`` and
+a ``ProjectIndex`` (``contracts.interfaces``: Protocols the checker's
+``SourceFile`` and ``Project`` satisfy) and yields ``contracts.finding.Finding``,
+so ``contracts`` imports nothing of the checker, not even for typing.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .fields import ConfigError, Field, Globs
+from .finding import Finding, Fix
+from .interfaces import ProjectIndex, Source
 
 if TYPE_CHECKING:
     import ast
@@ -31,10 +33,6 @@ if TYPE_CHECKING:
 
         def any_match(self, glob: str) -> bool: ...
         def any_under(self, stem: str) -> bool: ...
-
-    from checkers.finding import Finding, Fix
-    from checkers.project import Project
-    from checkers.source import SourceFile
 
 
 @dataclass(frozen=True)
@@ -183,11 +181,11 @@ class Contract:
         """
         return ()
 
-    def wants(self, source: SourceFile) -> bool:
+    def wants(self, source: Source) -> bool:
         needles = self.needles()
         return not needles or any(n in source.text for n in needles)
 
-    def wants_project(self, project: Project) -> bool:
+    def wants_project(self, project: ProjectIndex) -> bool:
         """Whether any file of this project could produce a finding; asked once a run.
 
         The per-file pre-filter cannot rule out a kind whose finding sits at
@@ -199,7 +197,7 @@ class Contract:
         return True
 
     def dependent_lines(
-        self, path: str, project: Project, edited: Mapping[str, str]
+        self, path: str, project: ProjectIndex, edited: Mapping[str, str]
     ) -> dict[int, tuple[str, ...]]:
         """Lines of ``path`` whose findings can change when the ``edited`` files change.
 
@@ -215,12 +213,12 @@ class Contract:
 
     # -- checking ----------------------------------------------------------
 
-    def check(self, source: SourceFile, project: Project) -> Iterable[Finding]:
+    def check(self, source: Source, project: ProjectIndex) -> Iterable[Finding]:
         raise NotImplementedError
 
     def finding(
         self,
-        source: SourceFile,
+        source: Source,
         node: ast.AST | tuple[int, int, int, int],
         message: str,
         *,
@@ -233,8 +231,6 @@ class Contract:
         ``span_node`` is the statement whose lines a suppression may sit on
         (defaults to ``node``).
         """
-        from checkers.finding import Finding
-
         if isinstance(node, tuple):
             line, col, end_line, end_col = node
         else:

@@ -25,7 +25,7 @@ from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule
 from atom.pool_layout import EntryClass, PoolSpec, plan_regions
 from atom.pool_layout.regions import carve
-from atom.runner.kv_transfer import TransferRegion, owned_regions, owned_role
+from atom.pool_layout.transfer import TransferRegion, owned_regions, owned_role
 
 
 class KvCacheBuilder:

@@ -1,7 +1,7 @@
 """Whole scheduler blocks out of a pool's transfer regions and back, through one staging buffer.
 
 P/D transfer, offload to host memory and checkpointing move whole blocks, and they address them
-through the regions every pool exports (:mod:`atom.runner.kv_transfer`): region ``r`` is
+through the regions every pool exports (:mod:`atom.pool_layout.transfer`): region ``r`` is
 ``units`` byte ranges, unit ``u`` at ``base_r + u * stride_r``, ``span_r`` bytes long. A layer-major
 pool exports one region per field per row, so a block is one range *per layer*; an entry-major
 pool one region per plane, so a block is one range per plane. The layout must not cost the
@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from atom.runner.kv_transfer import KVTransferTensors, TransferRegion
+from atom.pool_layout.transfer import KVTransferTensors, TransferRegion
 
 #: Word widths the kernel moves, widest first; the dtype only carries the width (bits are copied).
 WORD_DTYPES: dict[int, torch.dtype] = {

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from atom.pool_layout import EntryField, EntryMajorArena, SplitEntryMajorArena, plane_fields
-from atom.runner.kv_transfer import TransferRegion
+from atom.pool_layout.transfer import TransferRegion
 
 #: Plane widths of the split twin: a scale plane, a row plane and a wide plane.
 PLANE_WIDTHS = (64, 512, 4096)

@@ -15,6 +15,8 @@ docs/pool_layout.md.
   V4       `V4RowSpace` (where rows go), `plane_row_widths`,
            `compressor_state_fields`, `plan_shared_row_planes`,
            `indexer_block_regions` (what a row is)
+  export   `TransferRegion` / `KVTransferTensors` -- what a P/D
+           connector registers, one unit per scheduler block
 """
 
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
@@ -29,6 +31,7 @@ from .paged_pool import PagedPool, PagedPoolViews, is_fp8
 from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
 from .regions import Region, RegionPlan, carve, plan_regions
 from .state_pool import LinearStatePool, LinearStateViews
+from .transfer import KVTransferTensors, TransferRegion, owned_regions, owned_role
 from .v4_pool_fields import (
     IndexerRegion,
     compressor_state_fields,
@@ -47,6 +50,7 @@ __all__ = [
     "EntryWalk",
     "IndexerField",
     "IndexerRegion",
+    "KVTransferTensors",
     "KindRows",
     "KvGeometry",
     "LayerMajorArena",
@@ -65,6 +69,7 @@ __all__ = [
     "Region",
     "RegionPlan",
     "SplitEntryMajorArena",
+    "TransferRegion",
     "V4RowSpace",
     "assign_pool_rows",
     "carve",
@@ -74,6 +79,8 @@ __all__ = [
     "indexer_block_regions",
     "is_fp8",
     "k_block_shape",
+    "owned_regions",
+    "owned_role",
     "plan_field_planes",
     "plan_layer_major",
     "plan_regions",

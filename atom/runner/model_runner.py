@@ -38,7 +38,7 @@ from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule
 from atom.models.skeleton import ModelSkeleton, ParallelRank, build_modules
 from atom.pool_layout import EntryClass, PoolRows, PoolSpec, carve, plan_regions, sum_specs
-from atom.runner.kv_transfer import KVTransferTensors
+from atom.pool_layout.transfer import KVTransferTensors
 from atom.runner.pool_walk import walk_pool_rows
 from atom.spec_decode.draft_kv_builder import DraftKvBuilder
 

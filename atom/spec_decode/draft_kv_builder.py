@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from atom.pool_layout import EntryClass, PoolRowsMixin, PoolSpec
-from atom.runner.kv_transfer import TransferRegion, owned_regions, owned_role
+from atom.pool_layout.transfer import TransferRegion, owned_regions, owned_role
 
 
 class DraftKvBuilder(PoolRowsMixin):

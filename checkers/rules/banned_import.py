@@ -237,7 +237,7 @@ class BannedImport(Contract):
 
     def _fix(self, source, ref: ImportRef):
         """Direct imports for each name, or None when one has no known source."""
-        from checkers.finding import Edit, Fix
+        from contracts.finding import Edit, Fix
 
         stmt = ref.node
         table = {**BUILTIN_REPLACEMENTS, **(self.replace or {})}

@@ -295,6 +295,9 @@ class LeafPackage(Contract):
         module an import names, or the ``__init__`` it imports from, can fail
         the importing member without a byte of it changing.
         """
+        folder = "/" + "/".join(self.package.split("."))
+        if folder + "/" not in "/" + path and not ("/" + path).endswith(folder + ".py"):
+            return {}  # not a member by its path: no module name to work out
         module = project.module_name(path)
         if module is None or not within(module, self.package):
             return {}

@@ -12,7 +12,7 @@ a missing keyword that only costs a sync.
 The sync happens only when ``repeats`` is a device tensor: with an int the
 output length is known on the host, and a host tensor's values are read
 without one. So the rule flags a call with neither the keyword nor repeats
-that might be an int, and infers locally (``checkers.rules.int_inference``):
+that might be an int, and infers locally (``checkers.analysis.int_kinds``):
 ints are literals, ``len``/``int``/``min``/``max``, ``.item()``,
 ``.numel()``, ``.size(i)``, ``.shape[i]``, arithmetic over them,
 ``int``-annotated parameters and items of ones annotated as containers of
@@ -47,7 +47,8 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import Bool, ConfigError, String, StringList
 
-from .int_inference import HOST, INT, UNKNOWN, IntInference
+from ..analysis.int_kinds import HOST, INT, UNKNOWN, IntInference
+from ..analysis.names import source_segment
 
 RULES = (
     Rule(
@@ -289,7 +290,7 @@ class RequiredKeyword(Contract):
                     continue
                 anchor = argument
                 why = (
-                    f"`{self.argument}` (`{_segment(source, argument)}`) is not provably an "
+                    f"`{self.argument}` (`{source_segment(source, argument, first_line=True)}`) is not provably an "
                     "int, and with tensor repeats the device syncs to read back the output "
                     'length (`torch.cuda.set_sync_debug_mode("error")` raises there)'
                 )
@@ -300,13 +301,6 @@ class RequiredKeyword(Contract):
                 f"`{self.keyword}=` the total the caller already holds",
                 span_node=statements.get(id(node)),
             )
-
-
-def _segment(source, node: ast.AST) -> str:
-    line, col, end_line, end_col = source.span(node)
-    if line != end_line:
-        return source.lines[line - 1][col - 1 :].rstrip() + " ..."
-    return source.lines[line - 1][col - 1 : end_col - 1]
 
 
 def _argument(call: ast.Call, params: list[str], name: str) -> ast.AST | None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 
-from checkers.finding import Edit, Fix
 from checkers.rules import kind_class
 from contracts.config import parse_table
 from contracts.contract import Contract, Rule
 from contracts.fields import Bool, String
+from contracts.finding import Edit, Fix
 
 
 class Rename(Contract):

@@ -340,6 +340,7 @@ def test_commands_and_hooks_are_entry_points_of_the_distribution():
     assert entry_points(COMMANDS_GROUP) == {
         "layout": "atom.layout_command:layout_main",
         "models": "atom.layout_command:models_main",
+        "server": "hooks.lsp:main",
     }
     assert entry_points(HOOKS_GROUP) == {"post-tool-use": "hooks.post_tool_use:main"}
     from importlib.metadata import entry_points as scan

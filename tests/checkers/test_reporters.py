@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from checkers.finding import Edit, Finding, Fix
 from checkers.reporters import FORMATS, render, statistics
+from contracts.finding import Edit, Finding, Fix
 
 SCHEMAS = Path(__file__).resolve().parents[2] / ".." / "shared" / "schemas"
 

@@ -105,8 +105,8 @@ def test_comments_inside_a_rewritten_statement_survive(project):
 
 
 def test_a_comment_with_no_line_of_its_own_keeps_the_fix_from_applying():
-    from checkers.finding import Edit, Fix
     from checkers.fixer import keeping_comments
+    from contracts.finding import Edit, Fix
 
     text = "x = 1; from a import (b,  # keep\n)\n"
     fix = Fix("m", (Edit(1, 8, 2, 2, "import b"),))

@@ -14,7 +14,7 @@ import torch
 
 from atom.kernels.block_transfer import RegionSet, StagedBlocks, StagingLayout
 from atom.kernels.transfer_layouts import entry_major_twin, paged_fields, split_twin
-from atom.runner.kv_transfer import TransferRegion
+from atom.pool_layout.transfer import TransferRegion
 
 from .transfer_support import (
     SOURCE_IDS,
@@ -355,7 +355,7 @@ def test_the_cpu_path_runs_where_triton_cannot_be_imported():
         "import sys; sys.modules['triton'] = None\n"  # `import triton` now raises ImportError
         "import torch\n"
         "from atom.kernels.block_transfer import RegionSet\n"
-        "from atom.runner.kv_transfer import TransferRegion\n"
+        "from atom.pool_layout.transfer import TransferRegion\n"
         "buf = torch.arange(64, dtype=torch.uint8)\n"
         "rs = RegionSet([TransferRegion('r', buf.view(4, 16))])\n"
         "assert rs.gather([2], impl='auto').data.tolist() == [list(range(32, 48))]\n"

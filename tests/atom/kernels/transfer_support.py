@@ -23,7 +23,7 @@ from atom.engine_config import EngineConfig
 from atom.kernels.block_transfer import RegionSet, StagedBlocks
 from atom.kernels.reference_store import STATE_VIEWS
 from atom.models.registry import load_model_config
-from atom.runner.kv_transfer import TransferRegion, owned_regions
+from atom.pool_layout.transfer import TransferRegion, owned_regions
 from atom.runner.model_runner import ModelRunner
 from contracts.runtime.strategies import DRAFT_PAIRS, case_names, default_case
 

@@ -8,7 +8,7 @@ import torch
 from atom.engine_config import EngineConfig
 from atom.models.registry import load_model_config
 from atom.pool_layout import EntryClass, KvGeometry
-from atom.runner.kv_transfer import KVTransferTensors, TransferRegion
+from atom.pool_layout.transfer import KVTransferTensors, TransferRegion
 from atom.runner.model_runner import ModelRunner
 
 

@@ -279,3 +279,18 @@ def test_pre_filter_needs_the_last_component():
     contract = RequiredKeyword.from_table({"id": "t", **PARAMS}, "t")
     assert contract.needles() == ("repeat_interleave",)
     assert not contract.wants(SourceFile("a.py", "import torch\nx = torch.repeat(x, 2)\n"))
+
+
+def test_a_staticmethods_first_parameter_is_an_argument_not_self():
+    # vLLM 0.33.0's AiterMLAHelper.get_mla_padded_q: `num_heads: int` is the first
+    # parameter of a staticmethod. Read as `self`, it was a tensor and the call flagged.
+    body = (
+        "class Helper:\n"
+        "    @staticmethod\n"
+        "    def pad(num_heads: int, q, m: int):\n"
+        "        return q.repeat_interleave(m // num_heads, dim=1)\n"
+        "\n"
+        "    def widen(self, q, m: int):\n"
+        "        return q.repeat_interleave(m // self, dim=1)\n"
+    )
+    assert flagged(body) == [(9, 36)]

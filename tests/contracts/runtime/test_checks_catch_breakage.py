@@ -11,7 +11,7 @@ import torch
 
 from atom.engine_config import EngineConfig
 from atom.models.registry import load_model_config
-from atom.runner.kv_transfer import TransferRegion
+from atom.pool_layout.transfer import TransferRegion
 from atom.runner.model_runner import ModelRunner
 from contracts.runtime import (
     ContractViolation,

@@ -34,7 +34,9 @@ evidence only, in four verdicts:
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+
+from .names import dotted
+from .scopes import Element, Part, Scope, function_scope, self_class
 
 INT = "int"
 TENSOR = "tensor"
@@ -125,51 +127,36 @@ _TENSOR_METHODS = frozenset(
 )
 
 
-@dataclass
-class Scope:
-    """The function (or module) a value is read in, with its bindings indexed once."""
-
-    node: ast.AST
-    params: dict[str, ast.arg]
-    defaults: dict[str, ast.expr]
-    self_name: str | None
-    klass: ast.ClassDef | None
-    parent: Scope | None
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else ""
-    return ""
+def _unquoted(ann: ast.expr | None) -> ast.expr | None:
+    """A string annotation (``"int | None"``) as the expression it spells; None if it spells none."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            return ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    return ann
 
 
 def _annotation_verdict(ann: ast.expr | None) -> str:
+    ann = _unquoted(ann)
     if ann is None:
         return UNKNOWN
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return UNKNOWN
     parts: list[ast.expr] = []
 
     def split(a: ast.expr) -> None:
         if isinstance(a, ast.BinOp) and isinstance(a.op, ast.BitOr):
             split(a.left)
             split(a.right)
-        elif isinstance(a, ast.Subscript) and _dotted(a.value).rpartition(".")[2] == "Optional":
+        elif isinstance(a, ast.Subscript) and dotted(a.value).rpartition(".")[2] == "Optional":
             split(a.slice)
-        elif isinstance(a, ast.Subscript) and _dotted(a.value).rpartition(".")[2] == "Union":
+        elif isinstance(a, ast.Subscript) and dotted(a.value).rpartition(".")[2] == "Union":
             for e in a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]:
                 split(e)
         elif not (isinstance(a, ast.Constant) and a.value is None):
             parts.append(a)
 
     split(ann)
-    names = {_dotted(p) for p in parts}
+    names = {dotted(p) for p in parts}
     if names and names <= _INT_ANNOTATIONS:
         return INT
     return TENSOR  # an annotation that admits something other than an int
@@ -177,18 +164,14 @@ def _annotation_verdict(ann: ast.expr | None) -> str:
 
 def _item_annotation_verdict(ann: ast.expr | None) -> str:
     """The verdict for an item of a value annotated ``ann`` (``list[int]`` -> INT)."""
+    ann = _unquoted(ann)
     if ann is None:
         return UNKNOWN
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return UNKNOWN
-    if isinstance(ann, ast.Subscript) and _dotted(ann.value).rpartition(".")[2] == "Optional":
+    if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] == "Optional":
         ann = ann.slice
-    if _dotted(ann) in ("torch.Size", "Size"):
+    if dotted(ann) in ("torch.Size", "Size"):
         return INT
-    if isinstance(ann, ast.Subscript) and _dotted(ann.value).rpartition(".")[2] in _CONTAINERS:
+    if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] in _CONTAINERS:
         args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         args = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
         # Ints all the way down (`list[tuple[int, int]]`): an item, or an item of
@@ -222,8 +205,8 @@ def _moves(call: ast.Call) -> bool:
     if _has_device(call):
         return True
     for a in call.args:
-        dotted = _dotted(a)
-        if not (dotted.startswith("torch.") or dotted in _DTYPE_NAMES):
+        path = dotted(a)
+        if not (path.startswith("torch.") or path in _DTYPE_NAMES):
             return True
     return False
 
@@ -237,36 +220,15 @@ class IntInference:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.scopes: dict[ast.AST, Scope] = {}
-        self.bindings: dict[int, dict[str, list[tuple[ast.AST, ast.AST | None]]]] = {}
         self.imported: set[str] = set()
-        self.module = Scope(tree, {}, {}, None, None, None)
+        self.module = Scope(tree, None, None, {}, None)
         self._busy: set[tuple[int, str]] = set()
         self._index(tree, self.module, None)
 
     def _index(self, node: ast.AST, scope: Scope, klass: ast.ClassDef | None) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                args = child.args
-                ordered = [*args.posonlyargs, *args.args]
-                params = {a.arg: a for a in [*ordered, *args.kwonlyargs]}
-                for extra in (args.vararg, args.kwarg):
-                    if extra is not None:
-                        params[extra.arg] = extra
-                defaults = dict(
-                    zip(
-                        (a.arg for a in ordered[len(ordered) - len(args.defaults) :]),
-                        args.defaults,
-                        strict=True,
-                    )
-                )
-                for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-                    if d is not None:
-                        defaults[a.arg] = d
-                self_name = None
-                if klass is not None and ordered:
-                    self_name = ordered[0].arg
-                    params.pop(self_name)
-                inner = Scope(child, params, defaults, self_name, klass, scope)
+                inner = function_scope(child, scope, klass)
                 self.scopes[child] = inner
                 self._index(child, inner, None)
                 continue
@@ -278,7 +240,7 @@ class IntInference:
             self._index(child, scope, klass)
 
     def _bind(self, scope: Scope, target: ast.AST, value: ast.AST | None) -> None:
-        table = self.bindings.setdefault(id(scope.node), {})
+        table = scope.bindings
         if isinstance(target, ast.Name):
             table.setdefault(target.id, []).append((target, value))
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -286,7 +248,7 @@ class IntInference:
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 values = value.elts
             for i, t in enumerate(target.elts):
-                self._bind(scope, t, values[i] if values is not None else _Part(value, i))
+                self._bind(scope, t, values[i] if values is not None else Part(value, i))
 
     def _collect(self, node: ast.AST, scope: Scope) -> None:
         if isinstance(node, ast.Assign):
@@ -302,7 +264,7 @@ class IntInference:
                 value = ast.Constant(0)
             self._bind(scope, node.target, value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._bind(scope, node.target, _Element(node.iter))
+            self._bind(scope, node.target, Element(node.iter))
         elif isinstance(node, ast.NamedExpr):
             self._bind(scope, node.target, node.value)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -327,9 +289,9 @@ class IntInference:
     def _verdict(self, expr: ast.AST | None, scope: Scope) -> str:
         if expr is None:
             return TENSOR  # bound by something opaque (a `with`, an unpacked call)
-        if isinstance(expr, _Element):
+        if isinstance(expr, Element):
             return self._element(expr.iterable, scope)
-        if isinstance(expr, _Part):
+        if isinstance(expr, Part):
             return self._part(expr, scope)
         if isinstance(expr, ast.Constant):
             return INT if isinstance(expr.value, (int, float, bool)) else TENSOR
@@ -355,7 +317,7 @@ class IntInference:
         return UNKNOWN
 
     def _call(self, call: ast.Call, scope: Scope) -> str:
-        name = _dotted(call.func)
+        name = dotted(call.func)
         if name in _INT_CALLS:
             return INT
         if (
@@ -399,7 +361,7 @@ class IntInference:
             return HOST
         base = expr.value
         if isinstance(base, ast.Name):
-            owner = _self_class(base.id, scope)
+            owner = self_class(base.id, scope)
             if owner is not None:
                 return self._class_attr(owner, expr.attr)
             if self._is_unannotated_param(base.id, scope) or base.id in self.imported:
@@ -430,7 +392,7 @@ class IntInference:
     def _element(self, iterable: ast.AST, scope: Scope) -> str:
         """The verdict for an item of ``iterable`` (a loop over it, an index into it)."""
         if isinstance(iterable, ast.Call):
-            name = _dotted(iterable.func)
+            name = dotted(iterable.func)
             if name == "range":
                 return INT
             if isinstance(iterable.func, ast.Attribute) and iterable.func.attr in (
@@ -451,17 +413,17 @@ class IntInference:
             return INT  # an item of an int-typed value (a Size held in a name)
         return verdict
 
-    def _part(self, part: _Part, scope: Scope) -> str:
+    def _part(self, part: Part, scope: Scope) -> str:
         value = part.value
-        if isinstance(value, ast.Call) and _dotted(value.func) == "enumerate" and part.index == 0:
+        if isinstance(value, ast.Call) and dotted(value.func) == "enumerate" and part.index == 0:
             return INT
-        if isinstance(value, _Element):
+        if isinstance(value, Element):
             inner = value.iterable
-            if isinstance(inner, ast.Call) and _dotted(inner.func) == "enumerate":
+            if isinstance(inner, ast.Call) and dotted(inner.func) == "enumerate":
                 return INT if part.index == 0 else self._element(inner.args[0], scope)
             if (
                 isinstance(inner, ast.Call)
-                and _dotted(inner.func) == "zip"
+                and dotted(inner.func) == "zip"
                 and part.index < len(inner.args)
             ):
                 return self._element(inner.args[part.index], scope)
@@ -477,7 +439,7 @@ class IntInference:
         while scope is not None:
             if name == scope.self_name:
                 return TENSOR
-            table = self.bindings.get(id(scope.node), {})
+            table = scope.bindings
             values = table.get(name)
             if name in scope.params:
                 arg = scope.params[name]
@@ -512,14 +474,14 @@ class IntInference:
     def _items(self, expr: ast.AST, scope: Scope) -> str:
         """INT when ``expr`` is a container annotated to hold ints: a parameter, an
         item of one, or an attribute the class only ever sets to one."""
-        if isinstance(expr, _Element):
+        if isinstance(expr, Element):
             return self._items(expr.iterable, scope)
         if isinstance(expr, ast.Name):
             return self._param_items(expr.id, scope)
         if isinstance(expr, ast.Subscript):
             return self._items(expr.value, scope)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-            owner = _self_class(expr.value.id, scope)
+            owner = self_class(expr.value.id, scope)
             if owner is None:
                 return UNKNOWN
             values = self._class_assignments(owner, expr.attr)
@@ -535,10 +497,10 @@ class IntInference:
         """What the items of parameter ``name`` are, by its annotation, if not re-bound."""
         while scope is not None:
             if name in scope.params:
-                if name in self.bindings.get(id(scope.node), {}):
+                if name in scope.bindings:
                     return UNKNOWN
                 return _item_annotation_verdict(scope.params[name].annotation)
-            if name in self.bindings.get(id(scope.node), {}):
+            if name in scope.bindings:
                 return UNKNOWN
             scope = scope.parent
         return UNKNOWN
@@ -546,10 +508,8 @@ class IntInference:
     def _is_unannotated_param(self, name: str, scope: Scope) -> bool:
         while scope is not None:
             if name in scope.params:
-                return scope.params[name].annotation is None and name not in self.bindings.get(
-                    id(scope.node), {}
-                )
-            if name in self.bindings.get(id(scope.node), {}):
+                return scope.params[name].annotation is None and name not in scope.bindings
+            if name in scope.bindings:
                 return False
             scope = scope.parent
         return False
@@ -579,7 +539,7 @@ class IntInference:
                             e,
                             elts[i]
                             if elts is not None and len(elts) == len(t.elts)
-                            else _Part(node.value, i),
+                            else Part(node.value, i),
                         )
                         for i, e in enumerate(t.elts)
                     ]
@@ -616,23 +576,6 @@ class IntInference:
         return _worst(verdicts) if verdicts else UNKNOWN
 
 
-class _Element(ast.AST):
-    _fields = ("iterable",)
-
-    def __init__(self, iterable: ast.AST) -> None:
-        super().__init__()
-        self.iterable = iterable
-
-
-class _Part(ast.AST):
-    _fields = ("value",)
-
-    def __init__(self, value: ast.AST | None, index: int) -> None:
-        super().__init__()
-        self.value = value
-        self.index = index
-
-
 def _is_size_call(node: ast.AST | None) -> bool:
     """``t.size()``: a Size, whose items are ints."""
     return (
@@ -641,16 +584,6 @@ def _is_size_call(node: ast.AST | None) -> bool:
         and node.func.attr == "size"
         and not node.args
     )
-
-
-def _self_class(name: str, scope: Scope | None) -> ast.ClassDef | None:
-    while scope is not None:
-        if name == scope.self_name:
-            return scope.klass
-        if name in scope.params:
-            return None
-        scope = scope.parent
-    return None
 
 
 def _combine(a: str, b: str) -> str:

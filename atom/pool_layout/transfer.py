@@ -1,0 +1,117 @@
+"""What a P/D transfer registers: regions of the paged pool, one scheduler block per unit.
+
+A transfer addresses ``req.block_ids``, so every region must divide into exactly the scheduler's
+block count, with ``stride(0)`` the bytes one block owns. The failure this catches has identical
+total bytes: a region registered per token (or per backend block) rather than per scheduler
+block has ``blocks_per_entry`` times the units at ``1/blocks_per_entry`` the stride, so both ends
+agree on the address arithmetic and disagree on the stride. No byte count distinguishes them;
+the unit count does.
+
+``num_blocks`` is not a constructor argument. It is set once, by :meth:`set_block_count`, by the
+one caller holding both the complete region list (after a draft appends its own) and the
+scheduler's count -- three backends used to state it themselves, in two different units.
+
+Each region carries a ``semantic_role`` (``target.h2d256.k``). The connector pairs the two ends
+by list position; the role names a region in ``set_block_count``'s refusal and in a report, and
+nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+def owned_role(owner: str, role: str) -> str:
+    """A pool's region role qualified by the builder that exports it (``target.h2d256/k/0``)."""
+    return f"{owner}.{role}"
+
+
+def owned_regions(owner: str, views: Iterable[Any]) -> list[TransferRegion]:
+    """Every region of every pool in ``views`` (each with ``region_tensors()``), named for its
+    owner: a target builder and a draft builder export through this one spelling."""
+    return [
+        TransferRegion(owned_role(owner, role), tensor)
+        for pool_views in views
+        for role, tensor in pool_views.region_tensors()
+    ]
+
+
+@dataclass(frozen=True)
+class TransferRegion:
+    semantic_role: str
+    #: ``(units, ...)``: one unit per scheduler block once the region is right.
+    tensor: torch.Tensor
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.semantic_role, str) or not self.semantic_role:
+            raise TypeError(f"a transfer region needs a semantic_role, got {self.semantic_role!r}")
+        if not isinstance(self.tensor, torch.Tensor):
+            raise TypeError(
+                f"region {self.semantic_role!r} must be a tensor, got {type(self.tensor).__name__}"
+            )
+
+    @property
+    def units(self) -> int:
+        return self.tensor.shape[0]
+
+    @property
+    def unit_bytes(self) -> int:
+        """Bytes from one unit's start to the next: what one scheduler block owns."""
+        return self.tensor.stride(0) * self.tensor.element_size()
+
+    @property
+    def unit_data_bytes(self) -> int:
+        """Bytes one unit's data spans (its first element to its last, inclusive)."""
+        t = self.tensor[0]
+        if t.numel() == 0:
+            return 0
+        last = sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=True))
+        return (last + 1) * self.tensor.element_size()
+
+    def byte_range(self, unit: int) -> tuple[int, int]:
+        """``[start, stop)`` of unit ``unit`` in its storage, in bytes."""
+        start = (
+            self.tensor.storage_offset() + unit * self.tensor.stride(0)
+        ) * self.tensor.element_size()
+        return start, start + self.unit_data_bytes
+
+
+@dataclass
+class KVTransferTensors:
+    regions: list[TransferRegion]
+    num_blocks: int | None = field(init=False, default=None)
+
+    def append(self, region: TransferRegion) -> None:
+        if self.num_blocks is not None:
+            raise ValueError(
+                f"region {region.semantic_role!r} appended after set_block_count({self.num_blocks})"
+            )
+        self.regions.append(region)
+
+    def set_block_count(self, blocks: int) -> None:
+        """Fix the scheduler's block count, refusing any region that does not divide into it."""
+        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
+            raise ValueError(
+                f"blocks must be a positive integer (scheduler blocks), got {blocks!r}"
+            )
+        seen: set[str] = set()
+        for region in self.regions:
+            if region.semantic_role in seen:
+                raise ValueError(f"semantic_role {region.semantic_role!r} is registered twice")
+            seen.add(region.semantic_role)
+            if region.units != blocks:
+                raise ValueError(
+                    f"transfer region {region.semantic_role!r} has {region.units} units of "
+                    f"{region.unit_bytes} B; the scheduler has {blocks} blocks -- a region "
+                    "registered per token or per backend block rather than per scheduler block"
+                )
+            if region.unit_data_bytes > region.unit_bytes:
+                raise ValueError(
+                    f"transfer region {region.semantic_role!r}: one unit's data spans "
+                    f"{region.unit_data_bytes} B but its stride(0) is {region.unit_bytes} B"
+                )
+        self.num_blocks = blocks

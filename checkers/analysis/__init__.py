@@ -1,0 +1,20 @@
+"""What the heuristic rules ask of one module's code, answered once, in one place.
+
+A rule module is its declaration, its documentation, its VALID and INVALID
+examples and a short ``check``; what it needs to know about the code it reads
+lives here, named for the question it answers:
+
+* ``names``: how an expression is spelled (``torch.cat`` for a name or an
+  attribute chain, a call's short name, a decorator);
+* ``scopes``: a function's parameters, its ``self``, what a name is bound to,
+  and the marker nodes for "an element of" and "a part of" a value;
+* ``bindings``: one pass over a module recording, per function, every binding
+  with the blocks around it, every call site, and the ``if`` tests that guard
+  a block;
+* ``origins``: whether a value comes from input (a parameter, a config, the
+  environment) or was computed here (``input-assert``);
+* ``int_kinds``: whether a value is a host int, a host tensor or a device
+  tensor (``required-keyword``'s ``repeats``).
+
+Nothing here imports or runs the code it reads; it reads one module's AST.
+"""

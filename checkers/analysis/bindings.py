@@ -1,0 +1,374 @@
+"""One pass over a module: what each function binds, where, and who calls whom.
+
+Every later question (is this name input here? was it computed? does a test
+guard this call?) is answered from what this pass recorded, so the tree is
+walked once per module however many asserts are asked about. Per function
+(a ``scopes.Scope``): each binding with its statement, its value and the chain
+of blocks around it -- a binding dominates what follows it in its own block and
+the blocks nested there. Per module: the call sites of each name, the ``if``
+test guarding each block, the loops, the comprehensions' variables, the
+asserts, and the private helpers only constructors call.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .names import call_name
+from .scopes import Element, FunctionNode, Scope, before, function_scope
+
+# Calls that build a local up: after one, the local is the function's own construction.
+_BUILDING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "appendleft"})
+
+
+class BindingIndex:
+    """The bindings, blocks, call sites and guards of one module, recorded in one pass."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.funcs: dict[ast.AST, Scope] = {}
+        self.blocks: dict[ast.AST, tuple[int, ...]] = {}  # node -> chain of enclosing blocks
+        self.owner: dict[ast.AST, Scope | None] = {}  # statement/expression -> function
+        self.class_names: dict[str, ast.ClassDef] = {}
+        self.calls: dict[str, list[tuple[ast.Call, Scope | None]]] = {}
+        self.module_bindings: dict[str, list[ast.AST | None]] = {}
+        # name -> [(the comprehension, what its variable is bound to)]: visible
+        # only inside that comprehension.
+        self.comprehension_bindings: dict[str, list[tuple[ast.AST, ast.AST]]] = {}
+        self.loop_blocks: set[int] = set()  # ids of loop bodies' statement lists
+        self.asserts: list[ast.Assert] = []
+        self.guards: dict[int, ast.expr] = {}  # id of an `if` body -> its test
+        self.else_guards: dict[int, ast.expr] = {}  # id of an `if`'s else -> its test
+        self.built: dict[int, set[str]] = {}  # function node id -> locals it builds up
+        self._index(tree, None, None, ())
+        self._index_classes()
+
+    # -- indexing ------------------------------------------------------
+
+    def _index(self, node: ast.AST, func: Scope | None, klass, chain: tuple[int, ...]) -> None:
+        """One pass over the tree: bindings, call sites, blocks, asserts, classes.
+
+        Positions (block chain, owning function) are kept only for the nodes
+        questions are asked at -- statements, calls, comprehensions, walrus
+        targets -- not for every name and constant: on a 10,000-line module
+        that is most of the nodes and most of the time. What to do with a node
+        is worked out once per node type (``_plan_for``, ``_field_plan``), not by a chain of
+        ``isinstance`` tests at each of its hundreds of thousands of nodes.
+
+        The walk is pre-order over an explicit stack, not recursive: code Python
+        compiles can nest deeper than the interpreter's recursion limit allows a
+        recursive walk (a 500-term sum, a 2,000-branch ``elif`` chain).
+        """
+        stack: list[tuple] = []
+        self._expand(node, func, klass, chain, stack)
+        visit = self._visit
+        pop = stack.pop
+        while stack:
+            visit(*pop(), stack)
+
+    def _expand(self, node: ast.AST, func: Scope | None, klass, chain, stack: list) -> None:
+        """Push ``node``'s children to be visited, so that they pop in source order."""
+        plan = _FIELD_PLANS.get(type(node)) or _field_plan(type(node))
+        # Names and constants are most of a tree's nodes: they are skipped here,
+        # without the call to ``_visit`` that would only return.
+        skipped = _SKIPPED
+        children: list[tuple] = []
+        for name, block in plan:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                # Each statement list is a block; a binding dominates what follows
+                # it in its own block and in the blocks nested inside that.
+                if block:
+                    sub = (*chain, id(value))
+                    if block is _LOOP_BODY:
+                        self.loop_blocks.add(id(value))
+                    elif block is _IF_BODY:
+                        self.guards[id(value)] = node.test
+                    elif block is _IF_ELSE:
+                        self.else_guards[id(value)] = node.test
+                else:
+                    sub = chain
+                for child in value:
+                    if type(child) not in skipped and isinstance(child, ast.AST):
+                        children.append((child, func, klass, sub))
+            elif type(value) not in skipped and isinstance(value, ast.AST):
+                children.append((value, func, klass, chain))
+        children.reverse()
+        stack.extend(children)
+
+    def _visit(
+        self, child: ast.AST, func: Scope | None, klass, sub: tuple[int, ...], stack: list
+    ) -> None:
+        kind = type(child)
+        plan = _PLANS.get(kind) or _plan_for(kind)
+        role = plan[0]
+        if role is _SKIP:
+            return
+        if role is _ATTRIBUTE:
+            stack.append((child.value, func, klass, sub))
+            return
+        if plan[1]:
+            self.blocks[child] = sub
+            self.owner[child] = func
+        if role is _ASSERT:
+            self.asserts.append(child)
+        elif role is _FUNCTION:
+            self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
+            inner = self._new_func(child, func, klass)
+            self._expand(child, inner, None, (), stack)
+            return
+        elif role is _CLASS:
+            self._bind(func, child, child, None, sub, name=child.name)
+            self.class_names.setdefault(child.name, child)
+            self._expand(child, func, child, sub, stack)
+            return
+        collect = plan[2]
+        if collect is not None:
+            collect(self, child, func, sub)
+        self._expand(child, func, klass, sub, stack)
+
+    def _new_func(self, node: FunctionNode, parent: Scope | None, klass) -> Scope:
+        func = function_scope(node, parent, klass)
+        self.funcs[node] = func
+        return func
+
+    def _bind(self, func, stmt, target, value, chain, name=None) -> None:
+        """Record that ``target`` (a Name, or a bare name) is bound to ``value``."""
+        names: list[tuple[str, ast.AST | None]] = []
+        if name is not None:
+            names.append((name, value))
+        else:
+            unpack(target, value, names)
+        for n, v in names:
+            if func is None:
+                self.module_bindings.setdefault(n, []).append(v)
+            else:
+                func.bindings.setdefault(n, []).append((stmt, v, chain))
+
+    def _collect_assign(self, node: ast.Assign, func: Scope | None, chain) -> None:
+        for target in node.targets:
+            self._bind(func, node, target, node.value, chain)
+
+    def _collect_ann_assign(self, node: ast.AnnAssign, func: Scope | None, chain) -> None:
+        if node.value is not None:
+            self._bind(func, node, node.target, node.value, chain)
+
+    def _collect_aug_assign(self, node: ast.AugAssign, func: Scope | None, chain) -> None:
+        self._bind(func, node, node.target, None, chain)  # arithmetic: computed
+
+    def _collect_for(self, node: ast.For | ast.AsyncFor, func: Scope | None, chain) -> None:
+        self._bind(func, node, node.target, Element(node.iter), chain)
+
+    def _collect_with(self, node: ast.With | ast.AsyncWith, func: Scope | None, chain) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind(func, node, item.optional_vars, None, chain)
+
+    def _collect_named(self, node: ast.NamedExpr, func: Scope | None, chain) -> None:
+        self._bind(func, node, node.target, node.value, chain)
+
+    def _collect_comprehension(self, node: ast.AST, func: Scope | None, chain) -> None:
+        for gen in node.generators:
+            names: list = []
+            unpack(gen.target, Element(gen.iter), names)
+            for n, v in names:
+                self.comprehension_bindings.setdefault(n, []).append((node, v))
+
+    def _collect_import(self, node: ast.Import | ast.ImportFrom, func: Scope | None, chain) -> None:
+        for alias in node.names:
+            self._bind(
+                func,
+                node,
+                None,
+                None,
+                chain,
+                name=(alias.asname or alias.name).split(".")[0],
+            )
+
+    def _collect_handler(self, node: ast.ExceptHandler, func: Scope | None, chain) -> None:
+        if node.name:
+            self._bind(func, node, None, None, chain, name=node.name)
+
+    def _collect_call(self, node: ast.Call, func: Scope | None, chain) -> None:
+        callee = node.func
+        if (
+            func is not None
+            and isinstance(callee, ast.Attribute)
+            and callee.attr in _BUILDING_METHODS
+            and isinstance(callee.value, ast.Name)
+        ):
+            self.built.setdefault(id(func.node), set()).add(callee.value.id)
+        key = call_name(node.func)
+        if key:
+            self.calls.setdefault(key, []).append((node, func))
+
+    def _init_helpers(self) -> set[str]:
+        """Private methods called only as ``self.m(...)`` from constructors.
+
+        ``_init_from_node(node)`` called from every subclass's ``__init__`` is
+        part of construction: what it copies from its argument is input.
+        """
+        helpers: set[str] = set()
+        for name, sites in self.calls.items():
+            if not name.startswith("_") or name.endswith("__"):
+                continue
+            if sites and all(
+                caller is not None
+                and caller.name in CONSTRUCTORS
+                and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == caller.self_name
+                for call, caller in sites
+            ):
+                helpers.add(name)
+        return helpers
+
+    def _index_classes(self) -> None:
+        self.init_helpers = self._init_helpers()
+
+    def dominating_binding(self, name: str, func: Scope, at: ast.AST):
+        """The last binding of ``name`` that every path to ``at`` passes through."""
+        chain = self.blocks.get(at, ())
+        best = None
+        for entry in func.bindings.get(name, []):
+            stmt, _, bchain = entry
+            if not before(stmt, at) or stmt is at:
+                continue
+            if chain[: len(bchain)] != bchain:
+                continue  # in a branch or loop the assert is not inside
+            if isinstance(stmt, ast.NamedExpr):
+                continue  # a walrus inside a condition may not run
+            if best is None or before(best[0], stmt):
+                best = entry
+        return best
+
+    def shares_loop(self, chain: tuple[int, ...], at: ast.AST) -> bool:
+        at_chain = self.blocks.get(at, ())
+        return any(b in self.loop_blocks and b in at_chain for b in chain)
+
+
+CONSTRUCTORS = ("__init__", "__post_init__")
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+# Nodes that hold nothing the index records.
+_LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.alias,
+    }
+)
+# Expressions questions are asked at (a call site, a comprehension's variables).
+_POSITIONED = frozenset(
+    {
+        ast.Call,
+        ast.NamedExpr,
+        ast.ListComp,
+        ast.SetComp,
+        ast.GeneratorExp,
+        ast.DictComp,
+        ast.Lambda,
+        ast.ExceptHandler,
+    }
+)
+
+
+# What ``BindingIndex._visit`` does with a node, by its type.
+_SKIP, _ATTRIBUTE, _ASSERT, _FUNCTION, _CLASS, _PLAIN = (
+    "skip",
+    "attribute",
+    "assert",
+    "function",
+    "class",
+    "plain",
+)
+_COLLECTORS = {
+    ast.Assign: BindingIndex._collect_assign,
+    ast.AnnAssign: BindingIndex._collect_ann_assign,
+    ast.AugAssign: BindingIndex._collect_aug_assign,
+    ast.For: BindingIndex._collect_for,
+    ast.AsyncFor: BindingIndex._collect_for,
+    ast.With: BindingIndex._collect_with,
+    ast.AsyncWith: BindingIndex._collect_with,
+    ast.NamedExpr: BindingIndex._collect_named,
+    ast.ListComp: BindingIndex._collect_comprehension,
+    ast.SetComp: BindingIndex._collect_comprehension,
+    ast.GeneratorExp: BindingIndex._collect_comprehension,
+    ast.DictComp: BindingIndex._collect_comprehension,
+    ast.Import: BindingIndex._collect_import,
+    ast.ImportFrom: BindingIndex._collect_import,
+    ast.ExceptHandler: BindingIndex._collect_handler,
+    ast.Call: BindingIndex._collect_call,
+}
+_PLANS: dict[type, tuple] = {}
+_SKIPPED: set[type] = set(_LEAVES)  # node types ``_visit`` returns on at once
+# A statement list's role: a plain block, a loop's body, an `if`'s body or else.
+_BLOCK, _LOOP_BODY, _IF_BODY, _IF_ELSE = "block", "loop body", "if body", "if else"
+_FIELD_PLANS: dict[type, tuple[tuple[str, str | None], ...]] = {}
+
+
+def _plan_for(kind: type) -> tuple:
+    """(role, positioned, collector) of a node type, worked out on first sight."""
+    collect = _COLLECTORS.get(kind)
+    if kind in _LEAVES or (not kind._fields and collect is None and not issubclass(kind, ast.stmt)):
+        # An operator or context singleton holds nothing and is asked nothing.
+        role = _SKIP
+    elif kind is ast.Attribute:
+        role = _ATTRIBUTE
+    elif kind is ast.Assert:
+        role = _ASSERT
+    elif kind in _FUNCTIONS:
+        role = _FUNCTION
+    elif kind is ast.ClassDef:
+        role = _CLASS
+    else:
+        role = _PLAIN
+    positioned = kind in _POSITIONED or issubclass(kind, ast.stmt)
+    plan = _PLANS[kind] = (role, positioned, collect)
+    if role is _SKIP:
+        _SKIPPED.add(kind)
+    return plan
+
+
+def _field_plan(kind: type) -> tuple[tuple[str, str | None], ...]:
+    """Each field of a node type with the role its statement list plays, if it is one."""
+    out = []
+    for name in kind._fields:
+        block = None
+        if name in _BLOCK_FIELDS:
+            block = _BLOCK
+            if name == "body" and issubclass(kind, _LOOPS):
+                block = _LOOP_BODY
+            elif name == "body" and issubclass(kind, ast.If):
+                block = _IF_BODY
+            elif name == "orelse" and issubclass(kind, ast.If):
+                block = _IF_ELSE
+        out.append((name, block))
+    plan = _FIELD_PLANS[kind] = tuple(out)
+    return plan
+
+
+def unpack(target, value, out: list) -> None:
+    if isinstance(target, ast.Name):
+        out.append((target.id, value))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        elts = None
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            elts = value.elts
+        for i, t in enumerate(target.elts):
+            if elts is not None:
+                unpack(t, elts[i], out)
+            elif value is None:
+                unpack(t, None, out)
+            else:
+                # An element of an unpacked value is read off it, not computed.
+                unpack(t, Element(value) if not isinstance(value, Element) else value, out)
+    elif isinstance(target, ast.Starred):
+        unpack(target.value, value, out)

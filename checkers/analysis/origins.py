@@ -1,0 +1,851 @@
+"""Whether a value comes from input or was computed where it is read.
+
+``input-assert`` flags an ``assert`` that validates input -- what a caller, a
+configuration, the environment or the command line hands in -- and leaves
+alone one that restates what the function computed itself. This answers the
+question for one expression at one place in one function, from what
+``bindings.BindingIndex`` recorded: a name is followed to the binding that
+dominates the place (or the parameter it is, and on to the private helper's
+callers), an attribute of ``self`` to what the constructor copied into it,
+and a call is input only when it is a view of input (``len(x)``, ``x.view(...)``)
+or what a function makes of configuration alone. Every answer is an
+``Origin`` phrased for the message, or None.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .bindings import CONSTRUCTORS, BindingIndex
+from .names import dotted, has_decorator
+from .scopes import Element, Scope, before, self_class, within
+
+# A name ending in `_config` is a config too (`quant_config`, `model_config`,
+# `runner_config`): engines name every configuration object that way.
+_CONFIG_SUFFIX = "_config"
+
+# Builtins whose result is their argument seen another way, not a new value.
+_VIEW_BUILTINS = frozenset(
+    {
+        "len",
+        "tuple",
+        "list",
+        "zip",
+        "enumerate",
+        "reversed",
+        "iter",
+        "next",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "type",
+        "vars",
+        "getattr",
+        "dict",
+        "open",
+        "itertools.chain",
+        "cast",
+        "typing.cast",
+    }
+)
+# Methods that read a container or string without computing from other inputs.
+_VIEW_METHODS = frozenset(
+    {
+        "get",
+        "pop",
+        "setdefault",
+        "items",
+        "keys",
+        "values",
+        "split",
+        "strip",
+        "rstrip",
+        "lstrip",
+        "splitlines",
+        "lower",
+        "upper",
+        "copy",
+        "partition",
+        "rpartition",
+        "rsplit",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        # A tensor seen another way: a cast, a move, a reshape keeps the caller's
+        # values and, but for the reshape, its shape.
+        "to",
+        "type",
+        "contiguous",
+        "float",
+        "half",
+        "bfloat16",
+        "long",
+        "detach",
+        "unsqueeze",
+        "squeeze",
+        "view",
+        "reshape",
+        "flatten",
+        "narrow",
+    }
+)
+# Calls that lay their arguments' values side by side: a concatenation of input is input.
+_JOINING_CALLS = frozenset({"torch.cat", "torch.concat", "torch.stack", "cat", "concat"})
+# Conversions whose result's type is what they produce: narrowing it is for the type checker.
+_CONVERSIONS = frozenset({"item", "tolist", "int", "float", "str", "bool", "len"})
+# Classes whose annotated class-body names are constructor arguments.
+_RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct", "TypedDict"})
+_RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
+
+
+@dataclass
+class Origin:
+    """Why a value is input, phrased for the message."""
+
+    what: str
+    config: bool = False  # a configuration object: what a function makes of it is input too
+
+
+@dataclass
+class _Class:
+    node: ast.ClassDef
+    init_attrs: dict[str, str]  # attr -> the argument or config it was copied from
+    reassigned: set[str]
+
+
+class InputOrigins(BindingIndex):
+    """Where the values of one module come from, asked per expression and memoised."""
+
+    def __init__(self, tree: ast.Module, inputs: frozenset[str]) -> None:
+        self.inputs = inputs
+        self._env_globals: dict[str, bool] = {}
+        self._memo: dict[tuple[int, str], Origin | None] = {}
+        self._busy: set[tuple[int, str]] = set()
+        self._class_memo: dict[int, _Class | None] = {}
+        super().__init__(tree)
+
+    def env_global(self, name: str) -> bool:
+        """Is the module-level ``name`` bound to something read from the environment?
+
+        Asked per name when a module-level read is resolved, not worked out for
+        every module binding up front: that walked each binding's whole value
+        (a module's tables, its docstrings) for the handful of names an assert reads.
+        """
+        found = self._env_globals.get(name)
+        if found is None:
+            values = self.module_bindings.get(name, ())
+            found = any(v is not None and _reads_environment(v) for v in values)
+            self._env_globals[name] = found
+        return found
+
+    def facts(self, klass: ast.ClassDef) -> _Class | None:
+        """What ``klass``'s constructor copies from input; None while being worked out."""
+        key = id(klass)
+        if key not in self._class_memo:
+            self._class_memo[key] = None  # a constructor reading its own attributes
+            self._class_memo[key] = self._class_facts(klass)
+        return self._class_memo[key]
+
+    def _class_facts(self, node: ast.ClassDef) -> _Class:
+        init_attrs: dict[str, str] = {}
+        reassigned: set[str] = set()
+        record = _is_record(node)
+        for stmt in node.body:
+            if record and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                init_attrs[stmt.target.id] = "a field of the record, a constructor argument"
+            if (
+                record
+                and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and has_decorator(stmt, "property")
+            ):
+                # A record's property is worked out from its fields: what the caller
+                # constructed it with, seen another way.
+                init_attrs.setdefault(
+                    stmt.name, "a property of the record, worked out from its fields"
+                )
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            constructor = stmt.name in CONSTRUCTORS or stmt.name in self.init_helpers
+            func = self.funcs.get(stmt)
+            for sub in _walk_statements(stmt):
+                targets = []
+                if isinstance(sub, ast.Assign):
+                    targets = [(t, sub.value) for t in sub.targets]
+                elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+                    targets = [(sub.target, getattr(sub, "value", None))]
+                for target, value in targets:
+                    attr = _self_attr(target, func)
+                    if attr is None:
+                        continue
+                    if not constructor:
+                        reassigned.add(attr)
+                        continue
+                    origin = None
+                    if (
+                        value is not None
+                        and func is not None
+                        and not isinstance(sub, ast.AugAssign)
+                    ):
+                        origin = self.view(value, func, sub)
+                    if origin is not None:
+                        init_attrs.setdefault(attr, f"copied in `{stmt.name}` from {origin.what}")
+        return _Class(node, init_attrs, reassigned)
+
+    def class_input_attr(self, klass: ast.ClassDef, attr: str, seen=None) -> str | None:
+        """Where ``self.<attr>`` came from, when a constructor copied it from input.
+
+        Base classes defined in the same module are asked too; an attribute any
+        method other than the constructor assigns is the class's own state.
+        """
+        facts = self.facts(klass)
+        if facts is None or attr in facts.reassigned:
+            return None
+        if attr in facts.init_attrs:
+            return facts.init_attrs[attr]
+        seen = seen if seen is not None else {id(klass)}
+        for base in klass.bases:
+            node = self.class_names.get(dotted(base, through_calls=True))
+            if node is not None and id(node) not in seen:
+                seen.add(id(node))
+                found = self.class_input_attr(node, attr, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def reads_input(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
+        """Does the assert condition ``expr`` read input anywhere inside it?"""
+        if self._narrows_normalised(expr, func, at):
+            # A parameter the function normalised (`x = [x]`, `g = guard_int(g)`) and
+            # now narrows for the type checker: its own doing.
+            return None
+        if self._narrows_conversion(expr, func, at):
+            return None  # `n = t.item(); assert isinstance(n, int)`: the conversion's type
+        if isinstance(expr, ast.Compare) and func is not None:
+            sides = [expr.left, *expr.comparators]
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) and all(
+                self._own_attribute(e, func, at) for e in sides
+            ):
+                return None  # `self.pool.table is self.table`: the object keeps them one
+            if any(self._computed(e, func, at) for e in sides):
+                return None  # checks what the function computed against what it was given
+            if (
+                len(expr.ops) == 1
+                and isinstance(expr.ops[0], (ast.In, ast.NotIn))
+                and isinstance(expr.comparators[0], ast.Attribute)
+                and _private(expr.comparators[0].attr)
+                and self._own_attribute(expr.comparators[0], func, at)
+            ):
+                return None  # `kind not in self._pending`: where the object's protocol stands
+        if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)) or (
+            isinstance(expr, ast.Call) and _is_self_call(expr, func)
+        ):
+            origin = self.view(expr, func, at)
+            if origin is not None:
+                return origin
+            if isinstance(expr, ast.Name):
+                return None
+        if isinstance(expr, ast.Attribute):
+            if _private(expr.attr) and not (
+                isinstance(expr.value, ast.Name) and self_class(expr.value.id, func)
+            ):
+                return None  # another object's bookkeeping, whoever handed us the object
+            return self.reads_input(expr.value, func, at)
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and (expr.args or expr.keywords)
+            and expr.func.attr not in _VIEW_METHODS
+            and self._via_collaborator(expr.func.value, func, at)
+        ):
+            # `self.buffer.anchor_bytes(name)`: a question the collaborator the
+            # constructor stored answers from its own state; only what is passed
+            # to it can be input.
+            for arg in [*expr.args, *(k.value for k in expr.keywords)]:
+                if self._own_attribute(arg, func, at):
+                    continue  # the object asking about itself (`size_of(self.name)`)
+                origin = self.reads_input(arg, func, at)
+                if origin is not None:
+                    return origin
+            return None
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, (ast.expr, ast.comprehension, ast.keyword)):
+                origin = self.reads_input(child, func, at)
+                if origin is not None:
+                    return origin
+        return None
+
+    def _via_collaborator(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
+        """Is ``expr`` read off an attribute the constructor stored (``self.scheduler.x``)?
+
+        A constructor-copied value (``self.block_size``) is input; a lookup in a
+        table of a constructor-copied *object* (``self.scheduler.name_to_buf[n]``)
+        is that object's state.
+        """
+        while isinstance(expr, (ast.Attribute, ast.Subscript)):
+            if (
+                isinstance(expr, ast.Attribute)
+                and isinstance(expr.value, ast.Name)
+                and func is not None
+                and self_class(expr.value.id, func) is not None
+            ):
+                return True
+            expr = expr.value
+        return False
+
+    def _narrows_normalised(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
+        if func is None or not isinstance(expr, ast.Call) or not expr.args:
+            return False
+        if dotted(expr.func, through_calls=True) not in ("isinstance", "issubclass"):
+            return False
+        subject = expr.args[0]
+        if not isinstance(subject, ast.Name) or subject.id not in func.params:
+            return False
+        return any(before(stmt, at) for stmt, _, _ in func.bindings.get(subject.id, []))
+
+    def _narrows_conversion(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
+        if func is None or not isinstance(expr, ast.Call) or not expr.args:
+            return False
+        if dotted(expr.func, through_calls=True) != "isinstance" or not isinstance(
+            expr.args[0], ast.Name
+        ):
+            return False
+        name = expr.args[0].id
+        if name in func.params:
+            return False
+        binding = self.dominating_binding(name, func, at)
+        value = binding[1] if binding is not None else None
+        if not isinstance(value, ast.Call):
+            return False
+        callee = value.func
+        called = (
+            callee.attr if isinstance(callee, ast.Attribute) else dotted(callee, through_calls=True)
+        )
+        return called in _CONVERSIONS
+
+    def _own_attribute(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
+            if isinstance(expr, ast.Name):
+                return self_class(expr.id, func) is not None
+        return False
+
+    def _arithmetic_of_input(self, value: ast.AST, func: Scope, at: ast.AST) -> bool:
+        """``batch * topk * steps`` over parameters: input, worked out, not computed."""
+        leaves = []
+
+        def collect(node: ast.AST) -> None:
+            if isinstance(node, ast.BinOp):
+                collect(node.left)
+                collect(node.right)
+            elif isinstance(node, ast.UnaryOp):
+                collect(node.operand)
+            else:
+                leaves.append(node)
+
+        collect(value)
+        inputs = [leaf for leaf in leaves if not isinstance(leaf, ast.Constant)]
+        return bool(inputs) and all(self.view(leaf, func, at) is not None for leaf in inputs)
+
+    def _computed(self, expr: ast.AST, func: Scope, at: ast.AST):
+        """Is ``expr`` (seen through ``len``, attributes and items) a local the
+        function bound to the result of a call that is not a view of input?
+
+        Returns the computation (the bound value) when it can tell, True when the
+        local is one the function builds up or advances, and False otherwise.
+        """
+        while True:
+            if (
+                isinstance(expr, ast.Call)
+                and dotted(expr.func, through_calls=True) == "len"
+                and expr.args
+            ):
+                expr = expr.args[0]
+            elif isinstance(expr, (ast.Attribute, ast.Subscript)):
+                expr = expr.value
+            else:
+                break
+        for _ in range(8):  # a chain of views: `box = out.data; buf = box.data`
+            if not isinstance(expr, ast.Name):
+                return False
+            if expr.id not in func.params and expr.id in self.built.get(id(func.node), ()):
+                return True  # a list the function filled in itself
+            if expr.id not in func.params and self._advanced(expr.id, func, at):
+                return True  # a counter the function's loop moves (`i += 1`)
+            binding = self.dominating_binding(expr.id, func, at)
+            if binding is None:
+                return False
+            stmt, value, _ = binding
+            while isinstance(value, (ast.Attribute, ast.Subscript)):
+                value = value.value
+            if isinstance(value, ast.Name):
+                expr, at = value, stmt
+                continue
+            # The result of processing values (`objects = compile(sources)`), not
+            # an independent fact queried with no arguments (`device_count()`).
+            if isinstance(value, ast.BinOp) and self._arithmetic_of_input(value, func, stmt):
+                return False
+            if value is None or isinstance(value, ast.BinOp):
+                if isinstance(stmt, ast.AugAssign):
+                    return True  # `i += 1`
+                return value if isinstance(stmt, ast.Assign) else False  # `i = j + 1`
+            if (
+                isinstance(value, ast.Call)
+                and bool(value.args or value.keywords or isinstance(value.func, ast.Name))
+                and self._binding_origin(expr.id, func, stmt, value) is None
+            ):
+                return value
+            return False
+        return False
+
+    def _advanced(self, name: str, func: Scope, at: ast.AST) -> bool:
+        """Does the function move ``name`` by arithmetic on itself (before ``at``, or in
+        a loop around it)?"""
+        for stmt, value, chain in func.bindings.get(name, ()):
+            if not before(stmt, at) and not self.shares_loop(chain, at):
+                continue
+            if isinstance(stmt, ast.AugAssign):
+                return True
+            if isinstance(value, ast.BinOp) and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)
+            ):
+                return True
+        return False
+
+    def view(self, expr: ast.AST | None, func: Scope | None, at: ast.AST) -> Origin | None:
+        """Is ``expr``'s value input, or input seen another way (not computed)?"""
+        if expr is None:
+            return None
+        if isinstance(expr, Element):
+            return self.view(expr.iterable, func, at)
+        if _is_environment(expr):
+            return Origin("the environment or the command line")
+        if isinstance(expr, ast.Name):
+            return self.resolve(expr.id, func, at)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr != "args" and self.is_input_name(expr.attr):
+                # `self.config`, `layer.quant_config`: a configuration wherever it is
+                # kept. Not `.args`: FX nodes, AST calls and exceptions all have one.
+                return Origin(f"`{expr.attr}`, a configuration", config=True)
+            if func is not None and isinstance(expr.value, ast.Name):
+                owner = self_class(expr.value.id, func)
+                if owner is not None:
+                    source = self.class_input_attr(owner, expr.attr)
+                    if source is None or self._callers_tested(func, expr.attr):
+                        return None
+                    return Origin(f"`self.{expr.attr}`, {source}")
+            if _private(expr.attr):
+                return None  # another object's private attribute: its own bookkeeping
+            return self.view(expr.value, func, at)
+        if isinstance(expr, ast.Subscript):
+            if not isinstance(expr.slice, (ast.Constant, ast.Slice)) and self._via_collaborator(
+                expr.value, func, at
+            ):
+                return None  # a lookup in a table the collaborator maintains
+            return self.view(expr.value, func, at)
+        if isinstance(expr, (ast.Starred, ast.NamedExpr)):
+            return self.view(expr.value, func, at)
+        if isinstance(expr, ast.IfExp):
+            return self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
+        if isinstance(expr, ast.BoolOp):
+            return next((o for v in expr.values if (o := self.view(v, func, at))), None)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return next((o for v in expr.elts if (o := self.view(v, func, at))), None)
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            if _reads_environment(expr):
+                return Origin("the environment or the command line")
+            gens = expr.generators
+            # `[n.node for n in nodes]` reads the argument; `[fmt(x) for x in xs]`
+            # and a filtered comprehension compute something new.
+            if len(gens) == 1 and not gens[0].ifs and _reads_target(expr.elt, gens[0].target):
+                return self.view(gens[0].iter, func, at)
+            return None
+        if isinstance(expr, ast.Call):
+            if _is_parse_args(expr):
+                return Origin("the command line (`parse_args()`)")
+            callee = expr.func
+            if (
+                dotted(callee, through_calls=True) in _VIEW_BUILTINS
+                or dotted(callee, through_calls=True) in _JOINING_CALLS
+            ):
+                return next((o for a in expr.args if (o := self.view(a, func, at))), None)
+            # What a function makes of a configuration alone is configuration:
+            # `use_mla_backend(server_args)`, `backends_of(resolved(server_args))`.
+            # A function of data and a config (`rope_index(ids, hf_config=...)`)
+            # computes something new.
+            passed = [a for a in [*expr.args, *(k.value for k in expr.keywords)] if not _literal(a)]
+            origins = [self.view(a, func, at) for a in passed]
+            if origins and all(o is not None and o.config for o in origins):
+                return origins[0]
+            if isinstance(callee, ast.Attribute) and (
+                (not expr.args and not expr.keywords) or callee.attr in _VIEW_METHODS
+            ):
+                owner = (
+                    self_class(callee.value.id, func)
+                    if isinstance(callee.value, ast.Name)
+                    else None
+                )
+                if owner is not None:
+                    if not expr.args and not expr.keywords and _is_record(owner):
+                        # `self.resolved_head_dim()` of a dataclass: its fields, the
+                        # caller's arguments, worked out.
+                        return Origin(
+                            f"`self.{callee.attr}()`, worked out from the record's fields"
+                        )
+                    return None  # the object's own method computes something
+                if (
+                    expr.args
+                    and callee.attr == "get"
+                    and self._via_collaborator(callee.value, func, at)
+                ):
+                    return None
+                return self.view(callee.value, func, at)
+        return None
+
+    def resolve(self, name: str, func: Scope | None, at: ast.AST) -> Origin | None:
+        if self.is_input_name(name) and not self._shadowed(name, func, at):
+            return Origin(f"`{name}`, a configured input name", config=name != "args")
+        if func is None:
+            if self.env_global(name):
+                return Origin(f"`{name}`, read from the environment or the command line")
+            return None
+        if name == func.self_name:
+            return None
+        for comp, value in self.comprehension_bindings.get(name, ()):
+            if _inside(at, comp) and self.owner.get(comp) is func:
+                return self._binding_origin(name, func, comp, value)
+        binding = self.dominating_binding(name, func, at)
+        if (
+            binding is not None
+            and name not in func.params
+            and name in self.built.get(id(func.node), ())
+        ):
+            return None  # a list or set the function fills in itself
+        if binding is not None:
+            stmt, value, _ = binding
+            if name in func.params and _renormalises(name, value):
+                # `dims = cls._map_neg_dims(dims)`: still the caller's value, normalised.
+                return self.param_origin(func, name)
+            return self._binding_origin(name, func, stmt, value)
+        others = func.bindings.get(name, [])
+        if name in func.params:
+            return self.param_origin(func, name)
+        if others:
+            if name in self.built.get(id(func.node), ()):
+                return None  # a list or set the function fills in itself
+            for stmt, value, bchain in others:
+                if not before(stmt, at) and not self.shares_loop(bchain, at):
+                    continue  # assigned only after the assert, and no loop comes back
+                origin = self._binding_origin(name, func, stmt, value)
+                if origin is not None:
+                    return origin
+            return None
+        if func.parent is not None:
+            return self.resolve(name, func.parent, func.node)  # a closure's free name
+        return self.resolve(name, None, at)
+
+    def is_input_name(self, name: str) -> bool:
+        return name in self.inputs or (
+            name.endswith(_CONFIG_SUFFIX) and len(name) > len(_CONFIG_SUFFIX)
+        )
+
+    def _binding_origin(self, name, func, stmt, value) -> Origin | None:
+        key = (id(stmt), name)
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            return self.view(value, func, stmt)
+        finally:
+            self._busy.discard(key)
+
+    def _callers_tested(self, func: Scope, attr: str) -> bool:
+        """Is ``func`` a private method every call of which (``self.<func>()``) sits
+        under an ``if`` that tests ``self.<attr>`` -- the branch chose the method
+        for the value the assert restates?"""
+        name = func.name
+        if not _private(name) or func.self_name is None:
+            return False
+        sites = self.calls.get(name, [])
+        if not sites:
+            return False
+        for call, caller in sites:
+            if caller is None or caller.self_name is None or caller is func:
+                return False
+            if not (
+                isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == caller.self_name
+            ):
+                return False
+            tests = [
+                test
+                for block in self.blocks.get(call, ())
+                for test in (self.guards.get(block), self.else_guards.get(block))
+                if test is not None
+            ]
+            if not any(
+                isinstance(n, ast.Attribute)
+                and n.attr == attr
+                and isinstance(n.value, ast.Name)
+                and n.value.id == caller.self_name
+                for t in tests
+                for n in ast.walk(t)
+            ):
+                return False
+        return True
+
+    def _caller_checked(self, bound: ast.AST, call: ast.Call) -> bool:
+        """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg?
+
+        Only a test of what the value *is* counts; ``if arg is not None`` or a
+        truth test leaves everything else about it unchecked.
+        """
+        if not isinstance(bound, ast.Name):
+            return False
+        for block in self.blocks.get(call, ()):
+            test = self.guards.get(block)
+            if test is None:
+                continue
+            tests = (
+                test.values
+                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+                else [test]
+            )
+            for t in tests:
+                if (
+                    isinstance(t, ast.Call)
+                    and dotted(t.func, through_calls=True) in ("isinstance", "issubclass")
+                    and t.args
+                    and isinstance(t.args[0], ast.Name)
+                    and t.args[0].id == bound.id
+                ):
+                    return True
+                if (
+                    isinstance(t, ast.Compare)
+                    and isinstance(t.left, ast.Attribute)
+                    and isinstance(t.left.value, ast.Name)
+                    and t.left.value.id == bound.id
+                    and not any(
+                        isinstance(c, ast.Constant) and c.value is None for c in t.comparators
+                    )
+                ):
+                    return True
+        return False
+
+    def _shadowed(self, name: str, func: Scope | None, at: ast.AST) -> bool:
+        """An `inputs` name the function re-binds to its own value (`args = self.codegen_args()`)."""
+        if func is None or name in func.params:
+            return False
+        binding = self.dominating_binding(name, func, at)
+        if binding is None:
+            return False
+        stmt, value, _ = binding
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return False  # `from torch._inductor import config` is the config
+        return self._binding_origin(name, func, stmt, value) is None
+
+    def param_origin(self, func: Scope, name: str) -> Origin | None:
+        key = (id(func.node), name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            origin = self._param_origin(func, name)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = origin
+        return origin
+
+    def _param_origin(self, func: Scope, name: str) -> Origin | None:
+        plain = Origin(f"parameter `{name}` of `{func.name}`")
+        fname = func.name
+        private = fname.startswith("_") and not fname.endswith("__")
+        nested = func.parent is not None and func.klass is None  # a method is not "nested"
+        if not (private or nested) or isinstance(func.node, ast.Lambda):
+            return plain
+        sites = [
+            (call, caller)
+            for call, caller in self.calls.get(fname, [])
+            if (not nested or within(caller, func.parent)) and not within(caller, func)
+        ]  # a recursive call passes on what the function already had
+        if not sites:
+            return plain  # called from elsewhere (another module, a callback)
+        arg = func.params[name]
+        node_args = func.node.args
+        positional = [a.arg for a in [*node_args.posonlyargs, *node_args.args]]
+        if func.self_name is not None:
+            positional = positional[1:]
+        for call, caller in sites:
+            bound = _argument_for(call, arg, positional, node_args, func)
+            if bound is None or self._caller_checked(bound, call):
+                continue  # the caller tested what it passes: the helper restates it
+            if self.view(bound, caller, call) is not None:
+                return Origin(
+                    f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
+                )
+        return None
+
+
+def _reads_target(elt: ast.AST, target: ast.AST) -> bool:
+    """Is a comprehension's element its loop variable, or read off it?"""
+    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    while True:
+        if isinstance(elt, (ast.Attribute, ast.Subscript, ast.Starred)):
+            elt = elt.value
+        elif isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and not elt.args:
+            elt = elt.func.value
+        elif (
+            isinstance(elt, ast.Call)
+            and dotted(elt.func, through_calls=True) in _VIEW_BUILTINS
+            and elt.args
+        ):
+            elt = elt.args[0]  # `int(d)`: the same value converted
+        elif isinstance(elt, ast.Tuple):
+            return all(_reads_target(e, target) for e in elt.elts)
+        else:
+            return isinstance(elt, ast.Name) and elt.id in names
+
+
+def _is_self_call(call: ast.Call, func: Scope | None) -> bool:
+    """``self.m(...)``: the object's own method (a record's worked-out field)."""
+    callee = call.func
+    return (
+        isinstance(callee, ast.Attribute)
+        and isinstance(callee.value, ast.Name)
+        and self_class(callee.value.id, func) is not None
+    )
+
+
+def _literal(node: ast.AST) -> bool:
+    """A constant, or a tuple/list/set of them (`("num_experts", "n_experts")`)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_literal(e) for e in node.elts)
+    return False
+
+
+def _is_record(node: ast.ClassDef) -> bool:
+    """A dataclass, attrs class, NamedTuple, pydantic model or msgspec Struct."""
+    return any(has_decorator(node, d) for d in _RECORD_DECORATORS) or any(
+        dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
+    )
+
+
+def _private(attr: str) -> bool:
+    return attr.startswith("_") and not attr.endswith("__")
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    start = (outer.lineno, outer.col_offset)
+    end = (outer.end_lineno, outer.end_col_offset)
+    return start <= (node.lineno, node.col_offset) <= end
+
+
+def _renormalises(name: str, value: ast.AST | None) -> bool:
+    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == name
+    ):
+        return True
+    for arg in [*value.args, *(k.value for k in value.keywords)]:
+        while isinstance(arg, ast.Call) and arg.args:  # f(g(name))
+            arg = arg.args[0]
+        if isinstance(arg, ast.Name) and arg.id == name:
+            return True
+    return False
+
+
+def _argument_for(call: ast.Call, arg: ast.arg, positional, node_args, func) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == arg.arg:
+            return kw.value
+        if kw.arg is None:
+            return kw.value  # **kwargs passes whatever it holds
+    if arg.arg in positional:
+        index = positional.index(arg.arg)
+        # A call through a class (`Cls.method(obj, x)`) passes self positionally.
+        if func.self_name is not None and isinstance(call.func, ast.Attribute):
+            receiver = call.func.value
+            if isinstance(receiver, ast.Name) and receiver.id[:1].isupper():
+                index += 1
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                return a.value
+            if i == index:
+                return a
+    if node_args.vararg is not None and arg is node_args.vararg:
+        extra = call.args[len(positional) :]
+        return extra[0] if extra else None
+    return None
+
+
+def _self_attr(target: ast.AST, func: Scope | None) -> str | None:
+    if (
+        func is not None
+        and isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == func.self_name
+    ):
+        return target.attr
+    return None
+
+
+def _is_environment(expr: ast.AST) -> bool:
+    path = dotted(expr, through_calls=True) if isinstance(expr, (ast.Attribute, ast.Name)) else ""
+    if path in ("os.environ", "sys.argv", "environ"):
+        return True
+    if isinstance(expr, ast.Call):
+        callee = dotted(expr.func, through_calls=True)
+        return callee in ("os.getenv", "getenv", "os.environ.get", "os.environb.get")
+    return False
+
+
+def _is_parse_args(expr: ast.Call) -> bool:
+    return isinstance(expr.func, ast.Attribute) and expr.func.attr in (
+        "parse_args",
+        "parse_known_args",
+    )
+
+
+# What can hold a statement: statements, and the handlers and cases of the statements that have them.
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _walk_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk(node)``'s statements, in its order, without entering expressions.
+
+    No expression holds a statement, so leaving them out of the breadth-first
+    queue keeps every statement at its depth and its place among its level:
+    the order ``ast.walk`` yields them in, which decides which of two copies
+    of one attribute a constructor is said to make. A class's methods are
+    mostly expressions, and walking them all was a fifth of the rule's time.
+    """
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
+            elif isinstance(value, _STATEMENT_HOLDERS):
+                todo.append(value)
+        yield node
+
+
+def _reads_environment(value: ast.AST) -> bool:
+    return any(
+        _is_environment(n) or (isinstance(n, ast.Call) and _is_parse_args(n))
+        for n in ast.walk(value)
+    )

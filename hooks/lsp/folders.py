@@ -1,0 +1,163 @@
+"""What the server knows about each declaration: its config, its engine, its last error.
+
+Nothing here speaks LSP, and nothing imports pygls: this is the checker's
+side of the server, driven by ``hooks.lsp.server`` and by
+``bench/server_latency.py`` directly.
+
+A file is governed by the nearest ``pyproject.toml`` above it that declares
+``[tool.atom-contracts]`` -- the CLI's rule, so an editor and CI never
+disagree about which contracts hold for a file. Each such declaration is a
+``Declaration`` with one long-lived ``Engine``: its project index keeps the
+parse and the imports of every neighbour a cross-file contract has read, and
+is told when one file changes (``Engine.source_changed``), so a keystroke
+re-reads nothing but the buffer typed in. Several workspace folders, or a
+monorepo with a declaration per package, are simply several declarations.
+
+A declaration that does not load is kept as its error: the server reports it
+on the pyproject and checks nothing under it until it loads again, and is
+never taken down by it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from contracts.fields import ConfigError
+from contracts.finding import Finding
+
+PYPROJECT = "pyproject.toml"
+# What find_pyproject's own text test looks for before it parses a candidate.
+_DECLARES = b"atom-contracts"
+
+
+def declaring_pyproject(path: str | os.PathLike[str]) -> Path | None:
+    """The pyproject governing ``path``: the nearest at or above it that names the tool.
+
+    Found by the same text test ``contracts.config.find_pyproject`` makes
+    before parsing, so a pyproject whose TOML is broken is still found -- it
+    is the one to report the error on.
+    """
+    here = Path(os.path.abspath(path))
+    if here.name == PYPROJECT or not here.is_dir():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / PYPROJECT
+        try:
+            data = candidate.read_bytes()
+        except OSError:
+            continue
+        if _DECLARES in data:
+            return candidate
+    return None
+
+
+class Declaration:
+    """One ``[tool.atom-contracts]`` table and the engine that checks files under it."""
+
+    def __init__(self, pyproject: Path) -> None:
+        self.pyproject = pyproject
+        self.root = pyproject.parent
+        self.config = None
+        self.engine = None
+        self.error: str | None = None
+        self.load()
+
+    def load(self) -> bool:
+        """(Re)read the declaration; False, with ``error`` set, when it does not load."""
+        from checkers.api import load_config, selection_for
+        from checkers.engine import Engine
+
+        try:
+            # No cache: the server reads the file once per change, and an editor
+            # should not be what writes .atom-contracts-cache/ into a checkout.
+            config = load_config(self.pyproject, config_file=self.pyproject, use_cache=False)
+            engine = Engine(config, selection_for(config))
+        except ConfigError as exc:
+            self.config, self.engine, self.error = None, None, str(exc)
+            return False
+        self.config, self.engine, self.error = config, engine, None
+        return True
+
+    def relative(self, path: str) -> str:
+        from checkers.discovery import relative
+
+        return relative(os.path.abspath(path), self.root)
+
+    def check(self, path: str, text: str) -> list[Finding]:
+        """``text`` checked as the file at ``path``; nothing when the declaration is broken."""
+        if self.config is None:
+            return []
+        from checkers.api import check_text
+
+        return check_text(path, text, self.config, engine=self.engine)
+
+    def check_detached(self, path: str, text: str) -> list[Finding]:
+        """``text`` checked by a throwaway engine: for trial texts (a fix's passes) that
+        must not become what the long-lived index believes the file holds."""
+        if self.config is None:
+            return []
+        from checkers.api import check_text
+
+        return check_text(path, text, self.config)
+
+    def forget(self, path: str) -> None:
+        """The buffer of ``path`` closed, or the file changed on disk: read it from disk again."""
+        if self.engine is not None:
+            self.engine.source_changed(os.path.abspath(path), None)
+
+    def project_files(self) -> list[tuple[str, str]]:
+        """(relative, absolute) of every file the CLI would check here."""
+        if self.config is None:
+            return []
+        from checkers.discovery import discover
+
+        return discover([], self.config)
+
+    def cross_file_paths(self) -> list[str]:
+        """Absolute paths of the files a cross-file contract (not ``CACHEABLE``) applies to.
+
+        Their findings depend on other files, so a save anywhere may change them.
+        """
+        if self.engine is None:
+            return []
+        volatile = [c for c in self.engine.contracts if not c.CACHEABLE]
+        if not volatile:
+            return []
+        return [
+            abspath
+            for rel, abspath in self.project_files()
+            if any(c.applies_to(rel) for c in volatile)
+        ]
+
+    def disk_text(self, abspath: str) -> str | None:
+        """A file's text as the project index holds it (read and decoded once)."""
+        if self.engine is None:
+            return None
+        source = self.engine.project.read_source(abspath)
+        return source.text if source is not None else None
+
+
+_LINE = re.compile(r"\bline (\d+)")
+_NAMED = re.compile(r"`([^`]+)`|'([^']+)'|\"([^\"]+)\"")
+
+
+def error_line(message: str, text: str) -> int:
+    """0-based line of ``text`` (the pyproject) that a ConfigError ``message`` points at.
+
+    TOML errors say ``(at line N, column M)``; table errors name the key or
+    value (`` `select` ``, ``'AC9'``): the first line spelling the last name
+    mentioned is where the reader has to look. Line 0 when nothing matches.
+    """
+    found = _LINE.search(message)
+    lines = text.splitlines()
+    if found:
+        return max(min(int(found.group(1)), len(lines)) - 1, 0)
+    names = [next(g for g in m.groups() if g) for m in _NAMED.finditer(message)]
+    start = next((i for i, line in enumerate(lines) if "atom-contracts" in line), 0)
+    for name in reversed(names):
+        for i in range(start, len(lines)):
+            if name in lines[i]:
+                return i
+    return start

@@ -1,0 +1,564 @@
+"""``atom-contracts server``: the contracts as a language server, over stdio.
+
+Built on pygls 2 (the protocol, the document store, position encodings) and
+lsprotocol (the types). Every check runs on the editor's buffer, never the
+file on disk (``checkers.api.check_text``), through one long-lived engine per
+declaration (``hooks.lsp.folders``).
+
+Diagnostics are pulled (``textDocument/diagnostic``, ``workspace/diagnostic``)
+by a client that says it can, and pushed (``publishDiagnostics`` on open,
+on change after ``DEBOUNCE_S`` of quiet, and on save) to one that cannot --
+both at once would show every finding twice in an editor that does both.
+``initializationOptions.diagnosticMode`` (``"push"``, ``"pull"``, ``"auto"``)
+overrides the choice.
+
+A save re-checks the files whose findings depend on other files (what the
+cross-file kinds, leaf-package and importorskip, apply to), open or not, and
+reports those that changed; a ``pyproject.toml`` that changes is reloaded.
+A declaration that does not load is one diagnostic on that pyproject plus a
+``window/showMessage``; a contract that crashes is a ``window/logMessage``
+and the file's other findings still show. No handler lets an exception out:
+an editor that gets an internal error back from a linter stops asking it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import logging
+import os
+import time
+import traceback
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from contracts.finding import Finding
+
+from . import convert
+from .folders import PYPROJECT, Declaration, declaring_pyproject, error_line
+
+log = logging.getLogger(__name__)
+
+NAME = "atom-contracts"
+DEBOUNCE_S = 0.15
+PLACE_CURSOR = "atom-contracts.placeCursor"
+_PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("atom-contracts")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def guarded(default=None):
+    """Run a handler; an exception becomes a log message and ``default`` (never an
+    internal error in the client's face)."""
+
+    def wrap(handler):
+        @functools.wraps(handler)
+        def run(ls, *params):
+            try:
+                return handler(ls, *params)
+            except Exception as exc:
+                ls.log(
+                    types.MessageType.Error,
+                    f"{handler.__name__} failed: {type(exc).__name__}: {exc}\n"
+                    + traceback.format_exc(),
+                )
+                return default() if callable(default) else default
+
+        return run
+
+    return wrap
+
+
+class ContractsServer(LanguageServer):
+    """The server's state: declarations, last results per document, what was published."""
+
+    def __init__(self) -> None:
+        super().__init__(NAME, _version())
+        self.declarations: dict[Path, Declaration] = {}
+        self._governing: dict[Path, Path | None] = {}  # directory -> its declaring pyproject
+        # uri -> (document version, findings) of the last check of that buffer.
+        self.results: dict[str, tuple[int | None, list[Finding]]] = {}
+        self.published: set[str] = set()  # uris holding a non-empty push from us
+        self.swept: dict[str, list[Finding]] = {}  # unopened files' last project-level check
+        self.debounce_s = DEBOUNCE_S
+        self.mode = "auto"
+        self._pending: dict[str, object] = {}  # uri -> scheduled debounced check
+        self.check_ms: list[float] = []  # wall time of each buffer check (the bench reads it)
+
+    # -- logging ---------------------------------------------------------
+
+    def log(self, kind: types.MessageType, message: str) -> None:
+        log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, message)
+        with contextlib.suppress(Exception):  # no client to tell (not initialized, or gone)
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    # -- declarations ----------------------------------------------------
+
+    def declaration_for(self, path: str) -> Declaration | None:
+        """The declaration governing a file (or a pyproject), loaded on first use."""
+        here = Path(os.path.abspath(path))
+        directory = here.parent
+        if directory not in self._governing:
+            self._governing[directory] = declaring_pyproject(here)
+        pyproject = self._governing[directory]
+        if pyproject is None:
+            return None
+        declaration = self.declarations.get(pyproject)
+        if declaration is None:
+            declaration = self.declarations[pyproject] = Declaration(pyproject)
+            self.report_config(declaration, announce=declaration.error is not None)
+        return declaration
+
+    def report_config(self, declaration: Declaration, *, announce: bool) -> None:
+        """The declaration's error as one diagnostic on its pyproject (or none), and a message."""
+        uri = from_fs_path(str(declaration.pyproject))
+        if declaration.error is None:
+            self.publish(uri, [], None)
+            return
+        try:
+            text = declaration.pyproject.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        line = error_line(declaration.error, text)
+        width = len(text.splitlines()[line]) if line < len(text.splitlines()) else 0
+        diag = types.Diagnostic(
+            range=types.Range(
+                start=types.Position(line=line, character=0),
+                end=types.Position(line=line, character=width),
+            ),
+            message=f"[tool.atom-contracts] does not load, so no contract is checked: "
+            f"{declaration.error}",
+            severity=types.DiagnosticSeverity.Error,
+            code="AC000",
+            source=convert.SOURCE,
+        )
+        if announce:
+            with contextlib.suppress(Exception):
+                self.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Error,
+                        message=f"atom-contracts: {declaration.pyproject} does not load; "
+                        f"contracts are not checked until it does: {declaration.error}",
+                    )
+                )
+        self.publish(uri, [diag], None, force=True)
+
+    def reload(self, pyproject: Path) -> None:
+        """A pyproject changed: forget which file it governs, reload, re-check open buffers."""
+        self._governing.clear()
+        declaration = self.declarations.get(pyproject)
+        if declaration is None:
+            if declaring_pyproject(pyproject) == pyproject:
+                declaration = self.declarations[pyproject] = Declaration(pyproject)
+                self.report_config(declaration, announce=declaration.error is not None)
+        else:
+            was_broken = declaration.error is not None
+            declaration.load()
+            self.report_config(declaration, announce=declaration.error is not None)
+            if was_broken and declaration.error is None:
+                self.log(types.MessageType.Info, f"{pyproject} loads again")
+        self.results.clear()
+        self.recheck_open()
+        self.sweep()
+
+    def drop(self, pyproject: Path) -> None:
+        """A workspace folder went away: its declaration and its pyproject's report too."""
+        self.declarations.pop(pyproject, None)
+        self.publish(from_fs_path(str(pyproject)), [], None, force=True)
+
+    # -- checking ----------------------------------------------------------
+
+    def check_document(self, uri: str) -> list[Finding]:
+        """The findings of the buffer as it is now (cached per document version)."""
+        document = self.workspace.get_text_document(uri)
+        cached = self.results.get(uri)
+        if cached is not None and cached[0] == document.version and document.version is not None:
+            return cached[1]
+        path = document.path
+        findings: list[Finding] = []
+        if path and path.endswith(_PYTHON_SUFFIXES):
+            declaration = self.declaration_for(path)
+            if declaration is not None and declaration.config is not None:
+                started = time.perf_counter()
+                findings = self.logged(declaration.check(path, document.source))
+                self.check_ms.append((time.perf_counter() - started) * 1000)
+        self.results[uri] = (document.version, findings)
+        return findings
+
+    def logged(self, findings: list[Finding]) -> list[Finding]:
+        """A contract that crashed is the file's AC002 (the engine's doing: the other
+        contracts still report); the server's log says so too, where a bug report starts."""
+        for f in findings:
+            if f.code == "AC002":
+                self.log(types.MessageType.Error, f"{f.path}: {f.message}")
+        return findings
+
+    def diagnostics_of(self, uri: str) -> list[types.Diagnostic]:
+        document = self.workspace.get_text_document(uri)
+        findings = self.check_document(uri)
+        return convert.diagnostics(findings, document.source, self.workspace.position_codec)
+
+    @property
+    def pushing(self) -> bool:
+        if self.mode in ("push", "pull"):
+            return self.mode == "push"
+        caps = self.client_capabilities.text_document
+        return caps is None or caps.diagnostic is None
+
+    def publish(
+        self, uri: str, diagnostics: list[types.Diagnostic], version, *, force: bool = False
+    ) -> None:
+        """Push diagnostics (only to a client that does not pull, unless ``force``:
+        a broken pyproject is not a document the client will ask about)."""
+        if not (self.pushing or force):
+            return
+        if not diagnostics and uri not in self.published:
+            return
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+        if diagnostics:
+            self.published.add(uri)
+        else:
+            self.published.discard(uri)
+
+    def push(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        if uri not in self.workspace.text_documents:
+            return
+        document = self.workspace.get_text_document(uri)
+        self.publish(uri, self.diagnostics_of(uri), document.version)
+
+    def schedule(self, uri: str) -> None:
+        """Check after ``debounce_s`` of quiet: a burst of keystrokes costs one check."""
+        import asyncio
+
+        handle = self._pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.push(uri)
+            return
+        self._pending[uri] = loop.call_later(self.debounce_s, self._push_guarded, uri)
+
+    def _push_guarded(self, uri: str) -> None:
+        try:
+            self.push(uri)
+        except Exception as exc:
+            self.log(types.MessageType.Error, f"checking {uri} failed: {exc}")
+
+    def recheck_open(self) -> None:
+        for uri in list(self.workspace.text_documents):
+            self.push(uri)
+
+    def sweep(self) -> None:
+        """Re-check every file a cross-file contract applies to, open or not.
+
+        A save can change the findings of files that import the saved one. The
+        files that could change are those the cross-file kinds apply to; their
+        neighbours' parses stay in each declaration's project index, so this
+        re-reads nothing but what changed. Unopened files' results are pushed
+        to a pushing client; a pulling one is asked to pull again.
+        """
+        open_paths = {
+            os.path.abspath(d.path): uri
+            for uri, d in self.workspace.text_documents.items()
+            if d.path
+        }
+        changed = False
+        for declaration in list(self.declarations.values()):
+            if declaration.config is None:
+                continue
+            for abspath in declaration.cross_file_paths():
+                uri = open_paths.get(abspath)
+                if uri is not None:
+                    before = self.results.get(uri, (None, None))[1]
+                    self.results.pop(uri, None)
+                    if self.check_document(uri) != before:
+                        changed = True
+                        self.push(uri)
+                    continue
+                text = declaration.disk_text(abspath)
+                if text is None:
+                    continue
+                uri = from_fs_path(abspath)
+                findings = self.logged(declaration.check(abspath, text))
+                if findings != self.swept.get(uri, []):
+                    changed = True
+                    positions_text = text
+                    self.swept[uri] = findings
+                    self.publish(
+                        uri,
+                        convert.diagnostics(
+                            findings, positions_text, self.workspace.position_codec
+                        ),
+                        None,
+                    )
+        if changed and not self.pushing:
+            self.refresh()
+
+    def refresh(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps is not None and caps.diagnostics is not None and caps.diagnostics.refresh_support:
+            with contextlib.suppress(Exception):
+                self.workspace_diagnostic_refresh(None)
+
+    # -- workspace diagnostics --------------------------------------------
+
+    def workspace_reports(self, previous: dict[str, str]) -> list:
+        """Every governed file's report: open buffers as typed, the rest from disk."""
+        reports: list = []
+        seen: set[str] = set()
+        codec = self.workspace.position_codec
+        for uri, document in list(self.workspace.text_documents.items()):
+            if not (document.path or "").endswith(_PYTHON_SUFFIXES):
+                continue
+            findings = self.check_document(uri)
+            seen.add(os.path.abspath(document.path))
+            reports.append(
+                self._report(
+                    uri,
+                    findings,
+                    document.source,
+                    document.version,
+                    previous,
+                    codec,
+                )
+            )
+        for declaration in self._workspace_declarations():
+            if declaration.config is None:
+                continue
+            for _rel, abspath in declaration.project_files():
+                if abspath in seen:
+                    continue
+                seen.add(abspath)
+                text = declaration.disk_text(abspath)
+                if text is None:
+                    continue
+                findings = self.logged(declaration.check(abspath, text))
+                uri = from_fs_path(abspath)
+                reports.append(self._report(uri, findings, text, None, previous, codec))
+        return reports
+
+    def _workspace_declarations(self) -> list[Declaration]:
+        for folder in list(self.workspace.folders.values()):
+            path = to_fs_path(folder.uri)
+            if path:
+                pyproject = Path(path) / PYPROJECT
+                if declaring_pyproject(pyproject) == pyproject:
+                    self.declaration_for(str(pyproject))
+        return list(self.declarations.values())
+
+    @staticmethod
+    def _report(uri, findings, text, version, previous, codec):
+        result_id = _result_id(findings)
+        if previous.get(uri) == result_id:
+            return types.WorkspaceUnchangedDocumentDiagnosticReport(
+                uri=uri, result_id=result_id, version=version
+            )
+        return types.WorkspaceFullDocumentDiagnosticReport(
+            uri=uri,
+            items=convert.diagnostics(findings, text, codec),
+            version=version,
+            result_id=result_id,
+        )
+
+
+def _result_id(findings: list[Finding]) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    for f in findings:
+        digest.update(repr((*f.sort_key(), f.end_line, f.end_column)).encode())
+    return digest.hexdigest()
+
+
+def create_server() -> ContractsServer:
+    server = ContractsServer()
+
+    @server.feature(types.INITIALIZE)
+    @guarded()
+    def initialize(ls: ContractsServer, params: types.InitializeParams):
+        options = params.initialization_options or {}
+        if isinstance(options, dict):
+            mode = options.get("diagnosticMode", "auto")
+            if mode in ("auto", "push", "pull"):
+                ls.mode = mode
+            debounce = options.get("debounceMs")
+            if isinstance(debounce, int | float) and 0 <= debounce <= 10_000:
+                ls.debounce_s = debounce / 1000
+
+    @server.feature(types.INITIALIZED)
+    @guarded()
+    def initialized(ls: ContractsServer, params: types.InitializedParams):
+        caps = ls.client_capabilities.workspace
+        watch = caps.did_change_watched_files if caps is not None else None
+        if watch is not None and watch.dynamic_registration:
+            ls.client_register_capability(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id="atom-contracts-watch",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[
+                                    types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                    types.FileSystemWatcher(glob_pattern="**/*.py"),
+                                ]
+                            ),
+                        )
+                    ]
+                )
+            )
+        # Load each folder's declaration now, so a broken one is reported at once.
+        ls._workspace_declarations()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded()
+    def did_open(ls: ContractsServer, params: types.DidOpenTextDocumentParams):
+        ls.results.pop(params.text_document.uri, None)
+        ls.swept.pop(params.text_document.uri, None)
+        ls.push(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded()
+    def did_change(ls: ContractsServer, params: types.DidChangeTextDocumentParams):
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    @guarded()
+    def did_save(ls: ContractsServer, params: types.DidSaveTextDocumentParams):
+        uri = params.text_document.uri
+        path = to_fs_path(uri) or ""
+        if os.path.basename(path) == PYPROJECT:
+            ls.reload(Path(os.path.abspath(path)))
+            return
+        ls.push(uri)
+        ls.sweep()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded()
+    def did_close(ls: ContractsServer, params: types.DidCloseTextDocumentParams):
+        uri = params.text_document.uri
+        handle = ls._pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        ls.results.pop(uri, None)
+        path = to_fs_path(uri)
+        if path and path.endswith(_PYTHON_SUFFIXES):
+            declaration = ls.declaration_for(path)
+            if declaration is not None:
+                declaration.forget(path)  # its neighbours now see the file on disk
+        ls.publish(uri, [], None)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @guarded()
+    def watched(ls: ContractsServer, params: types.DidChangeWatchedFilesParams):
+        python_changed = False
+        for change in params.changes:
+            path = to_fs_path(change.uri)
+            if not path:
+                continue
+            if os.path.basename(path) == PYPROJECT:
+                ls.reload(Path(os.path.abspath(path)))
+            elif path.endswith(_PYTHON_SUFFIXES) and change.uri not in ls.workspace.text_documents:
+                declaration = ls.declaration_for(path)
+                if declaration is not None:
+                    declaration.forget(path)
+                    python_changed = True
+        if python_changed:
+            ls.sweep()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    @guarded()
+    def folders_changed(ls: ContractsServer, params: types.DidChangeWorkspaceFoldersParams):
+        for folder in params.event.removed or ():
+            path = to_fs_path(folder.uri)
+            if path:
+                gone = [p for p in ls.declarations if Path(path) in (p.parent, *p.parents)]
+                for pyproject in gone:
+                    ls.drop(pyproject)
+        ls._governing.clear()
+        ls._workspace_declarations()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier=NAME, inter_file_dependencies=True, workspace_diagnostics=True
+        ),
+    )
+    @guarded(lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
+    def pull(ls: ContractsServer, params: types.DocumentDiagnosticParams):
+        uri = params.text_document.uri
+        findings = ls.check_document(uri)
+        result_id = _result_id(findings)
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.diagnostics_of(uri), result_id=result_id
+        )
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    @guarded(lambda: types.WorkspaceDiagnosticReport(items=[]))
+    def pull_workspace(ls: ContractsServer, params: types.WorkspaceDiagnosticParams):
+        previous = {p.uri: p.value for p in params.previous_result_ids or ()}
+        return types.WorkspaceDiagnosticReport(items=ls.workspace_reports(previous))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                convert.FIX_ALL_KIND,
+            ]
+        ),
+    )
+    @guarded(list)
+    def code_action(ls: ContractsServer, params: types.CodeActionParams):
+        from .actions import code_actions
+
+        return code_actions(ls, params)
+
+    @server.command(PLACE_CURSOR)
+    @guarded()
+    def place_cursor(ls: ContractsServer, *args):
+        from .actions import place_cursor as place
+
+        place(ls, args)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded()
+    def hover(ls: ContractsServer, params: types.HoverParams):
+        uri = params.text_document.uri
+        document = ls.workspace.get_text_document(uri)
+        findings = ls.check_document(uri)
+        positions = convert.Positions(document.source, ls.workspace.position_codec)
+        at = positions.from_lsp(params.position)
+        hits = [f for f in findings if convert.touches(f, at, at)]
+        if not hits:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown,
+                value="\n\n---\n\n".join(convert.hover_markdown(f) for f in hits),
+            ),
+            range=positions.of(hits[0]),
+        )
+
+    return server
+
+
+def serve() -> int:
+    create_server().start_io()
+    return 0

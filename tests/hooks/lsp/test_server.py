@@ -1,0 +1,517 @@
+"""The language server, started as its own process and spoken to over LSP.
+
+Each test starts ``serve_with_test_kinds.py`` (the real server, plus two
+kinds only these tests declare: one with a safe fix, one that crashes) in a
+throwaway project, through pytest-lsp's client, and drives it as an editor
+would: initialize, open, edit, save, ask for code actions, apply the edit
+they return, change the configuration, shut down. Every test ends by
+asserting that no request came back as an error and that the server logged
+no handler failure: an editor stops asking a server that answers with
+internal errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pytest_lsp import make_test_lsp_client
+
+LAUNCHER = Path(__file__).with_name("serve_with_test_kinds.py")
+REPO = Path(__file__).resolve().parents[3]
+PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+
+PYPROJECT = """\
+[project]
+name = "consumer"
+version = "0"
+
+[tool.atom-contracts]
+src = ["."]
+
+[[tool.atom-contracts.contracts]]
+id = "blocks-keyword-only"
+kind = "keyword-only"
+functions = ["allocate_kv_cache_tensors"]
+parameters = ["blocks"]
+
+[[tool.atom-contracts.contracts]]
+id = "old-name"
+kind = "rename"
+old = "legacy"
+new = "current"
+
+[[tool.atom-contracts.contracts]]
+id = "plain-triton"
+kind = "banned-import"
+modules = { "vllm.triton_utils" = "import triton directly" }
+
+[[tool.atom-contracts.contracts]]
+id = "triton-tests-importorskip"
+kind = "importorskip"
+module = "triton"
+tests = ["tests/**"]
+"""
+
+# AC101 on line 2 (`blocks` positional, the def's parameter at column 36),
+# AC991 on line 6 (`legacy`, which has a safe fix).
+VIOLATING = """\
+class Builder:
+    def allocate_kv_cache_tensors(self, blocks):
+        return blocks
+
+
+value = legacy
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(
+            position_encodings=[types.PositionEncodingKind.Utf16]
+        ),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
+            diagnostic=types.DiagnosticClientCapabilities(related_document_support=True)
+            if pull
+            else None,
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
+                code_description_support=True, data_support=True
+            ),
+            code_action=types.CodeActionClientCapabilities(),
+            hover=types.HoverClientCapabilities(
+                content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+            ),
+        ),
+        workspace=types.WorkspaceClientCapabilities(
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True, snippet_edit_support=snippets
+            ),
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                dynamic_registration=False
+            ),
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+            workspace_folders=True,
+        ),
+        window=types.WindowClientCapabilities(
+            show_document=types.ShowDocumentClientCapabilities(support=True)
+        ),
+    )
+
+
+def _read_code_actions_right(client) -> None:
+    """lsprotocol 2025.0.0 reads any code action that carries a ``command`` as a bare
+    ``Command`` (it tests for the key, not for a string under it); read it as a
+    ``CodeAction`` when its ``command`` is an object, as the specification says."""
+    converter = client.protocol._converter
+
+    def hook(obj, _):
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(types.Command | types.CodeAction, hook)
+
+
+@contextlib.asynccontextmanager
+async def session(folders: list[Path], **caps):
+    client = make_test_lsp_client()
+    _read_code_actions_right(client)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    await client.start_io(sys.executable, str(LAUNCHER), env=env)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=capabilities(**caps),
+                root_uri=from_fs_path(str(folders[0])),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in folders
+                ],
+                initialization_options={"debounceMs": 20},
+            )
+        )
+        yield client
+        assert client.error is None
+        failures = [m.message for m in client.log_messages if " failed: " in m.message]
+        assert failures == []
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def diagnostics(client, uri: str, until, timeout: float = 15.0):
+    """The diagnostics last pushed for ``uri``, once ``until`` holds for them."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        current = client.diagnostics.get(uri)
+        if current is not None and until(current):
+            return current
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            logs = [m.message for m in client.log_messages]
+            raise AssertionError(
+                f"diagnostics for {uri} never matched; last: {current!r}; log: {logs}"
+            )
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(client.wait_for_notification(PUBLISH), remaining)
+
+
+def codes(diags) -> list[str]:
+    return sorted(str(d.code) for d in diags)
+
+
+def open_doc(client, path: Path, text: str, version: int = 1) -> str:
+    uri = from_fs_path(str(path))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=version, text=text
+            )
+        )
+    )
+    return uri
+
+
+def change(client, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def apply_edits(text: str, edits) -> str:
+    """Apply LSP text edits (UTF-16 positions; these texts are ASCII) the way an editor does."""
+    lines = text.splitlines(True)
+
+    def offset(pos: types.Position) -> int:
+        return sum(len(line) for line in lines[: pos.line]) + pos.character
+
+    out = text
+    for edit in sorted(
+        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+    ):
+        new_text = edit.new_text if hasattr(edit, "new_text") else edit.snippet.value
+        out = out[: offset(edit.range.start)] + new_text + out[offset(edit.range.end) :]
+    return out
+
+
+def edits_of(action: types.CodeAction, uri: str):
+    (change_,) = action.edit.document_changes
+    assert change_.text_document.uri == uri
+    return change_.edits
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "consumer"
+    write(root, {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/builder.py": VIOLATING})
+    return root
+
+
+@pytest.mark.asyncio
+async def test_open_edit_fix_suppress_and_save(project):
+    path = project / "pkg" / "builder.py"
+    async with session([project]) as client:
+        # Open: pushed at once, with code, range, severity, contract and docs link.
+        uri = open_doc(client, path, VIOLATING)
+        found = await diagnostics(client, uri, lambda d: len(d) == 2)
+        by_code = {d.code: d for d in found}
+        ac101 = by_code["AC101"]
+        assert ac101.range.start == types.Position(line=1, character=40)
+        assert ac101.severity == types.DiagnosticSeverity.Error
+        assert ac101.source == "atom-contracts"
+        assert "contract `blocks-keyword-only`" in ac101.message
+        assert ac101.code_description.href.endswith(
+            "docs/contracts.md#ac101-keyword-only-parameter"
+        )
+        assert ac101.data["contract"] == "blocks-keyword-only"
+
+        # The buffer, not the disk: an unsaved edit that fixes AC101 clears it.
+        edited = VIOLATING.replace("(self, blocks)", "(self, *, blocks)")
+        change(client, uri, 2, edited)
+        found = await diagnostics(client, uri, lambda d: codes(d) == ["AC991"])
+        assert path.read_text() == VIOLATING
+
+        # Hover on the finding: the rule's Why, under the message.
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=5, character=9),
+            )
+        )
+        assert "AC991" in hover.contents.value and "Why is this bad?" in hover.contents.value
+
+        # Code actions at the finding: its safe fix (preferred) and a suppression.
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=found[0].range,
+                context=types.CodeActionContext(diagnostics=list(found)),
+            )
+        )
+        titles = {a.title: a for a in actions}
+        fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.is_preferred)
+        assert fix.title == "rename to current (AC991)"
+        suppress = next(a for a in actions if a.title.startswith("Suppress AC991"))
+        assert not any(a.kind == "source.fixAll.atom-contracts" for a in actions), titles
+
+        # Apply the suppression: the comment lands, the cursor goes after the dashes
+        # (a showDocument, since this client takes no snippets), and the missing
+        # reason is AC901 until one is written.
+        suppressed = apply_edits(edited, edits_of(suppress, uri))
+        assert suppressed.splitlines()[5] == "value = legacy  # noqa: AC991 -- "
+        assert suppress.command.command == "atom-contracts.placeCursor"
+        assert list(suppress.command.arguments[1:]) == [5, len("value = legacy  # noqa: AC991 -- ")]
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=suppress.command.command, arguments=suppress.command.arguments
+            )
+        )
+        (shown,) = client.shown_documents
+        assert shown.selection.start == types.Position(line=5, character=33)
+        change(client, uri, 3, suppressed)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC901"])
+        change(client, uri, 4, suppressed.replace("-- \n", "-- kept for old callers\n"))
+        await diagnostics(client, uri, lambda d: len(d) == 0)
+
+        # Back to the finding; fix all safe, asked for by kind, as on save in an editor.
+        change(client, uri, 5, edited)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"])
+        (fix_all,) = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=0, character=0),
+                ),
+                context=types.CodeActionContext(
+                    diagnostics=[], only=["source.fixAll.atom-contracts"]
+                ),
+            )
+        )
+        fixed = apply_edits(edited, edits_of(fix_all, uri))
+        assert fixed == edited.replace("= legacy", "= current")
+        change(client, uri, 6, fixed)
+        await diagnostics(client, uri, lambda d: len(d) == 0)
+
+        # Save: pushed again, and the file on disk is what the editor wrote.
+        path.write_text(fixed)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+
+@pytest.mark.asyncio
+async def test_an_unsafe_fix_is_labelled_and_not_preferred(project):
+    text = "from vllm.triton_utils import triton\n"
+    path = project / "pkg" / "kernels.py"
+    write(project, {"pkg/kernels.py": text})
+    async with session([project], snippets=True) as client:
+        uri = open_doc(client, path, text)
+        (diag,) = await diagnostics(client, uri, lambda d: codes(d) == ["AC501"])
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=diag.range,
+                context=types.CodeActionContext(diagnostics=[diag]),
+            )
+        )
+        (unsafe,) = [a for a in actions if a.kind == "quickfix.unsafe"]
+        assert unsafe.title.startswith("Unsafe fix: ") and not unsafe.is_preferred
+        assert apply_edits(text, edits_of(unsafe, uri)) == "import triton\n"
+        # With snippet support the suppression carries its cursor as `$0`.
+        suppress = next(a for a in actions if a.title.startswith("Suppress AC501"))
+        (snippet,) = edits_of(suppress, uri)
+        assert snippet.snippet.value == "  # noqa: AC501 -- $0"
+        assert suppress.command is None
+        # A fix-all with nothing safe to apply is not offered.
+        assert not [a for a in actions if a.kind == "source.fixAll.atom-contracts"]
+
+
+@pytest.mark.asyncio
+async def test_pulled_diagnostics_document_and_workspace(project):
+    write(project, {"pkg/other.py": "thing = legacy\n"})
+    path = project / "pkg" / "builder.py"
+    async with session([project], pull=True) as client:
+        uri = open_doc(client, path, VIOLATING)
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert codes(report.items) == ["AC101", "AC991"]
+        again = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                previous_result_id=report.result_id,
+            )
+        )
+        assert again.kind == "unchanged" and again.result_id == report.result_id
+        # A pulling client is not pushed to as well (it would show everything twice).
+        assert uri not in client.diagnostics
+
+        workspace = await client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        by_uri = {r.uri: r for r in workspace.items}
+        other = by_uri[from_fs_path(str(project / "pkg" / "other.py"))]
+        assert codes(other.items) == ["AC991"] and other.version is None
+        assert codes(by_uri[uri].items) == ["AC101", "AC991"]
+
+
+@pytest.mark.asyncio
+async def test_a_save_rechecks_the_files_it_affects_open_or_not(project):
+    # tests/test_ops.py imports pkg.ops at module level before importorskip("triton"):
+    # fine while pkg.ops does not import triton; AC601 once it does.
+    test_text = (
+        "import pytest\n\nfrom pkg import ops\n\ntriton = pytest.importorskip('triton')\n\n\n"
+        "def test_ops():\n    assert ops\n"
+    )
+    write(
+        project,
+        {
+            "pkg/ops.py": "def op():\n    pass\n",
+            "tests/test_ops.py": test_text,
+            "tests/test_closed.py": test_text.replace("test_ops", "test_closed"),
+        },
+    )
+    ops = project / "pkg" / "ops.py"
+    async with session([project]) as client:
+        test_uri = open_doc(client, project / "tests" / "test_ops.py", test_text)
+        ops_uri = open_doc(client, ops, "def op():\n    pass\n")
+        await asyncio.sleep(0.3)
+        assert len(client.diagnostics.get(test_uri, [])) == 0
+        new_ops = "import triton\n\n\ndef op():\n    return triton\n"
+        change(client, ops_uri, 2, new_ops)
+        ops.write_text(new_ops)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ops_uri))
+        )
+        found = await diagnostics(client, test_uri, lambda d: codes(d) == ["AC601"])
+        assert "pkg.ops" in found[0].message
+        closed_uri = from_fs_path(str(project / "tests" / "test_closed.py"))
+        await diagnostics(client, closed_uri, lambda d: codes(d) == ["AC601"])
+
+
+@pytest.mark.asyncio
+async def test_a_broken_config_is_one_diagnostic_and_a_message_then_reloads(project):
+    path = project / "pkg" / "builder.py"
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(PYPROJECT.replace('kind = "keyword-only"', 'kind = "keyword-onyl"'))
+    async with session([project]) as client:
+        py_uri = from_fs_path(str(pyproject))
+        (diag,) = await diagnostics(client, py_uri, lambda d: len(d) == 1)
+        assert "keyword-onyl" in diag.message
+        assert PYPROJECT.splitlines()[diag.range.start.line] == 'kind = "keyword-only"'
+        for _ in range(100):  # the message is sent before the diagnostic; read it in
+            if any("does not load" in m.message for m in client.messages):
+                break
+            await asyncio.sleep(0.05)
+        assert any("does not load" in m.message for m in client.messages)
+        uri = open_doc(client, path, VIOLATING)
+        await asyncio.sleep(0.3)
+        assert len(client.diagnostics.get(uri, [])) == 0  # nothing checked, and the server lives
+
+        # Fixed on disk; the editor reports the change: reloaded, findings back.
+        pyproject.write_text(PYPROJECT)
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=py_uri, type=types.FileChangeType.Changed)]
+            )
+        )
+        await diagnostics(client, py_uri, lambda d: len(d) == 0)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC101", "AC991"])
+
+        # A contract removed and saved from the editor: its findings go.
+        trimmed = PYPROJECT.replace('id = "old-name"', 'id = "old-name"\npaths = ["nowhere/**"]')
+        pyproject.write_text(trimmed)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=py_uri))
+        )
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC101"])
+
+
+@pytest.mark.asyncio
+async def test_a_crashing_rule_is_logged_and_reported_and_the_rest_still_show(project):
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        PYPROJECT + '\n[[tool.atom-contracts.contracts]]\nid = "bad"\nkind = "explode"\n'
+    )
+    text = VIOLATING + "boom = 1\n"
+    async with session([project]) as client:
+        uri = open_doc(client, project / "pkg" / "builder.py", text)
+        found = await diagnostics(client, uri, lambda d: codes(d) == ["AC002", "AC101", "AC991"])
+        crash = next(d for d in found if d.code == "AC002")
+        assert "contract `bad` (explode) failed" in crash.message
+        assert "ZeroDivisionError" in crash.message
+        logged = [m for m in client.log_messages if "contract `bad` (explode) failed" in m.message]
+        assert logged and logged[0].type == types.MessageType.Error
+
+
+@pytest.mark.asyncio
+async def test_each_workspace_folder_has_its_own_declaration(project, tmp_path):
+    second = tmp_path / "second"
+    write(
+        second,
+        {
+            "pyproject.toml": PYPROJECT.replace('old = "legacy"', 'old = "ancient"'),
+            "mod.py": "a = legacy\nb = ancient\n",
+        },
+    )
+    write(project, {"mod.py": "a = legacy\nb = ancient\n"})
+    async with session([project, second]) as client:
+        first_uri = open_doc(client, project / "mod.py", "a = legacy\nb = ancient\n")
+        second_uri = open_doc(client, second / "mod.py", "a = legacy\nb = ancient\n")
+        (one,) = await diagnostics(client, first_uri, lambda d: len(d) == 1)
+        (two,) = await diagnostics(client, second_uri, lambda d: len(d) == 1)
+        assert one.range.start.line == 0 and two.range.start.line == 1
+
+
+@pytest.mark.asyncio
+async def test_columns_are_utf16_units(project):
+    # "é" is one UTF-16 unit, "😀" two: AC991's `legacy` starts at UTF-16 column 11.
+    text = 's = "é😀"; legacy\n'
+    async with session([project]) as client:
+        uri = open_doc(client, project / "pkg" / "wide.py", text)
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert diag.range.start == types.Position(line=0, character=11)
+        assert diag.range.end == types.Position(line=0, character=17)
+
+
+def test_without_pygls_the_command_says_which_extra_to_install(tmp_path):
+    # A `pygls` that cannot be imported shadows the installed one.
+    (tmp_path / "pygls.py").write_text("raise ImportError('hidden', name='pygls')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "checkers", "server"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "pip install 'atom-contracts[server]'" in done.stderr
+    assert "Traceback" not in done.stderr
