@@ -42,7 +42,17 @@ from atom.backends.backend import AttentionBackend
 from atom.backends.builder import KvCacheBuilder
 from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule, V4Attention
-from atom.pool_layout import EntryClass, EntryField, EntryMajorArena, PoolSpec, carve, plan_regions
+from atom.pool_layout import (
+    ElementOrder,
+    EntryClass,
+    EntryField,
+    EntryMajorArena,
+    PoolSpec,
+    carve,
+    plan_regions,
+    row_major,
+    walk,
+)
 from atom.pool_layout.v4_pool_fields import (
     IndexerRegion,
     compressor_state_fields,
@@ -252,7 +262,9 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
                 "the planes, which hold both the blocks and the slots"
             )
         if isinstance(entries, bool) or not isinstance(entries, int) or entries < 1:
-            raise ValueError(f"builder {self.name!r}: entries must be a positive integer, got {entries!r}")
+            raise ValueError(
+                f"builder {self.name!r}: entries must be a positive integer, got {entries!r}"
+            )
         plane_rows = d.rows.plane_rows(self.num_blocks, entries)
         plan = plan_regions([(f"plane{p}", plane_rows * w) for p, w in enumerate(d.plane_widths)])
         self.plane_buf = torch.zeros(plan.total_bytes, dtype=torch.uint8, device=device)
@@ -324,6 +336,115 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
             raw = blocks[:, region.offset : region.offset + region.nbytes]
             out[f"v4_{region.name}"] = raw.view(region.dtype).view(self.num_blocks, *region.shape)
         return out
+
+    # -- element order ----------------------------------------------------------------------
+
+    def element_orders(self, module: AttentionModule) -> dict[str, ElementOrder]:
+        """Where every element of every view ``module`` is bound sits, written from the
+        declarations alone: the row space's addresses (`compressed_rows`, `window_row`, the
+        pinned split), the state fields' walk and the indexer regions' packed offsets. The
+        views are carved by slicing and reshaping; this is the second reading the runtime
+        readback compares them with, element by element."""
+        self._require_declaration()
+        if not self.planes:
+            raise ValueError(f"builder {self.name!r}: the planes are not allocated yet")
+        orders: dict[str, ElementOrder] = {}
+        for kind in self.row_kinds(module):
+            row = self.pool_rows[kind][module]
+            if kind == V4_INDEX:
+                orders.update(self._indexer_orders(row))
+            else:
+                orders.update(self._plane_orders(module.compress_ratio, row))
+        return orders
+
+    def _own_index(self, buf: torch.Tensor) -> int:
+        """Position of `buf` in `own_buffers()` (by identity: `==` on tensors compares values)."""
+        return next(i for i, b in enumerate(self.own_buffers()) if b is buf)
+
+    def _plane_orders(self, ratio: int, row: int) -> dict[str, ElementOrder]:
+        d = self.declaration
+        rows = d.rows
+        buffer = self._own_index(self.plane_buf)
+        plane_rows = rows.plane_rows(self.num_blocks, self.entries)
+        plan = plan_regions([(f"plane{p}", plane_rows * w) for p, w in enumerate(d.plane_widths)])
+        block_rows = self.num_blocks * rows.envelope_rows
+        cls = rows.classes[ratio]
+        whole, partial = divmod(rows.ring_slots, cls.ring_stride)
+        orders: dict[str, ElementOrder] = {}
+        for p, (width, dtype, elems) in enumerate(
+            zip(d.plane_widths, d.plane_dtypes, d.plane_elems, strict=True)
+        ):
+            base, item = plan[f"plane{p}"].offset, dtype.itemsize
+            suffix = PLANE_SUFFIX[p]
+
+            def at_row(plane_row, e, base=base, width=width, item=item):
+                return base + plane_row * width + e * item
+
+            if ratio != DENSE_RATIO:
+                first, count = rows.compressed_rows(ratio, row)
+                orders[f"kv_compressed{suffix}"] = ElementOrder(
+                    buffer, dtype, (self.num_blocks, count, elems), ("block", "row", "dim"),
+                    lambda b, i, e, at_row=at_row, first=first: at_row(
+                        b * rows.envelope_rows + first + i, e
+                    ),
+                )  # fmt: skip
+            # A window position's row is the row space's own formula, one position at a time.
+            ring = torch.tensor(
+                [rows.window_row(ratio, row, pos) for pos in range(rows.ring_slots)]
+            )
+
+            def window_at(s, pos, e, at_row=at_row, ring=ring):
+                return at_row(block_rows + s * rows.slot_rows + ring[pos], e)
+
+            if whole:
+                orders[f"window{suffix}"] = ElementOrder(
+                    buffer, dtype, (self.entries, whole, cls.ring_stride, elems),
+                    ("slot", "run", "position", "dim"),
+                    lambda s, c, j, e, window_at=window_at: window_at(s, c * cls.ring_stride + j, e),
+                )  # fmt: skip
+            if partial:
+                orders[f"window_tail{suffix}"] = ElementOrder(
+                    buffer, dtype, (self.entries, partial, elems), ("slot", "position", "dim"),
+                    lambda s, j, e, window_at=window_at: window_at(s, whole * cls.ring_stride + j, e),
+                )  # fmt: skip
+        for view_name, field_name in STATE_VIEWS[ratio].items():
+            p = next(i for i, fs in enumerate(d.state_planes) if field_name in {f.name for f in fs})
+            fields = d.state_planes[p]
+            field = next(f for f in fields if f.name == field_name)
+            # The state arena's walk: entry-strided by the slot, the field at its walk offset,
+            # then (layer row, *shape) dense -- the order `EntryField` declares.
+            start = (
+                plan[f"plane{p}"].offset
+                + block_rows * d.plane_widths[p]
+                + walk(fields).offsets[field_name]
+            )
+            slot_bytes = rows.slot_rows * d.plane_widths[p]
+            orders[view_name] = ElementOrder(
+                buffer, field.dtype, (self.entries, *field.shape), ("slot", "position", "dim"),
+                lambda s, i, e, start=start, slot_bytes=slot_bytes, field=field: start
+                + s * slot_bytes
+                + row_major([torch.as_tensor(row), i, e], (field.rows, *field.shape)) * field.itemsize,
+            )  # fmt: skip
+        return orders
+
+    def _indexer_orders(self, row: int) -> dict[str, ElementOrder]:
+        """The indexer is `csa_layers x num_blocks` blocks of packed regions, layer-major."""
+        d = self.declaration
+        buffer = self._own_index(self.index_buf)
+        orders: dict[str, ElementOrder] = {}
+        for region in d.indexer_regions:
+            axes = ("block", *(f"axis{k}" for k in range(len(region.shape))))
+
+            def at(b, *index, region=region):
+                block = (row * self.num_blocks + b) * d.indexer_block_bytes
+                return (
+                    block + region.offset + row_major(index, region.shape) * region.dtype.itemsize
+                )
+
+            orders[f"v4_{region.name}"] = ElementOrder(
+                buffer, region.dtype, (self.num_blocks, *region.shape), axes, at
+            )
+        return orders
 
     def view_home(self, module: AttentionModule, view_name: str):
         raise KeyError(

@@ -10,6 +10,8 @@ docs/pool_layout.md.
   place    `plan_regions` / `carve`, `plan_field_planes`
   carve    `EntryMajorArena`, `SplitEntryMajorArena`, `LayerMajorArena`,
            `carve_layer_major`
+  order    `ElementOrder` -- where each element of a view a builder
+           that allocates its own binds sits, for the readback
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
            rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
   V4       `V4RowSpace` (where rows go), `plane_row_widths`,
@@ -19,6 +21,7 @@ docs/pool_layout.md.
            connector registers, one unit per scheduler block
 """
 
+from .element_order import ElementOrder, row_major
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
 from .entry_class import EntryClass, PoolSpec, sum_specs
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, round_up, walk
@@ -44,6 +47,7 @@ from .v4_pool_geometry import V4RowSpace
 
 __all__ = [
     "DEFAULT_ALIGN",
+    "ElementOrder",
     "EntryClass",
     "EntryField",
     "EntryMajorArena",
@@ -90,6 +94,7 @@ __all__ = [
     "plane_row_widths",
     "plane_rows",
     "round_up",
+    "row_major",
     "shuffle_vector",
     "sum_specs",
     "v_block_shape",

@@ -659,18 +659,32 @@ def check_element_readback(
     imported = {m.prefix: m for m in importing.bound_modules()} if importing is not None else {}
     target = runner.builder
     for builder in runner.builders():
-        walked = [
-            m
-            for m in runner.bound_modules()
-            if runner.builder_of(m) is builder
-            and any(n in PAGED_VIEWS or n in INDEX_VIEWS for n in m.kv_views)
-        ]
-        # The first such module, then a sample: an indexer-owning layer is sampled as any other.
-        chosen = walked[:1] + rng.sample(walked[1:], min(len(walked) - 1, modules_per_builder - 1))
+        own = _allocates_own(runner, builder)
+        bound = [m for m in runner.bound_modules() if runner.builder_of(m) is builder]
+        if own:
+            # Its views are in no region: each is read at the order the builder declares.
+            walked = [m for m in bound if m.kv_views]
+        else:
+            walked = [m for m in bound if any(n in PAGED_VIEWS or n in INDEX_VIEWS for n in m.kv_views)]  # fmt: skip
+        if not walked:
+            # A readback that walks nothing proves nothing: never green by default.
+            _fail(contract, f"builder {builder.name!r} binds {len(bound)} modules and none has a "
+                  "view with a documented element order: the element readback would walk nothing")  # fmt: skip
+        # The first module of each set of view names (so every kind of layer is walked -- a
+        # dense, a compressed and an indexer-owning layer bind different views), then a sample.
+        firsts: dict[tuple[str, ...], Any] = {}
+        for m in walked:
+            firsts.setdefault(tuple(sorted(m.kv_views)), m)
+        chosen = list(firsts.values())
+        rest = [m for m in walked if m not in chosen]
+        chosen += rng.sample(rest, min(len(rest), max(0, modules_per_builder - len(chosen))))
         for module in chosen:
-            _element_readback(
-                runner, builder, target, module, units, regions, imported.get(module.prefix)
-            )
+            if own:
+                _declared_readback(builder, module)
+            else:
+                _element_readback(
+                    runner, builder, target, module, units, regions, imported.get(module.prefix)
+                )
 
 
 def _sample(n: int) -> torch.Tensor:
@@ -736,17 +750,7 @@ def _element_readback(runner, builder, target, module, units, regions, twin) -> 
             readers.append(
                 ("the verifier's reblocked view", reblock(n, as_int, layout, target.block_size))
             )
-        # An element holds itemsize bytes, so a code wider than that is written in passes, one
-        # base-2**(8 x itemsize) digit each: every code is distinct across the passes.
-        base = 1 << (8 * itemsize)
-        passes = 1
-        while base**passes <= int(codes.max()):
-            passes += 1
-        for k in range(passes):
-            digit = (codes // base**k) % base
-            if int_dtype is not torch.uint8:
-                digit = (digit + base // 2) % base - base // 2  # into the signed range
-            digit = digit.to(int_dtype)
+        for digit in _digits(codes, itemsize, int_dtype):
             store_tokens(n, as_int, layout, slots, digit.reshape(len(slots), *token_shape))
             got = region[byte_at].view(int_dtype).squeeze(-1)
             if not torch.equal(got, digit):
@@ -761,6 +765,80 @@ def _element_readback(runner, builder, target, module, units, regions, twin) -> 
                     bad = (back != digit).nonzero()[0].tolist()
                     _fail(contract, f"{module}.{n}: token {toks[bad[1]].item()} of block {bks[bad[0]].item()} "
                           f"written through the bound view reads back other elements through {who}")  # fmt: skip
+
+
+def _digits(codes: torch.Tensor, itemsize: int, int_dtype: torch.dtype):
+    """``codes`` as base-2**(8 x itemsize) digits of ``int_dtype``, least significant first: an
+    element holds itemsize bytes, so a wider code is written in passes, and every code is
+    distinct across them."""
+    base = 1 << (8 * itemsize)
+    passes = 1
+    while base**passes <= int(codes.max()):
+        passes += 1
+    for k in range(passes):
+        digit = (codes // base**k) % base
+        if int_dtype is not torch.uint8:
+            digit = (digit + base // 2) % base - base // 2  # into the signed range
+        yield digit.to(int_dtype)
+
+
+def _declared_readback(builder, module) -> None:
+    """Element readback for a builder that allocates its own: a distinct code per element of
+    each view, written through the module's bound view, must be found in the builder's own
+    buffer at the byte its :class:`~atom.pool_layout.ElementOrder` declares, and read back
+    through the view. Sampled per axis (``_sample``): both ends of every axis and a stride."""
+    contract = "write-readback"
+    orders = builder.element_orders(module)
+    undeclared = sorted(set(module.kv_views) - set(orders))
+    if undeclared:
+        _fail(contract, f"{module} binds views {undeclared} with no declared element order; "
+              f"builder {builder.name!r} allocates its own and must declare each in element_orders")  # fmt: skip
+    buffers = builder.own_buffers()
+    names = sorted(module.kv_views)
+    for field_id, n in enumerate(names):
+        view, order = module.kv_views[n], orders[n]
+        if tuple(view.shape) != order.shape:
+            _fail(contract, f"{module}.{n}: the bound view has shape {tuple(view.shape)}; its "
+                  f"declared element order indexes {dict(zip(order.axes, order.shape, strict=True))}")  # fmt: skip
+        if view.dtype != order.dtype:
+            _fail(contract, f"{module}.{n}: the bound view is {view.dtype}; declared {order.dtype}")
+        if not 0 <= order.buffer < len(buffers):
+            _fail(contract, f"{module}.{n}: declared in own buffer {order.buffer}; builder "
+                  f"{builder.name!r} holds {len(buffers)}")  # fmt: skip
+        buf = buffers[order.buffer].reshape(-1)
+        if _storage_key(view) != _storage_key(buf):
+            _fail(contract, f"{module}.{n} is not a view of the own buffer {order.buffer} its "
+                  "element order is declared in")  # fmt: skip
+        itemsize = view.element_size()
+        int_dtype = _INT_OF_ITEMSIZE[itemsize]
+        as_int = view.view(int_dtype)
+        picks = [_sample(size) for size in order.shape]
+        index = torch.meshgrid(*picks, indexing="ij")
+        byte_at = order.address(*index)
+        byte_at = byte_at.expand(index[0].shape).unsqueeze(-1) + torch.arange(itemsize)
+        lo, hi = int(byte_at.min()), int(byte_at.max())
+        if lo < 0 or hi >= buf.numel():
+            _fail(contract, f"{module}.{n}: its declared element order reaches bytes [{lo}, {hi}] "
+                  f"of a {buf.numel()} B own buffer")  # fmt: skip
+        # One code per element, interleaved with the view's id so two views never coincide.
+        flat = torch.zeros((), dtype=torch.int64)
+        for i, size in zip(index, order.shape, strict=True):
+            flat = flat * size + i
+        codes = flat * len(names) + field_id
+        for digit in _digits(codes, itemsize, int_dtype):
+            as_int[index] = digit
+            got = buf[byte_at].view(int_dtype).squeeze(-1)
+            if not torch.equal(got, digit):
+                bad = (got != digit).nonzero()[0]
+                where = ", ".join(
+                    f"{a} {int(index[k][tuple(bad)])}" for k, a in enumerate(order.axes)
+                )
+                _fail(contract, f"{module}.{n}: element ({where}) written through the bound view "
+                      "is not where its declared element order puts it -- the same bytes read "
+                      "in another element order")  # fmt: skip
+            if not torch.equal(as_int[index], digit):
+                _fail(contract, f"{module}.{n}: elements written through the bound view read back "
+                      "as others through it")  # fmt: skip
 
 
 # -- 7. refusal by name ------------------------------------------------------------------------
