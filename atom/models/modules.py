@@ -131,7 +131,9 @@ class V4Attention(AttentionModule):
 
     def caches(self) -> str:
         kind = {0: "dense", 4: "csa", 128: "hca"}.get(self.compress_ratio, "?")
-        text = f"v4 {kind} ratio={self.compress_ratio} head_dim={self.head_dim} window={self.window}"
+        text = (
+            f"v4 {kind} ratio={self.compress_ratio} head_dim={self.head_dim} window={self.window}"
+        )
         if self.index_head_dim:
             text += f" indexer={self.index_head_dim}"
         return text

@@ -139,6 +139,7 @@ def plan_shared_row_planes(
             f"{len(fields)} fields over {planes} planes is {assignments} assignments; "
             f"refusing more than {MAX_ASSIGNMENTS}"
         )
+
     def split(code: int) -> list[list[EntryField]]:
         groups: list[list[EntryField]] = [[] for _ in plane_widths]
         for f in fields:
@@ -148,8 +149,7 @@ def plan_shared_row_planes(
 
     def rows(code: int) -> int:
         return max(
-            -(-plane_state_bytes(g) // w)
-            for g, w in zip(split(code), plane_widths, strict=True)
+            -(-plane_state_bytes(g) // w) for g, w in zip(split(code), plane_widths, strict=True)
         )
 
     best = min(range(assignments), key=lambda code: (rows(code), code))
@@ -168,7 +168,9 @@ class IndexerRegion:
     dtype: torch.dtype
 
 
-def indexer_block_regions(rows: int, index_head_dim: int, *, fp4: bool) -> tuple[IndexerRegion, ...]:
+def indexer_block_regions(
+    rows: int, index_head_dim: int, *, fp4: bool
+) -> tuple[IndexerRegion, ...]:
     """The regions of one CSA layer's indexer block of `rows` compressed rows, back to back.
 
     fp8: `[rows x index_head_dim fp8 keys][rows x 4 B fp32 scales]` -- two regions, not
@@ -197,9 +199,7 @@ def indexer_block_regions(rows: int, index_head_dim: int, *, fp4: bool) -> tuple
     data = rows * index_head_dim * torch.float8_e4m3fn.itemsize
     return (
         IndexerRegion("index_kv", 0, data, (rows, index_head_dim), torch.float8_e4m3fn),
-        IndexerRegion(
-            "index_scale", data, rows * FP8_INDEX_SCALE_BYTES, (rows,), torch.float32
-        ),
+        IndexerRegion("index_scale", data, rows * FP8_INDEX_SCALE_BYTES, (rows,), torch.float32),
     )
 
 

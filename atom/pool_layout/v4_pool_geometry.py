@@ -59,7 +59,11 @@ def ring_offset_for(num_layers: int, ring_stride: int, ring_pos: int) -> int:
 
 def entry_rows_for(num_layers: int, ring_stride: int, ring_slots: int) -> int:
     """Rows a class's interleaved windows reach: the last layer's last position, plus one."""
-    return (num_layers - 1) * ring_stride + ring_offset_for(num_layers, ring_stride, ring_slots - 1) + 1
+    return (
+        (num_layers - 1) * ring_stride
+        + ring_offset_for(num_layers, ring_stride, ring_slots - 1)
+        + 1
+    )
 
 
 @dataclass(frozen=True)

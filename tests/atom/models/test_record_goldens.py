@@ -237,6 +237,7 @@ def test_deepseek_v4_dspark5_goldens_tp2_fp8_fp4_indexer():
     # plane 1 (128 B rows) holds csa_main kv + score and csa_idx_kv.
     arena = max(_ceil(csa_idx + 2 * hca_main, 512), _ceil(2 * csa_main + csa_idx, 128))
     assert arena == 21826
+
     # Windows: dense 5 layers packed at stride 133; HCA interleaved in runs of 2 rows,
     # CSA in runs of 64 -- (L - 1) x stride + ring_offset(last position) + 1 rows each.
     def rows(layers, stride):

@@ -33,7 +33,9 @@ def test_drawn_cases_build_and_stay_under_the_byte_cap(case):
     per_block = max(runner.paged_pool_bytes(1), runner.entry_bytes()[EntryClass.PAGE])
     assert case.blocks >= 1
     assert case.blocks == 1 or runner.paged_pool_bytes(case.blocks) <= MAX_PAGED_BYTES + 256
-    assert case.blocks == 1 or case.blocks * runner.entry_bytes()[EntryClass.PAGE] <= MAX_PAGED_BYTES
+    assert (
+        case.blocks == 1 or case.blocks * runner.entry_bytes()[EntryClass.PAGE] <= MAX_PAGED_BYTES
+    )
     assert per_block > 0
     assert str(case).startswith(case.name)
 
