@@ -25,7 +25,7 @@ import dataclasses
 import json
 import sys
 
-from atom.engine_config import KV_DTYPES, MHA_BACKENDS, EngineConfig
+from atom.engine_config import INDEX_CACHE_DTYPES, KV_DTYPES, MHA_BACKENDS, EngineConfig
 
 EXIT_OK = 0
 EXIT_ERROR = 2
@@ -109,6 +109,22 @@ def _layout_parser() -> argparse.ArgumentParser:
         "--draft",
         metavar="MODEL|FILE",
         help="attach a separate draft model, e.g. eagle3-draft-llama (none by default)",
+    )
+    p.add_argument(
+        "--num-speculative-tokens",
+        dest="num_speculative_tokens",
+        type=int,
+        default=_DEFAULT.num_speculative_tokens,
+        metavar="N",
+        help="draft tokens per speculative step, which V4's per-request rings hold "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--index-cache-dtype",
+        dest="index_cache_dtype",
+        choices=INDEX_CACHE_DTYPES,
+        default=_DEFAULT.index_cache_dtype,
+        help="DeepSeek-V4's indexer key-cache dtype (default %(default)s)",
     )
     p.add_argument(
         "--mha-backend",

@@ -76,7 +76,7 @@ def test_goldens_through_the_console_script():
 
 #: Models whose kernels page at a block larger than the default scheduler block (16): at the
 #: default they are refused by both numbers (pinned below), so they lay out at their own block.
-OWN_BLOCK = {"minimax-m3": 128}
+OWN_BLOCK = {"minimax-m3": 128, "deepseek-v4-flash-dspark": 256}
 
 
 @pytest.mark.parametrize("name", model_names())
@@ -229,6 +229,7 @@ def test_every_flag_reaches_its_engine_config_field_and_none_is_left_at_its_defa
 
     argv = ["deepseek-r1", "--tp", "2", "--pp", "3", "--pp-rank", "2", "--kv-dtype", "fp8_e5m2"]
     argv += ["--block-size", "64", "--no-spec", "--mha-backend", "triton"]
+    argv += ["--num-speculative-tokens", "2", "--index-cache-dtype", "fp8"]
     got = engine_config(_layout_parser().parse_args(argv))
     assert dataclasses.asdict(got) == {
         **dataclasses.asdict(EngineConfig()),
@@ -239,6 +240,8 @@ def test_every_flag_reaches_its_engine_config_field_and_none_is_left_at_its_defa
         "scheduler_block_size": 64,
         "include_mtp": False,
         "mha_backend": "triton",
+        "num_speculative_tokens": 2,
+        "index_cache_dtype": "fp8",
     }
     # the defaults, and --help's text of them, are EngineConfig's own
     assert engine_config(_layout_parser().parse_args(["deepseek-r1"])) == EngineConfig()
