@@ -129,6 +129,31 @@ EQUIVALENT: dict[str, str] = {
     "field names are fixed and distinct and every field is at the pool's own align",
     "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    'checkers/rules/importorskip.py:ImportOrSkip._chain:boolop:not target.startswith(".") and '
+    "project.is_first_party(target) -> (not target.startswith('.') or "
+    "project.is_first_party(target))@0": "import_chain from a third-party module or from a "
+    "relative name that climbs above the top package is None either way (a dead end)",
+    "checkers/rules/input_assert.py:InputAssert.wants:const:False -> True@0": "check() "
+    "refuses a test file by the same pattern, so wanting it finds nothing either way",
+    "checkers/rules/input_assert.py:_exception_for:const:True -> False@0": "through_calls "
+    "only changes names reached through a call, which contain a dot and are never the bare "
+    "isinstance / issubclass",
+    "checkers/rules/input_assert.py:_fix:cmp:node.msg is not None -> (node.msg is None)@1": (
+        "source_segment of a parsed node is never empty, so neither guard can return"
+    ),
+    "checkers/rules/keyword_only.py:KeywordOnly.check:const:1 -> 2@0": "a definition's owner is "
+    "one bare class name, so a name with two dots matches no definition under either split",
+    "checkers/rules/keyword_only.py:KeywordOnly._check_def:const:True -> False@0": "ast gives "
+    "kw_defaults exactly one entry per kwonlyargs entry",
+    "checkers/rules/keyword_only.py:_signature_span:ifexp:max(node.lineno, first_body - 1) if "
+    "first_body > node.lineno else node.lineno -> (max(node.lineno, first_body - 1))@0": (
+        "when the body starts on the def's line, max(lineno, lineno - 1) is lineno"
+    ),
+    "checkers/rules/keyword_only.py:_signature_span:cmp:first_body > node.lineno -> "
+    "(first_body >= node.lineno)@0": "the same: at equality both branches give lineno",
+    "checkers/rules/keyword_only.py:_signature_span:const:1 -> 2@1": "Contract.finding reads "
+    "only the lines of a span_node tuple",
+    "checkers/rules/keyword_only.py:_signature_span:const:1 -> 2@2": "the same",
     "checkers/rules/retired_name.py:_suppression_span:cmp:start >= best[0] -> (start > best[0])@0": (
         "two multi-line strings never start on one line, so there is no tie to break"
     ),
