@@ -161,6 +161,12 @@ class KeywordOnly(Contract):
             note="Missing (`**kwargs` does not count): anchored on the function's name.",
         ),
         Example(
+            source=("class Draft:\n    def \\\nallocate_kv_cache_tensors(self):\n        pass\n"),
+            params=_PARAMS,
+            expect=(Expect("AC101", 2, 5, "missing `blocks`; it must"),),
+            note="A `def` split from its name by a backslash: anchored on the `def`.",
+        ),
+        Example(
             source=(
                 "def allocate_kv_cache_tensors(\n"
                 "    self,\n"

@@ -151,3 +151,26 @@ def test_a_bad_declaration_names_what_is_wrong(table, named):
 
 def test_findings_depend_on_other_files_so_they_are_not_cached():
     assert LeafPackage.CACHEABLE is False
+
+
+@pytest.mark.parametrize(
+    ("src", "files", "found"),
+    [
+        (["."], ["atom/pool/__init__.py"], True),
+        (["./"], ["atom/pool.py"], True),
+        (["src"], ["src/atom/pool/rows.py"], True),
+        (["/src/"], ["src/atom/pool/rows.py"], True),  # a root's slashes are not part of it
+        (["lib", "src"], ["src/atom/pool/rows.py"], True),  # any root will do
+        (["src"], ["atom/pool/rows.py"], False),  # not under the declared root
+        (["."], ["atom/pools.py", "atom/poolx/a.py"], False),  # names that only start alike
+    ],
+)
+def test_the_package_is_looked_for_under_every_src_root(src, files, found):
+    from checkers.coverage import Listed
+
+    contract = LeafPackage.from_table({"id": "t", "package": "atom.pool"}, "contract `t`")
+    missing = contract.unmatched(Listed(files), src)
+    if found:
+        assert missing == []
+    else:
+        assert missing == [f"`package` 'atom.pool' is no module under `src` {src!r}"]
