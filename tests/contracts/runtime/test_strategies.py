@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 
 from atom.engine_config import EngineConfig
-
 from contracts.runtime.strategies import (
     MAX_PAGED_BYTES,
     case_names,
