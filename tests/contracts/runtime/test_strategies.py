@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 from hypothesis import given, settings
@@ -39,12 +40,9 @@ def test_drawn_cases_build_and_stay_under_the_byte_cap(case):
     assert str(case).startswith(case.name)
 
 
-def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
-    """A strategy narrowed to tp 1, pp 1, bf16 and one block went unnoticed (12 of 25 drawn
-    cases had one block). This draws exactly what the property tests draw under the profile
-    (the ci profile is derandomized, so it is the same cases) and asserts their reach."""
-    from atom.models.family import attn_family
-
+@functools.cache
+def _suite_draws() -> tuple:
+    """What the property tests draw under the loaded profile, drawn once for the tests below."""
     seen: list = []
 
     @settings(settings(), derandomize=True, database=None)
@@ -53,6 +51,16 @@ def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
         seen.append(case)
 
     draw()
+    return tuple(seen)
+
+
+def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
+    """A strategy narrowed to tp 1, pp 1, bf16 and one block went unnoticed (12 of 25 drawn
+    cases had one block). This draws exactly what the property tests draw under the profile
+    (the ci profile is derandomized, so it is the same cases) and asserts their reach."""
+    from atom.models.family import attn_family
+
+    seen = _suite_draws()
     e = [c.engine for c in seen]
     assert any(x.tp_size > 1 for x in e), "no drawn case has tp > 1"
     assert any(x.pp_size > 1 and x.pp_rank > 0 for x in e), "no drawn case is a later pp stage"
@@ -64,20 +72,6 @@ def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
 
     assert families == set(Family), f"families drawn: {sorted(f.value for f in families)}"
     assert any(c.configs()[1] is not None for c in seen), "no drawn case has a draft"
-
-
-def _suite_draws():
-    from hypothesis import settings as _settings
-
-    seen: list = []
-
-    @_settings(_settings(), derandomize=True, database=None)
-    @given(engine_cases())
-    def draw(case):
-        seen.append(case)
-
-    draw()
-    return seen
 
 
 def test_every_value_the_strategy_lists_is_drawn():
