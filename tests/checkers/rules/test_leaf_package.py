@@ -229,3 +229,16 @@ def test_a_file_outside_the_package_has_no_dependent_lines(tmp_path):
     assert _dependents(tmp_path, LEAF, "pkg/single.py", edited, package="pkg.single") == {
         1: ("pkg/leaf/__init__.py",)
     }
+
+
+def test_with_nothing_allowed_the_message_names_only_the_standard_library(tmp_path):
+    found = run_rule(
+        LeafPackage,
+        "import torch\n",
+        {"package": "pkg.leaf"},
+        path="pkg/leaf/a.py",
+        root=tmp_path,
+        files={"pkg/__init__.py": "", "pkg/leaf/__init__.py": ""},
+    )
+    assert [f.code for f in found] == ["AC201"]
+    assert "which is not the standard library or a member of `pkg.leaf`" in found[0].message
