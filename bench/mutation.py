@@ -25,7 +25,14 @@ argued one by one in docs/testing.md; they are reported apart and left out of th
     python bench/mutation.py                          # every target
     python bench/mutation.py --target atom/pool_layout
     python bench/mutation.py --target contracts/runtime --list   # mutants only, run nothing
-    nice -n 19 python bench/mutation.py --jobs 1 > /tmp/mutation.log &
+    nice -n 19 python bench/mutation.py --target checkers/rules --only rules/retired_name \
+        --jobs 2 > /tmp/mutation-retired.log &        # one rule, its own tests, two at once
+    python bench/mutation.py --target checkers/rules --recheck /tmp/mutation-*.log
+                                                      # after adding tests: the rest only
+
+Each rule module of checkers/rules runs its own tests and its own VALID/INVALID examples
+(``TARGETS``); ``--jobs N`` runs N mutants at once, each in its own scratch copy. The children
+load the derandomized "ci" hypothesis profile, so a verdict never depends on a draw.
 
 Why not mutmut: see docs/testing.md ("Choosing the mutation tool").
 """
