@@ -276,3 +276,14 @@ def test_a_staticmethods_first_parameter_is_an_argument_not_self():
         "        return q.repeat_interleave(m // self, dim=1)\n"
     )
     assert flagged(body) == [(9, 36)]
+
+
+def test_a_call_with_a_starred_argument_is_not_judged():
+    # `*args` may hold the repeats: neither the one-argument form nor an argument to judge.
+    assert flagged("torch.repeat_interleave(*args)\ntorch.repeat_interleave(x, *rest)\n") == []
+
+
+def test_the_method_form_without_the_argument_in_its_signature_is_not_judged():
+    # The argument is the function's first parameter, which the method form binds to `self`.
+    params = {**PARAMS, "argument": "input"}
+    assert check("import torch\n\nx.repeat_interleave(lens)\n", params) == []
