@@ -136,6 +136,32 @@ EQUIVALENT: dict[str, str] = {
     "field names are fixed and distinct and every field is at the pool's own align",
     "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
+    "`0 <= index`",
+    "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
+    "two module lists were just compared equal by prefix, so their lengths agree",
+    "contracts/runtime/checks.py:byte_runs:const:True -> False@0": "zip strict: lead is "
+    "shape[:k] and zipped with stride[:k], the same length",
+    "contracts/runtime/checks.py:check_disjoint_in_bounds:cmp:stop > reach -> (stop >= reach)@0": (
+        "equality is an empty run at reach; every later run starts at or past reach, so the "
+        "owner it renames is never reported"
+    ),
+    "contracts/runtime/checks.py:_changed_outside:cmp:lo > cursor -> (lo >= cursor)@0": "at "
+    "equality the gap compared is empty, and two empty slices are equal",
+    "contracts/runtime/checks.py:_changed_outside:cmp:hi > lo -> (hi >= lo)@0": "the same, "
+    "for an empty allowed span",
+    "contracts/runtime/checks.py:<module>:const:8 -> 9@0": "no bound view has 8-byte elements: "
+    "KV dtypes are bf16 and fp8, scales fp32, and EngineConfig refuses any other",
+    "contracts/runtime/checks.py:documented_offsets:binop:h * block + t + 0 * d -> "
+    "(h * block + t - 0 * d)@0": "0 * d is zero either way (it is there to broadcast)",
+    "contracts/runtime/checks.py:_random_value:const:0.5 -> 1.5@0": "any floor that is a normal "
+    "number of every KV dtype keeps every written element nonzero; 1.75 is, as 0.75 is",
+    "contracts/runtime/checks.py:_random_value:const:0.25 -> 1.25@0": "the same for the "
+    "magnitude floor: 1.25, as 0.25, is normal in bf16 and every fp8",
+    "contracts/runtime/strategies.py:engine_cases:guard:not options -> False@0": "every "
+    "registered model builds at tp 1, pp 1 at every block _accepted_blocks lets through",
+    "contracts/runtime/strategies.py:_accepted_blocks:guard:not accepted -> False@0": "every "
+    "registered model pages within 256 tokens (the defaults test builds each)",
     'checkers/rules/importorskip.py:ImportOrSkip._chain:boolop:not target.startswith(".") and '
     "project.is_first_party(target) -> (not target.startswith('.') or "
     "project.is_first_party(target))@0": "import_chain from a third-party module or from a "
