@@ -547,6 +547,7 @@ def run_target(
     only: str | None,
     log,
     recheck: Counter | None = None,
+    score_only: bool = False,
 ) -> dict:
     files = sorted((REPO / target).rglob("*.py"))
     mutants = [m for f in files for m in enumerate_mutants(f)]
@@ -569,6 +570,11 @@ def run_target(
         print(
             f"  recheck: {len(mutants)} to run, {len(carried)} killed by the earlier run", file=log
         )
+    if score_only:
+        # Nothing is run: a mutant no earlier log shows killed counts against the score.
+        for m in mutants:
+            results["equivalent" if m.key in EQUIVALENT else "survived"].append(m)
+        return results
     if not mutants:
         return results
     baseline: dict[str, float] = {}
@@ -673,6 +679,12 @@ def main(argv: list[str] | None = None) -> int:
         "run the rest: after adding tests, only survivors and changed lines need running",
     )
     parser.add_argument(
+        "--score",
+        action="store_true",
+        help="with --recheck: run nothing, score from the logs alone (a mutant no log shows "
+        "killed is a survivor, or equivalent if listed), against the current source",
+    )
+    parser.add_argument(
         "--tests",
         nargs="+",
         default=[],
@@ -682,6 +694,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.score and not args.recheck:
+        parser.error("--score needs --recheck LOG: the logs are what it scores")
     _OVERRIDE[:] = args.tests
     targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
     for t in targets:
@@ -694,16 +708,17 @@ def main(argv: list[str] | None = None) -> int:
                     if not args.only or args.only in m.path:
                         print(m.describe())
         return 0
-    _preimport()
+    if not args.score:
+        _preimport()
     summary = []
     stale = set(EQUIVALENT)
     with tempfile.TemporaryDirectory(prefix="atom-mutation-") as tmp:
         scratches = [Path(tmp) / f"repo{j}" for j in range(args.jobs)]
-        for scratch in scratches:
+        for scratch in [] if args.score else scratches:
             _copy_repo(scratch)
         for t in targets:
             print(f"{t}:", flush=True)
-            for scratch in scratches:
+            for scratch in [] if args.score else scratches:
                 _planted_kill(t, scratch)
             r = run_target(
                 t,
@@ -714,6 +729,7 @@ def main(argv: list[str] | None = None) -> int:
                 recheck=sum(map(_previous_kills, args.recheck), Counter())
                 if args.recheck
                 else None,
+                score_only=args.score,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}
@@ -726,6 +742,17 @@ def main(argv: list[str] | None = None) -> int:
             f"  {r['target']:<20} {rate:6.1%}  killed {len(r['killed'])}, timeout "
             f"{len(r['timeout'])}, survived {len(r['survived'])}, equivalent {len(r['equivalent'])}"
         )
+        per_file: dict[str, Counter] = {}
+        for bucket in ("killed", "timeout", "survived", "equivalent"):
+            for m in r[bucket]:
+                per_file.setdefault(m.path, Counter())[bucket] += 1
+        for path, c in sorted(per_file.items()):
+            n = c["killed"] + c["timeout"] + c["survived"]
+            file_rate = (c["killed"] + c["timeout"]) / n if n else 1.0
+            print(
+                f"    {path:<44} {file_rate:6.1%}  killed {c['killed'] + c['timeout']}, "
+                f"survived {c['survived']}, equivalent {c['equivalent']}"
+            )
         for m in r["survived"]:
             print(f"    survivor {m.describe()}\n             key {m.key}")
     if stale and not args.only and args.target is None:
