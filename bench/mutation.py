@@ -548,6 +548,7 @@ def run_target(
     log,
     recheck: Counter | None = None,
     score_only: bool = False,
+    skip_equivalent: bool = False,
 ) -> dict:
     files = sorted((REPO / target).rglob("*.py"))
     mutants = [m for f in files for m in enumerate_mutants(f)]
@@ -570,6 +571,10 @@ def run_target(
         print(
             f"  recheck: {len(mutants)} to run, {len(carried)} killed by the earlier run", file=log
         )
+    if skip_equivalent:
+        # Argued in docs/testing.md and out of the denominator either way: not worth a run.
+        results["equivalent"].extend(m for m in mutants if m.key in EQUIVALENT)
+        mutants = [m for m in mutants if m.key not in EQUIVALENT]
     if score_only:
         # Nothing is run: a mutant no earlier log shows killed counts against the score.
         for m in mutants:
@@ -679,6 +684,12 @@ def main(argv: list[str] | None = None) -> int:
         "run the rest: after adding tests, only survivors and changed lines need running",
     )
     parser.add_argument(
+        "--skip-equivalent",
+        action="store_true",
+        help="do not run the mutants EQUIVALENT lists (they are out of the score either way; "
+        "a full run without this flag is what shows each still survives)",
+    )
+    parser.add_argument(
         "--score",
         action="store_true",
         help="with --recheck: run nothing, score from the logs alone (a mutant no log shows "
@@ -730,6 +741,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.recheck
                 else None,
                 score_only=args.score,
+                skip_equivalent=args.skip_equivalent,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}
