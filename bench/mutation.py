@@ -136,6 +136,13 @@ EQUIVALENT: dict[str, str] = {
     "field names are fixed and distinct and every field is at the pool's own align",
     "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
+    "caller asks `resolved in targets`, which neither '' nor None is",
+    "checkers/rules/required_keyword.py:_statement_parents.visit:boolop:isinstance(child, "
+    "ast.Call) and here is not None -> (isinstance(child, ast.Call) or here is not None)@0": (
+        "every node below the module is inside a statement, so `here` is never None under it; "
+        "the extra entries for non-calls are never looked up"
+    ),
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
     "`0 <= index`",
     "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
