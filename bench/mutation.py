@@ -84,6 +84,13 @@ TARGETS: dict[str, dict[str, list[str]]] = {
     # a run) come last, so only a mutant the pointed tests miss pays for them.
     "checkers/rules": {
         "*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"],
+        # The kind registry: looked up by the config (a code prefix that matches no rule) and
+        # by the rule docs, which render every kind.
+        "__init__.py": [
+            "tests/checkers/test_config.py",
+            "tests/checkers/test_rule_examples.py",
+            "tests/checkers/test_docs.py",
+        ],
         **{
             f"{module}.py": [
                 f"tests/checkers/rules/test_{module}.py",
