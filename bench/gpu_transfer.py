@@ -259,6 +259,137 @@ def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
         torch.cuda.empty_cache()
 
 
+#: Launch variants the sweep times: (name, piece bytes, warps, kernel options). ``old`` is the
+#: kernel as first measured (one program a piece, a table row each).
+VARIANTS = [
+    ("old: piece, table", 16384, 4, dict(persistent=0, one_region=False)),
+    ("piece", 16384, 4, dict(persistent=0)),
+    ("piece 32K/8w", 32768, 8, dict(persistent=0)),
+    ("piece 64K/16w", 65536, 16, dict(persistent=0)),
+    ("persist 4", 16384, 4, dict(persistent=4)),
+    ("persist 8", 16384, 4, dict(persistent=8)),
+    ("persist 16", 16384, 4, dict(persistent=16)),
+    ("prefetch 2", 16384, 4, dict(persistent=2, prefetch=True)),
+    ("prefetch 4", 16384, 4, dict(persistent=4, prefetch=True)),
+    ("prefetch 8", 16384, 4, dict(persistent=8, prefetch=True)),
+    ("prefetch 2 32K/8w", 32768, 8, dict(persistent=2, prefetch=True)),
+    ("prefetch 4 32K/8w", 32768, 8, dict(persistent=4, prefetch=True)),
+    ("prefetch 4 8K/4w", 8192, 4, dict(persistent=4, prefetch=True)),
+    ("prefetch 8 8K/2w", 8192, 2, dict(persistent=8, prefetch=True)),
+    ("prefetch 4 stream", 16384, 4, dict(persistent=4, prefetch=True, streaming=True)),
+    ("prefetch 4, table", 16384, 4, dict(persistent=4, prefetch=True, one_region=False)),
+]
+#: Cases of the sweep: (model, kv, layout, blocks); the entry-major rows the target is about,
+#: two layer-major ones so a new default costs no layout its figure.
+VARIANT_CASES = [
+    ("llama-3.1-8b", "bf16", "entry-major", 2048),
+    ("llama-3.1-8b", "fp8", "entry-major", 2048),
+    ("deepseek-v3.2-exp", "bf16", "entry-major", 2048),
+    ("minimax-m2", "bf16", "entry-major", 2048),
+    ("kimi-k3", "fp8", "entry-major", 2048),
+    ("eagle3-draft-llama", "bf16", "entry-major", 2048),
+    ("llama-3.1-8b", "fp8", "layer-major", 2048),
+    ("deepseek-v3.2-exp", "fp8", "layer-major", 2048),
+]
+
+
+@functools.cache
+def _plain_copy_kernel():
+    """A Triton copy with no indirection (contiguous to contiguous, 16-byte words): how close
+    Triton's own code comes to the driver's copy, the bound on what the indirection could cost."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def plain_copy(src, dst, n, PIECE: tl.constexpr):
+        pid = tl.program_id(0).to(tl.int64)
+        cols = pid * PIECE + tl.arange(0, PIECE)
+        tl.store(dst + cols, tl.load(src + cols, mask=cols < n), mask=cols < n)
+
+    return plain_copy
+
+
+def _variant_case(model, kv, layout, blocks, reps, gen, copy_gbps) -> dict[str, float]:
+    """One sweep case: GB/s of every variant and of the copies, after checking every variant's
+    staged bytes against the reference's."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels import triton_block_transfer as tbt
+    from atom.kernels.block_transfer import RegionSet
+    from atom.kernels.transfer_layouts import entry_major_twin, paged_fields
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    pool_blocks = blocks + blocks // 2
+    runner = ModelRunner(load_model_config(model), EngineConfig(kv_dtype=kv)).initialize(
+        pool_blocks, device="cuda"
+    )
+    regions, buf = runner.kv_transfer.regions, runner.paged_buf
+    if layout == "entry-major":
+        arena, regions = entry_major_twin(paged_fields(runner), pool_blocks, device="cuda")
+        buf = arena.buf
+    buf.random_()
+    rs = RegionSet(regions)
+    ids = torch.randperm(pool_blocks, generator=gen, device="cuda")[:blocks]
+    want = rs.gather(ids, impl="torch").data
+    staged = torch.empty_like(want)
+    nbytes = want.numel()
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    src2, dst2 = torch.empty_like(src).random_(), torch.empty_like(src)
+    plain, words = _plain_copy_kernel(), nbytes // 8
+    s64, d64 = src.view(torch.int64), dst.view(torch.int64)
+    fns = {
+        "copy": lambda: dst.copy_(src),
+        "copy again": lambda: dst2.copy_(src2),
+        "triton plain copy": lambda: plain[(-(-words // 2048),)](
+            s64, d64, words, PIECE=2048, num_warps=4
+        ),
+    }
+    for name, piece, warps, opts in VARIANTS:
+        fn = functools.partial(
+            tbt.launch, rs, "gather", staged, ids, piece_bytes=piece, num_warps=warps, **opts
+        )
+        staged.fill_(0xA5)
+        try:
+            fn()
+            torch.cuda.synchronize()
+        except Exception as exc:  # a variant that does not compile here is reported, not fatal
+            print(f"  {name}: {type(exc).__name__}: {str(exc)[:300]}")
+            continue
+        if not torch.equal(staged, want):
+            raise SystemExit(f"FAIL {model} {kv} {layout} variant {name}: other bytes staged")
+        fns[name] = fn
+    t = _time_round_robin(fns, reps, inner=_inner_for(nbytes, copy_gbps))
+    print(
+        f"\n{model} {kv} {layout} x{blocks}: {len(rs.regions)} regions, "
+        f"{rs.layout.block_bytes / 1024:.0f} KiB a block, {nbytes / 2**30:.2f} GiB"
+    )
+    runner.release()
+    return {name: _gbps(nbytes, ms) for name, ms in t.items()}
+
+
+def variants(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
+    """Every launch variant on every sweep case, round-robin with two plain copies (their spread
+    is the copy's own noise) and a Triton plain copy; GB/s and the share of the first copy."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"\nlaunch variants ({sms} multiprocessors); GB/s, in brackets of the first plain copy")
+    summary: dict[str, dict[str, list[float]]] = {}
+    for model, kv, layout, blocks in VARIANT_CASES:
+        gbps = _variant_case(model, kv, layout, blocks, reps, gen, copy_gbps)
+        torch.cuda.empty_cache()
+        copy = gbps["copy"]
+        for name, g in gbps.items():
+            summary.setdefault(name, {}).setdefault(layout, []).append(g / copy)
+            print(f"  {name:22} {g:6.0f} ({g / copy:6.1%})  {g / sms:5.1f} GB/s a multiprocessor")
+    print("\nshare of the plain copy per variant, median (min) over the cases of each layout:")
+    for name, by_layout in summary.items():
+        cells = [
+            f"{layout} {statistics.median(v):6.1%} ({min(v):6.1%}, {len(v)} cases)"
+            for layout, v in by_layout.items()
+        ]
+        print(f"  {name:22} " + " | ".join(cells))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="", help="comma-separated cases (default: every one)")
@@ -267,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--diagnose", action="store_true", help="kernel options and PTX widths")
+    parser.add_argument("--variants", action="store_true", help="launch variants on a few cases")
     parser.add_argument("--no-table", action="store_true", help="skip the per-model table")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
@@ -283,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.diagnose:
         diagnose(args.reps, gen, copy_gbps)
+    if args.variants:
+        variants(args.reps, gen, copy_gbps)
     if args.sweep:
         print(f"\n{'kv':5} {'piece B':>8} {'warps':>5} {'GB/s':>7} {'of copy':>8}")
         for kv, piece, warps, gbps in sweep(args.reps, gen):

@@ -364,6 +364,33 @@ class RegionSet:
         allows (a caller's buffer may start anywhere)."""
         return _word_bytes(math.gcd(self.alignment, staging.data_ptr()) or self.alignment)
 
+    def ranges(self) -> list[tuple[int, int, int, int]]:
+        """The byte ranges one block is, as ``(base, stride, staged offset, span)``: the regions
+        with bytes, in staging order, each run of regions that follow one another in the storage
+        at one stride (unit ``u`` of the next starts where unit ``u`` of this one ends) merged
+        into one range, since they are one range in the staged block as well."""
+        out: list[list[int]] = []
+        for b, s, r in zip(self._bases, self._strides, self.layout.regions, strict=True):
+            if not r.span:
+                continue
+            if out:
+                pb, ps, po, pn = out[-1]
+                if po + pn == r.offset and pb + pn == b and (ps == s or self.units == 1):
+                    out[-1][3] += r.span
+                    continue
+            out.append([b, s, r.offset, r.span])
+        return [tuple(r) for r in out]
+
+    def one_range(self) -> tuple[int, int, int] | None:
+        """``(base, stride, span)`` in bytes when a block is one range of the storage (an
+        entry-major arena, a state pool): the kernel then computes its pieces from these three
+        instead of reading a table row. None otherwise."""
+        ranges = self.ranges()
+        if len(ranges) != 1:
+            return None
+        base, stride, offset, span = ranges[0]
+        return (base, stride, span) if offset == 0 else None
+
     def table(self, word_bytes: int, piece_bytes: int = PIECE_BYTES) -> tuple[torch.Tensor, int]:
         """``(pieces, 4)`` int64 on the set's device -- per piece of a block: its source offset
         in words from the storage's start, the region's stride in words, its offset in words
@@ -380,14 +407,14 @@ class RegionSet:
                 # A program's words are one `tl.arange`, whose length is a power of two.
                 raise ValueError(f"piece_bytes must be a power of two >= 16, got {piece_bytes!r}")
             rows = []
-            for b, s, r in zip(self._bases, self._strides, self.layout.regions, strict=True):
-                for start in range(0, r.span, piece_bytes):
-                    n = min(piece_bytes, r.span - start)
+            for b, s, offset, span in self.ranges():
+                for start in range(0, span, piece_bytes):
+                    n = min(piece_bytes, span - start)
                     rows.append(
                         (
                             (b + start) // word_bytes,
                             s // word_bytes,
-                            (r.offset + start) // word_bytes,
+                            (offset + start) // word_bytes,
                             n // word_bytes,
                         )
                     )

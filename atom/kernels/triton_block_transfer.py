@@ -19,6 +19,7 @@ thread moves 16 bytes an access, the width a plain device copy uses.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import torch
@@ -31,7 +32,97 @@ NUM_WARPS = 4
 #: ``full_fast``: a whole piece (all but each region's last) moves unmasked, so nothing about
 #: the mask can narrow its accesses; ``streaming``: loads evict first and stores bypass L1/L2
 #: retention (``.cs``), the bytes of a transfer being read and written once.
-DEFAULT_OPTIONS = {"full_fast": True, "streaming": False}
+#: ``persistent``: 0 launches one program a piece; ``k`` launches ``k`` programs a multiprocessor
+#: that loop over the pieces (a grid-stride loop), so no program starts, looks up its id and row
+#: and exits per 16 KiB. ``prefetch`` (persistent only): a program issues the loads of its next
+#: piece before the stores of the current one, so its own bytes are in flight while it looks up
+#: the next piece's id and row. ``one_region``: a set of one region (an entry-major arena, a state
+#: pool) computes its pieces' offsets from three scalars instead of loading a table row.
+DEFAULT_OPTIONS = {
+    "full_fast": True,
+    "streaming": False,
+    "persistent": 0,
+    "prefetch": False,
+    "one_region": True,
+}
+
+
+@triton.jit
+def _piece_ends(
+    t,
+    pool_ptr,
+    staging_ptr,
+    ids_ptr,
+    table_ptr,
+    pieces,
+    block_words,
+    base,
+    stride,
+    span,
+    PIECE: tl.constexpr,
+    VEC: tl.constexpr,
+    GATHER: tl.constexpr,
+    ONE: tl.constexpr,
+):
+    """Piece ``t`` of the launch: its source, its destination and its length in words."""
+    i = t // pieces
+    p = t - i * pieces
+    unit = tl.load(ids_ptr + i)
+    if ONE:
+        start = p * PIECE
+        pool_off = base + unit * stride + start
+        staging_off = i * block_words + start
+        length = tl.minimum(span - start, PIECE)
+    else:
+        row = table_ptr + p * 4
+        pool_off = tl.load(row) + unit * tl.load(row + 1)
+        staging_off = i * block_words + tl.load(row + 2)
+        length = tl.load(row + 3)
+    if VEC > 1:
+        pool_off = tl.multiple_of(pool_off, VEC)
+        staging_off = tl.multiple_of(staging_off, VEC)
+        length = tl.multiple_of(length, VEC)
+    if GATHER:
+        return pool_ptr + pool_off, staging_ptr + staging_off, length
+    else:
+        return staging_ptr + staging_off, pool_ptr + pool_off, length
+
+
+@triton.jit
+def _load(src, cols, length, MASKED: tl.constexpr, STREAMING: tl.constexpr):
+    if MASKED:
+        if STREAMING:
+            return tl.load(src + cols, mask=cols < length, eviction_policy="evict_first")
+        else:
+            return tl.load(src + cols, mask=cols < length)
+    else:
+        if STREAMING:
+            return tl.load(src + cols, eviction_policy="evict_first")
+        else:
+            return tl.load(src + cols)
+
+
+@triton.jit
+def _store(dst, cols, words, length, MASKED: tl.constexpr, STREAMING: tl.constexpr):
+    if MASKED:
+        if STREAMING:
+            tl.store(dst + cols, words, mask=cols < length, cache_modifier=".cs")
+        else:
+            tl.store(dst + cols, words, mask=cols < length)
+    else:
+        if STREAMING:
+            tl.store(dst + cols, words, cache_modifier=".cs")
+        else:
+            tl.store(dst + cols, words)
+
+
+@triton.jit
+def _move_piece(src, dst, cols, length, PIECE: tl.constexpr, FULL_FAST: tl.constexpr,
+                STREAMING: tl.constexpr):  # fmt: skip
+    if FULL_FAST and length == PIECE:
+        _store(dst, cols, _load(src, cols, length, False, STREAMING), length, False, STREAMING)
+    else:
+        _store(dst, cols, _load(src, cols, length, True, STREAMING), length, True, STREAMING)
 
 
 @triton.jit
@@ -42,50 +133,69 @@ def _move_kernel(
     table_ptr,
     pieces,
     block_words,
+    total,
+    base,
+    stride,
+    span,
     PIECE: tl.constexpr,
     VEC: tl.constexpr,
     GATHER: tl.constexpr,
     FULL_FAST: tl.constexpr,
     STREAMING: tl.constexpr,
+    ONE: tl.constexpr,
+    PERSISTENT: tl.constexpr,
+    PREFETCH: tl.constexpr,
 ):
-    pid = tl.program_id(0).to(tl.int64)
-    i = pid // pieces
-    p = pid - i * pieces
-    unit = tl.load(ids_ptr + i)
-    row = table_ptr + p * 4
-    pool_off = tl.load(row) + unit * tl.load(row + 1)
-    staging_off = i * block_words + tl.load(row + 2)
-    length = tl.load(row + 3)
-    if VEC > 1:
-        pool_off = tl.multiple_of(pool_off, VEC)
-        staging_off = tl.multiple_of(staging_off, VEC)
-        length = tl.multiple_of(length, VEC)
     cols = tl.arange(0, PIECE)
-    if GATHER:
-        src = pool_ptr + pool_off + cols
-        dst = staging_ptr + staging_off + cols
+    pid = tl.program_id(0).to(tl.int64)
+    if not PERSISTENT:
+        src, dst, length = _piece_ends(
+            pid, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base, stride,
+            span, PIECE, VEC, GATHER, ONE,
+        )  # fmt: skip
+        _move_piece(src, dst, cols, length, PIECE, FULL_FAST, STREAMING)
+    elif not PREFETCH:
+        nprog = tl.num_programs(0).to(tl.int64)
+        for t in range(pid, total, nprog):
+            src, dst, length = _piece_ends(
+                t, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base,
+                stride, span, PIECE, VEC, GATHER, ONE,
+            )  # fmt: skip
+            _move_piece(src, dst, cols, length, PIECE, FULL_FAST, STREAMING)
     else:
-        src = staging_ptr + staging_off + cols
-        dst = pool_ptr + pool_off + cols
-    if FULL_FAST and length == PIECE:
-        if STREAMING:
-            words = tl.load(src, eviction_policy="evict_first")
-            tl.store(dst, words, cache_modifier=".cs")
-        else:
-            words = tl.load(src)
-            tl.store(dst, words)
-    else:
-        mask = cols < length
-        if STREAMING:
-            words = tl.load(src, mask=mask, eviction_policy="evict_first")
-            tl.store(dst, words, mask=mask, cache_modifier=".cs")
-        else:
-            words = tl.load(src, mask=mask)
-            tl.store(dst, words, mask=mask)
+        # Two pieces deep: piece t's loads are issued before piece t - nprog's stores wait on
+        # theirs. The grid never exceeds ``total``, so every program has a first piece.
+        nprog = tl.num_programs(0).to(tl.int64)
+        src, dst, length = _piece_ends(
+            pid, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base, stride,
+            span, PIECE, VEC, GATHER, ONE,
+        )  # fmt: skip
+        words = _load(src, cols, length, True, STREAMING)
+        for t in range(pid + nprog, total, nprog):
+            nsrc, ndst, nlength = _piece_ends(
+                t, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base,
+                stride, span, PIECE, VEC, GATHER, ONE,
+            )  # fmt: skip
+            nwords = _load(nsrc, cols, nlength, True, STREAMING)
+            _store(dst, cols, words, length, True, STREAMING)
+            words, dst, length = nwords, ndst, nlength
+        _store(dst, cols, words, length, True, STREAMING)
 
 
 #: (word, vec) pairs whose hinted compile failed: moved unhinted from then on, and said once.
 _UNHINTED: set[tuple[int, int]] = set()
+
+
+@functools.cache
+def _multiprocessors(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def _programs(device: torch.device, total: int, per_sm: int) -> int:
+    """A persistent grid: ``per_sm`` programs a multiprocessor, never more than the pieces (the
+    prefetching loop starts every program on a piece of its own)."""
+    sms = _multiprocessors(device.index or 0) if device.type == "cuda" else 4
+    return max(1, min(total, per_sm * sms))
 
 
 def launch(
@@ -114,6 +224,14 @@ def launch(
             f"unknown kernel options {sorted(unknown)}; known: {sorted(DEFAULT_OPTIONS)}"
         )
     opts = {**DEFAULT_OPTIONS, **options}
+    persistent = opts["persistent"]
+    if isinstance(persistent, bool) or not isinstance(persistent, int) or persistent < 0:
+        raise ValueError(
+            f"persistent must be 0 (a program a piece) or programs a multiprocessor, "
+            f"got {persistent!r}"
+        )
+    if opts["prefetch"] and not persistent:
+        raise ValueError("prefetch needs a persistent grid (persistent > 0)")
     word = region_set.word_bytes_for(staging)
     vec = 16 // word if region_set.alignment % 16 == 0 and staging.data_ptr() % 16 == 0 else 1
     if (word, vec) in _UNHINTED:
@@ -121,14 +239,21 @@ def launch(
     pool, table, pieces = region_set.plan(word, piece_bytes)
     if pieces == 0:
         return None
+    one = region_set.one_range() if opts["one_region"] else None
+    base, stride, span = (v // word for v in one) if one else (0, 0, 0)
     staged = staging.view(pool.dtype)
-    grid = (ids.numel() * pieces,)
-    args = (pool, staged, ids, table, pieces, region_set.layout.block_bytes // word)
+    total = ids.numel() * pieces
+    grid = (_programs(region_set.device, total, persistent) if persistent else total,)
+    args = (pool, staged, ids, table, pieces, region_set.layout.block_bytes // word, total,
+            base, stride, span)  # fmt: skip
     consts = dict(
         PIECE=piece_bytes // word,
         GATHER=direction == "gather",
         FULL_FAST=opts["full_fast"],
         STREAMING=opts["streaming"],
+        ONE=one is not None,
+        PERSISTENT=persistent > 0,
+        PREFETCH=bool(opts["prefetch"]),
         num_warps=num_warps,
     )
     try:

@@ -118,6 +118,59 @@ def test_the_table_is_built_once_per_set_and_word():
     assert pieces == 64 * (32768 // 16384)
 
 
+def _fields_of_one_arena(buf, widths, *, units=4, gap=0):
+    """Regions ``f0, f1, ...``: the fields of one entry-major arena exported one by one, each
+    ``widths[i]`` bytes of every unit, ``gap`` bytes between one field and the next."""
+    stride = sum(widths) + gap * (len(widths) - 1)
+    units_view = buf[: units * stride].view(units, stride)
+    out, at = [], 0
+    for i, w in enumerate(widths):
+        out.append(TransferRegion(f"f{i}", units_view[:, at : at + w]))
+        at += w + gap
+    return out
+
+
+def test_fields_that_follow_one_another_in_every_unit_are_one_range():
+    buf = random_bytes((1 << 14,), torch.Generator().manual_seed(6), "cpu")
+    rs = RegionSet(_fields_of_one_arena(buf, (256, 64, 1024)))
+    assert rs.ranges() == [(0, 1344, 0, 1344)]
+    assert rs.one_range() == (0, 1344, 1344)
+    want = rs.gather(SOURCE_IDS, impl="torch").data
+    for word, piece in ((8, 16384), (8, 512), (1, 16)):
+        assert torch.equal(_replay_table(rs, SOURCE_IDS, word, piece), want), (word, piece)
+    assert rs.table(8, 512)[1] == 3  # 1,344 B in pieces of 512: the fields' three become three
+
+
+def test_fields_apart_in_their_unit_or_out_of_staging_order_stay_ranges_of_their_own():
+    buf = random_bytes((1 << 14,), torch.Generator().manual_seed(7), "cpu")
+    spaced = RegionSet(_fields_of_one_arena(buf, (256, 64), gap=64))
+    assert [r[3] for r in spaced.ranges()] == [256, 64] and spaced.one_range() is None
+    a, b, c = _fields_of_one_arena(buf, (256, 64, 1024))
+    # The same fields staged c, a, b: a and b still follow one another, c is a range alone.
+    swapped = RegionSet([c, a, b])
+    assert swapped.ranges() == [(320, 1344, 0, 1024), (0, 1344, 1024, 320)]
+    assert swapped.one_range() is None
+    want = swapped.gather(SOURCE_IDS, impl="torch").data
+    assert torch.equal(_replay_table(swapped, SOURCE_IDS, 8, 128), want)
+    for rs in (spaced, swapped):
+        assert torch.equal(
+            _replay_table(rs, SOURCE_IDS, 8, 16384), rs.gather(SOURCE_IDS, impl="torch").data
+        )
+
+
+def test_a_layer_major_pool_is_a_range_per_region_and_an_entry_major_one_a_single_range():
+    runner = Case("deepseek-v3.2-exp", "fp8-shuffle").runner().initialize(4)
+    layer_major = RegionSet(runner.kv_transfer)
+    assert len(layer_major.ranges()) == len(layer_major.regions) > 1
+    assert layer_major.one_range() is None
+    _, regions = entry_major_twin(paged_fields(runner), 4)
+    entry_major = RegionSet(regions)
+    (range_,) = entry_major.ranges()
+    assert entry_major.one_range() == (range_[0], range_[1], range_[3])
+    # An entry holds every field of the block, padded to the arena's alignment.
+    assert range_[3] == entry_major.layout.block_bytes >= layer_major.layout.block_bytes
+
+
 # -- the other layouts: entry-major arenas and split planes ------------------------------------
 
 

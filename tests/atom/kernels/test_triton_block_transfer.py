@@ -151,3 +151,70 @@ def test_entry_major_layouts_through_the_kernel(name, twin):
             assert torch.equal(
                 src.view(f.name)[s].view(torch.uint8), dst.view(f.name)[d].view(torch.uint8)
             ), f.name
+
+
+#: Every way the kernel can be launched (``triton_block_transfer.DEFAULT_OPTIONS`` picks one):
+#: each must move exactly the reference's bytes, whichever the bench finds fastest.
+VARIANTS = {
+    "per-piece": dict(persistent=0),
+    "per-piece-table": dict(persistent=0, one_region=False),
+    "per-piece-masked": dict(persistent=0, full_fast=False, streaming=True),
+    "persistent": dict(persistent=1, prefetch=False),
+    "persistent-table": dict(persistent=2, prefetch=False, one_region=False),
+    "prefetch": dict(persistent=1, prefetch=True),
+    "prefetch-table-streaming": dict(persistent=3, prefetch=True, one_region=False, streaming=True),
+}
+
+
+def _variant_sets():
+    """Region sets that reach every branch: one range a block in pieces and a partial piece
+    (entry-major), many regions of a block with small spans (fp8 layer-major MLA with indexer
+    keys), 2-byte words and a span past several pieces."""
+    gen = torch.Generator(device=DEVICE).manual_seed(6)
+    runner = Case("deepseek-v3.2-exp", "fp8-shuffle").runner().initialize(4, device=DEVICE)
+    runner.paged_buf.copy_(random_bytes(runner.paged_buf.shape, gen, DEVICE))
+    arena, regions = entry_major_twin(paged_fields(runner), 4, device=DEVICE)
+    arena.buf.copy_(random_bytes(arena.buf.shape, gen, DEVICE))
+    odd = random_bytes((1 << 18,), gen, DEVICE)
+    return {
+        "layer-major": (runner.paged_buf, list(runner.kv_transfer.regions)),
+        "entry-major": (arena.buf, regions),
+        "2-byte words": (odd, _odd_regions(odd, 2, [(6, 6), (40002, 40002)])),
+    }
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_launch_variant_moves_exactly_the_references_bytes(variant):
+    from atom.kernels import triton_block_transfer as tbt
+
+    for what, (buf, regions) in _variant_sets().items():
+        rs = RegionSet(regions)
+        # Small pieces: several a region, a partial last one, and more pieces than programs.
+        piece = 1024
+        assert rs.table(rs.word_bytes, piece)[1] * 3 > 4, what  # more pieces than programs
+        want = rs.gather(SOURCE_IDS, impl="torch")
+        got = torch.full_like(want.data, 0xA5)
+        ids = torch.tensor(SOURCE_IDS, device=DEVICE)
+        tbt.launch(rs, "gather", got, ids, piece_bytes=piece, **VARIANTS[variant])
+        assert torch.equal(got, want.data), (variant, what)
+        buf.copy_(random_bytes(buf.shape, torch.Generator(device=DEVICE).manual_seed(8), DEVICE))
+        scrambled = buf.clone()
+        dest = torch.tensor([1, 3, 0], device=DEVICE)
+        tbt.launch(rs, "scatter", want.data, dest, piece_bytes=piece, **VARIANTS[variant])
+        untouched_outside(buf, scrambled, regions, [1, 3, 0])
+        assert torch.equal(rs.gather([1, 3, 0], impl="torch").data, want.data), (variant, what)
+
+
+def test_the_launch_options_are_checked_by_name():
+    from atom.kernels import triton_block_transfer as tbt
+
+    buf = torch.zeros(1 << 12, dtype=torch.uint8, device=DEVICE)
+    rs = RegionSet(_odd_regions(buf, 0, [(256, 256)]))
+    out = torch.empty((1, 256), dtype=torch.uint8, device=DEVICE)
+    ids = torch.tensor([0], device=DEVICE)
+    with pytest.raises(ValueError, match="prefetch needs a persistent grid"):
+        tbt.launch(rs, "gather", out, ids, piece_bytes=1024, persistent=0, prefetch=True)
+    with pytest.raises(ValueError, match="persistent must be 0"):
+        tbt.launch(rs, "gather", out, ids, piece_bytes=1024, persistent=-1)
+    with pytest.raises(ValueError, match="unknown kernel options"):
+        tbt.launch(rs, "gather", out, ids, piece_bytes=1024, persistant=1)
