@@ -5,12 +5,17 @@ Optional, GPU only, imported only by :meth:`atom.kernels.block_transfer.RegionSe
 importing it must ``pytest.importorskip("triton")`` first. The specification is the torch
 reference in ``block_transfer`` (``impl="torch"``); this is checked against it bit for bit.
 
-One program moves one *piece*: at most ``PIECE_BYTES`` of one region's span of one block. The
+A launch moves *pieces*: at most ``KernelConfig.piece_bytes`` of one range of one block. The
 region set's table (built once per set, ``RegionSet.table``) lists every piece of a block --
-source offset, the region's stride, offset in the staged block, length, all in words -- so
-program ``pid`` is piece ``pid % pieces`` of block ``ids[pid // pieces]``, and a launch covers
-every region and block however the pool is laid out: 64 ranges a block (a layer-major pool of 32
-layers) cost what one range a block does (an entry-major pool), a piece each.
+source offset, the range's stride, offset in the staged block, length, all in words -- so piece
+``t`` of a launch is piece ``t % pieces`` of block ``ids[t // pieces]``, and a launch covers every
+region and block however the pool is laid out: 64 ranges a block (a layer-major pool of 32
+layers) cost what one range a block does (an entry-major pool), a piece each. A block that is one
+range needs no table: its pieces are computed from the range's base, stride and span.
+
+Either program ``t`` moves piece ``t`` (``persistent=0``), or a grid of a few programs a
+multiprocessor loops over the pieces, optionally issuing the next piece's loads before the
+current one's stores (``prefetch``); ``KernelConfig`` says which, and the bench which is fastest.
 
 Bandwidth comes from width: the words are the widest every address in the table is a multiple
 of, and when every address is also 16-byte aligned the compiler is told so (``VEC``), so each
@@ -25,26 +30,6 @@ import warnings
 import torch
 import triton
 import triton.language as tl
-
-#: Warps per program: 4 x 32 threads x 16 B x 8 accesses = a 16 KiB piece in flight at once.
-NUM_WARPS = 4
-#: Options of the kernel a caller (the bench) may vary; these are what every call uses.
-#: ``full_fast``: a whole piece (all but each region's last) moves unmasked, so nothing about
-#: the mask can narrow its accesses; ``streaming``: loads evict first and stores bypass L1/L2
-#: retention (``.cs``), the bytes of a transfer being read and written once.
-#: ``persistent``: 0 launches one program a piece; ``k`` launches ``k`` programs a multiprocessor
-#: that loop over the pieces (a grid-stride loop), so no program starts, looks up its id and row
-#: and exits per 16 KiB. ``prefetch`` (persistent only): a program issues the loads of its next
-#: piece before the stores of the current one, so its own bytes are in flight while it looks up
-#: the next piece's id and row. ``one_region``: a set of one region (an entry-major arena, a state
-#: pool) computes its pieces' offsets from three scalars instead of loading a table row.
-DEFAULT_OPTIONS = {
-    "full_fast": True,
-    "streaming": False,
-    "persistent": 0,
-    "prefetch": False,
-    "one_region": True,
-}
 
 
 @triton.jit
@@ -198,19 +183,11 @@ def _programs(device: torch.device, total: int, per_sm: int) -> int:
     return max(1, min(total, per_sm * sms))
 
 
-def launch(
-    region_set,
-    direction: str,
-    staging: torch.Tensor,
-    ids: torch.Tensor,
-    *,
-    piece_bytes: int,
-    num_warps: int = NUM_WARPS,
-    **options,
-):
+def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor, config):
     """Move ``ids``' blocks between ``region_set``'s storage and ``staging`` (``(n,
-    block_bytes)`` uint8, contiguous, on the set's device) in one launch; returns triton's
-    compiled kernel (its ``asm`` is what the bench inspects)."""
+    block_bytes)`` uint8, contiguous, on the set's device) in one launch, as ``config`` (a
+    ``block_transfer.KernelConfig``, checked when it was made) says; returns triton's compiled
+    kernel (its ``asm`` is what the bench inspects)."""
     if direction not in ("gather", "scatter"):
         raise ValueError(f"direction {direction!r} is not 'gather' or 'scatter'")
     if staging.device != region_set.device or not staging.is_contiguous():
@@ -218,43 +195,30 @@ def launch(
             f"staging must be contiguous on {region_set.device}, got {staging.device} "
             f"stride {staging.stride()}"
         )
-    unknown = set(options) - set(DEFAULT_OPTIONS)
-    if unknown:
-        raise ValueError(
-            f"unknown kernel options {sorted(unknown)}; known: {sorted(DEFAULT_OPTIONS)}"
-        )
-    opts = {**DEFAULT_OPTIONS, **options}
-    persistent = opts["persistent"]
-    if isinstance(persistent, bool) or not isinstance(persistent, int) or persistent < 0:
-        raise ValueError(
-            f"persistent must be 0 (a program a piece) or programs a multiprocessor, "
-            f"got {persistent!r}"
-        )
-    if opts["prefetch"] and not persistent:
-        raise ValueError("prefetch needs a persistent grid (persistent > 0)")
     word = region_set.word_bytes_for(staging)
     vec = 16 // word if region_set.alignment % 16 == 0 and staging.data_ptr() % 16 == 0 else 1
     if (word, vec) in _UNHINTED:
         vec = 1
-    pool, table, pieces = region_set.plan(word, piece_bytes)
+    pool, table, pieces = region_set.plan(word, config.piece_bytes)
     if pieces == 0:
         return None
-    one = region_set.one_range() if opts["one_region"] else None
+    one = region_set.one_range() if config.one_region else None
     base, stride, span = (v // word for v in one) if one else (0, 0, 0)
     staged = staging.view(pool.dtype)
     total = ids.numel() * pieces
+    persistent = config.persistent
     grid = (_programs(region_set.device, total, persistent) if persistent else total,)
     args = (pool, staged, ids, table, pieces, region_set.layout.block_bytes // word, total,
             base, stride, span)  # fmt: skip
     consts = dict(
-        PIECE=piece_bytes // word,
+        PIECE=config.piece_bytes // word,
         GATHER=direction == "gather",
-        FULL_FAST=opts["full_fast"],
-        STREAMING=opts["streaming"],
+        FULL_FAST=config.full_fast,
+        STREAMING=config.streaming,
         ONE=one is not None,
         PERSISTENT=persistent > 0,
-        PREFETCH=bool(opts["prefetch"]),
-        num_warps=num_warps,
+        PREFETCH=config.prefetch,
+        num_warps=config.num_warps,
     )
     try:
         return _move_kernel[grid](*args, VEC=vec, **consts)

@@ -415,3 +415,53 @@ def test_the_cpu_path_runs_where_triton_cannot_be_imported():
     )
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# -- the kernel's launch config -----------------------------------------------------------------
+
+
+def test_a_kernel_config_prints_as_it_parses():
+    from atom.kernels.block_transfer import DEFAULT_KERNEL, KernelConfig
+
+    config = KernelConfig(piece_bytes=32768, num_warps=8, persistent=4, prefetch=True)
+    assert KernelConfig.parse(str(config)) == config
+    assert KernelConfig.parse("persistent=4, prefetch=1 ,piece_bytes=32768,num_warps=8") == config
+    assert KernelConfig.parse("") == KernelConfig() == DEFAULT_KERNEL
+    assert "prefetch=1" in str(config) and "one_region=1" in str(config)
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "needle"),
+    [
+        ("piece_bytes=1000", ValueError, "power of two >= 16, got 1000"),
+        ("piece_bytes=8", ValueError, "got 8"),
+        ("num_warps=3", ValueError, "num_warps must be a power of two from 1 to 32, got 3"),
+        ("num_warps=64", ValueError, "got 64"),
+        ("persistent=-1", ValueError, "persistent must be 0"),
+        ("prefetch=1", ValueError, "prefetch needs a persistent grid"),
+        ("prefetch=yes", ValueError, "prefetch='yes' is not 0/1"),
+        ("persistent=four", ValueError, "persistent='four' is not an int"),
+        ("persistant=4", ValueError, "'persistant=4' is not NAME=VALUE"),
+        ("persistent", ValueError, "'persistent' is not NAME=VALUE"),
+    ],
+)
+def test_a_bad_kernel_config_is_refused_by_value(text, error, needle):
+    from atom.kernels.block_transfer import KernelConfig
+
+    with pytest.raises(error, match=None) as exc:
+        KernelConfig.parse(text)
+    assert needle in str(exc.value)
+
+
+def test_a_kernel_config_of_the_wrong_type_is_refused():
+    from atom.kernels.block_transfer import KernelConfig
+
+    with pytest.raises(TypeError, match="persistent must be an int, got True"):
+        KernelConfig(persistent=True)
+    with pytest.raises(TypeError, match="prefetch must be a bool, got 1"):
+        KernelConfig(persistent=1, prefetch=1)
+    rs = RegionSet(regions_at(torch.zeros(4096, dtype=torch.uint8), [(256, 256)]))
+    with pytest.raises(TypeError, match="kernel must be a KernelConfig, got dict"):
+        rs.gather([0], kernel={"persistent": 4})
+    with pytest.raises(TypeError, match="kernel must be a KernelConfig, got str"):
+        rs.scatter(rs.gather([0]), [1], kernel="persistent=4")
