@@ -18,6 +18,8 @@ from contracts.finding import Finding
 
 from .selection import Selection
 
+CACHE_DIR = ".atom-contracts-cache"  # checkers.cache.CACHE_DIR, without importing it
+
 
 @dataclass
 class CheckResult:
@@ -146,16 +148,27 @@ def check(
         return _check_stdin(engine, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
     files = discover(targets, config)
     # A contract covering no file of the project checks nothing: judged on the
-    # project (exactly when the run lists it), never on the files named.
+    # project's listing, the whole-tree run's, never on the files named. A run
+    # on some files reads the project's listing only when a question needs it,
+    # and the cross-file re-check below reads the same one.
     from . import coverage
 
-    named = [rel for rel, _ in files]
-    index = (
-        coverage.Listed(named)
-        if _lists_whole_project(targets, config)
-        else coverage.Probed(config, named)
+    if _lists_whole_project(targets, config):
+        listing = files
+    else:
+        listing = None
+
+    def project_listing() -> list[tuple[str, str]]:
+        nonlocal listing
+        if listing is None:
+            from .listing import project_files
+
+            listing = project_files(config, config.root / CACHE_DIR if use_cache else None)
+        return listing
+
+    coverage.require_coverage(
+        config, coverage.Listed(lambda: [rel for rel, _ in project_listing()])
     )
-    coverage.require_coverage(config, index)
     hunks = None
     if diff_base is not None:
         from .diff_filter import changed_lines
@@ -167,7 +180,7 @@ def check(
     if use_cache:
         from contracts.config import blake2b
 
-        from .cache import CACHE_DIR, Cache, checker_fingerprint
+        from .cache import Cache, checker_fingerprint
 
         key = blake2b(
             f"{config.fingerprint}|{selection.key()}|"
@@ -212,7 +225,9 @@ def check(
         # what they break in files that did not change fails here too.
         from .dependents import recheck
 
-        caused, rechecked = recheck(engine, [(r.path, dict(files)[r.path]) for r in results])
+        caused, rechecked = recheck(
+            engine, [(r.path, dict(files)[r.path]) for r in results], project_listing
+        )
         findings.extend(caused)
         checked += rechecked
     if cache is not None:

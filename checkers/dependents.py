@@ -21,6 +21,7 @@ the same file predates the edit and stays the whole-tree run's to report.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from contracts.finding import Finding
 
@@ -29,8 +30,18 @@ from .source import SourceFile
 from .suppression import parse_directives
 
 
-def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding], int]:
-    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked."""
+def recheck(
+    engine: Engine,
+    edited: list[tuple[str, str]],
+    listing: Callable[[], list[tuple[str, str]]] | None = None,
+) -> tuple[list[Finding], int]:
+    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked.
+
+    ``listing`` lists the project (the coverage check's listing, from
+    ``checkers.listing.project_files``), called only when a cross-file
+    contract can be reached from an edited module; by default the project
+    is listed here.
+    """
     contracts = [
         c
         for c in engine.contracts
@@ -48,13 +59,17 @@ def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding
             modules[name] = rel
     if not modules:
         return [], 0
-    from .discovery import discover
-
     done = {rel for rel, _ in edited}
     findings: list[Finding] = []
     checked = 0
-    for rel, abspath in discover([], engine.config):
-        if rel in done:
+    if listing is None:
+        from .discovery import discover
+
+        def listing() -> list[tuple[str, str]]:
+            return discover([], engine.config)
+
+    for rel, abspath in listing():
+        if rel in done or not any(c.applies_to(rel) for c in contracts):
             continue
         applying, pfi = engine.applying(rel)
         asked = {}
