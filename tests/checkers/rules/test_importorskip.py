@@ -6,8 +6,9 @@ import pytest
 
 from checkers.project import Project
 from checkers.rules.importorskip import ImportOrSkip
-from checkers.source import SourceFile
 from contracts.fields import ConfigError
+
+from ..rule_harness import run_rule
 
 PARAMS = {"module": "triton", "tests": ["tests/**"]}
 TREE = {
@@ -19,38 +20,14 @@ TREE = {
 }
 
 
-def write(tmp_path, files):
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-
-
 def check(tmp_path, source, path="tests/test_x.py", params=PARAMS, files=TREE, project=None):
-    write(tmp_path, {**files, path: source})
-    project = project or Project(tmp_path, (tmp_path,))
-    src = SourceFile(path, source, abspath=str(tmp_path / path))
-    project.add_source(src)
-    contract = ImportOrSkip.from_table({"id": "t", **params}, "contract `t`")
-    return list(contract.check(src, project))
+    return run_rule(
+        ImportOrSkip, source, params, path=path, root=tmp_path, files=files, project=project
+    )
 
 
 def where(found):
     return [(f.line, f.column) for f in found]
-
-
-@pytest.mark.parametrize("example", ImportOrSkip.VALID, ids=lambda e: e.note[:40])
-def test_valid_examples_pass(tmp_path, example):
-    assert check(tmp_path, example.source, example.path, example.params, example.files) == []
-
-
-@pytest.mark.parametrize("example", ImportOrSkip.INVALID, ids=lambda e: e.note[:40])
-def test_invalid_examples_flag_where_they_say(tmp_path, example):
-    found = check(tmp_path, example.source, example.path, example.params, example.files)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for finding, expect in zip(found, example.expect, strict=True):
-        assert expect.message is None or expect.message in finding.message
 
 
 @pytest.mark.parametrize(

@@ -9,35 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.project import Project
 from checkers.rules.retired_name import RetiredName
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
 
+from ..rule_harness import run_rule
+
 
 def check(tmp_path, source: str, names=("StateArena",), path: str = "atom/mod.py"):
-    project = Project(tmp_path, (tmp_path,))
-    src = SourceFile(path, source, abspath=str(tmp_path / path))
     names = names if isinstance(names, dict) else list(names)
-    contract = RetiredName.from_table({"id": "t", "names": names}, "contract `t`")
-    if not contract.wants(src):
-        return []
-    return list(contract.check(src, project))
-
-
-@pytest.mark.parametrize("example", RetiredName.VALID, ids=lambda e: e.note[:40] or "valid")
-def test_valid_examples_pass(tmp_path, example):
-    assert check(tmp_path, example.source, example.params["names"], example.path) == []
-
-
-@pytest.mark.parametrize("example", RetiredName.INVALID, ids=lambda e: e.note[:40])
-def test_invalid_examples_flag_where_they_say(tmp_path, example):
-    found = check(tmp_path, example.source, example.params["names"], example.path)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for finding, expect in zip(found, example.expect, strict=True):
-        assert expect.message is None or expect.message in finding.message
+    return run_rule(RetiredName, source, {"names": names}, path=path, root=tmp_path)
 
 
 @pytest.mark.parametrize(
