@@ -153,10 +153,7 @@ def check(
     # and the cross-file re-check below reads the same one.
     from . import coverage
 
-    if _lists_whole_project(targets, config):
-        listing = files
-    else:
-        listing = None
+    listing = files if _lists_whole_project(targets, config) else None
 
     def project_listing() -> list[tuple[str, str]]:
         nonlocal listing

@@ -306,18 +306,14 @@ class Cache:
         index = shard_of(path)
         shard = self._shards.get(index)
         if shard is None:
-            shard = self._shards[index] = _Shard(
-                self.shard_path(index), load=self.directory_exists
-            )
+            shard = self._shards[index] = _Shard(self.shard_path(index), load=self.directory_exists)
         return shard
 
     def _all_shards(self) -> list[_Shard]:
         if not self._all_loaded:
             for index in range(SHARDS):
                 if index not in self._shards:
-                    self._shards[index] = _Shard(
-                        self.shard_path(index), load=self.directory_exists
-                    )
+                    self._shards[index] = _Shard(self.shard_path(index), load=self.directory_exists)
             self._all_loaded = True
         return list(self._shards.values())
 
@@ -365,7 +361,9 @@ class Cache:
         out = []
         for shard in self._shards.values():
             if shard.dirty or (
-                self._stamping and shard.stamp != self._run_stamp and (shard.entries or shard.summaries)
+                self._stamping
+                and shard.stamp != self._run_stamp
+                and (shard.entries or shard.summaries)
             ):
                 out.append(shard)
         return out

@@ -24,7 +24,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .fields import ConfigError, compile_globs
 
@@ -35,7 +34,10 @@ try:
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .contract import Contract
 
 TABLE = "tool.atom-contracts"
