@@ -66,20 +66,30 @@ def _copy_repo(dest: Path) -> None:
         subprocess.run(cmd, cwd=dest, check=True, capture_output=True)
 
 
+# Peak memory is the command's own resident high-water mark, reported by GNU time,
+# which forks it: a child forked from this Python process would start with this
+# process's resident set as its peak (Linux keeps the high-water mark across
+# exec), and every command would report the bench's own ~16 MB. CPU is from
+# wait4 on time, which counts time and the command it reaped (time's own is <1 ms).
+_TIME = "/usr/bin/time"
+
+
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int]:
     """(wall s, CPU s, peak RSS MB, exit status) of one run."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    return (
-        wall,
-        usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024,
-        os.waitstatus_to_exitcode(status),
-    )
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as report:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [_TIME, "-f", "%M", "-o", report.name, *cmd],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        lines = [line for line in report.read().splitlines() if line.strip().isdigit()]
+    peak_mb = int(lines[-1]) / 1024 if lines else float("nan")
+    return wall, usage.ru_utime + usage.ru_stime, peak_mb, os.waitstatus_to_exitcode(status)
 
 
 def measure(
@@ -89,6 +99,8 @@ def measure(
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if console is None or ruff is None:
         raise SystemExit("needs `atom-contracts` and `ruff` installed (pip install -e '.[test]')")
+    if not os.access(_TIME, os.X_OK):
+        raise SystemExit(f"needs GNU time at {_TIME} for each command's own peak memory")
     cases = {
         "atom-contracts check FILE": [console, "check", "-q", "--exit-zero", str(target)],
         "ruff check FILE": [ruff, "check", "-q", "--exit-zero", *ruff_args, str(target)],
