@@ -191,7 +191,7 @@ def test_the_one_file_verdict_on_coverage_is_the_whole_tree_run_s(project, capsy
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     (project / ".gitignore").write_text("extra/\n")
     age(project)
-    rc, rows, err = fast_and_slow(capsys, "pkg/ops.py")
+    rc, _, err = fast_and_slow(capsys, "pkg/ops.py")
     assert rc == 2 and "`extra-keyword-only`" in err
     assert verdict(capsys)[2] == err
 
