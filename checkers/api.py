@@ -38,7 +38,11 @@ class CheckResult:
 
 
 def load_config(
-    start: Path | str, *, config_file: Path | str | None = None, use_cache: bool = True
+    start: Path | str,
+    *,
+    config_file: Path | str | None = None,
+    use_cache: bool = True,
+    write_cache: bool = True,
 ) -> Config:
     """The declaration governing ``start``; raises ConfigError naming table, key and value."""
     from contracts.config import load_config as _load
@@ -50,6 +54,7 @@ def load_config(
         kind_class,
         config_file=Path(config_file) if config_file else None,
         use_cache=use_cache,
+        write_cache=write_cache,
     )
     where = f"{config.pyproject}: [{TABLE}]"
     _require_rules(config.select or (), f"{where} `select`", config)
@@ -101,6 +106,7 @@ def check(
     diff: bool = False,
     diff_base: str | None = None,
     use_cache: bool = True,
+    write_cache: bool = True,
     jobs: int | None = None,
     config: Config | None = None,
     config_file: str | Path | None = None,
@@ -108,6 +114,11 @@ def check(
     stdin: str | None = None,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
+
+    ``write_cache`` False (with ``use_cache``) reads ``.atom-contracts-cache/``
+    -- findings, import summaries, the stored listing -- and writes nothing
+    there: the agent hook's mode, which must leave every file but the edited
+    one as it was.
 
     ``stdin``: the text of the one file ``paths`` names (``--stdin-filename``),
     checked in memory as if it were that file; with ``fix`` the fixed text is
@@ -128,12 +139,15 @@ def check(
         if config_file is not None and not os.path.isabs(config_file):
             config_file = base / config_file
         config = load_config(
-            targets[0] if targets else base, config_file=config_file, use_cache=use_cache
+            targets[0] if targets else base,
+            config_file=config_file,
+            use_cache=use_cache,
+            write_cache=write_cache,
         )
         if config.pyproject is None and targets:
             # Nothing declared above the paths (a tree outside any project, e.g.
             # a vendored copy): the working directory's declaration governs.
-            config = load_config(base, use_cache=use_cache)
+            config = load_config(base, use_cache=use_cache, write_cache=write_cache)
         if config.pyproject is None:
             # Checking against no declaration checks nothing: never a pass.
             raise missing_declaration(targets[0] if targets else base)
@@ -160,7 +174,9 @@ def check(
         if listing is None:
             from .listing import project_files
 
-            listing = project_files(config, config.root / CACHE_DIR if use_cache else None)
+            listing = project_files(
+                config, config.root / CACHE_DIR if use_cache else None, write=write_cache
+            )
         return listing
 
     coverage.require_coverage(
@@ -181,7 +197,7 @@ def check(
 
         key = blake2b(
             f"{config.fingerprint}|{selection.key()}|"
-            f"{checker_fingerprint(config.root / CACHE_DIR)}".encode(),
+            f"{checker_fingerprint(config.root / CACHE_DIR, write=write_cache)}".encode(),
             digest_size=12,
         ).hexdigest()
         cache = Cache(config.root, key)
@@ -227,7 +243,7 @@ def check(
         )
         findings.extend(caused)
         checked += rechecked
-    if cache is not None:
+    if cache is not None and write_cache:
         engine.save_summaries(cache)
         cache.save()
     if hunks is not None:

@@ -88,7 +88,7 @@ def finding_from_tuple(t: tuple) -> Finding:
     )
 
 
-def checker_fingerprint(directory: Path | None = None) -> str:
+def checker_fingerprint(directory: Path | None = None, *, write: bool = True) -> str:
     """A digest of the checker's own modules' bytes: a new version or an edited rule misses.
 
     Their bytes, not their stats, so a fresh clone in CI -- every mtime new --
@@ -129,7 +129,7 @@ def checker_fingerprint(directory: Path | None = None) -> str:
         h.update(f"\0{name}\0{len(data)}\0".encode())
         h.update(data)
     digest = h.hexdigest()
-    if memo is not None and directory.is_dir():
+    if write and memo is not None and directory.is_dir():
         tmp = directory / f".tmp-{os.getpid()}-{_FINGERPRINT_FILE}"
         try:
             tmp.write_text(f"{stat_key} {digest}\n")

@@ -52,10 +52,13 @@ _RACY_SECONDS = 2
 _UNPROVABLE = -1
 
 
-def project_files(config: Config, cache_dir: Path | None) -> list[tuple[str, str]]:
+def project_files(
+    config: Config, cache_dir: Path | None, *, write: bool = True
+) -> list[tuple[str, str]]:
     """``discover([], config)``, from ``cache_dir``'s stored listing when it provably holds.
 
-    ``cache_dir`` None (``--no-cache``) lists the project and stores nothing.
+    ``cache_dir`` None (``--no-cache``) lists the project and stores nothing;
+    ``write`` False reads a stored listing but stores none.
     """
     if cache_dir is None:
         return discover([], config)
@@ -74,7 +77,7 @@ def project_files(config: Config, cache_dir: Path | None) -> list[tuple[str, str
     entries = tuple((g, os.path.exists(g)) for g in _git_entries(root))
     listed = discover([], config)
     rels = [rel for rel, _ in listed]
-    if os.path.isdir(cache_dir):
+    if write and os.path.isdir(cache_dir):
         _save(store, (_VERSION, key, dir_stats, file_stats, entries, rels))
     return listed
 

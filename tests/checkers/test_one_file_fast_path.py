@@ -221,3 +221,26 @@ def test_a_stored_listing_of_the_wrong_shape_is_a_miss(project, capsys):
     for junk in (b"", b"not marshal", b"\xe9\x00\x00\x00"):
         store.write_bytes(junk)
         assert fast_and_slow(capsys, "pkg/ops.py")[0] == 0
+
+
+def _folder_bytes(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def test_a_read_only_run_reads_the_cache_and_writes_nothing(project, capsys):
+    """The agent hook's mode: same verdict, and the cache folder byte for byte as it was."""
+    from checkers import api
+
+    cache_dir = project / ".atom-contracts-cache"
+    read_only = api.check(["pkg/ops.py"], cwd=project, jobs=1, write_cache=False)
+    assert not cache_dir.exists()  # nothing to read, and nothing created
+    warm(capsys, project, "pkg/ops.py")
+    (project / "pkg/ops.py").write_text(ADD_TRITON)
+    before = _folder_bytes(cache_dir)
+    read_only = api.check(["pkg/ops.py"], cwd=project, jobs=1, write_cache=False)
+    assert _folder_bytes(cache_dir) == before
+    uncached = api.check(["pkg/ops.py"], cwd=project, jobs=1, use_cache=False)
+    assert read_only.findings == uncached.findings
+    assert {f.path for f in read_only.findings} == {"tests/test_ops.py", "tests/test_wrap.py"}
