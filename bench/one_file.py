@@ -16,15 +16,19 @@ Two projects:
 - ``vllm``: vLLM 0.33.0's package hard-linked into a scratch project with
   ``bench/cold_path.py``'s declaration (input-assert + required-keyword) and
   ruff's ``--select S101,TID251``; the file is ``vllm/config/model.py``
-  (113 KB). The cache is filled by one whole-tree run first, so the one-file
-  run reads a cache of the whole tree's size, as a user's would.
+  (113 KB).
+
+Each checker's cache is filled by one whole-tree run first, so the one-file
+run reads a cache of the tree's size, as a user's would. ``--compare DIR``
+runs another checkout's checker (``PYTHONPATH=DIR``) alternately with this
+one's on the same project: before and after in one sitting.
 
 Per round each command runs once, alternately; the first round (bytecode,
 page cache, our cache's listing) is dropped. Per command: the median wall,
 the median CPU (user + system, from ``os.wait4``) and the largest peak RSS
 (``ru_maxrss``); then ours over ruff's.
 
-    python bench/one_file.py [--rounds 20] [--tree repo|vllm|both]
+    python bench/one_file.py [--rounds 20] [--tree repo|vllm|both] [--compare DIR]
 """
 
 from __future__ import annotations
@@ -93,7 +97,13 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, 
 
 
 def measure(
-    name: str, project: Path, target: Path, ruff_args: list[str], rounds: int, env
+    name: str,
+    project: Path,
+    target: Path,
+    ruff_args: list[str],
+    rounds: int,
+    env,
+    compare: Path | None = None,
 ) -> list[str]:
     console = shutil.which("atom-contracts", path=str(Path(sys.executable).parent))
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
@@ -106,11 +116,27 @@ def measure(
         "ruff check FILE": [ruff, "check", "-q", "--exit-zero", *ruff_args, str(target)],
         "python -c pass": [sys.executable, "-c", "pass"],
     }
+    envs = {label: env for label in cases}
+    if compare is not None:
+        # Another checkout's checker, first on the path ahead of this editable install.
+        label = f"... {compare.name}'s checker"
+        cases = {
+            "atom-contracts check FILE": cases.pop("atom-contracts check FILE"),
+            label: [console, "check", "-q", "--exit-zero", str(target)],
+            **cases,
+        }
+        envs[label] = {**env, "PYTHONPATH": str(compare)}
+    # Each checker's cache filled by a whole-tree run first (each has its own key), so
+    # the one-file run reads a cache of the tree's size, as a user's would.
+    for label in [k for k in cases if "atom-contracts" in k or "checker" in k]:
+        started = time.perf_counter()
+        _run([console, "check", "-q", "--exit-zero"], project, envs[label])
+        print(f"{name}: {label}: cache filled ({time.perf_counter() - started:.0f} s)")
     samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in cases}
     statuses: dict[str, set[int]] = {k: set() for k in cases}
     for round_index in range(rounds + 1):
         for label, cmd in cases.items():
-            wall, cpu, rss, status = _run(cmd, project, env)
+            wall, cpu, rss, status = _run(cmd, project, envs[label])
             statuses[label].add(status)
             if round_index:
                 samples[label].append((wall, cpu, rss))
@@ -134,6 +160,12 @@ def measure(
         f"{ours[2] / theirs[2]:7.2f}x"
     )
     verdict = "met" if ours[0] < TARGET_MS else "NOT met"
+    if compare is not None:
+        before = rows[label]
+        out.append(
+            f"  ratio ours / {compare.name}'s:   {ours[0] / before[0]:7.2f}x "
+            f"{ours[1] / before[1]:7.2f}x {ours[2] / before[2]:7.2f}x"
+        )
     out.append(f"  one file under {TARGET_MS:.0f} ms (median wall {ours[0]:.1f} ms): {verdict}")
     return out
 
@@ -142,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--tree", choices=("repo", "vllm", "both"), default="both")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another checkout (e.g. `git worktree add /tmp/before main`) whose checker runs "
+        "alternately with this one's, on the same project",
+    )
     args = parser.parse_args(argv)
     # Bytecode as pip would leave it: with PYTHONDONTWRITEBYTECODE (set on the shared
     # machines) an editable install compiles every module on every run (~100 ms).
@@ -167,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 [],
                 args.rounds,
                 env,
+                args.compare,
             )
         if args.tree in ("vllm", "both"):
             found = vllm_tree()
@@ -174,20 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"== vllm: skipped ({found})")
             else:
                 tree, excluded = found
-                project, _, count, _ = build_project("vllm", "whole", tree, excluded, scratch)
-                console = shutil.which("atom-contracts", path=str(Path(sys.executable).parent))
-                started = time.perf_counter()
-                subprocess.run(
-                    [console, "check", "-q", "--exit-zero"],
-                    cwd=project,
-                    env=env,
-                    check=True,
-                    stdout=subprocess.DEVNULL,
-                )
-                print(
-                    f"vllm: cache filled by a whole-tree run ({count} files, "
-                    f"{time.perf_counter() - started:.0f} s)"
-                )
+                project, _, _, _ = build_project("vllm", "whole", tree, excluded, scratch)
                 lines += measure(
                     "vLLM 0.33.0",
                     project,
@@ -195,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                     ["--select", RUFF_SELECT],
                     args.rounds,
                     env,
+                    args.compare,
                 )
     print("\n".join(lines))
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
