@@ -117,9 +117,10 @@ def measure(
         "python -c pass": [sys.executable, "-c", "pass"],
     }
     envs = {label: env for label in cases}
+    compared = ""
     if compare is not None:
         # Another checkout's checker, first on the path ahead of this editable install.
-        label = f"... {compare.name}'s checker"
+        label = compared = f"... {compare.name}'s checker"
         cases = {
             "atom-contracts check FILE": cases.pop("atom-contracts check FILE"),
             label: [console, "check", "-q", "--exit-zero", str(target)],
@@ -161,7 +162,7 @@ def measure(
     )
     verdict = "met" if ours[0] < TARGET_MS else "NOT met"
     if compare is not None:
-        before = rows[label]
+        before = rows[compared]
         out.append(
             f"  ratio ours / {compare.name}'s:   {ours[0] / before[0]:7.2f}x "
             f"{ours[1] / before[1]:7.2f}x {ours[2] / before[2]:7.2f}x"
