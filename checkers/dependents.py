@@ -30,12 +30,17 @@ from .source import SourceFile
 from .suppression import parse_directives
 
 
-def recheck(
+def dependent_files(
     engine: Engine,
     edited: list[tuple[str, str]],
     listing: Callable[[], list[tuple[str, str]]] | None = None,
-) -> tuple[list[Finding], int]:
-    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked.
+):
+    """The other files the edited ``(relpath, abspath)`` files can change the findings of.
+
+    Yields ``(relpath, abspath, asked, per_file_ignores)`` for each, ``asked``
+    mapping a contract's id to ``(contract, {line: edited paths reaching it})``; every
+    answer comes from the import summaries, nothing here parses a candidate.
+    ``recheck`` checks those lines; the language server checks the files.
 
     ``listing`` lists the project (the coverage check's listing, from
     ``checkers.listing.project_files``), called only when a cross-file
@@ -50,7 +55,7 @@ def recheck(
         and engine.project_wants(c)
     ]
     if not contracts:
-        return [], 0
+        return
     project = engine.project
     modules: dict[str, str] = {}
     for rel, _ in edited:
@@ -58,10 +63,8 @@ def recheck(
         if name:
             modules[name] = rel
     if not modules:
-        return [], 0
+        return
     done = {rel for rel, _ in edited}
-    findings: list[Finding] = []
-    checked = 0
     if listing is None:
         from .discovery import discover
 
@@ -78,8 +81,20 @@ def recheck(
                 lines = contract.dependent_lines(rel, project, modules)
                 if lines:
                     asked[contract.id] = (contract, lines)
-        if not asked:
-            continue
+        if asked:
+            yield rel, abspath, asked, pfi
+
+
+def recheck(
+    engine: Engine,
+    edited: list[tuple[str, str]],
+    listing: Callable[[], list[tuple[str, str]]] | None = None,
+) -> tuple[list[Finding], int]:
+    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were
+    checked; ``listing`` as ``dependent_files`` reads it."""
+    findings: list[Finding] = []
+    checked = 0
+    for rel, abspath, asked, pfi in dependent_files(engine, edited, listing):
         try:
             with open(abspath, "rb") as fh:
                 text = decode(fh.read())
@@ -110,4 +125,4 @@ def _base_dependent_lines():
     return Contract.dependent_lines
 
 
-__all__ = ["recheck"]
+__all__ = ["dependent_files", "recheck"]

@@ -146,9 +146,7 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
 # -- 2. rows from the walk ---------------------------------------------------------------------
 
 
-def check_rows_from_walk(
-    runner: ModelRunner, *, stranger: Callable[[Any], Any] | None = None
-) -> None:
+def check_rows_from_walk(runner: ModelRunner) -> None:
     """Rows are positions in the walk, counts are module counts, and a module the walk did not
     visit gets a ``KeyError`` naming it -- never the next row."""
     contract = "rows-from-walk"
@@ -184,7 +182,7 @@ def check_rows_from_walk(
     modules = runner.bound_modules()
     if not modules:
         _fail(contract, "no module was bound")
-    twin = stranger(modules[0]) if stranger else _twin(modules[0])
+    twin = _twin(modules[0])
     builder = runner.builder_of(modules[0])
     try:
         builder.build_kv_cache_tensor(twin)

@@ -12,7 +12,7 @@ from pathlib import Path
 from checkers.project import Project
 from checkers.source import SourceFile
 
-from .example_project import write_tree
+from ..scaffold import write_tree
 
 
 def run_rule(

@@ -49,17 +49,30 @@ def test_each_spelling_of_the_skip_counts(tmp_path, skip):
     "not_a_skip",
     [
         'pytest.importorskip("tritonx")',
+        'pytest.importorskip("aiter", "triton")',  # the second argument is a minversion
         "pytest.importorskip(name)",
         'if CI:\n    pytest.importorskip("triton")',
         'def setup_module():\n    pytest.importorskip("triton")',
         'pytestmark = pytest.mark.skipif(True, reason="triton")',
         'try:\n    import triton\nexcept ImportError:\n    pytest.skip("no triton")',
+        # At module level pytest.skip needs allow_module_level=True, or it is itself an error.
+        'try:\n    import triton\nexcept ImportError:\n    pytest.skip(reason="no triton")',
+        "try:\n    import triton\nexcept ImportError:\n"
+        '    pytest.skip("no triton", allow_module_level=False)',
+        # A handler that survives the ImportError without skipping.
+        "try:\n    import triton\nexcept ImportError:\n    triton = None",
     ],
 )
 def test_what_does_not_skip_first_does_not_count(tmp_path, not_a_skip):
     source = f"import pytest\n{not_a_skip}\nimport atom.kernels.store\n"
     found = check(tmp_path, source)
     assert [f.line for f in found] == [source.count("\n")]
+
+
+def test_a_statement_that_imports_before_it_skips_is_flagged(tmp_path):
+    # The skip runs after the statement's own import: the import is not behind the skip.
+    source = '__import__("atom.kernels.store").importorskip("triton")\n'
+    assert where(check(tmp_path, source)) == [(1, 1)]
 
 
 def test_one_finding_per_statement_anchored_on_it(tmp_path):

@@ -92,6 +92,25 @@ def test_an_occurrence_in_a_multiline_string_is_suppressed_from_its_statement(tm
     assert [(f.line, f.span_lines) for f in found] == [(4, (2, 5)), (6, (6, 6))]
 
 
+@pytest.mark.parametrize(
+    ("source", "span_lines"),
+    [
+        # On the string's first line: the statement (lines 1-2) still holds the suppression.
+        ('x = """StateArena\n"""\n', (1, 2)),
+        # On its last line, inside a statement that goes on past the string (lines 1-4).
+        ('x = (\n    """a\n    StateArena"""\n)\n', (1, 4)),
+        # A one-line string inside a wrapped call is suppressed from its own line only: a
+        # comment there is possible, and one on the call's other lines is about other words.
+        ('x = f(\n    "StateArena",\n)\n', (2, 2)),
+    ],
+)
+def test_a_multiline_string_reaches_its_statement_from_its_first_and_last_lines(
+    tmp_path, source, span_lines
+):
+    (found,) = check(tmp_path, source)
+    assert found.span_lines == span_lines
+
+
 def test_a_file_that_does_not_parse_is_scanned_all_the_same(tmp_path):
     found = check(tmp_path, "def broken(:\n    StateArena\n")
     assert [(f.line, f.column) for f in found] == [(2, 5)]
@@ -120,6 +139,7 @@ def test_needles_are_the_names(tmp_path):
         (["StateArena", ""], "''"),
         ({"StateArena": 3}, "3"),
         ({}, r"\{\}"),
+        ({"StateArena": "EntryMajorArena", " ": "x"}, "names are not empty"),
     ],
 )
 def test_a_bad_declaration_names_the_bad_value(names, named):
