@@ -47,24 +47,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 from cold_path import RUFF_SELECT, build_project, vllm_tree  # noqa: E402  (after the path fix-up)
+from hook_speed import _copy_tree  # noqa: E402
 
 TARGET_MS = 80.0
 _PACKAGES = ("checkers", "contracts", "hooks")
 
 
 def _copy_repo(dest: Path) -> None:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-        text=True,
-    ).stdout
-    for rel in filter(None, listed.split("\0")):
-        src = REPO / rel
-        if src.is_file() and not rel.startswith(".atom-contracts-cache/"):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
+    _copy_tree(dest)  # hook_speed's: tracked and untracked files git does not ignore
     # A git work tree, as pre-commit's always is: the listing is git's.
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"]):
         subprocess.run(cmd, cwd=dest, check=True, capture_output=True)
