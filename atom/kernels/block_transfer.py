@@ -340,6 +340,7 @@ class RegionSet:
         self.alignment = alignment or 16
         self.word_bytes = _word_bytes(self.alignment)
         self._byte_views: list[torch.Tensor | None] | None = None
+        self._ranges: list[tuple[int, int, int, int]] | None = None
         self._tables: dict[tuple[int, int], tuple[torch.Tensor, int]] = {}
         self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
 
@@ -457,6 +458,13 @@ class RegionSet:
         return _word_bytes(math.gcd(self.alignment, staging.data_ptr()) or self.alignment)
 
     def ranges(self) -> list[tuple[int, int, int, int]]:
+        """The byte ranges one block is, ``(base, stride, staged offset, span)`` each, built
+        once per set (see ``_merged_ranges``)."""
+        if self._ranges is None:
+            self._ranges = self._merged_ranges()
+        return list(self._ranges)
+
+    def _merged_ranges(self) -> list[tuple[int, int, int, int]]:
         """The byte ranges one block is, as ``(base, stride, staged offset, span)``: the regions
         with bytes, in staging order, each run of regions that follow one another in the storage
         at one stride (unit ``u`` of the next starts where unit ``u`` of this one ends) merged
@@ -477,7 +485,9 @@ class RegionSet:
         """``(base, stride, span)`` in bytes when a block is one range of the storage (an
         entry-major arena, a state pool): the kernel then computes its pieces from these three
         instead of reading a table row. None otherwise."""
-        ranges = self.ranges()
+        # Every call asks (the launch and default_kernel()): read off the cached ranges, never
+        # rebuilt -- a walk over 300 regions is host time a back-to-back transfer pays.
+        ranges = self.ranges() if self._ranges is None else self._ranges
         if len(ranges) != 1:
             return None
         base, stride, offset, span = ranges[0]
