@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,12 @@ def parse(raw: bytes, environ: Mapping[str, str]) -> EditedFile:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Skip(f"stdin is not JSON ({exc.__class__.__name__}: {exc})") from None
+    except (RecursionError, MemoryError):
+        # json's decoder recurses once per level of nesting; no agent sends a
+        # payload deeper than Python's recursion limit, so this is a bad one.
+        raise Skip(
+            f"payload is nested too deeply to read (deeper than about {sys.getrecursionlimit()} levels)"
+        ) from None
     if not isinstance(payload, dict):
         raise Skip(f"payload is a JSON {type(payload).__name__}, expected an object")
 

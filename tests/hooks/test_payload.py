@@ -101,3 +101,25 @@ def test_pre_tool_use_wiring_is_refused(tree: Path) -> None:
             }
         )
     assert not caught.value.quiet
+
+
+DEEP = 100_000  # the depth the reliability sweep sent: far past Python's recursion limit
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"[" * DEEP + b"]" * DEEP,
+        b'{"a":' * DEEP + b"1" + b"}" * DEEP,
+        # a payload that names its file, with one deep value beside it
+        b'{"tool_name": "Write", "tool_input": {"file_path": "pkg/mod.py", "content": '
+        + b"[" * DEEP
+        + b"]" * DEEP
+        + b"}}",
+    ],
+    ids=["list", "object", "deep-value-in-a-good-payload"],
+)
+def test_a_payload_nested_too_deeply_is_refused_by_name(tree: Path, raw: bytes) -> None:
+    with pytest.raises(Skip, match="nested too deeply") as caught:
+        parse(raw, {"CLAUDE_PROJECT_DIR": str(tree)})
+    assert not caught.value.quiet

@@ -94,8 +94,19 @@ def test_a_cache_directory_that_is_a_plain_file_is_a_miss(project, capsys):
     assert (project / ".atom-contracts-cache").read_text() == "not a directory\n"
 
 
+def _nested(depth: int) -> tuple:
+    value: tuple = ()
+    for _ in range(depth):
+        value = (value,)
+    return value
+
+
 WRONG_SHAPES = {
     "a-list": [1, 2, 3],
+    # marshal refuses nesting past 2,000 levels (ValueError); under that it loads,
+    # and a value that deep where the findings go must fail only that entry.
+    "nested-past-marshal": None,
+    "findings-nested-1500-deep": (None, {"plain.py": (0, 0, b"", _nested(1500), (), None)}),
     "entries-a-list": (None, []),
     "short-entry": (None, {"plain.py": (1, 2)}),
     "entry-an-int": (None, {"plain.py": 7}),
@@ -113,14 +124,17 @@ def test_a_cache_file_of_the_wrong_shape_is_a_miss(project, capsys, name):
     cache_dir = project / ".atom-contracts-cache"
     (cache_file,) = cache_dir.glob("*.marshal")
     stored = WRONG_SHAPES[name]
-    if name in ("inner-wrong", "findings-not-tuples"):
+    if name in ("inner-wrong", "findings-not-tuples", "findings-nested-1500-deep"):
         # Keep the file's real stat, so the engine trusts the entry and reads its inside.
         import os
 
         st = os.stat(project / "plain.py")
         entry = stored[1]["plain.py"]
         stored = (None, {"plain.py": (st.st_size, st.st_mtime_ns, *entry[2:])})
-    cache_file.write_bytes(marshal.dumps(stored))
+    if name == "nested-past-marshal":
+        cache_file.write_bytes(b")\x01" * 100_000 + b"N")  # a 1-tuple in a 1-tuple ... of None
+    else:
+        cache_file.write_bytes(marshal.dumps(stored))
     assert main(["check"]) == 1
     captured = capsys.readouterr()
     assert "plain.py:2:12: AC301" in captured.out
