@@ -129,11 +129,17 @@ def parse(raw: bytes, environ: Mapping[str, str]) -> EditedFile:
 
     if not candidate.name.endswith((*PYTHON_SUFFIXES, NOTEBOOK_SUFFIX)):
         raise Skip(f"{named} is not a Python file", quiet=True)
-    if not candidate.exists():
-        raise Skip(f"{named} no longer exists; nothing to check")
-    path = candidate.resolve()
-    if not path.is_file():
-        raise Skip(f"{named} is not a regular file")
+    try:
+        if not candidate.exists():
+            raise Skip(f"{named} no longer exists; nothing to check")
+        path = candidate.resolve()
+        if not path.is_file():
+            raise Skip(f"{named} is not a regular file")
+    except (OSError, ValueError) as exc:
+        # A name too long for the file system, a permission denied on the way:
+        # Path.exists lets those out, and they are the payload's, not a bug.
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise Skip(f"{named} cannot be looked at ({reason})") from None
     if not path.is_relative_to(project):
         raise Skip(f"{named} is outside the project {project}; not touching it")
     return EditedFile(path=path, project=project, tool=tool)

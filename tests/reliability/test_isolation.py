@@ -139,3 +139,59 @@ def test_a_cache_file_of_the_wrong_shape_is_a_miss(project, capsys, name):
     captured = capsys.readouterr()
     assert "plain.py:2:12: AC301" in captured.out
     assert "AC002" not in captured.out and "internal error" not in captured.err
+
+
+def test_ten_concurrent_runs_and_every_jobs_and_cache_setting_print_the_same(tmp_path):
+    """What held in the issue's sweep, kept: ten runs at once sharing one cache,
+    ``--jobs 1`` and ``--jobs 8``, cached and ``--no-cache``, byte-identical --
+    and the cache they raced over still serves the same findings."""
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import EVERY_KIND
+
+    (tmp_path / "pyproject.toml").write_text(EVERY_KIND)
+    for i in range(40):
+        package = tmp_path / "pkg" / f"m{i // 10}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").touch()
+        (package / f"mod{i}.py").write_text(
+            f"import vllm.triton_utils\n\n\ndef allocate(blocks, n{i}):\n"
+            f"    assert n{i} > 0\n    return StateField(blocks)\n"
+        )
+    (tmp_path / "pkg" / "__init__.py").touch()
+    (tmp_path / "pkg" / "leaf").mkdir()
+    (tmp_path / "pkg" / "leaf" / "__init__.py").write_text("from pkg.m0 import mod0\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_k.py").write_text("import triton\n")
+    command = [sys.executable, "-m", "checkers", "check", "--output-format", "json"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [*command, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+        )
+        assert done.returncode == 1 and not done.stderr, done.stderr
+        return done.stdout
+
+    want = run("--no-cache", "--jobs", "1")
+    assert want.count('"code": "AC301"') == 40, want[:500]
+    racing = [
+        subprocess.Popen(
+            [*command, "--jobs", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+        for _ in range(10)
+    ]
+    for process in racing:
+        out, err = process.communicate(timeout=300)
+        assert (process.returncode, err) == (1, "")
+        assert out == want
+    assert run("--no-cache", "--jobs", "8") == want
+    assert run("--jobs", "8") == want  # warm, from the cache the ten raced over
+    assert run("--jobs", "1") == want
