@@ -24,6 +24,11 @@ KV_DTYPES: dict[str, torch.dtype] = {
 
 MHA_BACKENDS = ("aiter", "triton")
 
+#: A sparse indexer's key-cache dtype where the flavour offers a choice (DeepSeek-V4): packed
+#: fp4 (E2M1 + e8m0 group scales) is the engine's native default on gfx950, where the record's
+#: V4 goldens were measured; fp8 keys carry one fp32 scale per row.
+INDEX_CACHE_DTYPES = ("fp4", "fp8")
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -38,12 +43,25 @@ class EngineConfig:
     mha_backend: str = "aiter"
     #: STATE entries to allocate: one per request slot (max_num_seqs).
     state_entries: int = 1
+    #: draft tokens a speculative step proposes (``--num-speculative-tokens``): a flavour whose
+    #: per-request rings must hold the lookahead (DeepSeek-V4's windows and compressor rings)
+    #: sizes them by it. 0 is no speculation.
+    num_speculative_tokens: int = 0
+    #: the sparse indexer's key-cache dtype, for a flavour that offers the choice (V4).
+    index_cache_dtype: str = "fp4"
 
     def __post_init__(self) -> None:
         if self.kv_dtype not in KV_DTYPES:
             raise ValueError(f"kv_dtype {self.kv_dtype!r} is not one of {sorted(KV_DTYPES)}")
         if self.mha_backend not in MHA_BACKENDS:
             raise ValueError(f"mha_backend {self.mha_backend!r} is not one of {MHA_BACKENDS}")
+        if self.index_cache_dtype not in INDEX_CACHE_DTYPES:
+            raise ValueError(
+                f"index_cache_dtype {self.index_cache_dtype!r} is not one of {INDEX_CACHE_DTYPES}"
+            )
+        spec = self.num_speculative_tokens
+        if isinstance(spec, bool) or not isinstance(spec, int) or spec < 0:
+            raise ValueError(f"num_speculative_tokens must be a non-negative integer, got {spec!r}")
         for name in ("tp_size", "pp_size", "scheduler_block_size", "state_entries"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -87,6 +87,19 @@ def _layout_parser() -> argparse.ArgumentParser:
         help="attach a separate draft model, e.g. eagle3-draft-llama (none by default)",
     )
     p.add_argument(
+        "--num-speculative-tokens",
+        type=int,
+        default=0,
+        metavar="N",
+        help="draft tokens per speculative step, which V4's per-request rings hold (default 0)",
+    )
+    p.add_argument(
+        "--index-cache-dtype",
+        choices=("fp4", "fp8"),
+        default="fp4",
+        help="DeepSeek-V4's indexer key-cache dtype (default fp4)",
+    )
+    p.add_argument(
         "--mha-backend",
         choices=("aiter", "triton"),
         default="aiter",
@@ -129,6 +142,8 @@ def layout_main(argv: list[str]) -> int:
             scheduler_block_size=args.block_size,
             include_mtp=not args.no_spec,
             mha_backend=args.mha_backend,
+            num_speculative_tokens=args.num_speculative_tokens,
+            index_cache_dtype=args.index_cache_dtype,
         )
         runner = ModelRunner(config, engine, draft_config=draft)
         report = layout_report(runner)

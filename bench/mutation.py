@@ -59,33 +59,87 @@ TARGETS: dict[str, dict[str, list[str]]] = {
         "*": ["tests/atom/pool_layout/test_pinned_by_mutation.py", "tests/atom/pool_layout"]
     },
     "contracts/runtime": {
+        # The pointed tests first (a planted breakage each, seconds), then the property tests
+        # that reach what no pointed test does (byte_runs, the indexer write path), under the
+        # derandomized "mutation" profile (see _preimport), the every-model defaults last.
         "*": [
             "tests/contracts/runtime/test_checks_fire.py",
+            "tests/contracts/runtime/test_checks_pinned_by_mutation.py",
             "tests/contracts/runtime/test_element_readback.py",
             "tests/contracts/runtime/test_checks_catch_breakage.py",
             "tests/contracts/runtime/test_strategies.py",
+            "tests/contracts/runtime/test_runtime_properties.py",
         ],
     },
-    "checkers/rules": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
+    # Each rule module with its own tests and its own VALID/INVALID examples (selected by the
+    # kind's name from test_rule_examples.py): a survivor means "no test of this rule", and a
+    # run of one module takes minutes. The precision sweeps (hundreds of labelled files, ~40 s
+    # a run) come last, so only a mutant the pointed tests miss pays for them.
+    "checkers/rules": {
+        "*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"],
+        **{
+            f"{module}.py": [
+                f"tests/checkers/rules/test_{module}.py",
+                "tests/checkers/test_rule_examples.py",
+                *extra,
+                "-k",
+                f"{kind} or test_{module} or every_registered_kind"
+                + (
+                    " or cross_file_recheck"
+                    if "tests/checkers/test_cross_file_recheck.py" in extra
+                    else ""
+                ),
+            ]
+            for module, kind, extra in (
+                ("banned_import", "banned-import", []),
+                # dependent_lines (the cross-file re-check) is held by the engine's tests.
+                ("importorskip", "importorskip", ["tests/checkers/test_cross_file_recheck.py"]),
+                (
+                    "input_assert",
+                    "input-assert",
+                    ["tests/checkers/rules/test_input_assert_precision.py"],
+                ),
+                ("keyword_only", "keyword-only", []),
+                ("leaf_package", "leaf-package", ["tests/checkers/test_cross_file_recheck.py"]),
+                (
+                    "required_keyword",
+                    "required-keyword",
+                    ["tests/checkers/rules/test_required_keyword_precision.py"],
+                ),
+                ("retired_name", "retired-name", []),
+            )
+        },
+    },
     "checkers/analysis": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
 }
 
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
 #: is reported, so the list cannot silently outlive the code it argues about.
 EQUIVALENT: dict[str, str] = {
-    "atom/pool_layout/entry_arena.py:const:True -> False@1": "plan_planes zip strict: _strides "
+    "atom/pool_layout/entry_arena.py:SplitEntryMajorArena.plan_planes:const:True -> False@0": "plan_planes zip strict: _strides "
     "returns one stride per plane, so the lengths are always equal",
-    "atom/pool_layout/field_planes.py:const:True -> False@0": "plane_fields zip strict: "
+    "atom/pool_layout/field_planes.py:plane_fields:const:True -> False@0": "plane_fields zip strict: "
     "plan_field_planes returns one name list per width",
-    "atom/pool_layout/field_planes.py:const:True -> False@1": "plane_entry_bytes zip strict: "
+    "atom/pool_layout/field_planes.py:plane_entry_bytes:const:True -> False@0": "plane_entry_bytes zip strict: "
     "the same",
-    "atom/pool_layout/layer_major.py:ifexp:LayerMajorArena.nbytes(g, entries, align=align) if "
-    "len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
+    "atom/pool_layout/layer_major.py:plan_layer_major:ifexp:LayerMajorArena.nbytes(g, entries, "
+    "align=align) if len(g) else 0 -> (LayerMajorArena.nbytes(g, entries, align=align))@0": "an empty group's "
     "nbytes is entries x walk([]).entry_bytes = 0 either way",
-    "atom/pool_layout/mla_pool.py:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
+    "atom/pool_layout/mla_pool.py:MlaKvPool.__init__:call:self._check_groups(self._groups) -> pass@0": "MlaKvPool's "
     "field names are fixed and distinct and every field is at the pool's own align",
-    "atom/pool_layout/paged_layout.py:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
+    "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    "checkers/rules/retired_name.py:_suppression_span:cmp:start >= best[0] -> (start > best[0])@0": (
+        "two multi-line strings never start on one line, so there is no tie to break"
+    ),
+    "checkers/rules/retired_name.py:_suppression_span:const:0 -> 1@1": "at most two multi-line "
+    "strings hold a line, one ending and one starting there; either comparison picks the latter",
+    "checkers/rules/retired_name.py:_suppression_span:return:return span -> return None@0": (
+        "Contract.finding takes span_node=None as the finding's own span, which is `span`"
+    ),
+    "checkers/rules/retired_name.py:_suppression_span:const:1 -> 2@0": "Contract.finding reads "
+    "only the lines of a span_node tuple, never its columns",
+    "checkers/rules/retired_name.py:_suppression_span:const:1 -> 2@1": "the same",
 }
 
 
@@ -101,15 +155,18 @@ class Mutant:
     stop: int
     before: str
     after: str
+    #: The enclosing class and function (``Cls.method``; ``<module>`` at top level).
+    scope: str = "<module>"
 
     @property
     def key(self) -> str:
         before = " ".join(self.before.split())
         after = " ".join(self.after.split())
-        return f"{self.path}:{self.operator}:{before} -> {after}@{self._ordinal}"
+        return f"{self.path}:{self.scope}:{self.operator}:{before} -> {after}@{self._ordinal}"
 
-    # Set by enumerate_mutants: how many earlier mutants share path, operator, before and after,
-    # so a key survives edits above it (line numbers do not).
+    # Set by enumerate_mutants: how many earlier mutants in the same scope share operator,
+    # before and after, so a key survives edits elsewhere in the file (line numbers do not, and
+    # a count over the whole file would shift whenever an example with a `1` is added above).
     _ordinal: int = 0
 
     def apply(self, source: str) -> str:
@@ -259,30 +316,54 @@ def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
     def span(node: ast.AST) -> tuple[int, int]:
         return at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset)
 
+    scopes: dict[int, str] = {}
+    todo: list[tuple[ast.AST, str]] = [(tree, "<module>")]
+    while todo:
+        parent, name = todo.pop()
+        for child in ast.iter_child_nodes(parent):
+            inner = name
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = child.name if name == "<module>" else f"{name}.{child.name}"
+            scopes[id(child)] = inner
+            todo.append((child, inner))
+
     for node in ast.walk(tree):
         if id(node) in skip or not hasattr(node, "lineno"):
             continue
         # A guard deleted whole: the "delete one check" mutant.
         if isinstance(node, ast.If) and _is_guard(node) and id(node.test) not in skip:
             a, b = span(node.test)
-            out.append(Mutant(rel, node.lineno, "guard", a, b, source[a:b], "False"))
+            out.append(
+                Mutant(rel, node.lineno, "guard", a, b, source[a:b], "False", scopes[id(node)])
+            )
         # A call made only for its effect, deleted: a require_*() or a fill that no longer runs.
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             a, b = span(node)
-            out.append(Mutant(rel, node.lineno, "call", a, b, source[a:b], "pass"))
-        # A return value replaced by None.
+            out.append(
+                Mutant(rel, node.lineno, "call", a, b, source[a:b], "pass", scopes[id(node)])
+            )
+        # A return value replaced by None. Not `return False`: both are falsy, so for a
+        # predicate (its caller tests truth) the mutant is equivalent by construction, and the
+        # const operator already flips it to `return True`.
         if (
             isinstance(node, ast.Return)
             and node.value is not None
-            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+            and not (
+                isinstance(node.value, ast.Constant)
+                and (node.value.value is None or node.value.value is False)
+            )
         ):
             a, b = span(node)
-            out.append(Mutant(rel, node.lineno, "return", a, b, source[a:b], "return None"))
+            out.append(
+                Mutant(
+                    rel, node.lineno, "return", a, b, source[a:b], "return None", scopes[id(node)]
+                )
+            )
         if isinstance(node, ast.expr):
             a, b = span(node)
             seg = source[a:b]
             for op, text in _mutations(node, seg):
-                out.append(Mutant(rel, node.lineno, op, a, b, seg, text))
+                out.append(Mutant(rel, node.lineno, op, a, b, seg, text, scopes[id(node)]))
     out.sort(key=lambda m: (m.start, m.stop, m.operator, m.after))
     seen: dict[tuple, int] = {}
     numbered = []
@@ -293,7 +374,7 @@ def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
             ast.parse(m.apply(source))
         except SyntaxError:
             continue
-        k = (m.path, m.operator, " ".join(m.before.split()), " ".join(m.after.split()))
+        k = (m.path, m.scope, m.operator, " ".join(m.before.split()), " ".join(m.after.split()))
         n = seen.get(k, 0)
         seen[k] = n + 1
         numbered.append(_with_ordinal(m, n))
@@ -314,11 +395,9 @@ def _copy_repo(dest: Path) -> None:
     shutil.copytree(REPO, dest, ignore=ignore, dirs_exist_ok=True)
 
 
-def _run_tests(scratch: Path, tests: list[str], timeout: float | None) -> tuple[int, float]:
-    """pytest in a forked child of this (pre-imported) process, cwd and sys.path at ``scratch``.
-
-    Returns (exit status, seconds); a timeout counts as a kill (status -9)."""
-    start = time.perf_counter()
+def _spawn(scratch: Path, tests: list[str]) -> int:
+    """Fork a child of this (pre-imported) process that runs pytest with cwd and sys.path at
+    ``scratch``; returns its pid."""
     pid = os.fork()
     if pid == 0:  # the child
         try:
@@ -336,6 +415,14 @@ def _run_tests(scratch: Path, tests: list[str], timeout: float | None) -> tuple[
             os._exit(int(code))
         except BaseException:  # a child must never return into the parent's loop
             os._exit(99)
+    return pid
+
+
+def _run_tests(scratch: Path, tests: list[str], timeout: float | None) -> tuple[int, float]:
+    """pytest in a forked child; returns (exit status, seconds), a timeout counting as a kill
+    (status -9)."""
+    start = time.perf_counter()
+    pid = _spawn(scratch, tests)
     deadline = None if timeout is None else start + timeout
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -358,13 +445,19 @@ def _tests_for(target: str, rel: str) -> list[str]:
     table = TARGETS[target]
     name = Path(rel).name
     tests = table.get(name, table["*"])
-    return [t for t in tests if (REPO / t).exists()]
+    # A test path that does not exist (yet) is dropped; pytest options ("-k", its expression)
+    # pass through.
+    return [t for t in tests if not t.startswith("tests/") or (REPO / t.split("::")[0]).exists()]
 
 
 def _preimport() -> None:
     """What every child would import anyway, imported once in the parent (the fork shares it)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    # The derandomized ci profile (tests/conftest.py): the property tests draw the same cases
+    # for every mutant, so a verdict does not depend on the luck of a draw, and rerunning a
+    # survivor gives the same answer.
+    os.environ["HYPOTHESIS_PROFILE"] = "ci"
     sys.dont_write_bytecode = True
     import hypothesis  # noqa: F401
     import pytest  # noqa: F401
@@ -391,7 +484,7 @@ def _previous_kills(log: Path) -> Counter:
 def run_target(
     target: str,
     *,
-    scratch: Path,
+    scratches: list[Path],
     timeout_factor: float,
     only: str | None,
     log,
@@ -422,33 +515,53 @@ def run_target(
         return results
     baseline: dict[str, float] = {}
     for tests in {tuple(_tests_for(target, m.path)) for m in mutants}:
-        code, secs = _run_tests(scratch, list(tests), None)
+        code, secs = _run_tests(scratches[0], list(tests), None)
         if code != 0:
             raise SystemExit(
                 f"baseline tests {list(tests)} fail unmutated (exit {code}); fix first"
             )
         baseline[" ".join(tests)] = secs
         print(f"  baseline {' '.join(tests)}: {secs:.1f} s", file=log, flush=True)
-    sources: dict[str, str] = {}
-    for i, m in enumerate(mutants, 1):
-        path = scratch / m.path
-        original = sources.setdefault(m.path, path.read_text(encoding="utf-8"))
-        tests = _tests_for(target, m.path)
-        budget = max(10.0, timeout_factor * baseline[" ".join(tests)])
-        path.write_text(m.apply(original), encoding="utf-8")
-        try:
-            code, secs = _run_tests(scratch, tests, budget)
-        finally:
-            path.write_text(original, encoding="utf-8")
-        if code == 0:
-            bucket = "equivalent" if m.key in EQUIVALENT else "survived"
-        elif code == -9:
-            bucket = "timeout"
-        else:
-            bucket = "killed"
-        results[bucket].append(m)
-        mark = {"killed": ".", "timeout": "T", "survived": "S", "equivalent": "e"}[bucket]
-        print(f"  [{i}/{len(mutants)}] {mark} {secs:5.1f}s {m.describe()}", file=log, flush=True)
+    # One scratch copy per job: a child only ever sees its own copy's one mutated file.
+    free = list(scratches)
+    running: dict[int, tuple[Path, Mutant, str, float, float, int]] = {}
+    pending = list(enumerate(mutants, 1))[::-1]
+    total = len(mutants)
+    while pending or running:
+        while pending and free:
+            i, m = pending.pop()
+            slot = free.pop()
+            path = slot / m.path
+            original = path.read_text(encoding="utf-8")
+            tests = _tests_for(target, m.path)
+            budget = max(10.0, timeout_factor * baseline[" ".join(tests)])
+            path.write_text(m.apply(original), encoding="utf-8")
+            pid = _spawn(slot, tests)
+            running[pid] = (slot, m, original, time.perf_counter(), budget, i)
+        for pid, (slot, m, original, start, budget, i) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            secs = time.perf_counter() - start
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+            elif secs > budget:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                code = -9
+            else:
+                continue
+            del running[pid]
+            (slot / m.path).write_text(original, encoding="utf-8")
+            free.append(slot)
+            if code == 0:
+                bucket = "equivalent" if m.key in EQUIVALENT else "survived"
+            elif code == -9:
+                bucket = "timeout"
+            else:
+                bucket = "killed"
+            results[bucket].append(m)
+            mark = {"killed": ".", "timeout": "T", "survived": "S", "equivalent": "e"}[bucket]
+            print(f"  [{i}/{total}] {mark} {secs:5.1f}s {m.describe()}", file=log, flush=True)
+        time.sleep(0.02)
     return results
 
 
@@ -485,6 +598,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout-factor", type=float, default=5.0, help="kill a run past this x baseline"
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="mutants run at once, each in its own scratch copy (default 1; the baseline and the "
+        "timeout budget are measured alone, so a loaded machine times out sooner with more)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--recheck",
@@ -502,6 +622,8 @@ def main(argv: list[str] | None = None) -> int:
         "the tests added since the earlier run, which the rest already failed to kill with)",
     )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     _OVERRIDE[:] = args.tests
     targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
     for t in targets:
@@ -518,14 +640,16 @@ def main(argv: list[str] | None = None) -> int:
     summary = []
     stale = set(EQUIVALENT)
     with tempfile.TemporaryDirectory(prefix="atom-mutation-") as tmp:
-        scratch = Path(tmp) / "repo"
-        _copy_repo(scratch)
+        scratches = [Path(tmp) / f"repo{j}" for j in range(args.jobs)]
+        for scratch in scratches:
+            _copy_repo(scratch)
         for t in targets:
             print(f"{t}:", flush=True)
-            _planted_kill(t, scratch)
+            for scratch in scratches:
+                _planted_kill(t, scratch)
             r = run_target(
                 t,
-                scratch=scratch,
+                scratches=scratches,
                 timeout_factor=args.timeout_factor,
                 only=args.only,
                 log=sys.stdout,

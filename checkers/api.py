@@ -380,23 +380,32 @@ def check_text(
     contract that raises is the file's AC002, beside its other findings.
     """
     from .discovery import relative
-    from .engine import Engine
     from .source import SourceFile
-    from .suppression import parse_directives
 
     rel = relative(os.path.abspath(path), config.root)
+    source = SourceFile(rel, text, abspath=os.path.join(config.root, rel))
+    return check_source(source, config, engine=engine)
+
+
+def check_source(source, config: Config, *, engine=None) -> list[Finding]:
+    """``check_text`` of a ``SourceFile`` already built (``source.path`` relative to the
+    root): the language server's, whose buffer's tree is spliced from its last one
+    (``checkers.incremental``) rather than parsed whole on every keystroke."""
+    from .engine import Engine
+    from .suppression import parse_directives
+
+    rel = source.path
     exclude = config.exclude_spec()
     if exclude is not None and exclude.match_file(rel):
         return []
     if engine is None:
         engine = Engine(config, Selection(config.select, config.ignore))
     contracts, pfi = engine.applying(rel)
-    source = SourceFile(rel, text, abspath=os.path.join(config.root, rel))
     # A long-lived engine's project index must see this text as that file
     # from now on, for the cross-file questions other files ask about it.
     engine.source_changed(source.abspath, source)
     raw = engine.run_contracts(source, contracts)
-    findings = engine.finalize(rel, raw, parse_directives(text), pfi)
+    findings = engine.finalize(rel, raw, parse_directives(source.text), pfi)
     return sorted(findings, key=Finding.sort_key)
 
 
@@ -404,6 +413,7 @@ __all__ = [
     "CheckResult",
     "ConfigError",
     "check",
+    "check_source",
     "check_text",
     "load_config",
     "selection_for",

@@ -29,8 +29,14 @@ from .source import SourceFile
 from .suppression import parse_directives
 
 
-def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding], int]:
-    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked."""
+def dependent_files(engine: Engine, edited: list[tuple[str, str]]):
+    """The other files the edited ``(relpath, abspath)`` files can change the findings of.
+
+    Yields ``(relpath, abspath, asked, per_file_ignores)`` for each, ``asked``
+    mapping a contract's id to ``(contract, {line: edited paths reaching it})``; every
+    answer comes from the import summaries, nothing here parses a candidate.
+    ``recheck`` checks those lines; the language server checks the files.
+    """
     contracts = [
         c
         for c in engine.contracts
@@ -39,7 +45,7 @@ def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding
         and engine.project_wants(c)
     ]
     if not contracts:
-        return [], 0
+        return
     project = engine.project
     modules: dict[str, str] = {}
     for rel, _ in edited:
@@ -47,12 +53,10 @@ def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding
         if name:
             modules[name] = rel
     if not modules:
-        return [], 0
+        return
     from .discovery import discover
 
     done = {rel for rel, _ in edited}
-    findings: list[Finding] = []
-    checked = 0
     for rel, abspath in discover([], engine.config):
         if rel in done:
             continue
@@ -63,8 +67,15 @@ def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding
                 lines = contract.dependent_lines(rel, project, modules)
                 if lines:
                     asked[contract.id] = (contract, lines)
-        if not asked:
-            continue
+        if asked:
+            yield rel, abspath, asked, pfi
+
+
+def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding], int]:
+    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked."""
+    findings: list[Finding] = []
+    checked = 0
+    for rel, abspath, asked, pfi in dependent_files(engine, edited):
         try:
             with open(abspath, "rb") as fh:
                 text = decode(fh.read())
@@ -95,4 +106,4 @@ def _base_dependent_lines():
     return Contract.dependent_lines
 
 
-__all__ = ["recheck"]
+__all__ = ["dependent_files", "recheck"]

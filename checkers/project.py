@@ -300,8 +300,11 @@ class Project:
         A long-lived index (the language server's) keeps every other file's
         parse and imports; what may depend on this file is dropped: its own
         imports, every import chain (any chain may pass through it), the
-        bindings of the package it is the ``__init__`` of, and path lookups
-        (a created or deleted file changes where a module resolves). A needle
+        bindings of the package it is the ``__init__`` of, and -- when it is to
+        be read from disk again (``source`` None: saved, created or deleted) --
+        path lookups (a created or deleted file changes where a module
+        resolves; a buffer's new text does not, and keeping them spares a
+        keystroke its stat calls). A needle
         the index had never found counts as found once the new text spells it;
         one it had found stays found -- ``mentions`` is a pre-filter, and a
         stale yes costs a check that finds nothing.
@@ -313,9 +316,13 @@ class Project:
             self._sources[key] = source
         self._imports.pop(key, None)
         self._chains.clear()
-        self._bound.clear()
-        self._resolved.clear()
-        self._exists.clear()
+        if source is None or key.endswith("__init__.py"):
+            self._bound.clear()
+        if source is None:
+            # Path lookups read the disk, which a new buffer text does not change
+            # (the language server's keystroke); a file re-read may be one created or deleted.
+            self._resolved.clear()
+            self._exists.clear()
         if source is not None:
             for needle, found in self._mentions.items():
                 if not found and needle in source.text:

@@ -1,4 +1,4 @@
-"""Suite-wide settings: hypothesis profiles and the shared schema folder.
+"""Suite-wide settings: hypothesis profiles, the shared schema folder, the project scaffold.
 
 The "ci" profile (selected when CI=true) keeps the whole property suite
 inside its budget on two cores; "dev" runs more examples locally. Deadlines
@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from .scaffold import lay_out
 
 settings.register_profile(
     "ci",
@@ -29,3 +32,22 @@ SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
 # A suite started from a pre-commit hook inherits PRE_COMMIT=1, which turns the
 # CLI's summary off (tests/checkers/test_cli.py says why); tests that want it set it.
 os.environ.pop("PRE_COMMIT", None)
+
+
+@pytest.fixture
+def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A user's project on disk, laid out by ``tests/scaffold.py``'s ``lay_out``.
+
+    ``make_project("blocks-keyword-only", files={...}, at="consumer", chdir=True)``
+    writes the pyproject declaring those contracts and the files under
+    ``tmp_path / at`` (``tmp_path`` itself without ``at``) and returns its
+    ``ProjectDir``; ``chdir`` makes it the working directory for the test.
+    """
+
+    def make(*contracts, at: str | None = None, chdir: bool = False, **layout):
+        project = lay_out(tmp_path / at if at else tmp_path, *contracts, **layout)
+        if chdir:
+            monkeypatch.chdir(project.root)
+        return project
+
+    return make

@@ -23,7 +23,7 @@ from atom.backends.backend import AttentionBackend, blocks_per_entry
 from atom.engine_config import EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule
-from atom.pool_layout import EntryClass, PoolSpec, plan_regions
+from atom.pool_layout import ElementOrder, EntryClass, PoolSpec, plan_regions
 from atom.pool_layout.regions import carve
 from atom.pool_layout.transfer import TransferRegion, owned_regions, owned_role
 
@@ -101,6 +101,17 @@ class KvCacheBuilder:
         if not self.paged_pools:
             return 0
         return self._paged_plan(entries).total_bytes
+
+    def own_buffers(self) -> list[torch.Tensor]:
+        """Buffers this builder allocated itself rather than taking from the runner's paged
+        buffer; empty for every builder that takes a region (DeepSeek-V4 allocates its own)."""
+        return []
+
+    def element_orders(self, module: AttentionModule) -> dict[str, ElementOrder]:
+        """Each view ``module`` is bound, by name, to its `pool_layout.ElementOrder`: where each
+        element sits in `own_buffers()`. Only a builder that allocates its own declares them; a
+        view in the runner's paged buffer is read at the reference store's documented layout."""
+        return {}
 
     # -- allocation -------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ A ``Family`` value that has no backend raises here instead of falling through to
 from __future__ import annotations
 
 from atom.backends.backend import AttentionBackend
+from atom.backends.deepseek_v4 import DeepseekV4Backend
 from atom.backends.gdn import GDNAttentionBackend
 from atom.backends.kimi_mla_kda import KimiMlaKdaBackend
 from atom.backends.mha import AiterBackend
@@ -18,6 +19,7 @@ _BY_FAMILY: dict[Family, type[AttentionBackend]] = {
     Family.MLA: AiterMlaBackend,
     Family.GDN: GDNAttentionBackend,
     Family.MLA_KDA: KimiMlaKdaBackend,
+    Family.DSV4: DeepseekV4Backend,
 }
 
 
@@ -34,4 +36,11 @@ def select_backend(family: Family, *, mha_backend: str = "aiter") -> type[Attent
 
 
 def all_backends() -> tuple[type[AttentionBackend], ...]:
-    return (AiterBackend, TritonMHABackend, AiterMlaBackend, GDNAttentionBackend, KimiMlaKdaBackend)
+    return (
+        AiterBackend,
+        TritonMHABackend,
+        AiterMlaBackend,
+        GDNAttentionBackend,
+        KimiMlaKdaBackend,
+        DeepseekV4Backend,
+    )

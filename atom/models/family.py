@@ -1,7 +1,8 @@
 """Which attention family a model is, decided by what its text config declares.
 
 One value, :class:`Family`, from :func:`attn_family`. The priority between declarations is
-written here and nowhere else: a linear-attention layout beats a latent rank (Kimi-Linear has
+written here and nowhere else: per-layer compress ratios (DeepSeek-V4) beat everything, since
+they are a cache layout of their own; a linear-attention layout beats a latent rank (Kimi-Linear has
 both, and is a hybrid first), and a latent rank beats a head count (an MLA config also states
 ``num_key_value_heads``, which does not size its cache).
 
@@ -31,6 +32,8 @@ class Family(enum.Enum):
     GDN = "gdn"
     #: MLA layers between KDA linear-attention layers (Kimi-Linear).
     MLA_KDA = "mla_kda"
+    #: DeepSeek-V4: per-layer compress ratios (dense / CSA / HCA) over one shared row space.
+    DSV4 = "dsv4"
 
 
 def declares_latent_rank(cfg: HfConfig) -> bool:
@@ -51,9 +54,17 @@ def declares_linear_attention(cfg: HfConfig) -> bool:
     )
 
 
+def declares_compress_ratios(cfg: HfConfig) -> bool:
+    """DeepSeek-V4's declaration: one compress ratio per layer, drafter layers included."""
+    return isinstance(cfg.get("compress_ratios"), list)
+
+
 def attn_family(hf_text_config: HfConfig) -> Family:
     if not isinstance(hf_text_config, HfConfig):
         raise TypeError(f"attn_family takes an HfConfig, got {type(hf_text_config).__name__}")
+    if declares_compress_ratios(hf_text_config):
+        # Per-layer compression is a cache layout of its own, whatever else the config states.
+        return Family.DSV4
     latent = declares_latent_rank(hf_text_config)
     if declares_linear_attention(hf_text_config):
         return Family.MLA_KDA if latent else Family.GDN

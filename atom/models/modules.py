@@ -114,3 +114,26 @@ class LinearAttention(AttentionModule):
 
     def caches(self) -> str:
         return f"{self.variant} conv={self.conv_shape} recurrent={self.recurrent_shape}"
+
+
+@dataclass(eq=False, repr=False)
+class V4Attention(AttentionModule):
+    """A DeepSeek-V4 layer: a compress ratio (0 dense, 4 CSA, 128 HCA) and the widths of its
+    one-head KV row (``head_dim``, RoPE ``rope_head_dim`` of it). A CSA layer also keeps an
+    indexer over its compressed rows (``index_head_dim``); every layer keeps a sliding window
+    of ``window`` tokens. MQA: the single KV head is not split across ranks."""
+
+    compress_ratio: int = 0
+    head_dim: int = 0
+    rope_head_dim: int = 0
+    index_head_dim: int = 0
+    window: int = 0
+
+    def caches(self) -> str:
+        kind = {0: "dense", 4: "csa", 128: "hca"}.get(self.compress_ratio, "?")
+        text = (
+            f"v4 {kind} ratio={self.compress_ratio} head_dim={self.head_dim} window={self.window}"
+        )
+        if self.index_head_dim:
+            text += f" indexer={self.index_head_dim}"
+        return text

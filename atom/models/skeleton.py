@@ -25,6 +25,7 @@ from atom.models.modules import (
     LinearAttention,
     MhaAttention,
     MlaAttention,
+    V4Attention,
 )
 
 _TORCH_DTYPES = {
@@ -335,6 +336,46 @@ def _kda(cfg: HfConfig, prefix: str, layer: int, tp: int) -> LinearAttention:
     )
 
 
+V4_RATIOS = (0, 4, 128)
+
+
+def v4_compress_ratios(cfg: HfConfig) -> list[int]:
+    """DeepSeek-V4's per-layer compress ratios: the target's layers, then the drafter's.
+
+    The list is at least ``num_hidden_layers`` long; its tail is one ratio per draft layer. The
+    DSpark checkpoint ships 46 ratios for 43 layers and three ``mtp.*`` blocks while its
+    ``num_nextn_predict_layers`` says 1, and the engine sizes from the ratio list
+    (``num_layers = len(compress_ratios)``), so this does too.
+    """
+    ratios = cfg.require("compress_ratios")
+    n = cfg.require_int("num_hidden_layers")
+    if not isinstance(ratios, list) or len(ratios) < n:
+        raise ConfigFieldError(
+            cfg.source, "compress_ratios", f"must list a ratio for each of {n} layers at least"
+        )
+    bad = sorted({r for r in ratios if isinstance(r, bool) or r not in V4_RATIOS})
+    if bad:
+        raise ConfigFieldError(
+            cfg.source, "compress_ratios", f"names ratios {bad}; V4 knows {list(V4_RATIOS)}"
+        )
+    return list(ratios)
+
+
+def _v4(cfg: HfConfig, prefix: str, layer: int, ratio: int, *, is_draft: bool) -> V4Attention:
+    head_dim = cfg.require_int("head_dim")
+    return V4Attention(
+        prefix=prefix,
+        layer_num=layer,
+        is_draft=is_draft,
+        compress_ratio=ratio,
+        head_dim=head_dim,
+        rope_head_dim=cfg.require_int("qk_rope_head_dim"),
+        # Only a CSA layer runs the indexer; its keys are index_head_dim wide.
+        index_head_dim=cfg.require_int("index_head_dim") if ratio == 4 else 0,
+        window=cfg.require_int("sliding_window"),
+    )
+
+
 def build_modules(
     hf_config: HfConfig,
     rank: ParallelRank | None = None,
@@ -358,10 +399,13 @@ def build_modules(
     root = "draft" if as_draft else "model"
     latent = family in (Family.MLA, Family.MLA_KDA)
     modules: list[AttentionModule] = []
+    ratios = v4_compress_ratios(cfg) if family is Family.DSV4 else []
     for layer in span:
         kind = kinds[layer]
         prefix = f"{root}.layers.{layer}"
-        if kind == LINEAR:
+        if family is Family.DSV4:
+            modules.append(_v4(cfg, f"{prefix}.attn", layer, ratios[layer], is_draft=as_draft))
+        elif kind == LINEAR:
             if family is Family.GDN:
                 modules.append(_gdn(cfg, f"{prefix}.linear_attn", layer, tp))
             elif family is Family.MLA_KDA:
@@ -383,7 +427,11 @@ def build_modules(
                     is_draft=as_draft,
                 )
             )
-    if include_mtp and not as_draft and rank.is_last_stage:
+    if include_mtp and not as_draft and rank.is_last_stage and family is Family.DSV4:
+        for layer in range(len(kinds), len(ratios)):
+            prefix = f"model.layers.{layer}.attn"
+            modules.append(_v4(cfg, prefix, layer, ratios[layer], is_draft=True))
+    elif include_mtp and not as_draft and rank.is_last_stage:
         first = len(kinds)
         for i in range(mtp_layer_count(cfg)):
             layer = first + i

@@ -10,12 +10,18 @@ docs/pool_layout.md.
   place    `plan_regions` / `carve`, `plan_field_planes`
   carve    `EntryMajorArena`, `SplitEntryMajorArena`, `LayerMajorArena`,
            `carve_layer_major`
+  order    `ElementOrder` -- where each element of a view a builder
+           that allocates its own binds sits, for the readback
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
            rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+  V4       `V4RowSpace` (where rows go), `plane_row_widths`,
+           `compressor_state_fields`, `plan_shared_row_planes`,
+           `indexer_block_regions` (what a row is)
   export   `TransferRegion` / `KVTransferTensors` -- what a P/D
            connector registers, one unit per scheduler block
 """
 
+from .element_order import ElementOrder, row_major
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
 from .entry_class import EntryClass, PoolSpec, sum_specs
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, round_up, walk
@@ -29,14 +35,25 @@ from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_poo
 from .regions import Region, RegionPlan, carve, plan_regions
 from .state_pool import LinearStatePool, LinearStateViews
 from .transfer import KVTransferTensors, TransferRegion, owned_regions, owned_role
+from .v4_pool_fields import (
+    IndexerRegion,
+    compressor_state_fields,
+    indexer_block_bytes,
+    indexer_block_regions,
+    plan_shared_row_planes,
+    plane_row_widths,
+)
+from .v4_pool_geometry import V4RowSpace
 
 __all__ = [
     "DEFAULT_ALIGN",
+    "ElementOrder",
     "EntryClass",
     "EntryField",
     "EntryMajorArena",
     "EntryWalk",
     "IndexerField",
+    "IndexerRegion",
     "KVTransferTensors",
     "KindRows",
     "KvGeometry",
@@ -57,9 +74,13 @@ __all__ = [
     "RegionPlan",
     "SplitEntryMajorArena",
     "TransferRegion",
+    "V4RowSpace",
     "assign_pool_rows",
     "carve",
     "carve_layer_major",
+    "compressor_state_fields",
+    "indexer_block_bytes",
+    "indexer_block_regions",
     "is_fp8",
     "k_block_shape",
     "owned_regions",
@@ -67,10 +88,13 @@ __all__ = [
     "plan_field_planes",
     "plan_layer_major",
     "plan_regions",
+    "plan_shared_row_planes",
     "plane_entry_bytes",
     "plane_fields",
+    "plane_row_widths",
     "plane_rows",
     "round_up",
+    "row_major",
     "shuffle_vector",
     "sum_specs",
     "v_block_shape",

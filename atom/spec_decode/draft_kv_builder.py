@@ -181,6 +181,10 @@ class DraftKvBuilder(PoolRowsMixin):
     def transfer_regions(self) -> list[TransferRegion]:
         return owned_regions(self.name, self.paged_views.values())
 
+    def own_buffers(self) -> list[torch.Tensor]:
+        """None: a draft's pool is a region of the runner's paged buffer."""
+        return []
+
     def view_home(self, module: Any, view_name: str) -> tuple[Hashable, str, str]:
         field_name = self.draft_backend.VIEW_FIELDS.get(view_name)
         if field_name is None:

@@ -152,7 +152,11 @@ class BannedImport(Contract):
                 "    return tr\n"
             ),
             params=_PARAMS,
-            expect=(Expect("AC501", 2, 5, "`vllm.triton_utils.importing`"),),
+            expect=(
+                Expect(
+                    "AC501", 2, 5, "`vllm.triton_utils.importing`, under banned `vllm.triton_utils`"
+                ),
+            ),
             fixed=("def build():\n    import triton as tr\n\n    return tr\n"),
             unsafe=True,
             note="A submodule of a banned module, inside a function, under another name.",
@@ -165,11 +169,22 @@ class BannedImport(Contract):
             ),
             params=_PARAMS,
             expect=(
-                Expect("AC501", 1, 1, "`vllm.triton_utils`"),
+                Expect("AC501", 1, 1, "imports banned `vllm.triton_utils`"),
                 Expect("AC501", 2, 12, "`vllm.triton_utils`"),
                 Expect("AC501", 3, 18, "`vllm.triton_utils`"),
             ),
             note="No fix where a name has no known source or the module itself is bound.",
+        ),
+        Example(
+            source="from vllm.triton_utils import triton, tl; # kernels below\n",
+            params=_PARAMS,
+            expect=(Expect("AC501", 1, 1, "plain triton imports"),),
+            fixed="import triton; import triton.language as tl; # kernels below\n",
+            unsafe=True,
+            note=(
+                "A statement that shares its line (here with a trailing `;`) is replaced on "
+                "that line, the imports joined by `; `."
+            ),
         ),
         Example(
             source="from ..compat.triton_compat import triton\n",

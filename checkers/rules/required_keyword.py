@@ -245,14 +245,12 @@ class RequiredKeyword(Contract):
         tree = source.tree
         if tree is None:
             return
-        aliases, modules = _import_aliases(tree)
+        aliases, modules, calls = _imports_and_calls(tree)
         targets = set(self.calls)
         method_names = {name.rpartition(".")[2] for name in self.calls} if self.methods else set()
         inference: IntInference | None = None
-        statements = _statement_parents(tree)
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
+        statements: dict[int, ast.stmt] | None = None  # built for the first finding only
+        for node in calls:
             if any(kw.arg == self.keyword for kw in node.keywords):
                 continue
             if any(kw.arg is None for kw in node.keywords):
@@ -294,6 +292,8 @@ class RequiredKeyword(Contract):
                     "int, and with tensor repeats the device syncs to read back the output "
                     'length (`torch.cuda.set_sync_debug_mode("error")` raises there)'
                 )
+            if statements is None:
+                statements = _statement_parents(tree)
             yield self.finding(
                 source,
                 anchor,
@@ -313,12 +313,17 @@ def _argument(call: ast.Call, params: list[str], name: str) -> ast.AST | None:
     return None
 
 
-def _import_aliases(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
-    """Local name -> dotted target for every import in the file; and module aliases."""
+def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list[ast.Call]]:
+    """Local name -> dotted target for every import in the file; module aliases; and the
+    file's calls in ``ast.walk`` order (one walk for all three: on a 2,000-line buffer each
+    walk is milliseconds of a keystroke's check in the language server)."""
     aliases: dict[str, str] = {}
     modules: set[str] = set()
+    calls: list[ast.Call] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
                 aliases[local] = alias.name if alias.asname else local
@@ -328,7 +333,7 @@ def _import_aliases(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
                 local = alias.asname or alias.name
                 aliases[local] = f"{node.module}.{alias.name}"
                 modules.add(local)
-    return aliases, modules
+    return aliases, modules, calls
 
 
 def _resolve(func: ast.AST, aliases: dict[str, str]) -> str:

@@ -150,7 +150,7 @@ class RetiredName(Contract):
             ),
             params=_RENAMES,
             expect=(Expect("AC401", 4, 11, "`SplitEntryMajorArena`"),),
-            note="Inside a docstring; the longer name wins over the shorter it contains.",
+            note="Inside a docstring; `StateArena` inside `SplitStateArena` is not a word.",
         ),
         Example(
             source="if runner.use_mla or cfg.is_qwen_next():\n    pass\n",
@@ -160,6 +160,27 @@ class RetiredName(Contract):
                 Expect("AC401", 1, 26, "`is_qwen_next`"),
             ),
             note="The list form: attributes and calls.",
+        ),
+        Example(
+            source="if runner.use_mla:\n    torch.ops.legacy.paged_attention()\n",
+            params={"names": [".use_mla", "ops.legacy."]},
+            expect=(
+                Expect("AC401", 1, 10, "`.use_mla`"),
+                Expect("AC401", 2, 11, "`ops.legacy.`"),
+            ),
+            note=(
+                "A name that starts or ends in a non-word character has no word edge on that "
+                "side: `.use_mla` matches after `runner`, and `ops.legacy.` before `paged`."
+            ),
+        ),
+        Example(
+            source="if runner.use_mla:\n    pass\n",
+            params={"names": {"runner": "engine", "runner.use_mla": "runner.attn_family"}},
+            expect=(Expect("AC401", 1, 4, "`runner.use_mla`"),),
+            note=(
+                "Names overlap at a word edge: the longest is tried first, so the dotted name "
+                "is reported, not the shorter `runner` at the same column."
+            ),
         ),
         Example(
             source="# é StateArena\n",

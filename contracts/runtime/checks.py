@@ -89,11 +89,16 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
     blocks = _require_initialized(runner, contract)
     plan = runner.paged_plan(blocks)
     charged_total = 0
+    own_total = 0
     for builder in runner.builders():
         charge = builder.paged_entry_bytes() * blocks
         nbytes = builder.paged_pool_bytes(blocks)
         if nbytes == 0:
-            continue  # allocates its own: no region, nothing of the paged buffer to take
+            # Allocates its own (DeepSeek-V4): no region of the paged buffer, so what it holds
+            # must be exactly what it was priced at, PAGE per block and STATE per request.
+            own_total += charge
+            _check_own_allocation(builder, charge, contract)
+            continue
         if nbytes != charge:
             _fail(
                 contract,
@@ -120,10 +125,11 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
                     f"pool {builder.name}.{name}: data {data} B + padding != price {priced}",
                 )
     page_price = runner.entry_bytes().get(EntryClass.PAGE, 0)
-    if page_price * blocks != charged_total:
+    if page_price * blocks != charged_total + own_total:
         _fail(
             contract,
-            f"PAGE entry_bytes {page_price} x {blocks} blocks != builders' charges {charged_total}",
+            f"PAGE entry_bytes {page_price} x {blocks} blocks != builders' charges "
+            f"{charged_total} + {own_total} allocated by their own builders",
         )
     total = runner.paged_buf.numel()
     slack = plan.align * max(len(plan.regions) - 1, 0)
@@ -143,12 +149,36 @@ def check_price_equals_carve(runner: ModelRunner) -> None:
                 )
 
 
+def _check_own_allocation(builder: Any, page_charge: int, contract: str) -> None:
+    """A builder that allocates its own holds exactly its PAGE charge plus its STATE price times
+    the requests it was allocated for -- nothing rounded, nothing left out."""
+    held = sum(b.numel() * b.element_size() for b in builder.own_buffers())
+    state_price = sum(
+        s.entry_bytes for s in builder.sub_pool_specs() if s.entry_class is EntryClass.STATE
+    )
+    entries = getattr(builder, "entries", None) or 0
+    if page_charge and not held:
+        _fail(contract, f"builder {builder.name!r} charges {page_charge} B of PAGE and holds none")
+    if held != page_charge + state_price * entries:
+        _fail(
+            contract,
+            f"builder {builder.name!r} allocates its own and holds {held} B; PAGE {page_charge} B "
+            f"+ STATE {state_price} B x {entries} requests = {page_charge + state_price * entries}",
+        )
+
+
+def _own_buffers(runner: ModelRunner) -> dict[int, torch.Tensor]:
+    return {_storage_key(buf): buf for b in runner.builders() for buf in b.own_buffers()}
+
+
+def _allocates_own(runner: ModelRunner, builder: Any) -> bool:
+    return runner.blocks is not None and builder.paged_pool_bytes(runner.blocks) == 0
+
+
 # -- 2. rows from the walk ---------------------------------------------------------------------
 
 
-def check_rows_from_walk(
-    runner: ModelRunner, *, stranger: Callable[[Any], Any] | None = None
-) -> None:
+def check_rows_from_walk(runner: ModelRunner) -> None:
     """Rows are positions in the walk, counts are module counts, and a module the walk did not
     visit gets a ``KeyError`` naming it -- never the next row."""
     contract = "rows-from-walk"
@@ -184,7 +214,7 @@ def check_rows_from_walk(
     modules = runner.bound_modules()
     if not modules:
         _fail(contract, "no module was bound")
-    twin = stranger(modules[0]) if stranger else _twin(modules[0])
+    twin = _twin(modules[0])
     builder = runner.builder_of(modules[0])
     try:
         builder.build_kv_cache_tensor(twin)
@@ -257,11 +287,14 @@ def check_disjoint_in_bounds(runner: ModelRunner) -> None:
         for b in runner.builders()
         for v in b.state_views.values()
     }
+    own_bufs = _own_buffers(runner)
     runs: dict[int, list[tuple[int, int, str]]] = {}
     for module, name, view in _all_views(runner):
         key = _storage_key(view)
         start, stop = byte_extent(view)
-        if key == paged_key:
+        if key in own_bufs:
+            lo, hi = byte_extent(own_bufs[key])
+        elif key == paged_key:
             region = plan[runner.builder_of(module).name]
             lo, hi = base + region.offset, base + region.stop
         elif key in state_bufs:
@@ -365,6 +398,8 @@ def check_transfer_units(runner: ModelRunner) -> None:
         _fail(contract, f"regions cover {registered} B; the paged pools hold {data} B of data")
     for module in runner.bound_modules():
         builder = runner.builder_of(module)
+        if _allocates_own(runner, builder):
+            continue  # nothing of the runner's paged buffer: no region of it to register
         for name in module.kv_views:
             if name in STATE_VIEWS:
                 continue
@@ -622,18 +657,32 @@ def check_element_readback(
     imported = {m.prefix: m for m in importing.bound_modules()} if importing is not None else {}
     target = runner.builder
     for builder in runner.builders():
-        walked = [
-            m
-            for m in runner.bound_modules()
-            if runner.builder_of(m) is builder
-            and any(n in PAGED_VIEWS or n in INDEX_VIEWS for n in m.kv_views)
-        ]
-        # The first such module, then a sample: an indexer-owning layer is sampled as any other.
-        chosen = walked[:1] + rng.sample(walked[1:], min(len(walked) - 1, modules_per_builder - 1))
+        own = _allocates_own(runner, builder)
+        bound = [m for m in runner.bound_modules() if runner.builder_of(m) is builder]
+        if own:
+            # Its views are in no region: each is read at the order the builder declares.
+            walked = [m for m in bound if m.kv_views]
+        else:
+            walked = [m for m in bound if any(n in PAGED_VIEWS or n in INDEX_VIEWS for n in m.kv_views)]  # fmt: skip
+        if not walked:
+            # A readback that walks nothing proves nothing: never green by default.
+            _fail(contract, f"builder {builder.name!r} binds {len(bound)} modules and none has a "
+                  "view with a documented element order: the element readback would walk nothing")  # fmt: skip
+        # The first module of each set of view names (so every kind of layer is walked -- a
+        # dense, a compressed and an indexer-owning layer bind different views), then a sample.
+        firsts: dict[tuple[str, ...], Any] = {}
+        for m in walked:
+            firsts.setdefault(tuple(sorted(m.kv_views)), m)
+        chosen = list(firsts.values())
+        rest = [m for m in walked if m not in chosen]
+        chosen += rng.sample(rest, min(len(rest), max(0, modules_per_builder - len(chosen))))
         for module in chosen:
-            _element_readback(
-                runner, builder, target, module, units, regions, imported.get(module.prefix)
-            )
+            if own:
+                _declared_readback(builder, module)
+            else:
+                _element_readback(
+                    runner, builder, target, module, units, regions, imported.get(module.prefix)
+                )
 
 
 def _sample(n: int) -> torch.Tensor:
@@ -699,17 +748,7 @@ def _element_readback(runner, builder, target, module, units, regions, twin) -> 
             readers.append(
                 ("the verifier's reblocked view", reblock(n, as_int, layout, target.block_size))
             )
-        # An element holds itemsize bytes, so a code wider than that is written in passes, one
-        # base-2**(8 x itemsize) digit each: every code is distinct across the passes.
-        base = 1 << (8 * itemsize)
-        passes = 1
-        while base**passes <= int(codes.max()):
-            passes += 1
-        for k in range(passes):
-            digit = (codes // base**k) % base
-            if int_dtype is not torch.uint8:
-                digit = (digit + base // 2) % base - base // 2  # into the signed range
-            digit = digit.to(int_dtype)
+        for digit in _digits(codes, itemsize, int_dtype):
             store_tokens(n, as_int, layout, slots, digit.reshape(len(slots), *token_shape))
             got = region[byte_at].view(int_dtype).squeeze(-1)
             if not torch.equal(got, digit):
@@ -724,6 +763,80 @@ def _element_readback(runner, builder, target, module, units, regions, twin) -> 
                     bad = (back != digit).nonzero()[0].tolist()
                     _fail(contract, f"{module}.{n}: token {toks[bad[1]].item()} of block {bks[bad[0]].item()} "
                           f"written through the bound view reads back other elements through {who}")  # fmt: skip
+
+
+def _digits(codes: torch.Tensor, itemsize: int, int_dtype: torch.dtype):
+    """``codes`` as base-2**(8 x itemsize) digits of ``int_dtype``, least significant first: an
+    element holds itemsize bytes, so a wider code is written in passes, and every code is
+    distinct across them."""
+    base = 1 << (8 * itemsize)
+    passes = 1
+    while base**passes <= int(codes.max()):
+        passes += 1
+    for k in range(passes):
+        digit = (codes // base**k) % base
+        if int_dtype is not torch.uint8:
+            digit = (digit + base // 2) % base - base // 2  # into the signed range
+        yield digit.to(int_dtype)
+
+
+def _declared_readback(builder, module) -> None:
+    """Element readback for a builder that allocates its own: a distinct code per element of
+    each view, written through the module's bound view, must be found in the builder's own
+    buffer at the byte its :class:`~atom.pool_layout.ElementOrder` declares, and read back
+    through the view. Sampled per axis (``_sample``): both ends of every axis and a stride."""
+    contract = "write-readback"
+    orders = builder.element_orders(module)
+    undeclared = sorted(set(module.kv_views) - set(orders))
+    if undeclared:
+        _fail(contract, f"{module} binds views {undeclared} with no declared element order; "
+              f"builder {builder.name!r} allocates its own and must declare each in element_orders")  # fmt: skip
+    buffers = builder.own_buffers()
+    names = sorted(module.kv_views)
+    for field_id, n in enumerate(names):
+        view, order = module.kv_views[n], orders[n]
+        if tuple(view.shape) != order.shape:
+            _fail(contract, f"{module}.{n}: the bound view has shape {tuple(view.shape)}; its "
+                  f"declared element order indexes {dict(zip(order.axes, order.shape, strict=True))}")  # fmt: skip
+        if view.dtype != order.dtype:
+            _fail(contract, f"{module}.{n}: the bound view is {view.dtype}; declared {order.dtype}")
+        if not 0 <= order.buffer < len(buffers):
+            _fail(contract, f"{module}.{n}: declared in own buffer {order.buffer}; builder "
+                  f"{builder.name!r} holds {len(buffers)}")  # fmt: skip
+        buf = buffers[order.buffer].reshape(-1)
+        if _storage_key(view) != _storage_key(buf):
+            _fail(contract, f"{module}.{n} is not a view of the own buffer {order.buffer} its "
+                  "element order is declared in")  # fmt: skip
+        itemsize = view.element_size()
+        int_dtype = _INT_OF_ITEMSIZE[itemsize]
+        as_int = view.view(int_dtype)
+        picks = [_sample(size) for size in order.shape]
+        index = torch.meshgrid(*picks, indexing="ij")
+        byte_at = order.address(*index)
+        byte_at = byte_at.expand(index[0].shape).unsqueeze(-1) + torch.arange(itemsize)
+        lo, hi = int(byte_at.min()), int(byte_at.max())
+        if lo < 0 or hi >= buf.numel():
+            _fail(contract, f"{module}.{n}: its declared element order reaches bytes [{lo}, {hi}] "
+                  f"of a {buf.numel()} B own buffer")  # fmt: skip
+        # One code per element, interleaved with the view's id so two views never coincide.
+        flat = torch.zeros((), dtype=torch.int64)
+        for i, size in zip(index, order.shape, strict=True):
+            flat = flat * size + i
+        codes = flat * len(names) + field_id
+        for digit in _digits(codes, itemsize, int_dtype):
+            as_int[index] = digit
+            got = buf[byte_at].view(int_dtype).squeeze(-1)
+            if not torch.equal(got, digit):
+                bad = (got != digit).nonzero()[0]
+                where = ", ".join(
+                    f"{a} {int(index[k][tuple(bad)])}" for k, a in enumerate(order.axes)
+                )
+                _fail(contract, f"{module}.{n}: element ({where}) written through the bound view "
+                      "is not where its declared element order puts it -- the same bytes read "
+                      "in another element order")  # fmt: skip
+            if not torch.equal(as_int[index], digit):
+                _fail(contract, f"{module}.{n}: elements written through the bound view read back "
+                      "as others through it")  # fmt: skip
 
 
 # -- 7. refusal by name ------------------------------------------------------------------------
@@ -787,6 +900,11 @@ def check_refusals(
     # A block count the regions do not divide into.
     if built is None:
         built = make_runner().initialize(blocks)
+    if not built.kv_transfer.regions:
+        # Only a builder that allocates its own registers none of the paged buffer.
+        if not all(_allocates_own(built, b) for b in built.builders()):
+            _fail(contract, "no transfer region was registered for a pool in the paged buffer")
+        return
     role = built.kv_transfer.regions[0].semantic_role
     _expect_refusal(
         contract,

@@ -20,6 +20,7 @@ from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
 from atom.engine_config import MHA_BACKENDS, EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.registry import load_model_config, model_names
+from atom.pool_layout import EntryClass
 from atom.runner.model_runner import ModelRunner
 
 #: A target paired with a draft model is its own case: the registry holds them as two files.
@@ -78,7 +79,9 @@ def _buildable(name: str, engine: EngineConfig) -> int | None:
         runner = ModelRunner(
             _config(target), engine, draft_config=_config(draft) if draft else None
         )
-        return runner.paged_pool_bytes(1)
+        # What one block costs wherever it lives: a builder that allocates its own (V4) takes
+        # no region of the paged buffer but is still priced per block.
+        return max(runner.paged_pool_bytes(1), runner.entry_bytes().get(EntryClass.PAGE, 0))
     except (ValueError, TypeError):
         return None
 
@@ -119,6 +122,12 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     event(f"kv {kv_dtype}, {mha_backend}")
     event(f"blocks {blocks}")
     return EngineCase(name, engine, blocks)
+
+
+def accepted_blocks(name: str) -> tuple[int, ...]:
+    """The scheduler blocks a case builds at (tp 1, pp 1), smallest first: a model whose kernels
+    page above the default block (MiniMax-M3 at 128, DeepSeek-V4 at 256) refuses the smaller."""
+    return _accepted_blocks(name)
 
 
 @cache

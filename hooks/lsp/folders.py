@@ -62,6 +62,9 @@ class Declaration:
         self.config = None
         self.engine = None
         self.error: str | None = None
+        # abspath -> the SourceFile of its buffer's last check: the next
+        # keystroke's tree is spliced from it (checkers.incremental).
+        self._buffers: dict[str, object] = {}
         self.load()
 
     def load(self) -> bool:
@@ -78,6 +81,7 @@ class Declaration:
             self.config, self.engine, self.error = None, None, str(exc)
             return False
         self.config, self.engine, self.error = config, engine, None
+        self._buffers.clear()
         return True
 
     def relative(self, path: str) -> str:
@@ -85,13 +89,24 @@ class Declaration:
 
         return relative(os.path.abspath(path), self.root)
 
-    def check(self, path: str, text: str) -> list[Finding]:
-        """``text`` checked as the file at ``path``; nothing when the declaration is broken."""
+    def check(self, path: str, text: str, *, buffer: bool = False) -> list[Finding]:
+        """``text`` checked as the file at ``path``; nothing when the declaration is broken.
+
+        ``buffer``: an open document's text, typed into: its tree is kept, and
+        the next check's is spliced from it where the edit allows.
+        """
         if self.config is None:
             return []
-        from checkers.api import check_text
+        from checkers.api import check_source
+        from checkers.incremental import successor
 
-        return check_text(path, text, self.config, engine=self.engine)
+        abspath = os.path.abspath(path)
+        rel = self.relative(abspath)
+        previous = self._buffers.get(abspath) if buffer else None
+        source = successor(previous, rel, text, os.path.join(self.config.root, rel))
+        if buffer:
+            self._buffers[abspath] = source
+        return check_source(source, self.config, engine=self.engine)
 
     def check_detached(self, path: str, text: str) -> list[Finding]:
         """``text`` checked by a throwaway engine: for trial texts (a fix's passes) that
@@ -104,6 +119,13 @@ class Declaration:
 
     def forget(self, path: str) -> None:
         """The buffer of ``path`` closed, or the file changed on disk: read it from disk again."""
+        self._buffers.pop(os.path.abspath(path), None)
+        if self.engine is not None:
+            self.engine.source_changed(os.path.abspath(path), None)
+
+    def saved(self, path: str) -> None:
+        """The buffer of ``path`` is on disk now: path lookups see it (a file the save
+        created resolves from now on); the buffer, and the tree kept for it, stay."""
         if self.engine is not None:
             self.engine.source_changed(os.path.abspath(path), None)
 

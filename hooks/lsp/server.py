@@ -95,7 +95,9 @@ class ContractsServer(LanguageServer):
         self.debounce_s = DEBOUNCE_S
         self.mode = "auto"
         self._pending: dict[str, object] = {}  # uri -> scheduled debounced check
-        self.check_ms: list[float] = []  # wall time of each buffer check (the bench reads it)
+        # uri -> perf_counter() of its latest change not yet published: with -v each
+        # push logs how long after it its diagnostics left (bench/server_latency.py reads it).
+        self._changed_at: dict[str, float] = {}
 
     # -- logging ---------------------------------------------------------
 
@@ -208,9 +210,7 @@ class ContractsServer(LanguageServer):
         if path and path.endswith(_PYTHON_SUFFIXES):
             declaration = self.declaration_for(path)
             if declaration is not None and declaration.config is not None:
-                started = time.perf_counter()
-                findings = self.logged(declaration.check(path, document.source))
-                self.check_ms.append((time.perf_counter() - started) * 1000)
+                findings = self.logged(declaration.check(path, document.source, buffer=True))
         self.results[uri] = (document.version, findings)
         return findings
 
@@ -253,10 +253,23 @@ class ContractsServer(LanguageServer):
 
     def push(self, uri: str) -> None:
         self._pending.pop(uri, None)
+        changed_at = self._changed_at.pop(uri, None)
         if uri not in self.workspace.text_documents:
             return
+        started = time.perf_counter()
         document = self.workspace.get_text_document(uri)
-        self.publish(uri, self.diagnostics_of(uri), document.version)
+        diagnostics = self.diagnostics_of(uri)
+        self.publish(uri, diagnostics, document.version)
+        if changed_at is not None and log.isEnabledFor(logging.DEBUG):
+            done = time.perf_counter()
+            log.debug(
+                "pushed %s v%s: %d diagnostics %.2f ms after its change (%.2f ms checking)",
+                uri,
+                document.version,
+                len(diagnostics),
+                (done - changed_at) * 1000,
+                (done - started) * 1000,
+            )
 
     def schedule(self, uri: str) -> None:
         """Check after ``debounce_s`` of quiet: a burst of keystrokes costs one check."""
@@ -282,49 +295,92 @@ class ContractsServer(LanguageServer):
         for uri in list(self.workspace.text_documents):
             self.push(uri)
 
-    def sweep(self) -> None:
-        """Re-check every file a cross-file contract applies to, open or not.
+    def affected(self, edited: list[str]) -> list[tuple[Declaration, str]]:
+        """The files, open or not, whose findings a change of the ``edited`` paths can change.
 
-        A save can change the findings of files that import the saved one. The
-        files that could change are those the cross-file kinds apply to; their
-        neighbours' parses stay in each declaration's project index, so this
-        re-reads nothing but what changed. Unopened files' results are pushed
-        to a pushing client; a pulling one is asked to pull again.
+        Those ``checkers.dependents`` names (a test whose import chain now runs
+        through an edited module to the optional dependency, a leaf member
+        importing what was edited: asked of the import summaries, nothing
+        parsed), and those holding a cross-file finding now -- the change may
+        be what fixes it, and no import chain leads there any more to say so.
+        """
+        from checkers.dependents import dependent_files
+
+        by_declaration: dict[Path, list[str]] = {}
+        for path in edited:
+            declaration = self.declaration_for(path)
+            if declaration is not None and declaration.engine is not None:
+                by_declaration.setdefault(declaration.pyproject, []).append(os.path.abspath(path))
+        holding: list[str] = [p for p in (to_fs_path(u) for u, f in self.swept.items() if f) if p]
+        holding += [
+            document.path
+            for uri, document in list(self.workspace.text_documents.items())
+            if document.path and self.results.get(uri, (None, []))[1]
+        ]
+        out: list[tuple[Declaration, str]] = []
+        for pyproject, paths in by_declaration.items():
+            declaration = self.declarations[pyproject]
+            engine = declaration.engine
+            pairs = [(declaration.relative(p), p) for p in paths]
+            found = dict.fromkeys(abspath for _r, abspath, _a, _p in dependent_files(engine, pairs))
+            volatile = {c.id for c in engine.contracts if not c.CACHEABLE}
+            for path in holding:
+                abspath = os.path.abspath(path)
+                if self.declaration_for(abspath) is not declaration or abspath in found:
+                    continue
+                uri = from_fs_path(abspath)
+                held = self.swept.get(uri) or self.results.get(uri, (None, []))[1]
+                if any(f.contract in volatile for f in held):
+                    found[abspath] = None
+            out += [(declaration, a) for a in found if a not in paths]
+        return out
+
+    def sweep(self, files: list[tuple[Declaration, str]] | None = None) -> None:
+        """Re-check ``files`` (default: every file a cross-file contract applies to), open or not.
+
+        Open buffers are re-checked as typed; unopened files from the
+        project index (which reads each once). What changed is pushed to a
+        pushing client -- an empty list when a finding went away -- and a
+        pulling one is asked to pull again.
         """
         open_paths = {
             os.path.abspath(d.path): uri
             for uri, d in self.workspace.text_documents.items()
             if d.path
         }
+        if files is None:
+            files = [
+                (declaration, abspath)
+                for declaration in list(self.declarations.values())
+                if declaration.config is not None
+                for abspath in declaration.cross_file_paths()
+            ]
         changed = False
-        for declaration in list(self.declarations.values()):
+        for declaration, abspath in files:
             if declaration.config is None:
                 continue
-            for abspath in declaration.cross_file_paths():
-                uri = open_paths.get(abspath)
-                if uri is not None:
-                    before = self.results.get(uri, (None, None))[1]
-                    self.results.pop(uri, None)
-                    if self.check_document(uri) != before:
-                        changed = True
-                        self.push(uri)
-                    continue
-                text = declaration.disk_text(abspath)
-                if text is None:
-                    continue
-                uri = from_fs_path(abspath)
-                findings = self.logged(declaration.check(abspath, text))
-                if findings != self.swept.get(uri, []):
+            uri = open_paths.get(abspath)
+            if uri is not None:
+                before = self.results.get(uri, (None, None))[1]
+                self.results.pop(uri, None)
+                if self.check_document(uri) != before:
                     changed = True
-                    positions_text = text
+                    self.push(uri)
+                continue
+            text = declaration.disk_text(abspath)
+            uri = from_fs_path(abspath)
+            findings = [] if text is None else self.logged(declaration.check(abspath, text))
+            if findings != self.swept.get(uri, []):
+                changed = True
+                if findings:
                     self.swept[uri] = findings
-                    self.publish(
-                        uri,
-                        convert.diagnostics(
-                            findings, positions_text, self.workspace.position_codec
-                        ),
-                        None,
-                    )
+                else:
+                    self.swept.pop(uri, None)
+                self.publish(
+                    uri,
+                    convert.diagnostics(findings, text or "", self.workspace.position_codec),
+                    None,
+                )
         if changed and not self.pushing:
             self.refresh()
 
@@ -452,6 +508,7 @@ def create_server() -> ContractsServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded()
     def did_change(ls: ContractsServer, params: types.DidChangeTextDocumentParams):
+        ls._changed_at[params.text_document.uri] = time.perf_counter()
         ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
@@ -462,8 +519,12 @@ def create_server() -> ContractsServer:
         if os.path.basename(path) == PYPROJECT:
             ls.reload(Path(os.path.abspath(path)))
             return
+        declaration = ls.declaration_for(path) if path.endswith(_PYTHON_SUFFIXES) else None
+        if declaration is not None:
+            declaration.saved(path)  # on disk now: a file created by this save resolves
         ls.push(uri)
-        ls.sweep()
+        if declaration is not None:
+            ls.sweep(ls.affected([path]))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @guarded()
@@ -483,7 +544,7 @@ def create_server() -> ContractsServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded()
     def watched(ls: ContractsServer, params: types.DidChangeWatchedFilesParams):
-        python_changed = False
+        python_changed: list[str] = []
         for change in params.changes:
             path = to_fs_path(change.uri)
             if not path:
@@ -494,9 +555,9 @@ def create_server() -> ContractsServer:
                 declaration = ls.declaration_for(path)
                 if declaration is not None:
                     declaration.forget(path)
-                    python_changed = True
+                    python_changed.append(path)
         if python_changed:
-            ls.sweep()
+            ls.sweep(ls.affected(python_changed))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     @guarded()

@@ -76,7 +76,7 @@ def test_goldens_through_the_console_script():
 
 #: Models whose kernels page at a block larger than the default scheduler block (16): at the
 #: default they are refused by both numbers (pinned below), so they lay out at their own block.
-OWN_BLOCK = {"minimax-m3": 128}
+OWN_BLOCK = {"minimax-m3": 128, "deepseek-v4-flash-dspark": 256}
 
 
 @pytest.mark.parametrize("name", model_names())
@@ -224,7 +224,7 @@ def test_the_command_line_defaults_and_choices_are_the_engine_configs():
     loading torch; this is what keeps the two declarations from drifting apart."""
     import dataclasses
 
-    from atom.engine_config import KV_DTYPES, MHA_BACKENDS, EngineConfig
+    from atom.engine_config import INDEX_CACHE_DTYPES, KV_DTYPES, MHA_BACKENDS, EngineConfig
     from atom.layout_command import _layout_parser
 
     parser = _layout_parser()
@@ -237,12 +237,15 @@ def test_the_command_line_defaults_and_choices_are_the_engine_configs():
         scheduler_block_size=args.block_size,
         include_mtp=not args.no_spec,
         mha_backend=args.mha_backend,
+        num_speculative_tokens=args.num_speculative_tokens,
+        index_cache_dtype=args.index_cache_dtype,
     )
     defaults = {f.name: f.default for f in dataclasses.fields(EngineConfig)}
     assert dataclasses.asdict(given) == defaults
     choices = {a.dest: tuple(a.choices) for a in parser._actions if a.choices}
     assert sorted(choices["kv_dtype"]) == sorted(KV_DTYPES)
     assert choices["mha_backend"] == tuple(MHA_BACKENDS)
+    assert choices["index_cache_dtype"] == tuple(INDEX_CACHE_DTYPES)
     for action in parser._actions:
         if action.default not in (None, False) and action.help and "default" in action.help:
             assert f"default {action.default}" in action.help, action.dest

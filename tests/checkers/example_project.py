@@ -15,12 +15,7 @@ from checkers.rules import kind_class
 from contracts.config import Config, parse_table
 from contracts.contract import Contract, Example
 
-
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+from ..scaffold import write_tree
 
 
 def example_config(kind: type[Contract], ex: Example, root: Path) -> Config:

@@ -16,7 +16,7 @@ import pytest
 
 from checkers.cli import main
 
-from .example_project import write_tree
+from ..scaffold import write_tree
 
 PYPROJECT = """\
 [tool.atom-contracts]

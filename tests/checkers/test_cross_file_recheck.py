@@ -15,23 +15,9 @@ import pytest
 
 from checkers import api
 
-from .example_project import write_tree
+from ..scaffold import pyproject, write_tree
 
-PYPROJECT = """\
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "triton-tests-skip"
-kind = "importorskip"
-module = "triton"
-tests = ["tests/**"]
-
-[[tool.atom-contracts.contracts]]
-id = "layout-is-a-leaf"
-kind = "leaf-package"
-package = "pkg.leaf"
-"""
+PYPROJECT = pyproject("skip-triton", "leaf")
 
 TREE = {
     "pyproject.toml": PYPROJECT,

@@ -10,7 +10,7 @@ import pytest
 from checkers import api
 from checkers.diff_filter import DiffError, parse_hunks
 
-from .example_project import write_tree
+from ..scaffold import write_tree
 from .fake_kinds import config_for
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

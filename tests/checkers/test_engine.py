@@ -6,7 +6,7 @@ import ast
 
 from checkers import api
 
-from .example_project import write_tree
+from ..scaffold import write_tree
 from .fake_kinds import Counted, Rename, config_for
 
 RENAME = {"id": "no-old", "kind": "rename", "old": "old_name", "new": "new_name"}

@@ -16,28 +16,10 @@ import pytest
 
 from checkers.cli import main
 
-from .example_project import write_tree
-
-PYPROJECT = """\
-[tool.atom-contracts]
-
-[[tool.atom-contracts.contracts]]
-id = "allocate-takes-blocks"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-
-[[tool.atom-contracts.contracts]]
-id = "no-input-asserts"
-kind = "input-assert"
-"""
-
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    write_tree(tmp_path, {"pyproject.toml": PYPROJECT})
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def project(make_project):
+    return make_project("blocks-keyword-only", "no-input-asserts", src=None, chdir=True).root
 
 
 @pytest.mark.parametrize(

@@ -15,23 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from ..scaffold import BUILDER_VIOLATING, pyproject
+
 pytestmark = pytest.mark.slow
 
-PYPROJECT = """\
-[tool.atom-contracts]
+PYPROJECT = pyproject("blocks-keyword-only", src=None)
 
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-"""
-
-VIOLATING = """\
-class GdnBuilder:
-    def allocate_kv_cache_tensors(self, blocks):
-        return blocks
-"""
+VIOLATING = BUILDER_VIOLATING
 
 
 def _flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -55,13 +45,9 @@ def _plugin_installed() -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text(PYPROJECT)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "builder.py").write_text(VIOLATING)
-    return root
+def project(make_project) -> Path:
+    files = {"pkg/__init__.py": "", "pkg/builder.py": VIOLATING}
+    return make_project("blocks-keyword-only", at="project", src=None, files=files).root
 
 
 def test_reports_contract_in_flake8_format(project: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from checkers.cli import main
 
-from .example_project import write_tree
+from ..scaffold import write_tree
 
 CONTRACT = """\
 [[tool.atom-contracts.contracts]]

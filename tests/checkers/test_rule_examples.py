@@ -4,7 +4,7 @@ fixit's habit: a rule carries its own proof, and the suite runs all of it.
 Each INVALID example must yield exactly its expected findings -- code, line
 and column, nothing more -- each VALID one none, and an example with a
 ``fixed`` text must be fixed to exactly that, still parse, and be left alone
-by a second fix pass.
+by a second fix pass; one without it must offer no fix at all.
 """
 
 from __future__ import annotations
@@ -81,6 +81,12 @@ def test_example(kind, label, ex, tmp_path):
         assert f.path == ex.path
         assert (f.line, f.column) <= (f.end_line, f.end_column)
         assert f.span_lines[0] <= f.line <= f.span_lines[1], f
+    if ex.fixed is None:
+        # An example that declares no fixed text promises no fix: a fix offered
+        # here would be one no example proves (test_fixed_example_round_trips
+        # proves the ones that are declared).
+        offered = [f"{f.code} {f.line}:{f.column}" for f in result.findings if f.fix]
+        assert offered == [], f"fixes offered by an example with no `fixed` text: {offered}"
 
 
 FIXED = [c for c in CASES if c.values[1] == "invalid" and c.values[2].fixed is not None] or [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checkers.suppression import parse_directives
 
-from .example_project import write_tree
+from ..scaffold import write_tree
 from .test_engine import RENAME, codes, run
 
 

@@ -1,7 +1,7 @@
 """A throwaway project the hook is pointed at, and a way to run the hook on it.
 
-Test modules are imported by path and cannot import one another, so the
-project and the sources it is given come as a fixture.
+The project is the suite's scaffold (``tests/scaffold.py``) with a ruff
+configuration added; the sources it is given travel on the fixture.
 
 The project declares one contract (``blocks`` keyword-only on
 ``allocate_kv_cache_tensors``, AC101) and a ruff configuration, so a single
@@ -22,26 +22,15 @@ from pathlib import Path
 
 import pytest
 
-PYPROJECT = """\
-[project]
-name = "consumer"
-version = "0"
+from ..scaffold import ProjectDir
 
+RUFF = """\
 [tool.ruff]
 line-length = 100
 
 [tool.ruff.lint]
 select = ["E", "F", "W", "B"]
 external = ["AC"]
-
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
 """
 
 # F401 (unused import) has a safe fix; F841 (unused variable) only an unsafe
@@ -88,29 +77,13 @@ class HookRun:
     stderr: str
 
 
-@dataclass
-class Project:
-    """The project on disk; test modules cannot import this one, so the
-    sources they write travel on it as attributes."""
+class Project(ProjectDir):
+    """The scaffold project, and the hook run in it; the sources the tests
+    write travel on it as attributes."""
 
-    root: Path
     VIOLATING = VIOLATING
     CLEAN = CLEAN
     OTHER = OTHER
-
-    def write(self, relpath: str, text: str) -> Path:
-        path = self.root / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return path
-
-    def snapshot(self) -> dict[str, bytes]:
-        """Every file under the root and its bytes (new files, caches included)."""
-        return {
-            p.relative_to(self.root).as_posix(): p.read_bytes()
-            for p in sorted(self.root.rglob("*"))
-            if p.is_file()
-        }
 
     def env(self, **overrides: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -154,12 +127,9 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    root = tmp_path / "consumer"
-    root.mkdir()
-    p = Project(root.resolve())
-    p.write("pyproject.toml", PYPROJECT)
-    p.write("pkg/__init__.py", "")
-    p.write("pkg/other.py", OTHER)
-    p.write("README.md", "# consumer\n")
-    return p
+def project(make_project) -> Project:
+    files = {"pkg/__init__.py": "", "pkg/other.py": OTHER, "README.md": "# consumer\n"}
+    laid = make_project(
+        "blocks-keyword-only", at="consumer", name="consumer", before=RUFF, files=files
+    )
+    return Project(laid.root)

@@ -23,48 +23,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ..scaffold import GIT_IDENTITY, contract, pyproject, write_tree
+from ..scaffold import git as _git
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "atom-contracts tests",
-    "GIT_AUTHOR_EMAIL": "tests@atom-contracts.invalid",
-    "GIT_COMMITTER_NAME": "atom-contracts tests",
-    "GIT_COMMITTER_EMAIL": "tests@atom-contracts.invalid",
-}
-
-PYPROJECT = """\
-[project]
-name = "consumer"
-version = "0"
-
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-paths = ["engine/**"]
-"""
+PYPROJECT = pyproject(contract("blocks-keyword-only", paths=["engine/**"]), name="consumer")
 
 VIOLATING = "class B:\n    def allocate_kv_cache_tensors(self, blocks):\n        return blocks\n"
 IMPOSTOR = "print('THE CONSUMER HOOK RAN')\n"
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env={**os.environ, **IDENTITY},
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-
-
 def _pre_commit(consumer: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, **IDENTITY, "PRE_COMMIT_HOME": str(home)}
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home)}
     env.pop("PRE_COMMIT", None)
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", *args],
@@ -104,9 +75,7 @@ def test_a_consumer_with_its_own_hooks_and_contracts_packages(tmp_path: Path) ->
             }
         ),
     }
-    for rel, text in files.items():
-        (consumer / rel).parent.mkdir(parents=True, exist_ok=True)
-        (consumer / rel).write_text(text)
+    write_tree(consumer, files)
     _git(consumer, "init", "-q")
     _git(consumer, "add", "-A")
     home = tmp_path / "pre-commit-home"

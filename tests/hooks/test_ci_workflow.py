@@ -12,7 +12,6 @@ annotations) expects.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -25,23 +24,6 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
 WORKFLOW = REPO_ROOT / ".github" / "workflows" / "contracts.yml"
-
-PYPROJECT = """\
-[tool.atom-contracts]
-
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-"""
-
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t.invalid",
-}
 
 
 def _workflow() -> dict:
@@ -107,26 +89,17 @@ def test_sarif_upload_reads_the_file_the_check_writes() -> None:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(make_project) -> Path:
     """A repository whose `origin/main` is clean and whose HEAD adds a violation."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text(PYPROJECT)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "old.py").write_text("def allocate_kv_cache_tensors(self, blocks):\n    pass\n")
-    env = {**os.environ, **GIT_IDENTITY}
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-
-    git("init", "-q", "-b", "main")
-    git("add", "-A")
-    git("commit", "-q", "-m", "base")
-    git("update-ref", "refs/remotes/origin/main", "HEAD")
-    (root / "pkg" / "new.py").write_text("def allocate_kv_cache_tensors(blocks):\n    pass\n")
-    git("add", "-A")
-    git("commit", "-q", "-m", "violation")
-    return root
+    old = "def allocate_kv_cache_tensors(self, blocks):\n    pass\n"
+    files = {"pkg/__init__.py": "", "pkg/old.py": old}
+    project = make_project("blocks-keyword-only", at="repo", src=None, files=files)
+    project.git("init", "-q", "-b", "main")
+    project.commit_all("base")
+    project.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    project.write("pkg/new.py", "def allocate_kv_cache_tensors(blocks):\n    pass\n")
+    project.commit_all("violation")
+    return project.root
 
 
 def _run_cli(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -24,43 +24,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ..scaffold import BUILDER_VIOLATING, GIT_IDENTITY, pyproject
+from ..scaffold import git as _git
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-CONSUMER_PYPROJECT = """\
-[project]
-name = "consumer"
-version = "0"
+CONSUMER_PYPROJECT = pyproject("blocks-keyword-only", src=None, name="consumer")
 
-[tool.atom-contracts]
-
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-"""
-
-VIOLATING = """\
-class GdnBuilder:
-    def allocate_kv_cache_tensors(self, blocks):
-        return blocks
-"""
+VIOLATING = BUILDER_VIOLATING
 
 CLI = "import sys; from checkers.cli import main; sys.exit(main())"
-
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "atom-contracts tests",
-    "GIT_AUTHOR_EMAIL": "tests@atom-contracts.invalid",
-    "GIT_COMMITTER_NAME": "atom-contracts tests",
-    "GIT_COMMITTER_EMAIL": "tests@atom-contracts.invalid",
-}
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_IDENTITY}
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def _manifest() -> list[dict]:

@@ -13,6 +13,7 @@ import pytest
 from checkers import api
 from checkers.source import DecodeError, decode_source
 
+from ..scaffold import contract, lay_out
 from .conftest import ASSERT_LINES
 
 REFUSED = {
@@ -87,36 +88,19 @@ def test_asserts_after_odd_line_breaks_are_found_where_python_puts_them(project,
     assert [(f.code, f.line) for f in result.findings] == [("AC301", node.lineno)]
 
 
-IMPORTORSKIP = """\
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "skip-triton"
-kind = "importorskip"
-module = "triton"
-tests = ["tests/**"]
-
-[[tool.atom-contracts.contracts]]
-id = "leaf"
-kind = "leaf-package"
-package = "pkg.leaf"
-"""
+IMPORTORSKIP = ("skip-triton", "leaf")
 
 
 @pytest.mark.parametrize("explicit", [False, True])
 def test_a_bom_on_a_neighbour_keeps_the_cross_file_contracts(tmp_path, explicit):
     files = {
-        "pyproject.toml": IMPORTORSKIP.encode(),
         "pkg/__init__.py": b"",
         "pkg/kernels.py": b"\xef\xbb\xbfimport triton\n",
         "pkg/leaf/__init__.py": b"\xef\xbb\xbfVALUE = 1\n",
         "pkg/leaf/member.py": b"from . import VALUE\n",
         "tests/test_k.py": b"from pkg.kernels import triton\n",
     }
-    for rel, data in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(data)
+    lay_out(tmp_path, *IMPORTORSKIP, files=files)
     paths = ["tests/test_k.py", "pkg/leaf/member.py"] if explicit else []
     result = api.check(paths, use_cache=False, jobs=1, cwd=tmp_path)
     codes = sorted((f.path, f.code) for f in result.findings)
@@ -128,9 +112,7 @@ def test_the_flake8_plugin_reports_an_undecodable_file(tmp_path):
 
     from checkers.flake8_plugin import ContractsPlugin
 
-    (tmp_path / "pyproject.toml").write_text(
-        IMPORTORSKIP.replace('tests = ["tests/**"]', 'tests = ["**"]')
-    )
+    lay_out(tmp_path, contract("skip-triton", tests=["**"]), "leaf")
     path = tmp_path / "m.py"
     path.write_bytes(b"# coding: ascii\nimport triton  # caf\xc3\xa9\n")
     # flake8 falls back to latin-1 for what it cannot decode; the plugin must not.

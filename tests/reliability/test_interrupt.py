@@ -18,23 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from ..conftest import REPO_ROOT
+from ..scaffold import pyproject, write_tree
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
-DECLARATION = f"""\
-[tool.atom-contracts]
-src = ["{STDLIB}"]
-
-[[tool.atom-contracts.contracts]]
-id = "no-input-asserts"
-kind = "input-assert"
-
-[[tool.atom-contracts.contracts]]
-id = "retired"
-kind = "retired-name"
-names = ["StateField"]
-"""
+DECLARATION = pyproject("no-input-asserts", "retired", src=[str(STDLIB)])
 
 
 def _children(pid: int) -> set[int]:
@@ -86,7 +75,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 @pytest.mark.skipif(not STDLIB.is_dir(), reason="needs the stdlib sources on disk")
 def test_ctrl_c_in_the_parallel_phase_exits_130_at_once_and_leaves_nothing(tmp_path):
-    (tmp_path / "pyproject.toml").write_text(DECLARATION)
+    write_tree(tmp_path, {"pyproject.toml": DECLARATION})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     # A cache from an earlier, smaller run: the interrupted run must leave it as it was.
     subprocess.run(
@@ -149,7 +138,7 @@ def test_ctrl_c_in_the_parallel_phase_exits_130_at_once_and_leaves_nothing(tmp_p
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 @pytest.mark.skipif(not STDLIB.is_dir(), reason="needs the stdlib sources on disk")
 def test_workers_die_with_a_killed_run(tmp_path):
-    (tmp_path / "pyproject.toml").write_text(DECLARATION)
+    write_tree(tmp_path, {"pyproject.toml": DECLARATION})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.Popen(
         [

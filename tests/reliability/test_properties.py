@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from checkers import api
 from checkers.engine import Engine
 
-from .conftest import EVERY_KIND
+from ..scaffold import CONTRACTS, lay_out, pyproject
 
 # Generated programs say `1 is 1` and `1()`: valid Python that compile() warns about.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -32,10 +32,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
     root = tmp_path_factory.mktemp("every-kind")
-    (root / "pyproject.toml").write_text(EVERY_KIND)
-    (root / "pkg" / "leaf").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "leaf" / "__init__.py").write_text("")
+    lay_out(root, *CONTRACTS, files={"pkg/__init__.py": "", "pkg/leaf/__init__.py": ""})
     config = api.load_config(root, use_cache=False)
     return Engine(config, api.selection_for(config))
 
@@ -131,24 +128,7 @@ def fixable_file(draw):
 
 # The kinds the generated file exercises (a contract that covers no file is a
 # configuration error, so the leaf and test-only kinds stay out of it).
-FIX_KINDS = """\
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "no-input-asserts"
-kind = "input-assert"
-
-[[tool.atom-contracts.contracts]]
-id = "retired"
-kind = "retired-name"
-names = ["StateField"]
-
-[[tool.atom-contracts.contracts]]
-id = "plain-triton-imports"
-kind = "banned-import"
-modules = { "vllm.triton_utils" = "import triton directly" }
-"""
+FIX_KINDS = pyproject("no-input-asserts", "retired", "plain-triton-imports")
 
 
 def _unfixable(result) -> list[tuple[str, str]]:

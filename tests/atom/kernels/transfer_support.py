@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pytest
 import torch
 
 from atom.engine_config import EngineConfig
@@ -105,6 +106,10 @@ class Case:
 
     def blocks(self) -> int:
         per_block = self.runner().paged_pool_bytes(1)
+        if per_block == 0:
+            # DeepSeek-V4's builder allocates its own planes and indexer; the engine's V4
+            # transfer registers them itself, and none of them is a region of this buffer.
+            pytest.skip(f"{self.name} allocates its own pool: no paged-buffer region to move")
         return max(len(SOURCE_IDS) + 1, min(BLOCKS, MAX_PAGED_BYTES // per_block))
 
 

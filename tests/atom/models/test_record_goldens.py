@@ -10,6 +10,7 @@ come out; where a golden needs a fact no public config states, the test says whi
 from __future__ import annotations
 
 import pytest
+import torch
 
 from atom.engine_config import EngineConfig
 from atom.models.hf_config import ConfigFieldError
@@ -186,3 +187,155 @@ def test_a_sparse_attention_freq_that_does_not_cover_every_layer_is_refused_by_n
     bad = cfg.with_overrides(text_config=text)
     with pytest.raises(ConfigFieldError, match=r"sparse_attention_freq.*60 layers"):
         build_modules(bad)
+
+
+# -- DeepSeek-V4 (Flash-DSpark) -----------------------------------------------------------------
+
+V4 = "deepseek-v4-flash-dspark"
+
+
+def _v4(**engine):
+    engine = {
+        "tp_size": 2,
+        "kv_dtype": "fp8",
+        "scheduler_block_size": 256,
+        "num_speculative_tokens": 5,
+        "index_cache_dtype": "fp4",
+        **engine,
+    }
+    return _runner(V4, **engine)
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def test_deepseek_v4_dspark5_goldens_tp2_fp8_fp4_indexer():
+    """Record: "sub-pool bytes byte-for-byte unchanged on V4-Flash-DSpark tp2 dspark-5 (`kv
+    977152 / state 18652160`)" -- fp8 KV (two planes), the fp4 indexer gfx950 defaults to, 5
+    draft tokens (dspark_block_size 5). Written out from the config, independently of the code:"""
+    runner = _v4()
+    cfg = runner.text_config
+    ratios = cfg.require("compress_ratios")
+    dense, csa, hca = ratios.count(0), ratios.count(4), ratios.count(128)
+    head, rope, idx = cfg.require_int("head_dim"), cfg.require_int("qk_rope_head_dim"), 128
+    window, spec, block = cfg.require_int("sliding_window"), 5, 256
+    assert (len(ratios), dense, csa, hca) == (46, 5, 21, 20)
+    widths = (head * 1, rope * 2)  # packed fp8 NoPE row, bf16 RoPE row: 512 + 128 B
+    # PAGE, per 256-token block: 20 HCA x 2 rows + 21 CSA x 64 rows = 1384 rows x 640 B, plus
+    # each CSA layer's fp4 indexer block: 64 rows x (128/128 tiles x 4 x 16 B + 4 x 1 B).
+    envelope = hca * (block // 128) + csa * (block // 4)
+    fp4_indexer = (idx // 128) * 4 * (block // 4) * (16 + 1)
+    page = envelope * sum(widths) + csa * fp4_indexer
+    assert (envelope, fp4_indexer, page) == (1384, 4352, 977152)
+    # STATE, per request: the compressor state (fp32, ring 8 + 5 for CSA, 128 + 5 for HCA)
+    # split over the two planes in the fewest shared rows, then the windows of 133 positions.
+    ring = window + spec
+    csa_main, csa_idx = csa * (8 + spec) * 2 * head * 4, csa * (8 + spec) * 2 * idx * 4
+    hca_main = hca * (128 + spec) * head * 4
+    # The split the planner finds: plane 0 (512 B rows) holds csa_idx_score + both HCA fields,
+    # plane 1 (128 B rows) holds csa_main kv + score and csa_idx_kv.
+    arena = max(_ceil(csa_idx + 2 * hca_main, 512), _ceil(2 * csa_main + csa_idx, 128))
+    assert arena == 21826
+
+    # Windows: dense 5 layers packed at stride 133; HCA interleaved in runs of 2 rows,
+    # CSA in runs of 64 -- (L - 1) x stride + ring_offset(last position) + 1 rows each.
+    def rows(layers, stride):
+        chunk, within = divmod(ring - 1, stride)
+        return (layers - 1) * stride + chunk * layers * stride + within + 1
+
+    entry = rows(dense, ring) + rows(hca, 2) + rows(csa, 64)
+    assert entry == 665 + 2679 + 3973 == 7317
+    slot_rows = _ceil(arena + entry, 2) * 2
+    state = slot_rows * sum(widths)
+    assert (slot_rows, state) == (29144, 18652160)
+    assert runner.entry_bytes() == {EntryClass.PAGE: 977152, EntryClass.STATE: 18652160}
+    assert runner.row_counts() == {"v4_dense": 5, "v4_csa": 21, "v4_index": 21, "v4_hca": 20}
+
+
+def test_deepseek_v4_bf16_build_declares_one_plane():
+    runner = _v4(kv_dtype="bf16")
+    d = runner.builder.declaration
+    assert d.plane_widths == (512 * 2,)  # RoPE inline in the one bf16 row
+    assert len(d.state_planes) == 1
+    # 1384 envelope rows x 1024 B + the same fp4 indexer.
+    assert runner.entry_bytes()[EntryClass.PAGE] == 1384 * 1024 + 21 * 4352
+    runner.initialize(1, state_entries=2)
+    assert len(runner.builder.planes) == 1
+    assert not any(n.endswith("_rope") for m in runner.skeleton.modules for n in m.kv_views)
+
+
+def test_deepseek_v4_fp8_indexer_regions_pack_with_nothing_between():
+    from atom.pool_layout import indexer_block_bytes, indexer_block_regions
+
+    # fp8: [64 rows x 128 keys][64 x 4 B scales] = 8192 + 256.
+    keys, scales = indexer_block_regions(64, 128, fp4=False)
+    assert (keys.offset, keys.nbytes, scales.offset, scales.nbytes) == (0, 8192, 8192, 256)
+    # A head dim whose data region does not end on 256 B: the scales still start right after.
+    for rows, dim in [(64, 132), (3, 100), (64, 128), (2, 8)]:
+        data, scale = indexer_block_regions(rows, dim, fp4=False)
+        assert scale.offset == data.nbytes == rows * dim
+        assert indexer_block_bytes(rows, dim, fp4=False) == rows * dim + rows * 4
+    assert indexer_block_regions(3, 100, fp4=False)[1].offset % 256 != 0
+
+
+def test_deepseek_v4_allocates_its_own_and_holds_exactly_its_price():
+    runner = _v4().initialize(3, state_entries=2)
+    builder = runner.builder
+    assert builder.paged_pool_bytes(3) == 0 and runner.paged_buf.numel() == 0
+    held = sum(b.numel() for b in builder.own_buffers())
+    assert held == 3 * 977152 + 2 * 18652160
+
+
+def test_deepseek_v4_views_are_disjoint_and_read_back_what_each_wrote():
+    """A distinct byte pattern through every bound view of every module, then every view read
+    back: any two views sharing a byte would read the other's pattern."""
+    runner = _v4(kv_dtype="bf16").initialize(2, state_entries=2)
+    gen = torch.Generator().manual_seed(3)
+    written = {}
+    for m in runner.skeleton.modules:
+        for name, view in m.kv_views.items():
+            raw = view.view(torch.uint8)  # every view's last dim is dense
+            raw.copy_(torch.randint(0, 256, raw.shape, generator=gen, dtype=torch.uint8))
+            written[(m.prefix, name)] = raw.clone()
+    assert len(written) > 3 * len(runner.skeleton.modules)
+    for m in runner.skeleton.modules:
+        for name, view in m.kv_views.items():
+            assert torch.equal(view.view(torch.uint8), written[(m.prefix, name)]), (m, name)
+
+
+def test_deepseek_v4_every_window_row_is_bound_once_and_compressed_rows_sit_where_the_geometry_says():
+    runner = _v4(kv_dtype="bf16").initialize(1, state_entries=1)
+    d = runner.builder.declaration
+    ring = d.rows.ring_slots
+    for m in runner.skeleton.modules:
+        windows = sum(
+            v.shape[1] * (v.shape[2] if v.dim() == 4 else 1)
+            for n, v in m.kv_views.items()
+            if n.startswith("window")
+        )
+        assert windows == ring, m  # 133 positions a layer, runs and tail together
+    csa = next(m for m in runner.skeleton.modules if m.compress_ratio == 4)
+    view = csa.kv_views["kv_compressed"]
+    plane = runner.builder._typed_rows(0)
+    first, count = d.rows.compressed_rows(4, 0)
+    assert view.shape == (1, count, 512)
+    assert view.data_ptr() == plane[first].data_ptr()
+
+
+def test_deepseek_v4_refuses_the_pd_decode_side_by_its_state_pool_name():
+    runner = _v4()
+    with pytest.raises(ValueError, match=r"target\.v4_slot"):
+        runner.import_paged_pool(torch.zeros(0, dtype=torch.uint8), 1)
+
+
+def test_deepseek_v4_without_the_drafter_has_two_dense_rows_and_a_shorter_slot():
+    runner = _v4(include_mtp=False, num_speculative_tokens=0)
+    assert runner.row_counts() == {"v4_dense": 2, "v4_csa": 21, "v4_index": 21, "v4_hca": 20}
+    assert runner.entry_bytes()[EntryClass.PAGE] == 977152  # the drafter compresses nothing
+    assert runner.entry_bytes()[EntryClass.STATE] < 18652160
+
+
+def test_deepseek_v4_pages_at_256_and_refuses_a_smaller_scheduler_block_by_both_numbers():
+    with pytest.raises(ValueError, match=r"scheduler block size 16 .*256-token blocks"):
+        _v4(scheduler_block_size=16)

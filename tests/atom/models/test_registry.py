@@ -14,6 +14,7 @@ SHARED_MODELS = Path(__file__).resolve().parents[3].parent / "shared" / "design"
 EXPECTED = {
     "deepseek-r1",
     "deepseek-v3.2-exp",
+    "deepseek-v4-flash-dspark",
     "eagle3-draft-llama",
     "glm-5.2",
     "kimi-k3",

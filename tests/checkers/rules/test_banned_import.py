@@ -6,70 +6,24 @@ import ast
 
 import pytest
 
-from checkers.project import Project
 from checkers.rules.banned_import import BannedImport
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
+
+from ..rule_harness import apply_fixes, run_rule
 
 HINT = "use plain triton imports"
 PARAMS = {"modules": {"vllm.triton_utils": HINT}}
 
 
 def check(tmp_path, source: str, params=PARAMS, path: str = "pkg/module.py", files=None):
-    for rel, text in {**(files or {}), path: source}.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    project = Project(tmp_path, (tmp_path,))
-    src = SourceFile(path, source, abspath=str(tmp_path / path))
-    project.add_source(src)
-    contract = BannedImport.from_table({"id": "t", **params}, "contract `t`")
-    if not contract.wants(src):
-        return []
-    return list(contract.check(src, project))
-
-
-def apply(text: str, findings) -> str:
-    """Apply every fix's edits, last first (positions: 1-based lines and char columns)."""
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    edits = sorted(
-        (e for f in findings if f.fix for e in f.fix.edits),
-        key=lambda e: (e.line, e.column),
-        reverse=True,
-    )
-    for e in edits:
-        begin = starts[e.line - 1] + e.column - 1
-        end = starts[e.end_line - 1] + e.end_column - 1
-        text = text[:begin] + e.content + text[end:]
-    return text
+    return run_rule(BannedImport, source, params, path=path, root=tmp_path, files=files)
 
 
 def fix_twice(tmp_path, source: str, params=PARAMS, **kw) -> tuple[str, str]:
-    once = apply(source, check(tmp_path, source, params, **kw))
-    twice = apply(once, check(tmp_path, once, params, **kw))
+    once = apply_fixes(source, check(tmp_path, source, params, **kw))
+    twice = apply_fixes(once, check(tmp_path, once, params, **kw))
     return once, twice
-
-
-@pytest.mark.parametrize("example", BannedImport.VALID, ids=lambda e: e.note[:40])
-def test_valid_examples_pass(tmp_path, example):
-    assert check(tmp_path, example.source, example.params, example.path, example.files) == []
-
-
-@pytest.mark.parametrize("example", BannedImport.INVALID, ids=lambda e: e.note[:40])
-def test_invalid_examples_flag_and_fix_as_they_say(tmp_path, example):
-    kw = {"path": example.path, "files": example.files}
-    found = check(tmp_path, example.source, example.params, **kw)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for finding, expect in zip(found, example.expect, strict=True):
-        assert expect.message is None or expect.message in finding.message
-    once, twice = fix_twice(tmp_path, example.source, example.params, **kw)
-    assert once == (example.fixed if example.fixed is not None else example.source)
-    assert twice == once
-    if example.fixed is not None:
-        assert all(f.fix.applicability == "unsafe" for f in found if f.fix) == example.unsafe
 
 
 @pytest.mark.parametrize(

@@ -10,52 +10,18 @@ from checkers.rules.input_assert import InputAssert
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
 
+from ..rule_harness import apply_fixes, run_rule
+
 
 def check(source: str, params=None, path: str = "pkg/module.py"):
-    contract = InputAssert.from_table({"id": "t", **(params or {})}, "contract `t`")
-    src = SourceFile(path, source)
-    if not contract.wants(src):
-        return []
-    return list(contract.check(src, project=None))
+    return run_rule(InputAssert, source, params, path=path)
 
 
 def lines(source: str, params=None, path: str = "pkg/module.py") -> list[int]:
     return [f.line for f in check(source, params, path)]
 
 
-def apply_fixes(text: str, findings) -> str:
-    """Apply every edit, last first, as the engine does (1-based char columns, end exclusive)."""
-    starts = [0]
-    for line in SourceFile("x.py", text).lines:
-        starts.append(starts[-1] + len(line))
-    edits = sorted(
-        (e for f in findings if f.fix for e in f.fix.edits),
-        key=lambda e: (e.line, e.column),
-        reverse=True,
-    )
-    for e in edits:
-        begin = starts[e.line - 1] + e.column - 1
-        end = starts[e.end_line - 1] + e.end_column - 1
-        text = text[:begin] + e.content + text[end:]
-    return text
-
-
 # -- the kind's own examples ---------------------------------------------------
-
-
-@pytest.mark.parametrize("example", InputAssert.VALID, ids=lambda e: e.note[:50])
-def test_valid_examples_pass(example):
-    assert check(example.source, example.params, example.path) == []
-
-
-@pytest.mark.parametrize("example", InputAssert.INVALID, ids=lambda e: e.note[:50])
-def test_invalid_examples_flag_where_they_say(example):
-    found = check(example.source, example.params, example.path)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for f, e in zip(found, example.expect, strict=True):
-        assert e.message is None or e.message in f.message, f.message
 
 
 @pytest.mark.parametrize(

@@ -6,40 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from checkers.project import Project
 from checkers.rules.keyword_only import KeywordOnly
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
+
+from ..rule_harness import run_rule
 
 PARAMS = {"functions": ["allocate_kv_cache_tensors"], "parameters": ["blocks"]}
 
 
 def check(tmp_path: Path, source: str, params=PARAMS, path: str = "pkg/module.py", files=None):
-    for rel, text in {**(files or {}), path: source}.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    project = Project(tmp_path, (tmp_path,))
-    src = SourceFile(path, source, abspath=str(tmp_path / path))
-    project.add_source(src)
-    contract = KeywordOnly.from_table({"id": "t", **params}, "contract `t`")
-    if not contract.wants(src):
-        return []
-    return list(contract.check(src, project))
-
-
-@pytest.mark.parametrize("example", KeywordOnly.VALID, ids=lambda e: e.note[:40])
-def test_valid_examples_pass(tmp_path, example):
-    assert check(tmp_path, example.source, example.params, example.path, example.files) == []
-
-
-@pytest.mark.parametrize("example", KeywordOnly.INVALID, ids=lambda e: e.note[:40])
-def test_invalid_examples_flag_where_they_say(tmp_path, example):
-    found = check(tmp_path, example.source, example.params, example.path, example.files)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for finding, expect in zip(found, example.expect, strict=True):
-        assert expect.message is None or expect.message in finding.message
+    return run_rule(KeywordOnly, source, params, path=path, root=tmp_path, files=files)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ from checkers.rules.leaf_package import LeafPackage
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
 
+from ..rule_harness import run_rule
+
 PARAMS = {"package": "atom.pool_layout", "allow": ["torch"]}
 TREE = {
     "atom/__init__.py": "",
@@ -22,31 +24,11 @@ TREE = {
 
 
 def check(tmp_path: Path, source: str, path: str, params=PARAMS, files=TREE):
-    for rel, text in {**files, path: source}.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    project = Project(tmp_path, (tmp_path,))
-    src = SourceFile(path, source, abspath=str(tmp_path / path))
-    project.add_source(src)
-    contract = LeafPackage.from_table({"id": "t", **params}, "contract `t`")
-    return list(contract.check(src, project))
+    return run_rule(LeafPackage, source, params, path=path, root=tmp_path, files=files)
 
 
 def codes(found):
     return [(f.code, f.line, f.column) for f in found]
-
-
-@pytest.mark.parametrize("example", LeafPackage.VALID, ids=lambda e: e.note[:40])
-def test_valid_examples_pass(tmp_path, example):
-    assert check(tmp_path, example.source, example.path, example.params, example.files) == []
-
-
-@pytest.mark.parametrize("example", LeafPackage.INVALID, ids=lambda e: e.note[:40])
-def test_invalid_examples_flag_where_they_say(tmp_path, example):
-    found = check(tmp_path, example.source, example.path, example.params, example.files)
-    assert codes(found) == [(e.code, e.line, e.column) for e in example.expect]
-    for finding, expect in zip(found, example.expect, strict=True):
-        assert expect.message is None or expect.message in finding.message
 
 
 def test_stdlib_allowed_prefixes_and_members_pass_and_lookalikes_do_not(tmp_path):

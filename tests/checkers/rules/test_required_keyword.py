@@ -8,35 +8,17 @@ from checkers.rules.required_keyword import RequiredKeyword
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
 
+from ..rule_harness import run_rule
+
 PARAMS = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
 
 
 def check(source: str, params=PARAMS, path: str = "pkg/module.py"):
-    contract = RequiredKeyword.from_table({"id": "t", **params}, "contract `t`")
-    src = SourceFile(path, source)
-    if not contract.wants(src):
-        return []
-    return list(contract.check(src, project=None))
+    return run_rule(RequiredKeyword, source, params, path=path)
 
 
 def flagged(body: str, header: str = "import torch\n\n") -> list[tuple[int, int]]:
     return [(f.line, f.column) for f in check(header + body)]
-
-
-@pytest.mark.parametrize("example", RequiredKeyword.VALID, ids=lambda e: e.note[:50])
-def test_valid_examples_pass(example):
-    assert check(example.source, example.params, example.path) == []
-
-
-@pytest.mark.parametrize("example", RequiredKeyword.INVALID, ids=lambda e: e.note[:50])
-def test_invalid_examples_flag_where_they_say(example):
-    found = check(example.source, example.params, example.path)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for f, e in zip(found, example.expect, strict=True):
-        assert e.message is None or e.message in f.message, f.message
-        assert f.fix is None
 
 
 @pytest.mark.parametrize(

@@ -9,35 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.project import Project
 from checkers.rules.retired_name import RetiredName
 from checkers.source import SourceFile
 from contracts.fields import ConfigError
 
+from ..rule_harness import run_rule
+
 
 def check(tmp_path, source: str, names=("StateArena",), path: str = "atom/mod.py"):
-    project = Project(tmp_path, (tmp_path,))
-    src = SourceFile(path, source, abspath=str(tmp_path / path))
     names = names if isinstance(names, dict) else list(names)
-    contract = RetiredName.from_table({"id": "t", "names": names}, "contract `t`")
-    if not contract.wants(src):
-        return []
-    return list(contract.check(src, project))
-
-
-@pytest.mark.parametrize("example", RetiredName.VALID, ids=lambda e: e.note[:40] or "valid")
-def test_valid_examples_pass(tmp_path, example):
-    assert check(tmp_path, example.source, example.params["names"], example.path) == []
-
-
-@pytest.mark.parametrize("example", RetiredName.INVALID, ids=lambda e: e.note[:40])
-def test_invalid_examples_flag_where_they_say(tmp_path, example):
-    found = check(tmp_path, example.source, example.params["names"], example.path)
-    assert [(f.code, f.line, f.column) for f in found] == [
-        (e.code, e.line, e.column) for e in example.expect
-    ]
-    for finding, expect in zip(found, example.expect, strict=True):
-        assert expect.message is None or expect.message in finding.message
+    return run_rule(RetiredName, source, {"names": names}, path=path, root=tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +92,25 @@ def test_an_occurrence_in_a_multiline_string_is_suppressed_from_its_statement(tm
     assert [(f.line, f.span_lines) for f in found] == [(4, (2, 5)), (6, (6, 6))]
 
 
+@pytest.mark.parametrize(
+    ("source", "span_lines"),
+    [
+        # On the string's first line: the statement (lines 1-2) still holds the suppression.
+        ('x = """StateArena\n"""\n', (1, 2)),
+        # On its last line, inside a statement that goes on past the string (lines 1-4).
+        ('x = (\n    """a\n    StateArena"""\n)\n', (1, 4)),
+        # A one-line string inside a wrapped call is suppressed from its own line only: a
+        # comment there is possible, and one on the call's other lines is about other words.
+        ('x = f(\n    "StateArena",\n)\n', (2, 2)),
+    ],
+)
+def test_a_multiline_string_reaches_its_statement_from_its_first_and_last_lines(
+    tmp_path, source, span_lines
+):
+    (found,) = check(tmp_path, source)
+    assert found.span_lines == span_lines
+
+
 def test_a_file_that_does_not_parse_is_scanned_all_the_same(tmp_path):
     found = check(tmp_path, "def broken(:\n    StateArena\n")
     assert [(f.line, f.column) for f in found] == [(2, 5)]
@@ -139,6 +139,7 @@ def test_needles_are_the_names(tmp_path):
         (["StateArena", ""], "''"),
         ({"StateArena": 3}, "3"),
         ({}, r"\{\}"),
+        ({"StateArena": "EntryMajorArena", " ": "x"}, "names are not empty"),
     ],
 )
 def test_a_bad_declaration_names_the_bad_value(names, named):

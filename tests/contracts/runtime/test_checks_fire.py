@@ -484,12 +484,71 @@ def test_byte_extent_counts_bytes_not_elements():
 
 
 def test_a_builder_that_allocates_its_own_is_skipped_not_priced():
+    """Answering zero takes the builder out of the paged buffer's pricing: no region is asked
+    of it. What it then holds is priced against its own buffers (the tests below); a builder
+    that charges nothing and holds nothing is consistent."""
     runner = _runner()
     runner.builder.paged_pool_bytes = lambda b: 0
+    runner.builder.paged_entry_bytes = lambda: 0
     runner.entry_bytes = lambda: {EntryClass.PAGE: 0}
     runner.paged_plan = lambda b: plan_regions([])
     runner.paged_buf = torch.zeros(0, dtype=torch.uint8)
     checks.check_price_equals_carve(runner)  # nothing charged, nothing carved: consistent
+
+
+def test_a_builder_that_allocates_its_own_but_holds_nothing_of_its_charge():
+    """The same builder still charging its PAGE price: zero bytes asked of the paged buffer
+    and none allocated either is a pool priced and never carved."""
+    runner = _runner()
+    runner.builder.paged_pool_bytes = lambda b: 0
+    _fires(
+        r"builder 'target' charges \d+ B of PAGE and holds none",
+        checks.check_price_equals_carve,
+        runner,
+    )
+
+
+def _v4_runner(**engine):
+    engine = {"scheduler_block_size": 256, "tp_size": 2, **engine}
+    return _make("deepseek-v4-flash-dspark", **engine)().initialize(2, state_entries=2)
+
+
+def test_a_builder_that_allocates_its_own_holding_other_than_its_price():
+    runner = _v4_runner()
+    checks.check_price_equals_carve(runner)
+    index_buf, plane_buf = runner.builder.own_buffers()
+    runner.builder.own_buffers = lambda: [index_buf, plane_buf[:-256]]
+    _fires(
+        r"builder 'target' allocates its own and holds \d+ B; PAGE \d+ B \+ STATE \d+ B x 2 "
+        r"requests = \d+",
+        checks.check_price_equals_carve,
+        runner,
+    )
+
+
+def test_disjoint_two_views_of_an_own_buffer_sharing_bytes():
+    runner = _v4_runner()
+    checks.check_disjoint_in_bounds(runner)  # views of its own buffers are accepted
+    first, second = [m for m in runner.bound_modules() if m.compress_ratio == 128][:2]
+    second.bind({**second.kv_views, "kv_compressed": first.kv_views["kv_compressed"]})
+    _fires(
+        r"reachable through .*kv_compressed and .*kv_compressed",
+        checks.check_disjoint_in_bounds,
+        runner,
+    )
+
+
+def test_disjoint_a_view_outside_the_own_buffer_its_builder_holds():
+    """The builder says it holds less of the planes than its views reach (a slice of the
+    storage they are cut from): the view past the end is outside its own buffer."""
+    runner = _v4_runner()
+    index_buf, plane_buf = runner.builder.own_buffers()
+    runner.builder.own_buffers = lambda: [index_buf, plane_buf[: plane_buf.numel() // 2]]
+    _fires(
+        r"spans bytes \[\d+, \d+\); its region is \[0, \d+\)",
+        checks.check_disjoint_in_bounds,
+        runner,
+    )
 
 
 def test_byte_extent_of_one_element_is_that_element():

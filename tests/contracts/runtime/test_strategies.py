@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
+from atom.pool_layout import EntryClass
 from contracts.runtime.strategies import (
     MAX_PAGED_BYTES,
     case_names,
@@ -28,9 +29,13 @@ def test_a_draft_pair_case_builds_a_runner_with_its_draft():
 @given(engine_cases())
 def test_drawn_cases_build_and_stay_under_the_byte_cap(case):
     runner = case.make_runner()
-    per_block = runner.paged_pool_bytes(1)
+    # A block's price wherever it lives: V4's builder allocates its own and takes no region.
+    per_block = max(runner.paged_pool_bytes(1), runner.entry_bytes()[EntryClass.PAGE])
     assert case.blocks >= 1
     assert case.blocks == 1 or runner.paged_pool_bytes(case.blocks) <= MAX_PAGED_BYTES + 256
+    assert (
+        case.blocks == 1 or case.blocks * runner.entry_bytes()[EntryClass.PAGE] <= MAX_PAGED_BYTES
+    )
     assert per_block > 0
     assert str(case).startswith(case.name)
 

@@ -29,41 +29,19 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import make_test_lsp_client
 
+from ...scaffold import pyproject, write_tree
+
 LAUNCHER = Path(__file__).with_name("serve_with_test_kinds.py")
 REPO = Path(__file__).resolve().parents[3]
 PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
-PYPROJECT = """\
-[project]
-name = "consumer"
-version = "0"
-
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "blocks-keyword-only"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-
-[[tool.atom-contracts.contracts]]
-id = "old-name"
-kind = "rename"
-old = "legacy"
-new = "current"
-
-[[tool.atom-contracts.contracts]]
-id = "plain-triton"
-kind = "banned-import"
-modules = { "vllm.triton_utils" = "import triton directly" }
-
-[[tool.atom-contracts.contracts]]
-id = "triton-tests-importorskip"
-kind = "importorskip"
-module = "triton"
-tests = ["tests/**"]
-"""
+PYPROJECT = pyproject(
+    "blocks-keyword-only",
+    {"id": "old-name", "kind": "rename", "old": "legacy", "new": "current"},
+    "plain-triton-imports",
+    "skip-triton",
+    name="consumer",
+)
 
 # AC101 on line 2 (`blocks` positional, the def's parameter at column 36),
 # AC991 on line 6 (`legacy`, which has a safe fix).
@@ -75,13 +53,6 @@ class Builder:
 
 value = legacy
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientCapabilities:
@@ -201,6 +172,12 @@ def change(client, uri: str, version: int, text: str) -> None:
     )
 
 
+def save(client, uri: str) -> None:
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
 def apply_edits(text: str, edits) -> str:
     """Apply LSP text edits (UTF-16 positions; these texts are ASCII) the way an editor does."""
     lines = text.splitlines(True)
@@ -226,7 +203,9 @@ def edits_of(action: types.CodeAction, uri: str):
 @pytest.fixture
 def project(tmp_path):
     root = tmp_path / "consumer"
-    write(root, {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/builder.py": VIOLATING})
+    write_tree(
+        root, {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/builder.py": VIOLATING}
+    )
     return root
 
 
@@ -318,9 +297,7 @@ async def test_open_edit_fix_suppress_and_save(project):
 
         # Save: pushed again, and the file on disk is what the editor wrote.
         path.write_text(fixed)
-        client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
-        )
+        save(client, uri)
         client.text_document_did_close(
             types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
@@ -330,7 +307,7 @@ async def test_open_edit_fix_suppress_and_save(project):
 async def test_an_unsafe_fix_is_labelled_and_not_preferred(project):
     text = "from vllm.triton_utils import triton\n"
     path = project / "pkg" / "kernels.py"
-    write(project, {"pkg/kernels.py": text})
+    write_tree(project, {"pkg/kernels.py": text})
     async with session([project], snippets=True) as client:
         uri = open_doc(client, path, text)
         (diag,) = await diagnostics(client, uri, lambda d: codes(d) == ["AC501"])
@@ -355,7 +332,7 @@ async def test_an_unsafe_fix_is_labelled_and_not_preferred(project):
 
 @pytest.mark.asyncio
 async def test_pulled_diagnostics_document_and_workspace(project):
-    write(project, {"pkg/other.py": "thing = legacy\n"})
+    write_tree(project, {"pkg/other.py": "thing = legacy\n"})
     path = project / "pkg" / "builder.py"
     async with session([project], pull=True) as client:
         uri = open_doc(client, path, VIOLATING)
@@ -390,7 +367,7 @@ async def test_a_save_rechecks_the_files_it_affects_open_or_not(project):
         "import pytest\n\nfrom pkg import ops\n\ntriton = pytest.importorskip('triton')\n\n\n"
         "def test_ops():\n    assert ops\n"
     )
-    write(
+    write_tree(
         project,
         {
             "pkg/ops.py": "def op():\n    pass\n",
@@ -407,13 +384,42 @@ async def test_a_save_rechecks_the_files_it_affects_open_or_not(project):
         new_ops = "import triton\n\n\ndef op():\n    return triton\n"
         change(client, ops_uri, 2, new_ops)
         ops.write_text(new_ops)
-        client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ops_uri))
-        )
+        save(client, ops_uri)
         found = await diagnostics(client, test_uri, lambda d: codes(d) == ["AC601"])
         assert "pkg.ops" in found[0].message
         closed_uri = from_fs_path(str(project / "tests" / "test_closed.py"))
         await diagnostics(client, closed_uri, lambda d: codes(d) == ["AC601"])
+
+        # Fixed (triton imported where it is used, not at module level) and saved:
+        # both clear, though no import chain leads from pkg.ops to triton any more.
+        fixed_ops = "def op():\n    import triton\n\n    return triton\n"
+        change(client, ops_uri, 3, fixed_ops)
+        ops.write_text(fixed_ops)
+        save(client, ops_uri)
+        await diagnostics(client, test_uri, lambda d: len(d) == 0)
+        await diagnostics(client, closed_uri, lambda d: len(d) == 0)
+
+        # Broken again by a module the test reaches only through pkg.ops: the save of
+        # a file nobody has open still reaches the test (the editor's file watcher says so).
+        helper = project / "pkg" / "helper.py"
+        helper.write_text("import triton\n")
+        via = "from pkg import helper\n\n\ndef op():\n    return helper\n"
+        change(client, ops_uri, 4, via)
+        ops.write_text(via)
+        save(client, ops_uri)
+        found = await diagnostics(client, closed_uri, lambda d: codes(d) == ["AC601"])
+        helper.write_text("VALUE = 1\n")
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(
+                        uri=from_fs_path(str(helper)), type=types.FileChangeType.Changed
+                    )
+                ]
+            )
+        )
+        await diagnostics(client, closed_uri, lambda d: len(d) == 0)
+        await diagnostics(client, test_uri, lambda d: len(d) == 0)
 
 
 @pytest.mark.asyncio
@@ -448,9 +454,7 @@ async def test_a_broken_config_is_one_diagnostic_and_a_message_then_reloads(proj
         # A contract removed and saved from the editor: its findings go.
         trimmed = PYPROJECT.replace('id = "old-name"', 'id = "old-name"\npaths = ["nowhere/**"]')
         pyproject.write_text(trimmed)
-        client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=py_uri))
-        )
+        save(client, py_uri)
         await diagnostics(client, uri, lambda d: codes(d) == ["AC101"])
 
 
@@ -474,14 +478,14 @@ async def test_a_crashing_rule_is_logged_and_reported_and_the_rest_still_show(pr
 @pytest.mark.asyncio
 async def test_each_workspace_folder_has_its_own_declaration(project, tmp_path):
     second = tmp_path / "second"
-    write(
+    write_tree(
         second,
         {
             "pyproject.toml": PYPROJECT.replace('old = "legacy"', 'old = "ancient"'),
             "mod.py": "a = legacy\nb = ancient\n",
         },
     )
-    write(project, {"mod.py": "a = legacy\nb = ancient\n"})
+    write_tree(project, {"mod.py": "a = legacy\nb = ancient\n"})
     async with session([project, second]) as client:
         first_uri = open_doc(client, project / "mod.py", "a = legacy\nb = ancient\n")
         second_uri = open_doc(client, second / "mod.py", "a = legacy\nb = ancient\n")

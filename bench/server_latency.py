@@ -1,0 +1,526 @@
+"""A keystroke's diagnostics from the language server, against ``ruff server`` on the same session.
+
+Target (issue 15): a keystroke's diagnostics for a 2,000-line file in under
+50 ms inside the server, median over a scripted edit session. Measured,
+never asserted in a test: these machines are shared and timing is noisy.
+
+Each session starts the real server process (``python -m checkers server``)
+and speaks LSP to it over stdio, as an editor does: initialize, open a
+2,000-line file, then type -- one keystroke-sized incremental
+``didChange`` at a time, each waited for until its ``publishDiagnostics``
+(for that document version) comes back, so every keystroke is checked and
+none is merged into the next by the debounce (set to 0 for the run; an
+editor's user gets the debounce, 150 ms by default, on top).
+
+The typing is a statement written into a function body in the middle of the
+file, character by character, then erased by backspaces, over and over: most
+intermediate buffers do not parse, as while really typing, so the figures
+are also given over the keystrokes whose buffer parses (the expensive ones,
+where every contract runs).
+
+Two clocks per keystroke:
+- *in the server*: from the ``didChange`` handler to the diagnostics written
+  out, read from the server's own ``-v`` log (``pushed ... ms after its
+  change``) -- the target's figure;
+- *round trip*: from the client writing the change to reading the
+  diagnostics, JSON-RPC both ways included -- the one figure ``ruff server``
+  can be measured by too, so the ratio is read from it.
+
+ruff runs the same session alternately with ours, in the same run (``ruff
+server``, its default rules plus the repository's ``[tool.ruff]``; skipped
+with ``--no-peer`` or when ``ruff server`` cannot start). Each server's CPU
+time and peak resident memory are read from /proc just before shutdown.
+
+    python bench/server_latency.py [--keystrokes 200] [--rounds 3]
+        [--file PATH] [--as REL] [--root DIR] [--no-peer]
+
+``--file`` is the text typed into (default: whole modules of ``atom/``,
+joined until they make 2,000 lines); ``--as`` the path it is opened as, under
+``--root`` (default this repository, so its declared contracts govern it;
+the file is never written: servers check the buffer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import queue
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TARGET_LINES = 2000
+STATEMENT = "kv = torch.repeat_interleave(positions, counts, dim=0)"
+TIMEOUT_S = 30.0
+
+
+# -- the buffer and the typing ------------------------------------------------
+
+
+def default_text(root: Path) -> str:
+    """Whole modules of atom/, in path order, cut to TARGET_LINES lines at a statement's end.
+
+    The last module keeps the top-level statements that fit, so the buffer
+    parses; comment lines make up the rest.
+    """
+    lines: list[str] = ["from __future__ import annotations", ""]
+    for path in sorted((root / "atom").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        body = source.splitlines()
+        room = TARGET_LINES - len(lines)
+        if len(body) > room:
+            ends = [n.end_lineno for n in ast.parse(source).body if n.end_lineno <= room]
+            body = body[: max(ends, default=0)]
+        lines += [line for line in body if line.strip() != "from __future__ import annotations"]
+        if len(lines) >= TARGET_LINES - 1:
+            break
+        lines.append("")
+    lines += ["# (padding to the benchmark's line count)"] * (TARGET_LINES - len(lines))
+    return "\n".join(lines) + "\n"
+
+
+def typing_point(text: str) -> tuple[int, str]:
+    """(0-based line, indentation) of a function body statement nearest the middle of ``text``."""
+    tree = ast.parse(text)
+    middle = len(text.splitlines()) // 2
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            distance = abs(first.lineno - middle)
+            if best is None or distance < best[0]:
+                best = (distance, first.lineno - 1, first.col_offset)
+    if best is None:
+        raise ValueError("the text has no function to type into")
+    return best[1], " " * best[2]
+
+
+class Typist:
+    """Keystroke-sized incremental edits and the buffer after each (the client's mirror)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+        at, indent = typing_point(text)
+        # A fresh line above the statement, where the typing happens.
+        self.lines.insert(at, indent + "\n")
+        self.line = at
+        self.prefix = len(indent)
+        self.typed = 0
+        self.open_edit = {"line": at, "text": indent + "\n"}  # the first change: the new line
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def keystrokes(self, count: int):
+        """``count`` changes: type STATEMENT, erase it, again; yields (range, new_text)."""
+        # The blank line itself is inserted as the first change.
+        yield (
+            {
+                "start": {"line": self.line, "character": 0},
+                "end": {"line": self.line, "character": 0},
+            },
+            self.open_edit["text"],
+        )
+        typing = True
+        for _ in range(count - 1):
+            col = self.prefix + self.typed
+            if typing:
+                char = STATEMENT[self.typed]
+                self._splice(col, col, char)
+                self.typed += 1
+                yield _range(self.line, col, col), char
+                typing = self.typed < len(STATEMENT)
+            else:
+                self._splice(col - 1, col, "")
+                self.typed -= 1
+                yield _range(self.line, col - 1, col), ""
+                typing = self.typed == 0
+
+    def _splice(self, start: int, end: int, new: str) -> None:
+        line = self.lines[self.line]
+        self.lines[self.line] = line[:start] + new + line[end:]
+
+
+def _range(line: int, start: int, end: int) -> dict:
+    return {
+        "start": {"line": line, "character": start},
+        "end": {"line": line, "character": end},
+    }
+
+
+# -- a minimal LSP client over stdio -------------------------------------------
+
+
+class Client:
+    """JSON-RPC over a child's stdio, read on a thread; each message stamped on arrival."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.inbox: queue.Queue = queue.Queue()
+        self.next_id = 0
+        self.errors: list[dict] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        while True:
+            length = None
+            while True:
+                header = stream.readline()
+                if not header:
+                    self.inbox.put((time.perf_counter(), None))
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            body = stream.read(length)
+            self.inbox.put((time.perf_counter(), json.loads(body)))
+
+    def send(self, message: dict) -> float:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        stamp = time.perf_counter()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+        return stamp
+
+    def notify(self, method: str, params) -> float:
+        return self.send({"method": method, "params": params})
+
+    def request(self, method: str, params) -> dict:
+        self.next_id += 1
+        ident = self.next_id
+        self.send({"id": ident, "method": method, "params": params})
+        return self.wait(lambda m: m.get("id") == ident and "method" not in m)[1]
+
+    def wait(self, want, timeout: float = TIMEOUT_S) -> tuple[float, dict]:
+        deadline = time.perf_counter() + timeout
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError("the server did not answer in time")
+            stamp, message = self.inbox.get(timeout=remaining)
+            if message is None:
+                raise RuntimeError("the server exited")
+            if "error" in message:
+                self.errors.append(message)
+            if "method" in message and "id" in message:  # a request to the client
+                self.send({"id": message["id"], "result": None})
+                continue
+            if want(message):
+                return stamp, message
+
+    def usage(self) -> tuple[float, int]:
+        """(CPU seconds, peak resident KiB) of the server process so far, from /proc."""
+        pid = self.process.pid
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks = os.sysconf("SC_CLK_TCK")
+            cpu = (int(fields[11]) + int(fields[12])) / ticks
+            status = Path(f"/proc/{pid}/status").read_text()
+            peak = int(re.search(r"VmHWM:\s+(\d+)", status).group(1))
+        except (OSError, AttributeError, IndexError):
+            return float("nan"), 0
+        return cpu, peak
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.process.wait(timeout=10)
+        except (OSError, TimeoutError, RuntimeError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+
+
+# -- one session -----------------------------------------------------------------
+
+
+def session(
+    name: str, argv: list[str], root: Path, rel: str, text: str, keystrokes: int, options
+) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    client = Client(argv, root, env)
+    uri = (root / rel).as_uri()
+    try:
+        client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "capabilities": {
+                    "general": {"positionEncodings": ["utf-16"]},
+                    "textDocument": {
+                        "synchronization": {"didSave": True},
+                        "publishDiagnostics": {"versionSupport": True},
+                    },
+                },
+                "initializationOptions": options,
+            },
+        )
+        client.notify("initialized", {})
+        typist = Typist(text)
+        started = client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+        stamp, _ = client.wait(_diagnostics_for(uri, 1))
+        opened_ms = (stamp - started) * 1000
+        round_trips: list[float] = []
+        parses: list[bool] = []
+        for version, (where, new) in enumerate(typist.keystrokes(keystrokes), start=2):
+            sent = client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"range": where, "text": new}],
+                },
+            )
+            stamp, message = client.wait(_diagnostics_for(uri, version))
+            round_trips.append((stamp - sent) * 1000)
+            try:
+                ast.parse(typist.text())
+                parses.append(True)
+            except SyntaxError:
+                parses.append(False)
+        cpu, peak = client.usage()
+        findings = len(message["params"]["diagnostics"])
+    finally:
+        client.close()
+    return {
+        "name": name,
+        "open_ms": opened_ms,
+        "round_trip": round_trips,
+        "parses": parses,
+        "cpu_s": cpu,
+        "peak_kib": peak,
+        "errors": client.errors,
+        "last_findings": findings,
+    }
+
+
+def _diagnostics_for(uri: str, version: int):
+    def want(message: dict) -> bool:
+        if message.get("method") != "textDocument/publishDiagnostics":
+            return False
+        params = message["params"]
+        # A server that leaves the version out: the first push after the change is its answer.
+        return params["uri"] == uri and params.get("version", version) in (version, None)
+
+    return want
+
+
+_PUSHED = re.compile(r"pushed (\S+) v(\d+): \d+ diagnostics ([\d.]+) ms after its change")
+
+
+def in_server(log_path: Path, uri: str) -> dict[int, float]:
+    """version -> ms from the change to its diagnostics, from our server's -v log."""
+    found: dict[int, float] = {}
+    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = _PUSHED.search(line)
+        if m and m.group(1) == uri:
+            found[int(m.group(2))] = float(m.group(3))
+    return found
+
+
+def error_lines(log_path: Path) -> list[str]:
+    return [
+        line
+        for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if " ERROR " in line
+    ]
+
+
+# -- reporting -------------------------------------------------------------------
+
+
+def quantiles(samples: list[float]) -> tuple[float, float]:
+    """(median, p90) of ``samples``."""
+    if not samples:
+        return float("nan"), float("nan")
+    ordered = sorted(samples)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p90
+
+
+def row(label: str, samples: list[float]) -> str:
+    median, p90 = quantiles(samples)
+    return f"  {label:<44} median {median:7.2f} ms   p90 {p90:7.2f} ms   (n={len(samples)})"
+
+
+def ruff_server_argv() -> list[str] | None:
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        return None
+    try:
+        done = subprocess.run(
+            [ruff, "server", "--help"], capture_output=True, timeout=20, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return [ruff, "server"] if done.returncode == 0 else None
+
+
+def parse_floor(text: str, keystrokes: int) -> tuple[list[float], list[float]]:
+    """ms of one ``ast.parse`` of each keystroke's whole buffer: (those that parse, those that do not).
+
+    A buffer that does not parse cannot be spliced (checkers/incremental.py):
+    the server parses it whole to report where, so this bounds its keystrokes.
+    """
+    typist = Typist(text)
+    parsed, failed = [], []
+    for _ in typist.keystrokes(keystrokes):
+        buffer = typist.text()
+        started = time.perf_counter()
+        try:
+            ast.parse(buffer)
+            parsed.append((time.perf_counter() - started) * 1000)
+        except SyntaxError:
+            failed.append((time.perf_counter() - started) * 1000)
+    return parsed, failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--keystrokes", type=int, default=200, help="changes per session (200)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="sessions per server, alternating (3)"
+    )
+    parser.add_argument("--file", type=Path, help="the text to type into (default: atom/ modules)")
+    parser.add_argument(
+        "--as",
+        dest="rel",
+        default="atom/models/_typed_in_the_editor.py",
+        help="the path the buffer is opened as, relative to --root",
+    )
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help="the workspace folder")
+    parser.add_argument("--no-peer", action="store_true", help="do not run ruff server")
+    args = parser.parse_args(argv)
+    if args.keystrokes < 2:
+        parser.error(f"--keystrokes must be at least 2, not {args.keystrokes}")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
+    root = args.root.resolve()
+    text = args.file.read_text(encoding="utf-8") if args.file else default_text(REPO_ROOT)
+    uri = (root / args.rel).as_uri()
+    peer = None if args.no_peer else ruff_server_argv()
+    print(
+        f"buffer: {len(text.splitlines())} lines ({args.file or 'atom/ modules'}) opened as "
+        f"{args.rel} under {root}; {args.keystrokes} keystrokes x {args.rounds} rounds; "
+        f"peer: {'ruff server' if peer else 'none'}"
+    )
+    ours_round, ours_inside, ours_inside_parsed, theirs_round, theirs_parsed = [], [], [], [], []
+    ours_parsed_round = []
+    usage = {"ours": [], "ruff": []}
+    opens = {"ours": [], "ruff": []}
+    failures: list[str] = []
+    floor_parsed: list[float] = []
+    floor_failed: list[float] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for index in range(args.rounds):
+            parsed, failed = parse_floor(text, args.keystrokes)
+            floor_parsed += parsed
+            floor_failed += failed
+            log_path = Path(scratch) / f"server-{index}.log"
+            ours = session(
+                "ours",
+                [sys.executable, "-m", "checkers", "server", "-v", "--log-file", str(log_path)],
+                root,
+                args.rel,
+                text,
+                args.keystrokes,
+                {"debounceMs": 0, "diagnosticMode": "push"},
+            )
+            inside = in_server(log_path, uri)
+            failures += [json.dumps(e) for e in ours["errors"]] + error_lines(log_path)
+            ours_round += ours["round_trip"]
+            for version, (rt, parsed) in enumerate(
+                zip(ours["round_trip"], ours["parses"], strict=True), start=2
+            ):
+                if version in inside:
+                    ours_inside.append(inside[version])
+                    if parsed:
+                        ours_inside_parsed.append(inside[version])
+                if parsed:
+                    ours_parsed_round.append(rt)
+            usage["ours"].append((ours["cpu_s"], ours["peak_kib"]))
+            opens["ours"].append(ours["open_ms"])
+            if peer:
+                theirs = session("ruff", peer, root, args.rel, text, args.keystrokes, {})
+                theirs_round += theirs["round_trip"]
+                theirs_parsed += [
+                    rt
+                    for rt, parsed in zip(theirs["round_trip"], theirs["parses"], strict=True)
+                    if parsed
+                ]
+                usage["ruff"].append((theirs["cpu_s"], theirs["peak_kib"]))
+                opens["ruff"].append(theirs["open_ms"])
+    parsed_share = sum(ours["parses"]) / len(ours["parses"])
+    print(f"keystrokes whose buffer parses: {parsed_share:.0%}")
+    print("atom-contracts server:")
+    print(row("in the server, change -> diagnostics", ours_inside))
+    print(row("  of which the buffer parses", ours_inside_parsed))
+    print(row("round trip, change -> diagnostics", ours_round))
+    print(row("  of which the buffer parses", ours_parsed_round))
+    print(row("open -> first diagnostics", opens["ours"]))
+    print("the parse floor (one ast.parse of the whole buffer, in this process, alternately):")
+    print(row("buffers that parse", floor_parsed))
+    print(row("buffers that do not (never spliced)", floor_failed))
+    if peer:
+        print("ruff server:")
+        print(row("round trip, change -> diagnostics", theirs_round))
+        print(row("  of which the buffer parses", theirs_parsed))
+        print(row("open -> first diagnostics", opens["ruff"]))
+        ours_med, ruff_med = quantiles(ours_round)[0], quantiles(theirs_round)[0]
+        ours_pmed, ruff_pmed = quantiles(ours_parsed_round)[0], quantiles(theirs_parsed)[0]
+        cpu_ours = statistics.median(c for c, _ in usage["ours"])
+        cpu_ruff = statistics.median(c for c, _ in usage["ruff"])
+        mem_ours = max(m for _, m in usage["ours"])
+        mem_ruff = max(m for _, m in usage["ruff"])
+        print("ours / ruff:")
+        print(f"  round trip median           {ours_med / ruff_med:6.2f}x")
+        print(f"  round trip median, parses   {ours_pmed / ruff_pmed:6.2f}x")
+        print(
+            f"  CPU time per session        {cpu_ours / cpu_ruff:6.2f}x "
+            f"({cpu_ours:.2f} s / {cpu_ruff:.2f} s)"
+        )
+        print(
+            f"  peak resident memory        {mem_ours / mem_ruff:6.2f}x "
+            f"({mem_ours / 1024:.0f} MiB / {mem_ruff / 1024:.0f} MiB)"
+        )
+    target = quantiles(ours_inside)[0]
+    print(
+        f"target: median in the server {target:.2f} ms "
+        f"{'<' if target < 50 else '>='} 50 ms: {'met' if target < 50 else 'MISSED'}"
+    )
+    if failures:
+        print(f"errors from the server ({len(failures)}):")
+        for line in failures[:10]:
+            print(f"  {line}")
+        return 1
+    print("errors from the server: none (no error response, no ERROR line in its log)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""The language server's spliced tree is the tree a full parse gives, or none at all."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checkers.incremental import splice, successor
+from checkers.source import SourceFile
+
+REPO = Path(__file__).resolve().parents[2]
+# Real modules of every shape: nested classes, decorators, docstrings, long calls.
+CORPUS = [
+    REPO / "checkers" / "incremental.py",
+    REPO / "checkers" / "project.py",
+    REPO / "atom" / "pool_layout" / "entry_arena.py",
+    REPO / "hooks" / "lsp" / "server.py",
+]
+
+
+def dump(tree: ast.AST) -> str:
+    return ast.dump(tree, include_attributes=True)
+
+
+def full(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `0x` typed before a name: a SyntaxWarning
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+@functools.cache
+def parsed(old: str) -> SourceFile:
+    before = SourceFile("m.py", old)
+    assert before.tree is not None
+    return before
+
+
+def spliced(old: str, new: str) -> ast.Module | None:
+    before = parsed(old)  # shared between examples: a splice never mutates it
+    return splice(before.tree, before.lines, SourceFile("m.py", new).lines)
+
+
+def agrees(old: str, new: str) -> ast.Module | None:
+    """The splice, checked against the full parse: equal when there is one."""
+    tree = spliced(old, new)
+    if tree is not None:
+        reference = full(new)
+        assert reference is not None, "spliced a text that does not parse"
+        assert dump(tree) == dump(reference)
+    return tree
+
+
+# Characters that open and close what a tokenizer tracks across lines.
+KEYS = st.sampled_from([*list("abcx_ ()[]{}:,.=+-'\"#\\@0\t"), '"""', "\x0c", "else:", "def "])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.sampled_from(CORPUS),
+    st.lists(
+        st.tuples(st.floats(0, 1), st.floats(0, 1), st.integers(0, 2), KEYS), min_size=1, max_size=3
+    ),
+)
+def test_a_splice_is_the_full_parse(path, edits):
+    old = path.read_text(encoding="utf-8")
+    lines = old.splitlines(keepends=True)
+    for where, column, op, key in edits:
+        i = min(int(where * len(lines)), len(lines) - 1)
+        body = lines[i].rstrip("\r\n")
+        end = lines[i][len(body) :]
+        c = min(int(column * (len(body) + 1)), len(body))
+        if op == 0:
+            body = body[:c] + key + body[c:]
+        elif op == 1:
+            body = body[:c] + body[c + 1 :]
+        else:
+            body = body[:c] + key + body[c + len(key) :]
+        lines[i] = body + end
+    agrees(old, "".join(lines))
+
+
+FUNCTION = """\
+import os
+
+
+class Pool:
+    def carve(self, blocks):
+        size = blocks * 2
+        return size
+
+    def price(self):
+        return 1
+
+
+value = 3
+"""
+
+
+def test_typing_inside_a_method_reparses_only_it_and_reuses_the_rest():
+    new = FUNCTION.replace("size = blocks * 2", "size = blocks * 4")
+    tree = agrees(FUNCTION, new)
+    assert tree is not None
+    old_tree = ast.parse(FUNCTION)
+    # Not the same objects as a fresh parse would give; the untouched ones shared.
+    before = SourceFile("m.py", FUNCTION)
+    again = splice(before.tree, before.lines, SourceFile("m.py", new).lines)
+    assert again.body[0] is before.tree.body[0]  # `import os`
+    assert again.body[2] is before.tree.body[2]  # `value = 3`
+    assert again.body[1] is not before.tree.body[1]  # the class: a copy with a new method
+    assert again.body[1].body[1] is before.tree.body[1].body[1]  # `price`, untouched
+    assert dump(old_tree) == dump(before.tree)  # nothing mutated
+
+
+def test_the_same_text_is_the_same_tree():
+    before = SourceFile("m.py", FUNCTION)
+    assert splice(before.tree, before.lines, before.lines) is before.tree
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        # An opened string swallows the statements after the ones touched.
+        ('a = 1\nb = 2\nc = 3  # """\n', 'a = """\nb = 2\nc = 3  # """\n', "string"),
+        # A decorator typed above a def belongs to the def below it.
+        ("x = 1\n\ndef f():\n    pass\n", "x = 1\n@dec\ndef f():\n    pass\n", "decorator"),
+        # An `else:` continues the `if` before the touched line.
+        ("if a:\n    b\n\nc = 1\n", "if a:\n    b\nelse:\n    c = 1\n", "else"),
+        # A line indented deeper joins the block before it.
+        ("if a:\n    b\nc = 1\n", "if a:\n    b\n    c = 1\n", "indent"),
+        # A backslash continues onto the next statement.
+        ("a = 1\n+2\n", "a = 1 \\\n+2\n", "continuation"),
+    ],
+)
+def test_an_edit_that_reaches_beyond_its_statements_is_a_full_parse(old, new, why):
+    assert full(new) is not None  # the full parse takes it: the splice must not
+    assert agrees(old, new) is None, why
+
+
+def test_a_body_whose_last_statement_shrinks_moves_its_scope_end():
+    old = "def f():\n    x = (1,\n         2)\n\n\ny = 1\n"
+    new = "def f():\n    x = (1, 2)\n    # 2)\n\n\ny = 1\n"
+    tree = agrees(old, new)
+    assert tree is not None and tree.body[0].end_lineno == 2
+
+
+def test_a_line_added_or_a_tab_is_a_full_parse():
+    assert (
+        spliced(FUNCTION, FUNCTION.replace("size = blocks * 2\n", "size = 2\n        z = 1\n"))
+        is None
+    )
+    assert agrees(FUNCTION, FUNCTION.replace("        return size", "\treturn size ")) is None
+
+
+def test_successor_sets_the_tree_only_when_spliced():
+    before = SourceFile("m.py", FUNCTION, abspath="/p/m.py")
+    before.tree  # noqa: B018 - parsed, as the server's last check left it
+    after = successor(before, "m.py", FUNCTION.replace("* 2", "* 3"), "/p/m.py")
+    assert "tree" in after.__dict__ and after.abspath == "/p/m.py"
+    broken = successor(before, "m.py", FUNCTION.replace("* 2", "* ("), "/p/m.py")
+    assert "tree" not in broken.__dict__ and broken.tree is None  # the full parse decides
+    assert "tree" not in successor(None, "m.py", FUNCTION, "/p/m.py").__dict__

@@ -1,0 +1,351 @@
+"""What mutation testing of contracts/runtime/checks.py found no test holding.
+
+Each test here answers a survivor of ``bench/mutation.py --target contracts/runtime``: a check
+that also passes a correct engine it is not shown passing (a check that fires on everything is
+as useless as one that fires on nothing), a boundary a planted breakage did not sit on, or a
+helper's arithmetic no breakage reached. docs/testing.md lists the survivors argued equivalent
+instead.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import contracts.runtime.checks as checks
+from atom.engine_config import EngineConfig
+from atom.models.registry import load_model_config
+from atom.runner.kv_transfer import TransferRegion
+from atom.runner.model_runner import ModelRunner
+from contracts.runtime import ContractViolation
+
+
+def _make(name="llama-3.1-8b", draft=None, **engine):
+    def make():
+        return ModelRunner(
+            load_model_config(name),
+            EngineConfig(**engine),
+            draft_config=load_model_config(draft) if draft else None,
+        )
+
+    return make
+
+
+def _runner(name="llama-3.1-8b", blocks=2, draft=None, **engine):
+    return _make(name, draft, **engine)().initialize(blocks)
+
+
+def _fires(pattern, fn, *args, **kwargs):
+    with pytest.raises(ContractViolation, match=pattern):
+        fn(*args, **kwargs)
+
+
+def _draft_runner():
+    return _runner("minimax-m2", draft="eagle3-draft-llama", tp_size=4)
+
+
+# -- price == carve -----------------------------------------------------------------------------
+
+
+def test_price_one_region_gets_no_alignment_slack():
+    # One region: the buffer is exactly its charge. 256 B more (one alignment unit, which two
+    # regions could owe between them) is already too long.
+    runner = _runner()
+    runner.paged_buf = torch.zeros(runner.paged_buf.numel() + 256, dtype=torch.uint8)
+    _fires(r"paged buffer is \d+ B for \d+ B of charges \(\+0 alignment\)",
+           checks.check_price_equals_carve, runner)  # fmt: skip
+
+
+def test_price_two_regions_may_owe_one_alignment_gap_and_no_more():
+    runner = _draft_runner()
+    checks.check_price_equals_carve(runner)  # the buffer is its charges exactly: consistent
+    exact = runner.paged_buf.numel()
+    runner.paged_buf = torch.zeros(exact + 256, dtype=torch.uint8)
+    checks.check_price_equals_carve(runner)  # one gap between two regions: allowed
+    runner.paged_buf = torch.zeros(exact + 512, dtype=torch.uint8)
+    _fires(r"paged buffer is \d+ B for \d+ B of charges \(\+256 alignment\)",
+           checks.check_price_equals_carve, runner)  # fmt: skip
+
+
+def test_price_a_state_pool_of_several_entries_is_priced_per_entry():
+    runner = _runner("qwen3.5-27b", state_entries=3)
+    (views,) = runner.builder.state_views.values()
+    assert views.entries == 3
+    checks.check_price_equals_carve(runner)
+
+
+# -- rows from the walk ---------------------------------------------------------------------------
+
+
+def test_rows_a_draft_builder_is_counted_over_the_draft_modules():
+    checks.check_rows_from_walk(_draft_runner())
+
+
+# -- bind parity ----------------------------------------------------------------------------------
+
+
+def test_parity_holds_for_a_correct_import():
+    runner = _runner()
+    checks.check_bind_parity(runner, _make()().import_paged_pool(runner.paged_buf.clone(), 2))
+
+
+def test_parity_offsets_are_relative_to_each_buffer():
+    # The import side's buffer starts 4096 B into a larger allocation: the same views, the
+    # same offsets within their buffers.
+    runner = _runner()
+    outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
+    importing = _make()().import_paged_pool(outer[4096:], 2)
+    checks.check_bind_parity(runner, importing)
+
+
+def test_parity_an_import_view_one_element_over():
+    runner = _runner()
+    importing = _make()().import_paged_pool(runner.paged_buf.clone(), 2)
+    b = importing.bound_modules()[0]
+    k = b.kv_views["k_cache"]
+    shifted = torch.as_strided(k, k.shape, k.stride(), k.storage_offset() + 1)
+    b.bind({**b.kv_views, "k_cache": shifted})
+    _fires(r"k_cache: allocating \(shape, stride, dtype, offset\) .* vs import",
+           checks.check_bind_parity, runner, importing)  # fmt: skip
+
+
+@pytest.mark.parametrize("side", ["allocating", "importing"])
+def test_parity_refuses_either_side_uncarved(side):
+    runner = _runner()
+    importing = _make()().import_paged_pool(runner.paged_buf.clone(), 2)
+    bare = _make()()
+    pair = (bare, importing) if side == "allocating" else (runner, bare)
+    _fires(r"has not carved its paged pool", checks.check_bind_parity, *pair)
+
+
+# -- disjoint and in bounds -----------------------------------------------------------------------
+
+
+def test_disjoint_an_empty_view_at_its_regions_end_is_in_bounds():
+    runner = _runner()
+    m = runner.bound_modules()[-1]
+    v = m.kv_views["v_cache"]
+    stop = checks.byte_extent(v)[1] // v.element_size()
+    m.bind({**m.kv_views, "v_cache": torch.as_strided(v, (0,), (1,), stop)})
+    checks.check_disjoint_in_bounds(runner)
+
+
+def test_disjoint_an_overlap_names_the_view_that_reached_furthest():
+    runner = _runner()
+    first, second = runner.bound_modules()[:2]
+    k = first.kv_views["k_cache"]
+    stop = checks.byte_extent(k)[1]
+    # An empty view exactly where the first K ends, then the second module's K moved onto the
+    # first's last element: the overlap is the first K's, not the empty view's.
+    empty = torch.as_strided(k, (0,), (1,), stop // k.element_size())
+    onto = torch.as_strided(k, (1,), (1,), stop // k.element_size() - 1)
+    first.bind({**first.kv_views, "k_scale_empty": empty})
+    second.bind({**second.kv_views, "k_cache": onto})
+    _fires(rf"reachable through {first.prefix}\S*\.k_cache and {second.prefix}\S*\.k_cache",
+           checks.check_disjoint_in_bounds, runner)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tensor", "runs"),
+    [
+        # Dense: one run of every byte.
+        (torch.zeros(4, dtype=torch.int16), [(0, 8)]),
+        (torch.zeros(2, 3, dtype=torch.int16), [(0, 12)]),
+        # A size-1 dim is dense whatever its stride says.
+        (torch.zeros(3, 1, dtype=torch.int16), [(0, 6)]),
+        (torch.zeros(1, dtype=torch.int32), [(0, 4)]),
+        # One column of a 4 x 8 int16 matrix: four 2-byte runs, 16 B apart.
+        (torch.zeros(4, 8, dtype=torch.int16)[:, :1], [(0, 2), (16, 18), (32, 34), (48, 50)]),
+        # Two columns, starting one element in: runs of 4 B from byte 2.
+        (torch.zeros(2, 8, dtype=torch.int16)[:, 1:3], [(2, 6), (18, 22)]),
+        # A dense row of a strided leading dim, with a size-1 dim between.
+        (
+            torch.zeros(16, dtype=torch.uint8).as_strided((2, 1, 4), (8, 99, 1)),
+            [(0, 4), (8, 12)],
+        ),
+    ],
+)
+def test_byte_runs_are_the_contiguous_runs(tensor, runs):
+    assert checks.byte_runs(tensor) == runs
+
+
+def test_byte_runs_refuses_more_runs_than_its_limit_and_no_fewer():
+    at_limit = torch.zeros(1 << 16, 2, dtype=torch.uint8)[:, :1]
+    assert len(checks.byte_runs(at_limit)) == 1 << 16
+    over = torch.zeros((1 << 16) + 1, 2, dtype=torch.uint8)[:, :1]
+    with pytest.raises(ValueError, match=r"has 65537 runs; too many to list"):
+        checks.byte_runs(over)
+    with pytest.raises(ValueError, match=r"has 3 runs"):
+        checks.byte_runs(torch.zeros(3, 2)[:, :1], limit=2)
+
+
+# -- transfer units -------------------------------------------------------------------------------
+
+
+def test_transfer_a_region_of_wider_elements_is_measured_in_bytes():
+    runner = _runner()
+    r = runner.kv_transfer.regions
+    r[0] = TransferRegion(r[0].semantic_role, r[0].tensor.view(torch.int16))
+    checks.check_transfer_units(runner)  # the same bytes, two to an element
+
+
+def test_transfer_a_region_whose_blocks_are_not_contiguous_units():
+    runner = _runner()
+    r = runner.kv_transfer.regions
+    t = r[0].tensor
+    # stride(0) is still the bytes a block owns; inside a block the bytes are out of order.
+    r[0] = TransferRegion(r[0].semantic_role, t.view(t.shape[0], 2, -1).transpose(1, 2))
+    _fires(r"stride\(0\) is \d+ B; a block owns \d+", checks.check_transfer_units, runner)
+
+
+def test_transfer_regions_registered_in_any_order():
+    runner = _runner()
+    runner.kv_transfer.regions.reverse()
+    checks.check_transfer_units(runner)
+
+
+# -- write-readback -------------------------------------------------------------------------------
+
+
+def test_readback_writes_the_last_module_whatever_the_sample():
+    runner = _runner()
+    first, last = runner.bound_modules()[0], runner.bound_modules()[-1]
+    # The last layer's K is bound to the first layer's bytes: only a write through the last
+    # module shows it, and with two modules a builder writes its first and its last.
+    last.bind({**last.kv_views, "k_cache": first.kv_views["k_cache"]})
+    _fires(r"k_cache token \d+ at bytes \[\d+, \d+\) is outside block \d+ of region",
+           checks.check_write_readback, runner, modules_per_builder=2, tokens=1)  # fmt: skip
+
+
+def test_readback_uses_a_shuffled_block_table():
+    # A slot mapping that ignores the block table (block i is unit i) is only caught by a table
+    # that is not the identity.
+    runner = _runner(blocks=4)
+    real = runner.builder.slot_mapping
+    runner.builder.slot_mapping = lambda block_ids, ts: real(sorted(block_ids), ts)
+    _fires(r"is outside block \d+ of region", checks.check_write_readback, runner)
+
+
+def test_readback_and_element_order_hold_on_an_indexer_model():
+    # MLA with an indexer: one-token MLA blocks and an indexer paged at the scheduler block, so
+    # the indexer's slot is not the MLA view's.
+    runner = _runner("deepseek-v3.2-exp", blocks=3)
+    assert any(n in checks.INDEX_VIEWS for m in runner.bound_modules() for n in m.kv_views)
+    checks.check_write_readback(runner, tokens=4)
+    checks.check_element_readback(runner)
+
+
+def test_random_values_survive_every_kv_dtype_and_keep_scales_positive():
+    gen = torch.Generator().manual_seed(0)
+    token = torch.zeros(4096)
+    for name in ("k_cache", "v_cache", "kv_cache", "index_cache"):
+        v = checks._random_value(name, token, gen)
+        # 0.25 = 2**-2 is a normal number of every KV dtype: no element rounds to the zero
+        # the buffer started at, so a write always changes every byte it should.
+        assert v.abs().min() >= 0.25
+        assert (v > 0).any() and (v < 0).any()
+    scale = checks._random_value("index_scale", token, gen)
+    assert scale.min() >= 0.75
+
+
+# -- element order: the documented table, written out independently ------------------------------
+
+
+def _at(name, layout, t, h, d, *, block=32, heads=2, dim=64, itemsize=2):
+    offsets = checks.documented_offsets(
+        name, layout, block=block, heads=heads, dim=dim, itemsize=itemsize
+    )
+    assert offsets.shape == (block, heads, dim)
+    return int(offsets[t, h, d])
+
+
+def test_documented_offsets_of_every_layout():
+    # block 32, heads 2, dim 64; bf16: x = 16 // 2 = 8 elements a vector.
+    # NHD (block, heads, dim): (t * heads + h) * dim + d.
+    assert _at("k_cache", "nhd", 5, 1, 7) == (5 * 2 + 1) * 64 + 7 == 711
+    assert _at("v_cache", "nhd", 5, 1, 7) == 711
+    # MLA kv and the indexer are NHD-ordered in either backend layout.
+    assert _at("kv_cache", "shuffle", 5, 1, 7) == 711
+    assert _at("index_cache", "shuffle", 5, 1, 7) == 711
+    # SHUFFLE K (heads, dim // x, block, x): ((h * 8 + d // 8) * 32 + t) * 8 + d % 8.
+    assert _at("k_cache", "shuffle", 5, 1, 7) == ((1 * 8 + 0) * 32 + 5) * 8 + 7 == 2095
+    # SHUFFLE V (heads, block // x, dim, x): ((h * 4 + t // 8) * 64 + d) * 8 + t % 8.
+    assert _at("v_cache", "shuffle", 13, 1, 7) == ((1 * 4 + 1) * 64 + 7) * 8 + 5 == 2621
+    # fp8: x = 16 // 1 = 16 elements a vector.
+    k8 = _at("k_cache", "shuffle", 5, 1, 20, itemsize=1)
+    assert k8 == ((1 * 4 + 1) * 32 + 5) * 16 + 4 == 2644
+    # Scales (heads, block): the same offset for every d (a scale has no dim axis).
+    assert {_at("k_scale", "shuffle", 5, 1, d) for d in (0, 7, 63)} == {1 * 32 + 5}
+    assert {_at("v_scale", "nhd", 5, 1, d) for d in (0, 63)} == {37}
+
+
+def test_documented_offsets_refuse_a_view_without_an_order():
+    with pytest.raises(ValueError, match=r"view 'conv_state' has no documented element order"):
+        checks.documented_offsets("conv_state", "nhd", block=1, heads=1, dim=1, itemsize=2)
+
+
+@pytest.mark.parametrize(
+    ("name", "layout", "itemsize", "shape"),
+    [
+        ("k_scale", "shuffle", 4, (8,)),
+        ("v_scale", "nhd", 4, (8,)),
+        ("index_scale", "nhd", 4, ()),
+        ("kv_cache", "shuffle", 2, (576,)),
+        ("index_cache", "nhd", 1, (576,)),
+        ("k_cache", "shuffle", 2, (8, 576 // 8, 8)),
+        ("k_cache", "shuffle", 1, (8, 576 // 16, 16)),
+        ("k_cache", "nhd", 2, (8, 576)),
+        ("v_cache", "shuffle", 2, (8, 576)),
+    ],
+)
+def test_documented_token_shape(name, layout, itemsize, shape):
+    got = checks.documented_token_shape(name, layout, heads=8, dim=576, itemsize=itemsize)
+    assert got == shape
+
+
+@pytest.mark.parametrize("mha_backend", ["aiter", "triton"])
+def test_element_readback_holds_on_fp8_with_scales(mha_backend):
+    runner = _runner(kv_dtype="fp8", mha_backend=mha_backend)
+    assert "k_scale" in runner.bound_modules()[0].kv_views
+    checks.check_element_readback(runner)
+
+
+def test_changed_outside_names_the_first_changed_gap_from_byte_zero():
+    buf = torch.zeros(64, dtype=torch.uint8)
+    snapshot = buf.clone()
+    buf[0] = 1
+    buf[12] = 1
+    assert checks._changed_outside(buf, snapshot, [(10, 20)]) == "[0, 10)"
+    buf[0] = 0
+    assert checks._changed_outside(buf, snapshot, [(10, 20)]) is None
+    buf[63] = 1
+    assert checks._changed_outside(buf, snapshot, [(10, 20)]) == "[20, 64)"
+    assert checks._changed_outside(snapshot, snapshot, [(10, 20)]) == "nothing"
+
+
+def test_readback_a_state_slot_that_does_not_read_back(monkeypatch):
+    import random
+
+    runner = _runner("qwen3.5-27b", state_entries=2)
+    module = next(m for m in runner.bound_modules() if "conv_state" in m.kv_views)
+    monkeypatch.setattr(checks, "_same_bytes", lambda a, b: False)
+    _fires(r"conv_state request slot \d reads back different bytes",
+           checks._write_state, runner.builder, module, random.Random(0),
+           torch.Generator().manual_seed(0), "write-readback")  # fmt: skip
+
+
+def test_readback_a_token_with_no_bytes():
+    runner = _runner()
+    m = runner.bound_modules()[0]
+    m.bind({**m.kv_views, "k_cache": m.kv_views["k_cache"][:, :0]})
+    _fires(r"k_cache token \d+ at bytes \[(\d+), \1\) is outside block",
+           checks.check_write_readback, runner, modules_per_builder=1, tokens=1)  # fmt: skip
+
+
+def test_readback_on_an_import_from_a_slice():
+    # The importing runner's buffer starts 4096 B into its storage: the allowed byte ranges
+    # are taken relative to the buffer, so a correct write stays inside them.
+    runner = _runner()
+    outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
+    importing = _make()().import_paged_pool(outer[4096:], 2)
+    checks.check_write_readback(importing, tokens=2)

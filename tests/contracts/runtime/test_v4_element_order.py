@@ -1,0 +1,172 @@
+"""Element order for a builder that allocates its own: DeepSeek-V4's planes, windows,
+compressor state and indexer regions.
+
+None of V4's views is a region of the runner's paged buffer, so the reference store's layout
+table says nothing about them; the builder declares each one's order
+(`DeepseekV4MetadataBuilder.element_orders`, from the row space's addresses, the state fields'
+walk and the indexer regions' offsets) and the readback compares the bound view with that
+declaration element by element. Each planted breakage here keeps the view's shape, dtype and
+byte range -- the byte-level checks stay green -- and is caught with the element check's own
+message. A readback that would walk nothing fails by name.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import contracts.runtime.checks as checks
+from atom.engine_config import EngineConfig
+from atom.models.registry import load_model_config
+from atom.runner.model_runner import ModelRunner
+from contracts.runtime import ContractViolation, check_disjoint_in_bounds, check_price_equals_carve
+from contracts.runtime.checks import check_element_readback
+
+V4 = "deepseek-v4-flash-dspark"
+
+
+def _v4(kv_dtype="bf16", blocks=2, entries=2):
+    engine = EngineConfig(
+        tp_size=2, kv_dtype=kv_dtype, scheduler_block_size=256, num_speculative_tokens=5
+    )
+    return ModelRunner(load_model_config(V4), engine).initialize(blocks, state_entries=entries)
+
+
+def _layer(runner, ratio):
+    return next(m for m in runner.bound_modules() if m.compress_ratio == ratio)
+
+
+def _rebind(module, name, view):
+    module.bind({**module.kv_views, name: view})
+
+
+def _column_major(view):
+    """The same bytes as ``view`` (its last two axes dense), read with those axes swapped: the
+    record's bug class -- nothing moves but the element order."""
+    *_, rows, cols = view.shape
+    assert view.stride()[-2:] == (cols, 1)
+    return torch.as_strided(view, view.shape, (*view.stride()[:-2], 1, rows), view.storage_offset())
+
+
+def test_every_view_of_every_kind_of_layer_is_walked(monkeypatch):
+    """A dense, a CSA and an HCA layer bind different views; the readback walks the first
+    layer of each, every view of it, in both plane layouts."""
+    real = checks._declared_readback
+    walked = []
+    monkeypatch.setattr(checks, "_declared_readback", lambda b, m: (walked.append(m), real(b, m)))
+    for kv_dtype, planes in (("bf16", 1), ("fp8", 2)):
+        runner = _v4(kv_dtype)
+        walked.clear()
+        check_element_readback(runner)
+        assert {m.compress_ratio for m in walked} == {0, 4, 128}
+        csa = next(m for m in walked if m.compress_ratio == 4)
+        declared = runner.builder.element_orders(csa)
+        assert set(declared) == set(csa.kv_views)
+        assert {"v4_index_kv", "v4_index_scale", "compressor_kv", "kv_compressed"} <= set(declared)
+        assert sum(n.startswith("kv_compressed") for n in declared) == planes
+
+
+def test_compressed_rows_read_in_another_order_are_caught():
+    runner = _v4()
+    csa = _layer(runner, 4)
+    _rebind(csa, "kv_compressed", _column_major(csa.kv_views["kv_compressed"]))
+    check_price_equals_carve(runner)
+    check_disjoint_in_bounds(runner)
+    with pytest.raises(
+        ContractViolation,
+        match=r"kv_compressed: element \(block 0, row 0, dim 1\) .* not where its declared element order",
+    ):
+        check_element_readback(runner)
+
+
+def test_a_compressor_state_read_with_position_and_dim_swapped_is_caught():
+    runner = _v4("fp8")
+    hca = _layer(runner, 128)
+    _rebind(hca, "compressor_score", _column_major(hca.kv_views["compressor_score"]))
+    check_price_equals_carve(runner)
+    with pytest.raises(ContractViolation, match=r"compressor_score: element \(slot 0, position 0"):
+        check_element_readback(runner)
+
+
+def test_a_window_bound_to_the_next_layers_interleaved_rows_is_caught():
+    """An HCA window is runs of 2 rows interleaved across the class's layers: the view one
+    layer over has the same shape and stride, and reads its neighbour's positions."""
+    runner = _v4()
+    first, second = [m for m in runner.bound_modules() if m.compress_ratio == 128][:2]
+    _rebind(first, "window", second.kv_views["window"])
+    with pytest.raises(ContractViolation, match=r"window: element \(slot 0, run 0, position 0"):
+        check_element_readback(runner)
+
+
+def test_an_indexer_scale_region_starting_one_region_early_is_caught():
+    """The record: "a scale view recomputing `rows * head_dim` from the pool shape. A view that
+    starts one region early reads the tail of the data -- valid-looking numbers"."""
+    runner = _v4()
+    csa = _layer(runner, 4)
+    scale = csa.kv_views["v4_index_scale"]
+    per_block = scale[0].numel() * scale.element_size()
+    early = torch.as_strided(scale, scale.shape, scale.stride(), scale.storage_offset() - per_block)
+    _rebind(csa, "v4_index_scale", early)
+    with pytest.raises(ContractViolation, match=r"v4_index_scale: element \(block 0, axis0 0"):
+        check_element_readback(runner)
+
+
+def test_a_view_shorter_than_its_declaration_is_named():
+    runner = _v4()
+    csa = _layer(runner, 4)
+    _rebind(csa, "window_tail", csa.kv_views["window_tail"][:, :-1])
+    with pytest.raises(ContractViolation, match=r"window_tail: the bound view has shape"):
+        check_element_readback(runner)
+
+
+def test_a_view_the_builder_declares_no_order_for_fails_by_name(monkeypatch):
+    runner = _v4()
+    builder = runner.builder
+    real = builder.element_orders
+    monkeypatch.setattr(
+        builder, "element_orders", lambda m: {n: o for n, o in real(m).items() if n != "window"}
+    )
+    with pytest.raises(
+        ContractViolation, match=r"binds views \['window'\] with no declared element order"
+    ):
+        check_element_readback(runner)
+
+
+@pytest.mark.parametrize("name", [V4, "llama-3.1-8b"])
+def test_a_readback_with_nothing_to_walk_fails_by_name(name):
+    """Never a ValueError out of the sampling, never a silent pass: a check that walks nothing
+    proves nothing."""
+    if name == V4:
+        runner = _v4()
+    else:
+        runner = ModelRunner(load_model_config(name), EngineConfig()).initialize(2)
+    for m in runner.bound_modules():
+        m.bind({})
+    with pytest.raises(
+        ContractViolation, match=r"builder 'target' binds \d+ modules .* walk nothing"
+    ):
+        check_element_readback(runner)
+
+
+def test_the_declared_orders_are_one_to_one_over_a_small_pool():
+    """The declaration itself: no two elements of any two views share a byte, and every
+    address lies in the buffer it names -- every element of every view, on a small V4 (the
+    shipped config cut to 6 layers and its 3-layer drafter, 8 window positions)."""
+    cfg = load_model_config(V4).with_overrides(
+        num_hidden_layers=6, compress_ratios=[0, 0, 4, 128, 4, 128, 0, 0, 0], sliding_window=8
+    )
+    engine = EngineConfig(kv_dtype="fp8", scheduler_block_size=256, num_speculative_tokens=1)
+    runner = ModelRunner(cfg, engine).initialize(1, state_entries=2)
+    assert {m.compress_ratio for m in runner.bound_modules()} == {0, 4, 128}
+    builder = runner.builder
+    seen = {i: [] for i, _ in enumerate(builder.own_buffers())}
+    for m in runner.bound_modules():
+        for order in builder.element_orders(m).values():
+            index = torch.meshgrid(*[torch.arange(s) for s in order.shape], indexing="ij")
+            at = order.address(*index).expand(index[0].shape).reshape(-1, 1)
+            seen[order.buffer].append(at + torch.arange(order.dtype.itemsize))
+    for i, parts in seen.items():
+        addresses = torch.cat([p.reshape(-1) for p in parts])
+        assert int(addresses.min()) >= 0
+        assert int(addresses.max()) < builder.own_buffers()[i].numel()
+        assert addresses.unique().numel() == addresses.numel()
