@@ -149,22 +149,22 @@ def test_ten_concurrent_runs_and_every_jobs_and_cache_setting_print_the_same(tmp
     import subprocess
     import sys
 
-    from .conftest import EVERY_KIND
+    from ..scaffold import CONTRACTS, lay_out
 
-    (tmp_path / "pyproject.toml").write_text(EVERY_KIND)
-    for i in range(40):
-        package = tmp_path / "pkg" / f"m{i // 10}"
-        package.mkdir(parents=True, exist_ok=True)
-        (package / "__init__.py").touch()
-        (package / f"mod{i}.py").write_text(
-            f"import vllm.triton_utils\n\n\ndef allocate(blocks, n{i}):\n"
-            f"    assert n{i} > 0\n    return StateField(blocks)\n"
-        )
-    (tmp_path / "pkg" / "__init__.py").touch()
-    (tmp_path / "pkg" / "leaf").mkdir()
-    (tmp_path / "pkg" / "leaf" / "__init__.py").write_text("from pkg.m0 import mod0\n")
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_k.py").write_text("import triton\n")
+    files = {
+        f"pkg/m{i // 10}/mod{i}.py": f"import vllm.triton_utils\n\n\ndef allocate(blocks, n{i}):\n"
+        f"    assert n{i} > 0\n    return StateField(blocks)\n"
+        for i in range(40)
+    }
+    files.update({f"pkg/m{i}/__init__.py": "" for i in range(4)})
+    files.update(
+        {
+            "pkg/__init__.py": "",
+            "pkg/leaf/__init__.py": "from pkg.m0 import mod0\n",
+            "tests/test_k.py": "import triton\n",
+        }
+    )
+    lay_out(tmp_path, *CONTRACTS, files=files)
     command = [sys.executable, "-m", "checkers", "check", "--output-format", "json"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
