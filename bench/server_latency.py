@@ -32,7 +32,8 @@ with ``--no-peer`` or when ``ruff server`` cannot start). Each server's CPU
 time and peak resident memory are read from /proc just before shutdown.
 
     python bench/server_latency.py [--keystrokes 200] [--rounds 3]
-        [--file PATH] [--as REL] [--root DIR] [--no-peer]
+        [--file PATH] [--as REL] [--root DIR] [--no-peer] [--autopair]
+        [--baseline CHECKOUT]
 
 ``--file`` is the text typed into (default: whole modules of ``atom/``,
 joined until they make 2,000 lines); ``--as`` the path it is opened as, under
@@ -105,17 +106,22 @@ def typing_point(text: str) -> tuple[int, str]:
 
 
 class Typist:
-    """Keystroke-sized incremental edits and the buffer after each (the client's mirror)."""
+    """Keystroke-sized incremental edits and the buffer after each (the client's mirror).
 
-    def __init__(self, text: str) -> None:
+    ``autopair``: as an editor that closes brackets as they are typed (VS Code, Zed and
+    Helix by default): ``(`` inserts ``()``, typing ``)`` over the inserted one only moves
+    the cursor (no change is sent), and a backspace between ``(`` and ``)`` deletes both.
+    """
+
+    def __init__(self, text: str, *, autopair: bool = False) -> None:
         self.lines = text.splitlines(keepends=True)
         at, indent = typing_point(text)
         # A fresh line above the statement, where the typing happens.
         self.lines.insert(at, indent + "\n")
         self.line = at
         self.prefix = len(indent)
-        self.typed = 0
-        self.open_edit = {"line": at, "text": indent + "\n"}  # the first change: the new line
+        self.cursor = self.prefix
+        self.autopair = autopair
 
     def text(self) -> str:
         return "".join(self.lines)
@@ -123,27 +129,35 @@ class Typist:
     def keystrokes(self, count: int):
         """``count`` changes: type STATEMENT, erase it, again; yields (range, new_text)."""
         # The blank line itself is inserted as the first change.
-        yield (
-            {
-                "start": {"line": self.line, "character": 0},
-                "end": {"line": self.line, "character": 0},
-            },
-            self.open_edit["text"],
-        )
+        yield _range(self.line, 0, 0), self.lines[self.line]
+        typed = 0
         typing = True
-        for _ in range(count - 1):
-            col = self.prefix + self.typed
+        sent = 1
+        while sent < count:
+            line = self.lines[self.line]
+            at = self.cursor
             if typing:
-                char = STATEMENT[self.typed]
-                self._splice(col, col, char)
-                self.typed += 1
-                yield _range(self.line, col, col), char
-                typing = self.typed < len(STATEMENT)
+                char = STATEMENT[typed]
+                typed += 1
+                typing = typed < len(STATEMENT)
+                if self.autopair and char == ")" and line[at : at + 1] == ")":
+                    self.cursor += 1  # typed over the closing bracket: nothing changes
+                    continue
+                new = "()" if self.autopair and char == "(" else char
+                self._splice(at, at, new)
+                self.cursor += 1
+                yield _range(self.line, at, at), new
             else:
-                self._splice(col - 1, col, "")
-                self.typed -= 1
-                yield _range(self.line, col - 1, col), ""
-                typing = self.typed == 0
+                end = at
+                if self.autopair and line[at - 1 : at + 1] == "()":
+                    end = at + 1
+                self._splice(at - 1, end, "")
+                self.cursor -= 1
+                typing = self.cursor == self.prefix
+                if typing:
+                    typed = 0
+                yield _range(self.line, at - 1, end), ""
+            sent += 1
 
     def _splice(self, start: int, end: int, new: str) -> None:
         line = self.lines[self.line]
@@ -254,9 +268,19 @@ class Client:
 
 
 def session(
-    name: str, argv: list[str], root: Path, rel: str, text: str, keystrokes: int, options
+    name: str,
+    argv: list[str],
+    root: Path,
+    rel: str,
+    text: str,
+    keystrokes: int,
+    options,
+    *,
+    autopair: bool = False,
 ) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if name == "baseline":
+        env["PYTHONPATH"] = str(root)  # that checkout's checker, not the installed one
     client = Client(argv, root, env)
     uri = (root / rel).as_uri()
     try:
@@ -277,7 +301,7 @@ def session(
             },
         )
         client.notify("initialized", {})
-        typist = Typist(text)
+        typist = Typist(text, autopair=autopair)
         started = client.notify(
             "textDocument/didOpen",
             {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
@@ -379,13 +403,15 @@ def ruff_server_argv() -> list[str] | None:
     return [ruff, "server"] if done.returncode == 0 else None
 
 
-def parse_floor(text: str, keystrokes: int) -> tuple[list[float], list[float]]:
+def parse_floor(
+    text: str, keystrokes: int, *, autopair: bool = False
+) -> tuple[list[float], list[float]]:
     """ms of one ``ast.parse`` of each keystroke's whole buffer: (those that parse, those that do not).
 
     A buffer that does not parse cannot be spliced (checkers/incremental.py):
     the server parses it whole to report where, so this bounds its keystrokes.
     """
-    typist = Typist(text)
+    typist = Typist(text, autopair=autopair)
     parsed, failed = [], []
     for _ in typist.keystrokes(keystrokes):
         buffer = typist.text()
@@ -415,6 +441,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="the workspace folder")
     parser.add_argument("--no-peer", action="store_true", help="do not run ruff server")
+    parser.add_argument(
+        "--autopair",
+        action="store_true",
+        help="type as an editor that closes brackets itself (VS Code, Zed, Helix by default)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of this repository (e.g. `git worktree add /tmp/base REV`): its "
+        "server runs the same session alternately, as the before of a change",
+    )
     args = parser.parse_args(argv)
     if args.keystrokes < 2:
         parser.error(f"--keystrokes must be at least 2, not {args.keystrokes}")
@@ -427,18 +464,21 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"buffer: {len(text.splitlines())} lines ({args.file or 'atom/ modules'}) opened as "
         f"{args.rel} under {root}; {args.keystrokes} keystrokes x {args.rounds} rounds; "
-        f"peer: {'ruff server' if peer else 'none'}"
+        f"peer: {'ruff server' if peer else 'none'}; "
+        f"{'brackets closed by the editor' if args.autopair else 'every character typed'}"
     )
     ours_round, ours_inside, ours_inside_parsed, theirs_round, theirs_parsed = [], [], [], [], []
     ours_parsed_round = []
     usage = {"ours": [], "ruff": []}
+    baseline_round: list[float] = []
+    baseline_parsed: list[float] = []
     opens = {"ours": [], "ruff": []}
     failures: list[str] = []
     floor_parsed: list[float] = []
     floor_failed: list[float] = []
     with tempfile.TemporaryDirectory() as scratch:
         for index in range(args.rounds):
-            parsed, failed = parse_floor(text, args.keystrokes)
+            parsed, failed = parse_floor(text, args.keystrokes, autopair=args.autopair)
             floor_parsed += parsed
             floor_failed += failed
             log_path = Path(scratch) / f"server-{index}.log"
@@ -450,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
                 text,
                 args.keystrokes,
                 {"debounceMs": 0, "diagnosticMode": "push"},
+                autopair=args.autopair,
             )
             inside = in_server(log_path, uri)
             failures += [json.dumps(e) for e in ours["errors"]] + error_lines(log_path)
@@ -465,8 +506,26 @@ def main(argv: list[str] | None = None) -> int:
                     ours_parsed_round.append(rt)
             usage["ours"].append((ours["cpu_s"], ours["peak_kib"]))
             opens["ours"].append(ours["open_ms"])
+            if args.baseline:
+                base = session(
+                    "baseline",
+                    [sys.executable, "-m", "checkers", "server"],
+                    args.baseline.resolve(),
+                    args.rel,
+                    text,
+                    args.keystrokes,
+                    {"debounceMs": 0, "diagnosticMode": "push"},
+                    autopair=args.autopair,
+                )
+                failures += [json.dumps(e) for e in base["errors"]]
+                baseline_round += base["round_trip"]
+                baseline_parsed += [
+                    rt for rt, ok in zip(base["round_trip"], base["parses"], strict=True) if ok
+                ]
             if peer:
-                theirs = session("ruff", peer, root, args.rel, text, args.keystrokes, {})
+                theirs = session(
+                    "ruff", peer, root, args.rel, text, args.keystrokes, {}, autopair=args.autopair
+                )
                 theirs_round += theirs["round_trip"]
                 theirs_parsed += [
                     rt
@@ -483,6 +542,15 @@ def main(argv: list[str] | None = None) -> int:
     print(row("round trip, change -> diagnostics", ours_round))
     print(row("  of which the buffer parses", ours_parsed_round))
     print(row("open -> first diagnostics", opens["ours"]))
+    if args.baseline:
+        print(f"baseline server ({args.baseline}):")
+        print(row("round trip, change -> diagnostics", baseline_round))
+        print(row("  of which the buffer parses", baseline_parsed))
+        print(
+            f"  this / baseline, round trip median: "
+            f"{quantiles(ours_round)[0] / quantiles(baseline_round)[0]:.2f}x "
+            f"(parses: {quantiles(ours_parsed_round)[0] / quantiles(baseline_parsed)[0]:.2f}x)"
+        )
     print("the parse floor (one ast.parse of the whole buffer, in this process, alternately):")
     print(row("buffers that parse", floor_parsed))
     print(row("buffers that do not (never spliced)", floor_failed))

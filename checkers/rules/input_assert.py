@@ -421,11 +421,11 @@ class InputAssert(Contract):
         tree = source.tree
         if tree is None:
             return
-        module = InputOrigins(tree, frozenset(self.inputs))
+        module = InputOrigins(tree, frozenset(self.inputs), source)
         for node in module.asserts:
             if isinstance(node.test, ast.Constant):
                 continue  # `assert False, "unreachable"`: a marker, not a check
-            func = module.owner.get(node)
+            func = module.scope_at(node)
             if _is_test_function(func):
                 continue
             origin = module.reads_input(node.test, func, node)

@@ -68,8 +68,10 @@ def _matches(finding: Finding, diagnostics) -> bool:
 
 def code_actions(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
+    text = ls.text_of(uri)
+    if text is None:
+        return []  # no buffer and no file: nothing to act on
     document = ls.workspace.get_text_document(uri)
-    text = document.source
     findings = ls.check_document(uri)
     positions = convert.Positions(text, ls.workspace.position_codec)
     start = positions.from_lsp(params.range.start)

@@ -199,6 +199,15 @@ class ContractsServer(LanguageServer):
 
     # -- checking ----------------------------------------------------------
 
+    def text_of(self, uri: str) -> str | None:
+        """The buffer's text; for a document the client never opened (a pull, a hover
+        before the open), the file's on disk; None when there is no such file."""
+        document = self.workspace.get_text_document(uri)
+        try:
+            return document.source
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def check_document(self, uri: str) -> list[Finding]:
         """The findings of the buffer as it is now (cached per document version)."""
         document = self.workspace.get_text_document(uri)
@@ -207,10 +216,12 @@ class ContractsServer(LanguageServer):
             return cached[1]
         path = document.path
         findings: list[Finding] = []
-        if path and path.endswith(_PYTHON_SUFFIXES):
+        text = self.text_of(uri)
+        if path and path.endswith(_PYTHON_SUFFIXES) and text is not None:
             declaration = self.declaration_for(path)
             if declaration is not None and declaration.config is not None:
-                findings = self.logged(declaration.check(path, document.source, buffer=True))
+                opened = uri in self.workspace.text_documents
+                findings = self.logged(declaration.check(path, text, buffer=opened))
         self.results[uri] = (document.version, findings)
         return findings
 
@@ -223,9 +234,9 @@ class ContractsServer(LanguageServer):
         return findings
 
     def diagnostics_of(self, uri: str) -> list[types.Diagnostic]:
-        document = self.workspace.get_text_document(uri)
         findings = self.check_document(uri)
-        return convert.diagnostics(findings, document.source, self.workspace.position_codec)
+        text = self.text_of(uri) or ""
+        return convert.diagnostics(findings, text, self.workspace.position_codec)
 
     @property
     def pushing(self) -> bool:
@@ -620,9 +631,8 @@ def create_server() -> ContractsServer:
     @guarded()
     def hover(ls: ContractsServer, params: types.HoverParams):
         uri = params.text_document.uri
-        document = ls.workspace.get_text_document(uri)
         findings = ls.check_document(uri)
-        positions = convert.Positions(document.source, ls.workspace.position_codec)
+        positions = convert.Positions(ls.text_of(uri) or "", ls.workspace.position_codec)
         at = positions.from_lsp(params.position)
         hits = [f for f in findings if convert.touches(f, at, at)]
         if not hits:

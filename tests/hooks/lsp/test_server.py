@@ -104,11 +104,11 @@ def _read_code_actions_right(client) -> None:
 
 
 @contextlib.asynccontextmanager
-async def session(folders: list[Path], **caps):
+async def session(folders: list[Path], *, args: tuple[str, ...] = (), **caps):
     client = make_test_lsp_client()
     _read_code_actions_right(client)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    await client.start_io(sys.executable, str(LAUNCHER), env=env)
+    await client.start_io(sys.executable, str(LAUNCHER), *args, env=env)
     try:
         await client.initialize_session(
             types.InitializeParams(
@@ -566,3 +566,98 @@ def test_a_message_nested_too_deeply_is_refused_by_name_and_the_server_goes_on(t
     assert any("nested too deeply" in t for t in told), told
     assert not any("Error in server" in t for t in told), told
     assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")[-2000:]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("pull", [False, True])
+async def test_a_whole_session_gets_no_error_response_and_logs_no_error(project, tmp_path, pull):
+    """Every request and notification an editor sends, some of them odd but legal
+    (a hover where nothing is, a document never opened, a file that is not Python),
+    answered without one error response and without one ERROR line in the server's log."""
+    log_file = tmp_path / "server.log"
+    path = project / "pkg" / "builder.py"
+    ident = types.TextDocumentIdentifier
+    async with session([project], args=("-v", "--log-file", str(log_file)), pull=pull) as client:
+        errors: list = []
+        handle = client.protocol.handle_message
+
+        def watch(message):
+            if getattr(message, "error", None) is not None:
+                errors.append(message)
+            return handle(message)
+
+        client.protocol.handle_message = watch
+        uri = open_doc(client, path, VIOLATING)
+        notes = open_doc(client, project / "notes.txt", "not python\n")
+        text = VIOLATING
+        for version, char in enumerate("x = (1, 2)", start=2):  # a statement, typed
+            text = text + char if version > 2 else text + "\n" + char
+            change(client, uri, version, text)
+            await asyncio.sleep(0.005)
+        everywhere = types.Range(
+            start=types.Position(line=0, character=0), end=types.Position(line=99, character=0)
+        )
+        for target in (uri, notes):
+            await client.text_document_hover_async(
+                types.HoverParams(text_document=ident(uri=target), position=everywhere.start)
+            )
+            await client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=ident(uri=target),
+                    range=everywhere,
+                    context=types.CodeActionContext(diagnostics=[]),
+                )
+            )
+            await client.text_document_diagnostic_async(
+                types.DocumentDiagnosticParams(text_document=ident(uri=target))
+            )
+        never_opened = from_fs_path(str(project / "pkg" / "absent.py"))
+        await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=ident(uri=never_opened))
+        )
+        await client.text_document_hover_async(
+            types.HoverParams(text_document=ident(uri=never_opened), position=everywhere.start)
+        )
+        await client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        await asyncio.sleep(0.2)
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=ident(uri=uri),
+                range=everywhere,
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        for action in actions or ():
+            if action.command is not None:
+                await client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(
+                        command=action.command.command, arguments=action.command.arguments
+                    )
+                )
+        path.write_text(text)
+        save(client, uri)
+        pyproject = from_fs_path(str(project / "pyproject.toml"))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(uri=pyproject, type=types.FileChangeType.Changed),
+                    types.FileEvent(uri=never_opened, type=types.FileChangeType.Deleted),
+                ]
+            )
+        )
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=[], removed=[])
+            )
+        )
+        for target in (uri, notes):
+            client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=ident(uri=target))
+            )
+        await asyncio.sleep(0.3)
+        assert errors == []
+    logged = log_file.read_text(encoding="utf-8")
+    assert "pushed " in logged or pull  # the log is the server's, and -v reached it
+    assert [line for line in logged.splitlines() if " ERROR " in line] == []
