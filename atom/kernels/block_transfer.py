@@ -136,8 +136,14 @@ class KernelConfig:
         )
 
 
-#: What every call launches unless told otherwise: the fastest of the bench's sweep.
+#: What a call launches unless told otherwise, for a block of several ranges (a layer-major
+#: pool): 16 KiB pieces, 4 warps -- larger pieces go partly masked over ranges of a few KiB
+#: (64 KiB pieces ran llama fp8 layer-major at 71% of a plain copy, deepseek-v3.2 fp8 at 39%).
 DEFAULT_KERNEL = KernelConfig()
+#: ... and for a block that is one range of at least a piece (entry-major arenas, state pools):
+#: 64 KiB pieces, 16 warps, the one launch of the H200 sweep (docs/performance.md) that ran
+#: entry-major pools within 5% of a plain copy (median 95.4%, where 16 KiB ran 93.6%).
+ONE_RANGE_KERNEL = KernelConfig(piece_bytes=65536, num_warps=16)
 
 
 @dataclass(frozen=True)
@@ -256,11 +262,6 @@ def _launcher():
     return launch
 
 
-def _check_kernel(kernel: Any) -> None:
-    if not isinstance(kernel, KernelConfig):
-        raise TypeError(f"kernel must be a KernelConfig, got {type(kernel).__name__}")
-
-
 def _word_bytes(alignment: int) -> int:
     return next(w for w in WORD_DTYPES if alignment % w == 0)
 
@@ -339,6 +340,7 @@ class RegionSet:
         self.alignment = alignment or 16
         self.word_bytes = _word_bytes(self.alignment)
         self._byte_views: list[torch.Tensor | None] | None = None
+        self._ranges: list[tuple[int, int, int, int]] | None = None
         self._tables: dict[tuple[int, int], tuple[torch.Tensor, int]] = {}
         self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
 
@@ -456,6 +458,13 @@ class RegionSet:
         return _word_bytes(math.gcd(self.alignment, staging.data_ptr()) or self.alignment)
 
     def ranges(self) -> list[tuple[int, int, int, int]]:
+        """The byte ranges one block is, ``(base, stride, staged offset, span)`` each, built
+        once per set (see ``_merged_ranges``)."""
+        if self._ranges is None:
+            self._ranges = self._merged_ranges()
+        return list(self._ranges)
+
+    def _merged_ranges(self) -> list[tuple[int, int, int, int]]:
         """The byte ranges one block is, as ``(base, stride, staged offset, span)``: the regions
         with bytes, in staging order, each run of regions that follow one another in the storage
         at one stride (unit ``u`` of the next starts where unit ``u`` of this one ends) merged
@@ -476,7 +485,9 @@ class RegionSet:
         """``(base, stride, span)`` in bytes when a block is one range of the storage (an
         entry-major arena, a state pool): the kernel then computes its pieces from these three
         instead of reading a table row. None otherwise."""
-        ranges = self.ranges()
+        # Every call asks (the launch and default_kernel()): read off the cached ranges, never
+        # rebuilt -- a walk over 300 regions is host time a back-to-back transfer pays.
+        ranges = self.ranges() if self._ranges is None else self._ranges
         if len(ranges) != 1:
             return None
         base, stride, offset, span = ranges[0]
@@ -534,6 +545,21 @@ class RegionSet:
 
     # -- the two directions ---------------------------------------------------------------------
 
+    def default_kernel(self) -> KernelConfig:
+        """The launch a call takes when given none: ``ONE_RANGE_KERNEL`` when a block is one
+        range of at least its piece, else ``DEFAULT_KERNEL``."""
+        one = self.one_range()
+        if one is not None and one[2] >= ONE_RANGE_KERNEL.piece_bytes:
+            return ONE_RANGE_KERNEL
+        return DEFAULT_KERNEL
+
+    def _kernel(self, kernel: Any) -> KernelConfig:
+        if kernel is None:
+            return self.default_kernel()
+        if not isinstance(kernel, KernelConfig):
+            raise TypeError(f"kernel must be a KernelConfig, got {type(kernel).__name__}")
+        return kernel
+
     def _impl(self, impl: str) -> str:
         if impl not in IMPLS:
             raise ValueError(f"impl {impl!r} is not one of {IMPLS}")
@@ -559,14 +585,15 @@ class RegionSet:
         out: torch.Tensor | None = None,
         impl: str = "auto",
         validate: bool = True,
-        kernel: KernelConfig = DEFAULT_KERNEL,
+        kernel: KernelConfig | None = None,
     ) -> StagedBlocks:
         """Blocks ``ids`` of every region, into ``out`` (or a fresh buffer on the set's device):
         ``(len(ids), layout.block_bytes)`` uint8. ``validate=False`` skips the range check of a
         tensor of ids (one device sync), for a caller that checked them already. ``kernel`` is
-        how the Triton kernel is launched (ignored by the reference)."""
+        how the Triton kernel is launched (ignored by the reference); None: the set's
+        :meth:`default_kernel`."""
         impl = self._impl(impl)
-        _check_kernel(kernel)
+        kernel = self._kernel(kernel)
         t = self._ids(ids, unique=False, validate=validate)
         shape = (t.numel(), self.layout.block_bytes)
         if out is None:
@@ -598,7 +625,7 @@ class RegionSet:
         *,
         impl: str = "auto",
         validate: bool = True,
-        kernel: KernelConfig = DEFAULT_KERNEL,
+        kernel: KernelConfig | None = None,
     ) -> None:
         """Write ``staged`` block ``i`` into block ``ids[i]`` of every region.
 
@@ -609,7 +636,7 @@ class RegionSet:
         if not isinstance(staged, StagedBlocks):
             raise TypeError(f"scatter takes StagedBlocks, got {type(staged).__name__}")
         impl = self._impl(impl)
-        _check_kernel(kernel)
+        kernel = self._kernel(kernel)
         why = self.layout.difference(staged.layout)
         if why is not None:
             raise ValueError(f"the staged blocks were laid out for another region set: {why}")

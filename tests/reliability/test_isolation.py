@@ -122,7 +122,11 @@ def test_a_cache_file_of_the_wrong_shape_is_a_miss(project, capsys, name):
     assert main(["check"]) == 1
     capsys.readouterr()
     cache_dir = project / ".atom-contracts-cache"
-    (cache_file,) = cache_dir.glob("*.marshal")
+    from checkers.cache import shard_of
+
+    (key_dir,) = (p for p in cache_dir.iterdir() if p.is_dir())
+    cache_file = key_dir / f"{shard_of('plain.py'):02x}.marshal"
+    assert cache_file.is_file()
     stored = WRONG_SHAPES[name]
     if name in ("inner-wrong", "findings-not-tuples", "findings-nested-1500-deep"):
         # Keep the file's real stat, so the engine trusts the entry and reads its inside.

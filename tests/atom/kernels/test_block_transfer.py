@@ -465,3 +465,16 @@ def test_a_kernel_config_of_the_wrong_type_is_refused():
         rs.gather([0], kernel={"persistent": 4})
     with pytest.raises(TypeError, match="kernel must be a KernelConfig, got str"):
         rs.scatter(rs.gather([0]), [1], kernel="persistent=4")
+
+
+def test_a_call_without_a_kernel_takes_its_sets_default():
+    from atom.kernels.block_transfer import DEFAULT_KERNEL, ONE_RANGE_KERNEL
+
+    runner = Case("llama-3.1-8b", "fp8-shuffle", tp_size=1).runner().initialize(2)
+    _, regions = entry_major_twin(paged_fields(runner), 2)
+    assert RegionSet(regions).default_kernel() == ONE_RANGE_KERNEL
+    assert RegionSet(runner.kv_transfer).default_kernel() == DEFAULT_KERNEL
+    # One range a block, but shorter than the wide piece: the default, not a masked 64 KiB.
+    small = RegionSet(regions_at(torch.zeros(1 << 16, dtype=torch.uint8), [(4096, 4096)]))
+    assert small.one_range() is not None and small.default_kernel() == DEFAULT_KERNEL
+    assert ONE_RANGE_KERNEL.piece_bytes > DEFAULT_KERNEL.piece_bytes
