@@ -260,6 +260,18 @@ class InputAssert(Contract):
         ),
         Example(
             source=(
+                "def max_block(max_model_len, block_size):\n"
+                "    assert max_model_len % block_size == 0; # the engine's block\n"
+                "    return max_model_len // block_size\n"
+            ),
+            expect=(Expect("AC301", 2, 12, "max_model_len"),),
+            note=(
+                "No fix where the assert shares its line, even with only a `;` and a comment "
+                "after it: an `if` block cannot follow the `;`."
+            ),
+        ),
+        Example(
+            source=(
                 "class KPool:\n"
                 "    def __init__(self, config):\n"
                 "        self.block_size = config.block_size\n"
