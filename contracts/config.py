@@ -182,6 +182,15 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (RecursionError, MemoryError):
+        # tomllib recurses once per level of nesting: a value deeper than the
+        # recursion limit is valid TOML that Python cannot read, pip included.
+        import sys
+
+        raise ConfigError(
+            f"{path}: not readable TOML: a value is nested too deeply "
+            f"(deeper than about {sys.getrecursionlimit() // 2} levels)"
+        ) from None
 
 
 def load_config(
