@@ -86,7 +86,7 @@ def _layouts(runner, pool_blocks: int):
     yield "split-planes", regions, split.buf
 
 
-def _contenders(rs, ids, staged, views, nbytes: int) -> dict[str, object]:
+def _contenders(rs, ids, staged, views, nbytes: int, kernel) -> dict[str, object]:
     """The four ways of moving the same blocks' bytes, each a callable launching one of them."""
     outs = [torch.empty((ids.numel(), v.shape[1]), dtype=torch.uint8, device="cuda") for v in views]
     copy_src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
@@ -97,15 +97,23 @@ def _contenders(rs, ids, staged, views, nbytes: int) -> dict[str, object]:
             torch.index_select(v, 0, ids, out=o)
 
     return {
-        "kernel": lambda: rs.gather(ids, out=staged.data, impl="triton", validate=False),
-        "scatter": lambda: rs.scatter(staged, ids, impl="triton", validate=False),
+        "kernel": lambda: rs.gather(
+            ids, out=staged.data, impl="triton", validate=False, kernel=kernel
+        ),
+        "scatter": lambda: rs.scatter(staged, ids, impl="triton", validate=False, kernel=kernel),
         "index_select": index_select,
         "copy": lambda: copy_dst.copy_(copy_src),
     }
 
 
 def measure(
-    case_name: str, kv_dtype: str, blocks: int, reps: int, gen: torch.Generator, copy_gbps: float
+    case_name: str,
+    kv_dtype: str,
+    blocks: int,
+    reps: int,
+    gen: torch.Generator,
+    copy_gbps: float,
+    kernel,
 ):
     """Rows of (layout, regions, block bytes, kernel ms, scatter ms, index_select ms, copy ms)."""
     from atom.engine_config import EngineConfig
@@ -135,7 +143,7 @@ def measure(
         buf.random_()  # never time on zeros
         rs = RegionSet(regions)
         ids = torch.randperm(pool_blocks, generator=gen, device="cuda")[:blocks]
-        staged = rs.gather(ids, impl="triton")
+        staged = rs.gather(ids, impl="triton", kernel=kernel)
         reference = rs.gather(ids, impl="torch")
         if not torch.equal(staged.data, reference.data):
             raise SystemExit(
@@ -144,7 +152,7 @@ def measure(
         del reference
         nbytes = staged.data.numel()
         views = [v for v in rs.byte_views() if v is not None]
-        contenders = _contenders(rs, ids, staged, views, nbytes)
+        contenders = _contenders(rs, ids, staged, views, nbytes, kernel)
         t = _time_round_robin(contenders, reps, inner=_inner_for(nbytes, copy_gbps))
         t["kernel alone"] = _time_round_robin({"k": contenders["kernel"]}, reps)["k"]
         rows.append((layout, len(rs.regions), rs.layout.block_bytes, nbytes, t))
@@ -158,7 +166,7 @@ def sweep(reps: int, gen: torch.Generator) -> list[tuple]:
     """Piece size and warps on llama's layer-major pool (bf16, fp8), 2,048 blocks."""
     from atom.engine_config import EngineConfig
     from atom.kernels import triton_block_transfer as tbt
-    from atom.kernels.block_transfer import RegionSet
+    from atom.kernels.block_transfer import KernelConfig, RegionSet
     from atom.models.registry import load_model_config
     from atom.runner.model_runner import ModelRunner
 
@@ -173,7 +181,7 @@ def sweep(reps: int, gen: torch.Generator) -> list[tuple]:
         staged = rs.gather(ids, impl="torch")
         fns = {
             (piece, warps): functools.partial(
-                tbt.launch, rs, "gather", staged.data, ids, piece_bytes=piece, num_warps=warps
+                tbt.launch, rs, "gather", staged.data, ids, KernelConfig(piece, warps)
             )
             for piece in (8192, 16384, 32768, 65536)
             for warps in (4, 8, 16)
@@ -202,7 +210,7 @@ def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
     """Kernel options against each other where the first run fell short, and the PTX widths."""
     from atom.engine_config import EngineConfig
     from atom.kernels import triton_block_transfer as tbt
-    from atom.kernels.block_transfer import RegionSet
+    from atom.kernels.block_transfer import KernelConfig, RegionSet
     from atom.kernels.transfer_layouts import entry_major_twin, paged_fields
     from atom.models.registry import load_model_config
     from atom.runner.model_runner import ModelRunner
@@ -236,8 +244,8 @@ def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
         for full_fast in (False, True):
             for streaming in (False, True):
                 fns[(full_fast, streaming)] = functools.partial(
-                    tbt.launch, rs, "gather", staged.data, ids, piece_bytes=16384,
-                    full_fast=full_fast, streaming=streaming,
+                    tbt.launch, rs, "gather", staged.data, ids,
+                    KernelConfig(full_fast=full_fast, streaming=streaming),
                 )  # fmt: skip
         inner = _inner_for(nbytes, copy_gbps)
         t = _time_round_robin(fns, reps, inner=inner)
@@ -259,6 +267,150 @@ def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
         torch.cuda.empty_cache()
 
 
+#: Launch variants the sweep times, by name. ``old`` is the kernel as first measured (one
+#: program a piece, a table row each); the rest vary the grid, the piece and the warps.
+VARIANTS = [
+    ("old: piece, table", "one_region=0"),
+    ("piece", ""),
+    ("piece 32K/8w", "piece_bytes=32768,num_warps=8"),
+    ("piece 64K/16w", "piece_bytes=65536,num_warps=16"),
+    ("persist 4", "persistent=4"),
+    ("persist 8", "persistent=8"),
+    ("persist 16", "persistent=16"),
+    ("prefetch 2", "persistent=2,prefetch=1"),
+    ("prefetch 4", "persistent=4,prefetch=1"),
+    ("prefetch 8", "persistent=8,prefetch=1"),
+    ("prefetch 2 32K/8w", "persistent=2,prefetch=1,piece_bytes=32768,num_warps=8"),
+    ("prefetch 4 32K/8w", "persistent=4,prefetch=1,piece_bytes=32768,num_warps=8"),
+    ("prefetch 4 8K/4w", "persistent=4,prefetch=1,piece_bytes=8192"),
+    ("prefetch 8 8K/2w", "persistent=8,prefetch=1,piece_bytes=8192,num_warps=2"),
+    ("prefetch 4 stream", "persistent=4,prefetch=1,streaming=1"),
+    ("prefetch 4, table", "persistent=4,prefetch=1,one_region=0"),
+]
+#: Cases of the sweep: (model, kv, layout, blocks); the entry-major rows the target is about,
+#: two layer-major ones so a new default costs no layout its figure.
+VARIANT_CASES = [
+    ("llama-3.1-8b", "bf16", "entry-major", 2048),
+    ("llama-3.1-8b", "fp8", "entry-major", 2048),
+    ("deepseek-v3.2-exp", "bf16", "entry-major", 2048),
+    ("minimax-m2", "bf16", "entry-major", 2048),
+    ("kimi-k3", "fp8", "entry-major", 2048),
+    ("eagle3-draft-llama", "bf16", "entry-major", 2048),
+    ("llama-3.1-8b", "fp8", "layer-major", 2048),
+    ("deepseek-v3.2-exp", "fp8", "layer-major", 2048),
+]
+
+
+@functools.cache
+def _plain_copy_kernel():
+    """A Triton copy with no indirection (contiguous to contiguous, 16-byte words): how close
+    Triton's own code comes to the driver's copy, the bound on what the indirection could cost."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def plain_copy(src, dst, n, PIECE: tl.constexpr):
+        pid = tl.program_id(0).to(tl.int64)
+        cols = pid * PIECE + tl.arange(0, PIECE)
+        tl.store(dst + cols, tl.load(src + cols, mask=cols < n), mask=cols < n)
+
+    return plain_copy
+
+
+def _variant_case(model, kv, layout, blocks, reps, gen, copy_gbps) -> dict[str, float]:
+    """One sweep case: GB/s of every variant and of the copies, after checking every variant's
+    staged bytes against the reference's."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels import triton_block_transfer as tbt
+    from atom.kernels.block_transfer import KernelConfig, RegionSet
+    from atom.kernels.transfer_layouts import entry_major_twin, paged_fields
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    pool_blocks = blocks + blocks // 2
+    runner = ModelRunner(load_model_config(model), EngineConfig(kv_dtype=kv)).initialize(
+        pool_blocks, device="cuda"
+    )
+    regions, buf = runner.kv_transfer.regions, runner.paged_buf
+    if layout == "entry-major":
+        arena, regions = entry_major_twin(paged_fields(runner), pool_blocks, device="cuda")
+        buf = arena.buf
+    buf.random_()
+    rs = RegionSet(regions)
+    ids = torch.randperm(pool_blocks, generator=gen, device="cuda")[:blocks]
+    want = rs.gather(ids, impl="torch").data
+    staged = torch.empty_like(want)
+    nbytes = want.numel()
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    src2, dst2 = torch.empty_like(src).random_(), torch.empty_like(src)
+    plain, words = _plain_copy_kernel(), nbytes // 8
+    s64, d64 = src.view(torch.int64), dst.view(torch.int64)
+    fns = {
+        "copy": lambda: dst.copy_(src),
+        "copy again": lambda: dst2.copy_(src2),
+        "triton plain copy": lambda: plain[(-(-words // 2048),)](
+            s64, d64, words, PIECE=2048, num_warps=4
+        ),
+    }
+    for name, config in VARIANTS:
+        fn = functools.partial(tbt.launch, rs, "gather", staged, ids, KernelConfig.parse(config))
+        staged.fill_(0xA5)
+        try:
+            fn()
+            torch.cuda.synchronize()
+        except Exception as exc:  # a variant that does not compile here is reported, not fatal
+            print(f"  {name}: {type(exc).__name__}: {str(exc)[:300]}")
+            continue
+        if not torch.equal(staged, want):
+            raise SystemExit(f"FAIL {model} {kv} {layout} variant {name}: other bytes staged")
+        fns[name] = fn
+    t = _time_round_robin(fns, reps, inner=_inner_for(nbytes, copy_gbps))
+    print(
+        f"\n{model} {kv} {layout} x{blocks}: {len(rs.regions)} regions, "
+        f"{rs.layout.block_bytes / 1024:.0f} KiB a block, {nbytes / 2**30:.2f} GiB"
+    )
+    runner.release()
+    return {name: _gbps(nbytes, ms) for name, ms in t.items()}
+
+
+def variants(reps: int, gen: torch.Generator, copy_gbps: float) -> str:
+    """Every launch variant on every sweep case, round-robin with two plain copies (their spread
+    is the copy's own noise) and a Triton plain copy; GB/s and the share of the first copy."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"\nlaunch variants ({sms} multiprocessors); GB/s, in brackets of the first plain copy")
+    summary: dict[str, dict[str, list[float]]] = {}
+    for model, kv, layout, blocks in VARIANT_CASES:
+        gbps = _variant_case(model, kv, layout, blocks, reps, gen, copy_gbps)
+        torch.cuda.empty_cache()
+        copy = gbps["copy"]
+        for name, g in gbps.items():
+            summary.setdefault(name, {}).setdefault(layout, []).append(g / copy)
+            print(f"  {name:22} {g:6.0f} ({g / copy:6.1%})  {g / sms:5.1f} GB/s a multiprocessor")
+    print("\nshare of the plain copy per variant, median (min) over the cases of each layout:")
+    for name, by_layout in summary.items():
+        cells = [
+            f"{layout} {statistics.median(v):6.1%} ({min(v):6.1%}, {len(v)} cases)"
+            for layout, v in by_layout.items()
+        ]
+        print(f"  {name:22} " + " | ".join(cells))
+    return pick(summary)
+
+
+def pick(summary: dict[str, dict[str, list[float]]]) -> str:
+    """The variant with the highest median share of the copy from entry-major pools, among those
+    whose layer-major median is within a point of the default's (a faster entry-major launch
+    must not cost the layout the engine builds); its config string."""
+    configs = dict(VARIANTS)
+    floor = statistics.median(summary["piece"]["layer-major"]) - 0.01
+    ok = [
+        n for n in configs if n in summary and statistics.median(summary[n]["layer-major"]) >= floor
+    ]
+    best = max(ok, key=lambda n: statistics.median(summary[n]["entry-major"]))
+    print(f"\npicked: {best!r} ({configs[best] or 'the default'})")
+    return configs[best]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="", help="comma-separated cases (default: every one)")
@@ -267,6 +419,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--diagnose", action="store_true", help="kernel options and PTX widths")
+    parser.add_argument("--variants", action="store_true", help="launch variants on a few cases")
+    parser.add_argument(
+        "--pick", default="", help="with --variants: write the fastest variant's config here"
+    )
+    parser.add_argument(
+        "--kernel",
+        default="",
+        help="the table's launch, a KernelConfig string (e.g. persistent=4,prefetch=1), or "
+        "@FILE to read it from FILE; default: each region set's default_kernel()",
+    )
     parser.add_argument("--no-table", action="store_true", help="skip the per-model table")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
@@ -283,6 +445,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.diagnose:
         diagnose(args.reps, gen, copy_gbps)
+    if args.variants:
+        picked = variants(args.reps, gen, copy_gbps)
+        if args.pick:
+            with open(args.pick, "w") as f:
+                f.write(picked + "\n")
+    from atom.kernels.block_transfer import KernelConfig
+
+    text = args.kernel
+    if text.startswith("@"):
+        with open(text[1:]) as f:
+            text = f.read().strip()
+    kernel = KernelConfig.parse(text) if text else None  # None: each region set's default
     if args.sweep:
         print(f"\n{'kv':5} {'piece B':>8} {'warps':>5} {'GB/s':>7} {'of copy':>8}")
         for kv, piece, warps, gbps in sweep(args.reps, gen):
@@ -292,14 +466,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{'kernel GB/s':>11} {'scatter':>8} {'idx_sel':>8} {'copy':>6} "
         f"{'k/copy':>7} {'k/dev':>6} {'k/idx':>6} {'1 call':>6}"
     )
-    print(header)
+    if not args.no_table:
+        print(f"\nthe table's launch: {kernel or 'each region set default_kernel()'}")
+        print(header)
     ok = True
     missed = []
     for name in [] if args.no_table else names:
         for kv_dtype in args.kv_dtypes.split(","):
             for blocks in (int(b) for b in args.blocks.split(",")):
                 try:
-                    rows = measure(name, kv_dtype, blocks, args.reps, gen, copy_gbps)
+                    rows = measure(name, kv_dtype, blocks, args.reps, gen, copy_gbps, kernel)
                 except (ValueError, TypeError) as exc:  # a model that refuses this dtype
                     print(f"{name:32} {kv_dtype:4} skipped: {exc}")
                     continue

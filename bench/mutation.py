@@ -25,7 +25,14 @@ argued one by one in docs/testing.md; they are reported apart and left out of th
     python bench/mutation.py                          # every target
     python bench/mutation.py --target atom/pool_layout
     python bench/mutation.py --target contracts/runtime --list   # mutants only, run nothing
-    nice -n 19 python bench/mutation.py --jobs 1 > /tmp/mutation.log &
+    nice -n 19 python bench/mutation.py --target checkers/rules --only rules/retired_name \
+        --jobs 2 > /tmp/mutation-retired.log &        # one rule, its own tests, two at once
+    python bench/mutation.py --target checkers/rules --recheck /tmp/mutation-*.log
+                                                      # after adding tests: the rest only
+
+Each rule module of checkers/rules runs its own tests and its own VALID/INVALID examples
+(``TARGETS``); ``--jobs N`` runs N mutants at once, each in its own scratch copy. The children
+load the derandomized "ci" hypothesis profile, so a verdict never depends on a draw.
 
 Why not mutmut: see docs/testing.md ("Choosing the mutation tool").
 """
@@ -77,6 +84,13 @@ TARGETS: dict[str, dict[str, list[str]]] = {
     # a run) come last, so only a mutant the pointed tests miss pays for them.
     "checkers/rules": {
         "*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"],
+        # The kind registry: looked up by the config (a code prefix that matches no rule) and
+        # by the rule docs, which render every kind.
+        "__init__.py": [
+            "tests/checkers/test_config.py",
+            "tests/checkers/test_rule_examples.py",
+            "tests/checkers/test_docs.py",
+        ],
         **{
             f"{module}.py": [
                 f"tests/checkers/rules/test_{module}.py",
@@ -129,6 +143,64 @@ EQUIVALENT: dict[str, str] = {
     "field names are fixed and distinct and every field is at the pool's own align",
     "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
+    "caller asks `resolved in targets`, which neither '' nor None is",
+    "checkers/rules/required_keyword.py:_statement_parents.visit:boolop:isinstance(child, "
+    "ast.Call) and here is not None -> (isinstance(child, ast.Call) or here is not None)@0": (
+        "every node below the module is inside a statement, so `here` is never None under it; "
+        "the extra entries for non-calls are never looked up"
+    ),
+    "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
+    "`0 <= index`",
+    "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
+    "two module lists were just compared equal by prefix, so their lengths agree",
+    "contracts/runtime/checks.py:byte_runs:const:True -> False@0": "zip strict: lead is "
+    "shape[:k] and zipped with stride[:k], the same length",
+    "contracts/runtime/checks.py:check_disjoint_in_bounds:cmp:stop > reach -> (stop >= reach)@0": (
+        "equality is an empty run at reach; every later run starts at or past reach, so the "
+        "owner it renames is never reported"
+    ),
+    "contracts/runtime/checks.py:_changed_outside:cmp:lo > cursor -> (lo >= cursor)@0": "at "
+    "equality the gap compared is empty, and two empty slices are equal",
+    "contracts/runtime/checks.py:_changed_outside:cmp:hi > lo -> (hi >= lo)@0": "the same, "
+    "for an empty allowed span",
+    "contracts/runtime/checks.py:<module>:const:8 -> 9@0": "no bound view has 8-byte elements: "
+    "KV dtypes are bf16 and fp8, scales fp32, and EngineConfig refuses any other",
+    "contracts/runtime/checks.py:documented_offsets:binop:h * block + t + 0 * d -> "
+    "(h * block + t - 0 * d)@0": "0 * d is zero either way (it is there to broadcast)",
+    "contracts/runtime/checks.py:_random_value:const:0.5 -> 1.5@0": "any floor that is a normal "
+    "number of every KV dtype keeps every written element nonzero; 1.75 is, as 0.75 is",
+    "contracts/runtime/checks.py:_random_value:const:0.25 -> 1.25@0": "the same for the "
+    "magnitude floor: 1.25, as 0.25, is normal in bf16 and every fp8",
+    "contracts/runtime/strategies.py:engine_cases:guard:not options -> False@0": "every "
+    "registered model builds at tp 1, pp 1 at every block _accepted_blocks lets through",
+    "contracts/runtime/strategies.py:_accepted_blocks:guard:not accepted -> False@0": "every "
+    "registered model pages within 256 tokens (the defaults test builds each)",
+    'checkers/rules/importorskip.py:ImportOrSkip._chain:boolop:not target.startswith(".") and '
+    "project.is_first_party(target) -> (not target.startswith('.') or "
+    "project.is_first_party(target))@0": "import_chain from a third-party module or from a "
+    "relative name that climbs above the top package is None either way (a dead end)",
+    "checkers/rules/input_assert.py:InputAssert.wants:const:False -> True@0": "check() "
+    "refuses a test file by the same pattern, so wanting it finds nothing either way",
+    "checkers/rules/input_assert.py:_exception_for:const:True -> False@0": "through_calls "
+    "only changes names reached through a call, which contain a dot and are never the bare "
+    "isinstance / issubclass",
+    "checkers/rules/input_assert.py:_fix:cmp:node.msg is not None -> (node.msg is None)@1": (
+        "source_segment of a parsed node is never empty, so neither guard can return"
+    ),
+    "checkers/rules/keyword_only.py:KeywordOnly.check:const:1 -> 2@0": "a definition's owner is "
+    "one bare class name, so a name with two dots matches no definition under either split",
+    "checkers/rules/keyword_only.py:KeywordOnly._check_def:const:True -> False@0": "ast gives "
+    "kw_defaults exactly one entry per kwonlyargs entry",
+    "checkers/rules/keyword_only.py:_signature_span:ifexp:max(node.lineno, first_body - 1) if "
+    "first_body > node.lineno else node.lineno -> (max(node.lineno, first_body - 1))@0": (
+        "when the body starts on the def's line, max(lineno, lineno - 1) is lineno"
+    ),
+    "checkers/rules/keyword_only.py:_signature_span:cmp:first_body > node.lineno -> "
+    "(first_body >= node.lineno)@0": "the same: at equality both branches give lineno",
+    "checkers/rules/keyword_only.py:_signature_span:const:1 -> 2@1": "Contract.finding reads "
+    "only the lines of a span_node tuple",
+    "checkers/rules/keyword_only.py:_signature_span:const:1 -> 2@2": "the same",
     "checkers/rules/retired_name.py:_suppression_span:cmp:start >= best[0] -> (start > best[0])@0": (
         "two multi-line strings never start on one line, so there is no tie to break"
     ),
@@ -489,6 +561,8 @@ def run_target(
     only: str | None,
     log,
     recheck: Counter | None = None,
+    score_only: bool = False,
+    skip_equivalent: bool = False,
 ) -> dict:
     files = sorted((REPO / target).rglob("*.py"))
     mutants = [m for f in files for m in enumerate_mutants(f)]
@@ -511,6 +585,15 @@ def run_target(
         print(
             f"  recheck: {len(mutants)} to run, {len(carried)} killed by the earlier run", file=log
         )
+    if skip_equivalent:
+        # Argued in docs/testing.md and out of the denominator either way: not worth a run.
+        results["equivalent"].extend(m for m in mutants if m.key in EQUIVALENT)
+        mutants = [m for m in mutants if m.key not in EQUIVALENT]
+    if score_only:
+        # Nothing is run: a mutant no earlier log shows killed counts against the score.
+        for m in mutants:
+            results["equivalent" if m.key in EQUIVALENT else "survived"].append(m)
+        return results
     if not mutants:
         return results
     baseline: dict[str, float] = {}
@@ -615,6 +698,18 @@ def main(argv: list[str] | None = None) -> int:
         "run the rest: after adding tests, only survivors and changed lines need running",
     )
     parser.add_argument(
+        "--skip-equivalent",
+        action="store_true",
+        help="do not run the mutants EQUIVALENT lists (they are out of the score either way; "
+        "a full run without this flag is what shows each still survives)",
+    )
+    parser.add_argument(
+        "--score",
+        action="store_true",
+        help="with --recheck: run nothing, score from the logs alone (a mutant no log shows "
+        "killed is a survivor, or equivalent if listed), against the current source",
+    )
+    parser.add_argument(
         "--tests",
         nargs="+",
         default=[],
@@ -624,6 +719,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.score and not args.recheck:
+        parser.error("--score needs --recheck LOG: the logs are what it scores")
     _OVERRIDE[:] = args.tests
     targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
     for t in targets:
@@ -636,16 +733,17 @@ def main(argv: list[str] | None = None) -> int:
                     if not args.only or args.only in m.path:
                         print(m.describe())
         return 0
-    _preimport()
+    if not args.score:
+        _preimport()
     summary = []
     stale = set(EQUIVALENT)
     with tempfile.TemporaryDirectory(prefix="atom-mutation-") as tmp:
         scratches = [Path(tmp) / f"repo{j}" for j in range(args.jobs)]
-        for scratch in scratches:
+        for scratch in [] if args.score else scratches:
             _copy_repo(scratch)
         for t in targets:
             print(f"{t}:", flush=True)
-            for scratch in scratches:
+            for scratch in [] if args.score else scratches:
                 _planted_kill(t, scratch)
             r = run_target(
                 t,
@@ -656,6 +754,8 @@ def main(argv: list[str] | None = None) -> int:
                 recheck=sum(map(_previous_kills, args.recheck), Counter())
                 if args.recheck
                 else None,
+                score_only=args.score,
+                skip_equivalent=args.skip_equivalent,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}
@@ -668,6 +768,17 @@ def main(argv: list[str] | None = None) -> int:
             f"  {r['target']:<20} {rate:6.1%}  killed {len(r['killed'])}, timeout "
             f"{len(r['timeout'])}, survived {len(r['survived'])}, equivalent {len(r['equivalent'])}"
         )
+        per_file: dict[str, Counter] = {}
+        for bucket in ("killed", "timeout", "survived", "equivalent"):
+            for m in r[bucket]:
+                per_file.setdefault(m.path, Counter())[bucket] += 1
+        for path, c in sorted(per_file.items()):
+            n = c["killed"] + c["timeout"] + c["survived"]
+            file_rate = (c["killed"] + c["timeout"]) / n if n else 1.0
+            print(
+                f"    {path:<44} {file_rate:6.1%}  killed {c['killed'] + c['timeout']}, "
+                f"survived {c['survived']}, equivalent {c['equivalent']}"
+            )
         for m in r["survived"]:
             print(f"    survivor {m.describe()}\n             key {m.key}")
     if stale and not args.only and args.target is None:

@@ -18,6 +18,8 @@ from contracts.finding import Finding
 
 from .selection import Selection
 
+CACHE_DIR = ".atom-contracts-cache"  # checkers.cache.CACHE_DIR, without importing it
+
 
 @dataclass
 class CheckResult:
@@ -36,7 +38,11 @@ class CheckResult:
 
 
 def load_config(
-    start: Path | str, *, config_file: Path | str | None = None, use_cache: bool = True
+    start: Path | str,
+    *,
+    config_file: Path | str | None = None,
+    use_cache: bool = True,
+    write_cache: bool = True,
 ) -> Config:
     """The declaration governing ``start``; raises ConfigError naming table, key and value."""
     from contracts.config import load_config as _load
@@ -48,6 +54,7 @@ def load_config(
         kind_class,
         config_file=Path(config_file) if config_file else None,
         use_cache=use_cache,
+        write_cache=write_cache,
     )
     where = f"{config.pyproject}: [{TABLE}]"
     _require_rules(config.select or (), f"{where} `select`", config)
@@ -99,6 +106,7 @@ def check(
     diff: bool = False,
     diff_base: str | None = None,
     use_cache: bool = True,
+    write_cache: bool = True,
     jobs: int | None = None,
     config: Config | None = None,
     config_file: str | Path | None = None,
@@ -106,6 +114,11 @@ def check(
     stdin: str | None = None,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
+
+    ``write_cache`` False (with ``use_cache``) reads ``.atom-contracts-cache/``
+    -- findings, import summaries, the stored listing -- and writes nothing
+    there: the agent hook's mode, which must leave every file but the edited
+    one as it was.
 
     ``stdin``: the text of the one file ``paths`` names (``--stdin-filename``),
     checked in memory as if it were that file; with ``fix`` the fixed text is
@@ -126,12 +139,15 @@ def check(
         if config_file is not None and not os.path.isabs(config_file):
             config_file = base / config_file
         config = load_config(
-            targets[0] if targets else base, config_file=config_file, use_cache=use_cache
+            targets[0] if targets else base,
+            config_file=config_file,
+            use_cache=use_cache,
+            write_cache=write_cache,
         )
         if config.pyproject is None and targets:
             # Nothing declared above the paths (a tree outside any project, e.g.
             # a vendored copy): the working directory's declaration governs.
-            config = load_config(base, use_cache=use_cache)
+            config = load_config(base, use_cache=use_cache, write_cache=write_cache)
         if config.pyproject is None:
             # Checking against no declaration checks nothing: never a pass.
             raise missing_declaration(targets[0] if targets else base)
@@ -146,16 +162,26 @@ def check(
         return _check_stdin(engine, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
     files = discover(targets, config)
     # A contract covering no file of the project checks nothing: judged on the
-    # project (exactly when the run lists it), never on the files named.
+    # project's listing, the whole-tree run's, never on the files named. A run
+    # on some files reads the project's listing only when a question needs it,
+    # and the cross-file re-check below reads the same one.
     from . import coverage
 
-    named = [rel for rel, _ in files]
-    index = (
-        coverage.Listed(named)
-        if _lists_whole_project(targets, config)
-        else coverage.Probed(config, named)
+    listing = files if _lists_whole_project(targets, config) else None
+
+    def project_listing() -> list[tuple[str, str]]:
+        nonlocal listing
+        if listing is None:
+            from .listing import project_files
+
+            listing = project_files(
+                config, config.root / CACHE_DIR if use_cache else None, write=write_cache
+            )
+        return listing
+
+    coverage.require_coverage(
+        config, coverage.Listed(lambda: [rel for rel, _ in project_listing()])
     )
-    coverage.require_coverage(config, index)
     hunks = None
     if diff_base is not None:
         from .diff_filter import changed_lines
@@ -167,11 +193,11 @@ def check(
     if use_cache:
         from contracts.config import blake2b
 
-        from .cache import CACHE_DIR, Cache, checker_fingerprint
+        from .cache import Cache, checker_fingerprint
 
         key = blake2b(
             f"{config.fingerprint}|{selection.key()}|"
-            f"{checker_fingerprint(config.root / CACHE_DIR)}".encode(),
+            f"{checker_fingerprint(config.root / CACHE_DIR, write=write_cache)}".encode(),
             digest_size=12,
         ).hexdigest()
         cache = Cache(config.root, key)
@@ -212,10 +238,12 @@ def check(
         # what they break in files that did not change fails here too.
         from .dependents import recheck
 
-        caused, rechecked = recheck(engine, [(r.path, dict(files)[r.path]) for r in results])
+        caused, rechecked = recheck(
+            engine, [(r.path, dict(files)[r.path]) for r in results], project_listing
+        )
         findings.extend(caused)
         checked += rechecked
-    if cache is not None:
+    if cache is not None and write_cache:
         engine.save_summaries(cache)
         cache.save()
     if hunks is not None:

@@ -1,9 +1,9 @@
 """Per-file results keyed by the file's bytes, the declaration and the checker.
 
-One file per cache key under ``.atom-contracts-cache/`` at the project root,
-mapping each path to ``(size, mtime_ns, digest, findings, directives,
-tree_findings)``. A
-warm run trusts ``(size, mtime_ns)`` and reads nothing; a changed stat falls
+One folder per cache key under ``.atom-contracts-cache/`` at the project
+root, its paths spread over ``SHARDS`` files (so a one-file run reads one of
+them), mapping each path to ``(size, mtime_ns, digest, findings, directives,
+tree_findings)``. A warm run trusts ``(size, mtime_ns)`` and reads nothing; a changed stat falls
 back to the content digest, so touching a file (a checkout, a formatter that
 changed nothing) costs a read and a hash but not a check. A file modified in
 the same second it was cached is stored without its stat, so an edit inside
@@ -13,7 +13,8 @@ index problem).
 A contract that is not ``CACHEABLE`` has findings that depend on other
 files (an import chain), so one file's bytes cannot vouch for them. They are
 stored too, with a *tree stamp*: a digest of every checked file's path, size
-and mtime, taken only when the run covered every src root. The next run
+and mtime, taken only when the run covered every src root (each shard holds
+the stamp it was written under). The next run
 reuses them only if its own stamp is identical -- nothing anywhere in the
 tree changed -- which is the warm CI and benchmark case; any edit, and any
 run over part of the tree (pre-commit's handful of files), recomputes them.
@@ -47,9 +48,12 @@ from pathlib import Path
 from contracts.finding import Edit, Finding, Fix
 
 CACHE_DIR = ".atom-contracts-cache"
-_KEEP_FILES = 8  # other keys' files kept: a couple of selections and configs in rotation
+_KEEP_FILES = 8  # other keys' folders kept: a couple of selections and configs in rotation
+SHARDS = 64  # files a key's results are spread over (see Cache)
+# Files of the cache folder that are not a key's results: never pruned.
+_KEPT_FILES = frozenset({"pyproject.marshal", "listing.marshal"})
 _RACY_SECONDS = 2
-_FINGERPRINT_FILE = "checker.fingerprint"  # not *.marshal: _prune keeps those to _KEEP_FILES
+_FINGERPRINT_FILE = "checker.fingerprint"  # not *.marshal: _prune removes stray ones
 
 
 def finding_to_tuple(f: Finding) -> tuple:
@@ -84,7 +88,7 @@ def finding_from_tuple(t: tuple) -> Finding:
     )
 
 
-def checker_fingerprint(directory: Path | None = None) -> str:
+def checker_fingerprint(directory: Path | None = None, *, write: bool = True) -> str:
     """A digest of the checker's own modules' bytes: a new version or an edited rule misses.
 
     Their bytes, not their stats, so a fresh clone in CI -- every mtime new --
@@ -125,7 +129,7 @@ def checker_fingerprint(directory: Path | None = None) -> str:
         h.update(f"\0{name}\0{len(data)}\0".encode())
         h.update(data)
     digest = h.hexdigest()
-    if memo is not None and directory.is_dir():
+    if write and memo is not None and directory.is_dir():
         tmp = directory / f".tmp-{os.getpid()}-{_FINGERPRINT_FILE}"
         try:
             tmp.write_text(f"{stat_key} {digest}\n")
@@ -183,25 +187,23 @@ def _well_formed(stored: object) -> bool:
     )
 
 
-class Cache:
-    def __init__(self, root: Path, key: str) -> None:
-        self.directory = root / CACHE_DIR
-        self.path = self.directory / f"{key}.marshal"
-        self.entries: dict[str, tuple] = {}
-        # The tree stamp the stored non-CACHEABLE findings were computed under.
+class _Shard:
+    """One bucket of the cache: the paths whose digest falls in it, and its stamp."""
+
+    __slots__ = ("dirty", "entries", "path", "stamp", "summaries")
+
+    def __init__(self, path: Path, *, load: bool = True) -> None:
+        self.path = path
         self.stamp: str | None = None
-        # relpath -> (size, mtime_ns, digest, imports): per-file import
-        # summaries (checkers.project.summarise), which a chain through an
-        # unchanged file reads instead of parsing it.
+        self.entries: dict[str, tuple] = {}
         self.summaries: dict[str, tuple] = {}
         self.dirty = False
-        self._load()
-
-    def _load(self) -> None:
+        if not load:
+            return
         import marshal
 
         try:
-            data = self.path.read_bytes()
+            data = path.read_bytes()
         except OSError:
             return
         try:
@@ -211,6 +213,115 @@ class Cache:
         if _well_formed(stored):
             self.stamp, self.entries = stored[:2]
             self.summaries = stored[2] if len(stored) == 3 else {}
+
+
+def shard_of(path: str) -> int:
+    """The bucket a relative path's entries live in: stable across runs and machines."""
+    from contracts.config import blake2b
+
+    return blake2b(path.encode("utf-8", "surrogateescape"), digest_size=2).digest()[0] % SHARDS
+
+
+class _Lazy:
+    """A read-only view of one field of every shard, each shard loaded on first use.
+
+    ``get`` and ``[]`` load the one shard a path lives in: a one-file run on a
+    tree of thousands of files reads 1/``SHARDS`` of the cache. Iterating, or
+    ``len``, loads every shard (the whole-tree run reads them all anyway).
+    """
+
+    __slots__ = ("_cache", "_field")
+
+    def __init__(self, cache: Cache, field: str) -> None:
+        self._cache, self._field = cache, field
+
+    def get(self, path: str, default=None):
+        return getattr(self._cache._shard(path), self._field).get(path, default)
+
+    def __getitem__(self, path: str) -> tuple:
+        return getattr(self._cache._shard(path), self._field)[path]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and path in getattr(self._cache._shard(path), self._field)
+
+    def _all(self) -> dict[str, tuple]:
+        out: dict[str, tuple] = {}
+        for shard in self._cache._all_shards():
+            out.update(getattr(shard, self._field))
+        return out
+
+    def keys(self):
+        return self._all().keys()
+
+    def items(self):
+        return self._all().items()
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __bool__(self) -> bool:
+        # Maybe: a miss on a path is a None from get, so "there may be entries" is
+        # all a caller deciding whether to ask needs, and it costs no shard read.
+        return self._cache.directory_exists
+
+
+class Cache:
+    """The results of one cache key, in ``SHARDS`` files under ``.atom-contracts-cache/<key>/``.
+
+    One file per key made a one-file run pay for the whole tree: vLLM's 2,966
+    files are a 3 MB marshal, ~50 ms to load, and every warm ``check FILE`` that
+    changed one entry rewrote all of it. A path's entries live in the shard
+    its digest picks (``shard_of``); a shard is read the first time a path in
+    it is asked for and written only when one of its entries changed.
+
+    Each shard carries the tree stamp its non-CACHEABLE findings were computed
+    under. ``stamp`` is the stamp every shard on disk agrees on (None when any
+    differs), so a shard written by a run on some files -- stamp None -- stops
+    a later whole-tree run from trusting findings another shard computed
+    under another tree. A whole-tree run stamps every shard it read.
+    """
+
+    def __init__(self, root: Path, key: str) -> None:
+        self.base = root / CACHE_DIR
+        self.directory = self.base / key
+        self._shards: dict[int, _Shard] = {}
+        self._all_loaded = False
+        # The stamp the entries put in this run were computed under (set_stamp).
+        self._run_stamp: str | None = None
+        self._stamping = False
+        self.directory_exists = self.directory.is_dir()
+        self.entries = _Lazy(self, "entries")
+        # relpath -> (size, mtime_ns, digest, imports): per-file import
+        # summaries (checkers.project.summarise), which a chain through an
+        # unchanged file reads instead of parsing it.
+        self.summaries = _Lazy(self, "summaries")
+
+    def shard_path(self, index: int) -> Path:
+        return self.directory / f"{index:02x}.marshal"
+
+    def _shard(self, path: str) -> _Shard:
+        index = shard_of(path)
+        shard = self._shards.get(index)
+        if shard is None:
+            shard = self._shards[index] = _Shard(self.shard_path(index), load=self.directory_exists)
+        return shard
+
+    def _all_shards(self) -> list[_Shard]:
+        if not self._all_loaded:
+            for index in range(SHARDS):
+                if index not in self._shards:
+                    self._shards[index] = _Shard(self.shard_path(index), load=self.directory_exists)
+            self._all_loaded = True
+        return list(self._shards.values())
+
+    @property
+    def stamp(self) -> str | None:
+        """The tree stamp every shard on disk was written under; None when they differ."""
+        stamps = {s.stamp for s in self._all_shards() if s.entries or s.summaries}
+        return stamps.pop() if len(stamps) == 1 else None
 
     def get(self, path: str) -> tuple | None:
         return self.entries.get(path)
@@ -227,53 +338,97 @@ class Cache:
     ) -> None:
         if time.time() - mtime_ns / 1e9 < _RACY_SECONDS:
             mtime_ns = -1  # modified too recently for its stat to prove anything next time
-        self.entries[path] = (size, mtime_ns, digest, findings, directives, tree_findings)
-        self.dirty = True
+        entry = (size, mtime_ns, digest, findings, directives, tree_findings)
+        shard = self._shard(path)
+        if shard.entries.get(path) != entry:
+            # An unchanged entry is no write: a warm `check FILE` then saves nothing.
+            shard.entries[path] = entry
+            shard.dirty = True
 
     def put_summaries(self, summaries: dict[str, tuple]) -> None:
-        self.summaries.update(summaries)
-        self.dirty = True
+        for path, summary in summaries.items():
+            shard = self._shard(path)
+            if shard.summaries.get(path) != summary:
+                shard.summaries[path] = summary
+                shard.dirty = True
 
     def set_stamp(self, stamp: str | None) -> None:
-        if stamp != self.stamp:
-            self.stamp = stamp
-            self.dirty = True
+        """The tree stamp of this run's non-CACHEABLE findings (None: a run on some files)."""
+        self._run_stamp = stamp
+        self._stamping = stamp is not None
+
+    def _to_write(self) -> list[_Shard]:
+        out = []
+        for shard in self._shards.values():
+            if shard.dirty or (
+                self._stamping
+                and shard.stamp != self._run_stamp
+                and (shard.entries or shard.summaries)
+            ):
+                out.append(shard)
+        return out
 
     def save(self) -> None:
-        if not self.dirty:
+        shards = self._to_write()
+        if not shards:
             return
         import marshal
 
         # A per-process name rather than tempfile: tempfile imports shutil, random
         # and the compression modules, ~5 ms of a one-file check, for a name.
-        tmp = self.directory / f".tmp-{os.getpid()}-{self.path.name}"
+        tmp = None
         try:
-            self.directory.mkdir(exist_ok=True)
-            marker = self.directory / ".gitignore"
+            self.directory.mkdir(parents=True, exist_ok=True)
+            marker = self.base / ".gitignore"
             if not marker.exists():
                 marker.write_text("# written by atom-contracts\n*\n")
-            try:
-                tmp.write_bytes(marshal.dumps((self.stamp, self.entries, self.summaries)))
-                os.replace(tmp, self.path)
-            except BaseException:
-                # Ctrl-C mid-save included: the old file stays whole, no temporary is left.
-                with contextlib.suppress(OSError):
-                    tmp.unlink(missing_ok=True)
-                raise
+            for shard in shards:
+                tmp = self.directory / f".tmp-{os.getpid()}-{shard.path.name}"
+                try:
+                    tmp.write_bytes(
+                        marshal.dumps((self._run_stamp, shard.entries, shard.summaries))
+                    )
+                    os.replace(tmp, shard.path)
+                except BaseException:
+                    # Ctrl-C mid-save included: the old file stays whole, no temporary is left.
+                    with contextlib.suppress(OSError):
+                        tmp.unlink(missing_ok=True)
+                    raise
+                shard.stamp, shard.dirty = self._run_stamp, False
+            tmp = None
+            self.directory_exists = True
             self._prune()
         except OSError:
             # A read-only checkout, or CACHE_DIR taken by a plain file: the run
             # still checks; it just does not get faster.
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
             return
-        self.dirty = False
 
     def _prune(self) -> None:
-        others = sorted(
-            (p for p in self.directory.glob("*.marshal") if p != self.path),
-            key=lambda p: p.stat().st_mtime,
-            reverse=True,
-        )
+        """Keep ``_KEEP_FILES`` other keys' folders (the most recently used); drop the rest,
+        and the single-file caches of earlier versions (``<key>.marshal``)."""
+        with os.scandir(self.base) as it:
+            found = list(it)
+        others = []
+        for entry in found:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.path != str(self.directory):
+                    others.append(entry)
+            elif entry.name.endswith(".marshal") and entry.name not in _KEPT_FILES:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        others.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
         for stale in others[_KEEP_FILES:]:
-            stale.unlink(missing_ok=True)
+            _remove_folder(stale.path)
+
+
+def _remove_folder(path: str) -> None:
+    """One stale key's folder: its shards, then the folder (no shutil: ~3 ms to import)."""
+    with contextlib.suppress(OSError):
+        with os.scandir(path) as it:
+            for entry in it:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        os.rmdir(path)

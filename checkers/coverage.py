@@ -20,7 +20,7 @@ A probe costs a few directory reads where ``git ls-files`` costs a process.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from contracts.config import Config
 from contracts.fields import compile_globs
@@ -44,10 +44,17 @@ def _literal_prefix(glob: str) -> str:
 
 
 class Listed:
-    """The exact listing of a whole-tree run."""
+    """The exact listing of a whole-tree run (``files``, or a function that lists them, called
+    on the first question: a declaration whose contracts name no glob never lists)."""
 
-    def __init__(self, files: Sequence[str]) -> None:
-        self.files = files
+    def __init__(self, files: Sequence[str] | Callable[[], Sequence[str]]) -> None:
+        self._files = files
+
+    @property
+    def files(self) -> Sequence[str]:
+        if callable(self._files):
+            self._files = self._files()
+        return self._files
 
     def __len__(self) -> int:
         return len(self.files)

@@ -21,6 +21,7 @@ the same file predates the edit and stays the whole-tree run's to report.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from contracts.finding import Finding
 
@@ -29,13 +30,22 @@ from .source import SourceFile
 from .suppression import parse_directives
 
 
-def dependent_files(engine: Engine, edited: list[tuple[str, str]]):
+def dependent_files(
+    engine: Engine,
+    edited: list[tuple[str, str]],
+    listing: Callable[[], list[tuple[str, str]]] | None = None,
+):
     """The other files the edited ``(relpath, abspath)`` files can change the findings of.
 
     Yields ``(relpath, abspath, asked, per_file_ignores)`` for each, ``asked``
     mapping a contract's id to ``(contract, {line: edited paths reaching it})``; every
     answer comes from the import summaries, nothing here parses a candidate.
     ``recheck`` checks those lines; the language server checks the files.
+
+    ``listing`` lists the project (the coverage check's listing, from
+    ``checkers.listing.project_files``), called only when a cross-file
+    contract can be reached from an edited module; by default the project
+    is listed here.
     """
     contracts = [
         c
@@ -54,11 +64,15 @@ def dependent_files(engine: Engine, edited: list[tuple[str, str]]):
             modules[name] = rel
     if not modules:
         return
-    from .discovery import discover
-
     done = {rel for rel, _ in edited}
-    for rel, abspath in discover([], engine.config):
-        if rel in done:
+    if listing is None:
+        from .discovery import discover
+
+        def listing() -> list[tuple[str, str]]:
+            return discover([], engine.config)
+
+    for rel, abspath in listing():
+        if rel in done or not any(c.applies_to(rel) for c in contracts):
             continue
         applying, pfi = engine.applying(rel)
         asked = {}
@@ -71,11 +85,16 @@ def dependent_files(engine: Engine, edited: list[tuple[str, str]]):
             yield rel, abspath, asked, pfi
 
 
-def recheck(engine: Engine, edited: list[tuple[str, str]]) -> tuple[list[Finding], int]:
-    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were checked."""
+def recheck(
+    engine: Engine,
+    edited: list[tuple[str, str]],
+    listing: Callable[[], list[tuple[str, str]]] | None = None,
+) -> tuple[list[Finding], int]:
+    """Findings the edited ``(relpath, abspath)`` files cause in other files, and how many were
+    checked; ``listing`` as ``dependent_files`` reads it."""
     findings: list[Finding] = []
     checked = 0
-    for rel, abspath, asked, pfi in dependent_files(engine, edited):
+    for rel, abspath, asked, pfi in dependent_files(engine, edited, listing):
         try:
             with open(abspath, "rb") as fh:
                 text = decode(fh.read())

@@ -26,11 +26,11 @@ def preferred_quote(source) -> str:
     counts = {'"': 0, "'": 0}
     tree = source.tree
     if tree is not None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
-                quote = _opening_quote(source, node)
-                if quote:
-                    counts[quote] += 1
+        lines = source.lines
+        for node in _string_constants(tree):
+            quote = _opening_quote(lines, node)
+            if quote:
+                counts[quote] += 1
     quote = "'" if counts["'"] > counts['"'] else '"'
     # A source type with __slots__ cannot keep it: recomputed next time.
     with contextlib.suppress(AttributeError):
@@ -38,14 +38,45 @@ def preferred_quote(source) -> str:
     return quote
 
 
-def _opening_quote(source, node: ast.AST) -> str:
+def _string_constants(tree: ast.AST) -> list[ast.Constant]:
+    """Every ``str``/``bytes`` constant of ``tree`` (in no particular order: they are counted).
+
+    An explicit stack over ``_fields`` instead of ``ast.walk``, whose three
+    generators a node (``walk``, ``iter_child_nodes``, ``iter_fields``) made
+    this walk a fifth of a cold input-assert run on vLLM (2.6x slower there).
+    """
+    found = []
+    constant, node_type, strings = ast.Constant, ast.AST, (str, bytes)
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is constant:
+            if isinstance(node.value, strings):
+                found.append(node)
+            continue
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push(item)
+            elif isinstance(value, node_type):
+                push(value)
+    return found
+
+
+def _opening_quote(lines: list[str], node: ast.AST) -> str:
     lineno = getattr(node, "lineno", None)
-    if lineno is None or not 0 < lineno <= len(source.lines):
+    if lineno is None or not 0 < lineno <= len(lines):
         return ""
-    line = source.lines[lineno - 1]
+    line = lines[lineno - 1]
     # col_offset is in UTF-8 bytes; the literal's prefix and quote are ASCII, and the
     # text before it converts exactly.
-    start = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
+    if line.isascii():
+        start = node.col_offset
+    else:
+        start = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
     i = start
     while i < len(line) and line[i] in _PREFIX_CHARS and i - start < 2:
         i += 1

@@ -24,7 +24,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .fields import ConfigError, compile_globs
 
@@ -35,7 +34,10 @@ try:
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .contract import Contract
 
 TABLE = "tool.atom-contracts"
@@ -102,7 +104,9 @@ class Config:
         return tuple(out)
 
 
-def find_pyproject(start: Path, *, use_cache: bool = True) -> tuple[Path, Mapping[str, Any]] | None:
+def find_pyproject(
+    start: Path, *, use_cache: bool = True, write_cache: bool = True
+) -> tuple[Path, Mapping[str, Any]] | None:
     """The nearest ``pyproject.toml`` at or above ``start`` declaring the table, and that table."""
     start = start.resolve()
     here = start if start.is_dir() else start.parent
@@ -117,13 +121,15 @@ def find_pyproject(start: Path, *, use_cache: bool = True) -> tuple[Path, Mappin
         # A text test before TOML: most pyprojects on the way up are not ours.
         if b"atom-contracts" not in data:
             continue
-        table = _table_of(candidate, data, use_cache=use_cache)
+        table = _table_of(candidate, data, use_cache=use_cache, write_cache=write_cache)
         if table is not None:
             return candidate, table
     return None
 
 
-def _table_of(path: Path, data: bytes, *, use_cache: bool) -> Mapping[str, Any] | None:
+def _table_of(
+    path: Path, data: bytes, *, use_cache: bool, write_cache: bool = True
+) -> Mapping[str, Any] | None:
     """The ``[tool.atom-contracts]`` table of one pyproject, or None when it has none.
 
     The parsed table is kept in ``.atom-contracts-cache/pyproject.marshal``
@@ -149,7 +155,7 @@ def _table_of(path: Path, data: bytes, *, use_cache: bool) -> Mapping[str, Any] 
     parsed = _parse_toml(text, path)
     tool = parsed.get("tool")
     table = tool.get("atom-contracts") if isinstance(tool, Mapping) else None
-    if use_cache and table is not None and memo.parent.is_dir():
+    if use_cache and write_cache and table is not None and memo.parent.is_dir():
         import marshal
 
         # A read-only checkout, or a value marshal cannot hold: parse next time.
@@ -165,6 +171,15 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (RecursionError, MemoryError):
+        # tomllib recurses once per level of nesting: a value deeper than the
+        # recursion limit is valid TOML that Python cannot read, pip included.
+        import sys
+
+        raise ConfigError(
+            f"{path}: not readable TOML: a value is nested too deeply "
+            f"(deeper than about {sys.getrecursionlimit() // 2} levels)"
+        ) from None
 
 
 def load_config(
@@ -173,11 +188,13 @@ def load_config(
     *,
     config_file: Path | None = None,
     use_cache: bool = True,
+    write_cache: bool = True,
 ) -> Config:
     """Find and validate the declaration governing ``start``.
 
     ``config_file`` names the pyproject explicitly (``--config``); its
-    directory is then the root. Without a declaration anywhere above
+    directory is then the root. ``write_cache`` False reads the parsed table's
+    memo but never writes it (the agent hook writes no file it was not asked to). Without a declaration anywhere above
     ``start`` the result has no contracts and is rooted at ``start``: the
     engine's own codes (unreadable files, suppressions) still apply.
     """
@@ -187,13 +204,13 @@ def load_config(
             data = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"--config {config_file}: cannot be read: {exc}") from None
-        table = _table_of(path, data, use_cache=use_cache)
+        table = _table_of(path, data, use_cache=use_cache, write_cache=write_cache)
         if table is None:
             raise ConfigError(
                 f"--config {config_file}: no [{TABLE}] table in {path}" + _near_misses([path])
             )
     else:
-        found = find_pyproject(start, use_cache=use_cache)
+        found = find_pyproject(start, use_cache=use_cache, write_cache=write_cache)
         if found is None:
             base = start.resolve()
             return Config(root=base if base.is_dir() else base.parent)

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from .fields import ConfigError, Field, Globs
 from .finding import Finding, Fix
-from .interfaces import ProjectIndex, Source
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
 if TYPE_CHECKING:
     import ast
-    from typing import Protocol
+    from typing import Any, ClassVar, Protocol
+
+    from .interfaces import ProjectIndex, Source
 
     class FileIndex(Protocol):
         """The project's Python files, as ``checkers.coverage`` answers for them."""

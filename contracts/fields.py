@@ -10,7 +10,10 @@ before anything is checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ConfigError(ValueError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,12 @@ def parse(raw: bytes, environ: Mapping[str, str]) -> EditedFile:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Skip(f"stdin is not JSON ({exc.__class__.__name__}: {exc})") from None
+    except (RecursionError, MemoryError):
+        # json's decoder recurses once per level of nesting; no agent sends a
+        # payload deeper than Python's recursion limit, so this is a bad one.
+        raise Skip(
+            f"payload is nested too deeply to read (deeper than about {sys.getrecursionlimit()} levels)"
+        ) from None
     if not isinstance(payload, dict):
         raise Skip(f"payload is a JSON {type(payload).__name__}, expected an object")
 
@@ -122,11 +129,17 @@ def parse(raw: bytes, environ: Mapping[str, str]) -> EditedFile:
 
     if not candidate.name.endswith((*PYTHON_SUFFIXES, NOTEBOOK_SUFFIX)):
         raise Skip(f"{named} is not a Python file", quiet=True)
-    if not candidate.exists():
-        raise Skip(f"{named} no longer exists; nothing to check")
-    path = candidate.resolve()
-    if not path.is_file():
-        raise Skip(f"{named} is not a regular file")
+    try:
+        if not candidate.exists():
+            raise Skip(f"{named} no longer exists; nothing to check")
+        path = candidate.resolve()
+        if not path.is_file():
+            raise Skip(f"{named} is not a regular file")
+    except (OSError, ValueError) as exc:
+        # A name too long for the file system, a permission denied on the way:
+        # Path.exists lets those out, and they are the payload's, not a bug.
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise Skip(f"{named} cannot be looked at ({reason})") from None
     if not path.is_relative_to(project):
         raise Skip(f"{named} is outside the project {project}; not touching it")
     return EditedFile(path=path, project=project, tool=tool)

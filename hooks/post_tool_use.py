@@ -24,8 +24,9 @@ user as a hook error on every edit). Notebooks get ruff only: ruff lints
 ``.ipynb`` cells, the contracts parse ``.py`` files.
 
 It rewrites no file but the one edited (ruff is given that one path,
-``--no-cache``; the contract check runs without its cache) and never hands a
-file name to a shell.
+``--no-cache``; the contract check reads ``.atom-contracts-cache/`` where a
+check has left one -- the other files' import summaries, the project's
+listing -- and writes nothing there) and never hands a file name to a shell.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def _is_main_thread() -> bool:
 def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
     from checkers import api
 
-    result = api.check([edited.path], cwd=edited.project, use_cache=False)
+    result = api.check([edited.path], cwd=edited.project, write_cache=False)
     root = Path(result.root)
     problems = []
     for finding in result.findings:

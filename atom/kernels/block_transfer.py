@@ -31,6 +31,7 @@ word.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -52,6 +53,97 @@ WORD_DTYPES: dict[int, torch.dtype] = {
 #: Bytes one kernel program moves at most: a piece of one region's span of one block.
 PIECE_BYTES = 16384
 IMPLS = ("auto", "torch", "triton")
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """How the Triton kernel is launched; every field changes speed, none changes a byte moved
+    (the GPU suite checks every combination the bench times against the reference).
+
+    - ``piece_bytes``: the most one program moves in one go, a piece of one range of a block
+      (a power of two >= 16); ``num_warps``: warps a program (a power of two, 1 to 32).
+    - ``persistent``: 0 launches one program a piece; ``k`` launches ``k`` programs a
+      multiprocessor that loop over the pieces (a grid-stride loop), so no program starts, looks
+      up its block id and range and exits per piece.
+    - ``prefetch`` (persistent only): a program issues the loads of its next piece before the
+      stores of the current one, so its bytes are in flight while it looks up the next piece.
+    - ``one_region``: a block that is one range of the storage (an entry-major arena, a state
+      pool) has its pieces computed from three scalars instead of read from the table.
+    - ``full_fast``: a whole piece moves unmasked; ``streaming``: loads evict first and stores
+      bypass cache retention (``.cs``), a transfer's bytes being touched once.
+    """
+
+    piece_bytes: int = PIECE_BYTES
+    num_warps: int = 4
+    persistent: int = 0
+    prefetch: bool = False
+    one_region: bool = True
+    full_fast: bool = True
+    streaming: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("piece_bytes", "num_warps", "persistent"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"KernelConfig.{name} must be an int, got {value!r}")
+        for name in ("prefetch", "one_region", "full_fast", "streaming"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise TypeError(f"KernelConfig.{name} must be a bool, got {value!r}")
+        if self.piece_bytes < 16 or self.piece_bytes & (self.piece_bytes - 1):
+            # A program's words are one `tl.arange`, whose length is a power of two.
+            raise ValueError(f"piece_bytes must be a power of two >= 16, got {self.piece_bytes}")
+        if not 1 <= self.num_warps <= 32 or self.num_warps & (self.num_warps - 1):
+            raise ValueError(f"num_warps must be a power of two from 1 to 32, got {self.num_warps}")
+        if self.persistent < 0:
+            raise ValueError(
+                f"persistent must be 0 (a program a piece) or programs a multiprocessor, got "
+                f"{self.persistent}"
+            )
+        if self.prefetch and not self.persistent:
+            raise ValueError("prefetch needs a persistent grid (persistent > 0)")
+
+    @classmethod
+    def parse(cls, text: str) -> KernelConfig:
+        """``"piece_bytes=32768,persistent=4,prefetch=1"`` (what the bench prints and takes);
+        fields left out keep their defaults, an empty string is the default config."""
+        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            name, eq, raw = item.partition("=")
+            name = name.strip()
+            if not eq or name not in fields:
+                raise ValueError(
+                    f"kernel config item {item!r} is not NAME=VALUE with NAME one of "
+                    f"{sorted(fields)}"
+                )
+            if fields[name] in (bool, "bool"):
+                if raw.strip() not in ("0", "1", "true", "false"):
+                    raise ValueError(f"kernel config {name}={raw!r} is not 0/1/true/false")
+                values[name] = raw.strip() in ("1", "true")
+            else:
+                try:
+                    values[name] = int(raw)
+                except ValueError:
+                    raise ValueError(f"kernel config {name}={raw!r} is not an int") from None
+        return cls(**values)
+
+    def __str__(self) -> str:
+        return ",".join(
+            f"{f.name}={int(v) if isinstance(v, bool) else v}"
+            for f in dataclasses.fields(self)
+            for v in [getattr(self, f.name)]
+        )
+
+
+#: What a call launches unless told otherwise, for a block of several ranges (a layer-major
+#: pool): 16 KiB pieces, 4 warps -- larger pieces go partly masked over ranges of a few KiB
+#: (64 KiB pieces ran llama fp8 layer-major at 71% of a plain copy, deepseek-v3.2 fp8 at 39%).
+DEFAULT_KERNEL = KernelConfig()
+#: ... and for a block that is one range of at least a piece (entry-major arenas, state pools):
+#: 64 KiB pieces, 16 warps, the one launch of the H200 sweep (docs/performance.md) that ran
+#: entry-major pools within 5% of a plain copy (median 95.4%, where 16 KiB ran 93.6%).
+ONE_RANGE_KERNEL = KernelConfig(piece_bytes=65536, num_warps=16)
 
 
 @dataclass(frozen=True)
@@ -248,6 +340,7 @@ class RegionSet:
         self.alignment = alignment or 16
         self.word_bytes = _word_bytes(self.alignment)
         self._byte_views: list[torch.Tensor | None] | None = None
+        self._ranges: list[tuple[int, int, int, int]] | None = None
         self._tables: dict[tuple[int, int], tuple[torch.Tensor, int]] = {}
         self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
 
@@ -364,6 +457,42 @@ class RegionSet:
         allows (a caller's buffer may start anywhere)."""
         return _word_bytes(math.gcd(self.alignment, staging.data_ptr()) or self.alignment)
 
+    def ranges(self) -> list[tuple[int, int, int, int]]:
+        """The byte ranges one block is, ``(base, stride, staged offset, span)`` each, built
+        once per set (see ``_merged_ranges``)."""
+        if self._ranges is None:
+            self._ranges = self._merged_ranges()
+        return list(self._ranges)
+
+    def _merged_ranges(self) -> list[tuple[int, int, int, int]]:
+        """The byte ranges one block is, as ``(base, stride, staged offset, span)``: the regions
+        with bytes, in staging order, each run of regions that follow one another in the storage
+        at one stride (unit ``u`` of the next starts where unit ``u`` of this one ends) merged
+        into one range, since they are one range in the staged block as well."""
+        out: list[list[int]] = []
+        for b, s, r in zip(self._bases, self._strides, self.layout.regions, strict=True):
+            if not r.span:
+                continue
+            if out:
+                pb, ps, po, pn = out[-1]
+                if po + pn == r.offset and pb + pn == b and (ps == s or self.units == 1):
+                    out[-1][3] += r.span
+                    continue
+            out.append([b, s, r.offset, r.span])
+        return [tuple(r) for r in out]
+
+    def one_range(self) -> tuple[int, int, int] | None:
+        """``(base, stride, span)`` in bytes when a block is one range of the storage (an
+        entry-major arena, a state pool): the kernel then computes its pieces from these three
+        instead of reading a table row. None otherwise."""
+        # Every call asks (the launch and default_kernel()): read off the cached ranges, never
+        # rebuilt -- a walk over 300 regions is host time a back-to-back transfer pays.
+        ranges = self.ranges() if self._ranges is None else self._ranges
+        if len(ranges) != 1:
+            return None
+        base, stride, offset, span = ranges[0]
+        return (base, stride, span) if offset == 0 else None
+
     def table(self, word_bytes: int, piece_bytes: int = PIECE_BYTES) -> tuple[torch.Tensor, int]:
         """``(pieces, 4)`` int64 on the set's device -- per piece of a block: its source offset
         in words from the storage's start, the region's stride in words, its offset in words
@@ -380,14 +509,14 @@ class RegionSet:
                 # A program's words are one `tl.arange`, whose length is a power of two.
                 raise ValueError(f"piece_bytes must be a power of two >= 16, got {piece_bytes!r}")
             rows = []
-            for b, s, r in zip(self._bases, self._strides, self.layout.regions, strict=True):
-                for start in range(0, r.span, piece_bytes):
-                    n = min(piece_bytes, r.span - start)
+            for b, s, offset, span in self.ranges():
+                for start in range(0, span, piece_bytes):
+                    n = min(piece_bytes, span - start)
                     rows.append(
                         (
                             (b + start) // word_bytes,
                             s // word_bytes,
-                            (r.offset + start) // word_bytes,
+                            (offset + start) // word_bytes,
                             n // word_bytes,
                         )
                     )
@@ -416,6 +545,21 @@ class RegionSet:
 
     # -- the two directions ---------------------------------------------------------------------
 
+    def default_kernel(self) -> KernelConfig:
+        """The launch a call takes when given none: ``ONE_RANGE_KERNEL`` when a block is one
+        range of at least its piece, else ``DEFAULT_KERNEL``."""
+        one = self.one_range()
+        if one is not None and one[2] >= ONE_RANGE_KERNEL.piece_bytes:
+            return ONE_RANGE_KERNEL
+        return DEFAULT_KERNEL
+
+    def _kernel(self, kernel: Any) -> KernelConfig:
+        if kernel is None:
+            return self.default_kernel()
+        if not isinstance(kernel, KernelConfig):
+            raise TypeError(f"kernel must be a KernelConfig, got {type(kernel).__name__}")
+        return kernel
+
     def _impl(self, impl: str) -> str:
         if impl not in IMPLS:
             raise ValueError(f"impl {impl!r} is not one of {IMPLS}")
@@ -441,12 +585,15 @@ class RegionSet:
         out: torch.Tensor | None = None,
         impl: str = "auto",
         validate: bool = True,
-        piece_bytes: int = PIECE_BYTES,
+        kernel: KernelConfig | None = None,
     ) -> StagedBlocks:
         """Blocks ``ids`` of every region, into ``out`` (or a fresh buffer on the set's device):
         ``(len(ids), layout.block_bytes)`` uint8. ``validate=False`` skips the range check of a
-        tensor of ids (one device sync), for a caller that checked them already."""
+        tensor of ids (one device sync), for a caller that checked them already. ``kernel`` is
+        how the Triton kernel is launched (ignored by the reference); None: the set's
+        :meth:`default_kernel`."""
         impl = self._impl(impl)
+        kernel = self._kernel(kernel)
         t = self._ids(ids, unique=False, validate=validate)
         shape = (t.numel(), self.layout.block_bytes)
         if out is None:
@@ -468,7 +615,7 @@ class RegionSet:
         if impl == "torch":
             self._gather_torch(t, out)
         else:
-            _launcher()(self, "gather", out, t, piece_bytes=piece_bytes)
+            _launcher()(self, "gather", out, t, kernel)
         return staged
 
     def scatter(
@@ -478,7 +625,7 @@ class RegionSet:
         *,
         impl: str = "auto",
         validate: bool = True,
-        piece_bytes: int = PIECE_BYTES,
+        kernel: KernelConfig | None = None,
     ) -> None:
         """Write ``staged`` block ``i`` into block ``ids[i]`` of every region.
 
@@ -489,6 +636,7 @@ class RegionSet:
         if not isinstance(staged, StagedBlocks):
             raise TypeError(f"scatter takes StagedBlocks, got {type(staged).__name__}")
         impl = self._impl(impl)
+        kernel = self._kernel(kernel)
         why = self.layout.difference(staged.layout)
         if why is not None:
             raise ValueError(f"the staged blocks were laid out for another region set: {why}")
@@ -505,7 +653,7 @@ class RegionSet:
         if impl == "torch":
             self._scatter_torch(data, t)
         else:
-            _launcher()(self, "scatter", data, t, piece_bytes=piece_bytes)
+            _launcher()(self, "scatter", data, t, kernel)
 
     def __repr__(self) -> str:
         return (

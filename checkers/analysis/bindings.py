@@ -1,18 +1,32 @@
-"""One pass over a module: what each function binds, where, and who calls whom.
+"""What each function binds, where, and who calls whom -- worked out per function, when asked.
 
 Every later question (is this name input here? was it computed? does a test
-guard this call?) is answered from what this pass recorded, so the tree is
-walked once per module however many asserts are asked about. Per function
+guard this call?) is answered from what this index recorded. Per function
 (a ``scopes.Scope``): each binding with its statement, its value and the chain
 of blocks around it -- a binding dominates what follows it in its own block and
 the blocks nested there. Per module: the call sites of each name, the ``if``
 test guarding each block, the loops, the comprehensions' variables, the
 asserts, and the private helpers only constructors call.
+
+Lazily, per function. A module's own code (its statements and its class
+bodies) is indexed when the index is built, with a walk of its statements
+alone for the asserts and the classes; a function defined there (a top-level
+function or a method) is indexed, with everything nested in it, only when a
+question first reaches it: the function an assert sits in, a constructor whose
+copies are asked about, or a function whose text names a callee whose call
+sites are asked for (``calls_of``). On vLLM, where most modules hold a few
+asserts in a few functions, most functions are never walked. Each answer is
+the one a whole-module walk gives: call sites come back in that walk's order
+(a rank per site), the first class of a name is the first in source order, and
+a function whose text is not ASCII is searched as if it named every callee
+(Python reads identifiers NFKC-normalised, so ``ﬁll`` calls ``fill``).
 """
 
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
+from itertools import accumulate
 
 from .names import call_name
 from .scopes import Element, FunctionNode, Scope, before, function_scope
@@ -22,15 +36,18 @@ _BUILDING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "a
 
 
 class BindingIndex:
-    """The bindings, blocks, call sites and guards of one module, recorded in one pass."""
+    """The bindings, blocks, call sites and guards of one module, each function's on demand.
 
-    def __init__(self, tree: ast.Module) -> None:
+    With ``source`` (its ``text`` and ``lines``) a function is indexed when a
+    question first needs it; without, every function is indexed at once.
+    """
+
+    def __init__(self, tree: ast.Module, source=None) -> None:
         self.tree = tree
         self.funcs: dict[ast.AST, Scope] = {}
         self.blocks: dict[ast.AST, tuple[int, ...]] = {}  # node -> chain of enclosing blocks
         self.owner: dict[ast.AST, Scope | None] = {}  # statement/expression -> function
         self.class_names: dict[str, ast.ClassDef] = {}
-        self.calls: dict[str, list[tuple[ast.Call, Scope | None]]] = {}
         self.module_bindings: dict[str, list[ast.AST | None]] = {}
         # name -> [(the comprehension, what its variable is bound to)]: visible
         # only inside that comprehension.
@@ -40,8 +57,22 @@ class BindingIndex:
         self.guards: dict[int, ast.expr] = {}  # id of an `if` body -> its test
         self.else_guards: dict[int, ast.expr] = {}  # id of an `if`'s else -> its test
         self.built: dict[int, set[str]] = {}  # function node id -> locals it builds up
+        # name -> [(rank, call, caller)]; a rank orders sites as one whole-module walk meets them.
+        self._sites: dict[str, list[tuple[tuple[int, ...], ast.Call, Scope | None]]] = {}
+        self._calls: dict[str, list[tuple[ast.Call, Scope | None]]] = {}  # complete, in order
+        # A function of the module's own code not walked yet -> (its scope, its rank).
+        self._deferred: dict[ast.AST, tuple[Scope, int]] = {}
+        # An assert or a class -> the deferred function it sits in.
+        self._unit_of: dict[ast.AST, ast.AST | None] = {}
+        self._rank_prefix: tuple[int, ...] = ()
+        self._rank = 0
+        self._source = source
+        self._units: list[tuple[int, int, ast.AST]] | None = None  # (first line, last line, node)
         self._index(tree, None, None, ())
-        self._index_classes()
+        self._outline(tree)
+        if source is None:
+            for node in list(self._deferred):
+                self.ensure(node)
 
     # -- indexing ------------------------------------------------------
 
@@ -110,16 +141,18 @@ class BindingIndex:
         if plan[1]:
             self.blocks[child] = sub
             self.owner[child] = func
-        if role is _ASSERT:
-            self.asserts.append(child)
-        elif role is _FUNCTION:
+        if role is _FUNCTION:
             self._bind(func, child, child, None, sub, name=getattr(child, "name", None))
             inner = self._new_func(child, func, klass)
+            if func is None and kind is not ast.Lambda:
+                # A function of the module's own code: walked when first asked about.
+                self._rank += 1
+                self._deferred[child] = (inner, self._rank)
+                return
             self._expand(child, inner, None, (), stack)
             return
         elif role is _CLASS:
             self._bind(func, child, child, None, sub, name=child.name)
-            self.class_names.setdefault(child.name, child)
             self._expand(child, func, child, sub, stack)
             return
         collect = plan[2]
@@ -200,31 +233,155 @@ class BindingIndex:
             self.built.setdefault(id(func.node), set()).add(callee.value.id)
         key = call_name(node.func)
         if key:
-            self.calls.setdefault(key, []).append((node, func))
+            self._rank += 1
+            self._sites.setdefault(key, []).append(((*self._rank_prefix, self._rank), node, func))
 
-    def _init_helpers(self) -> set[str]:
-        """Private methods called only as ``self.m(...)`` from constructors.
+    # -- on demand -----------------------------------------------------
+
+    def _outline(self, tree: ast.Module) -> None:
+        """The asserts and classes of the whole module, in the order a whole walk meets them.
+
+        Statements alone (no expression holds one), so this is a fraction of a
+        walk of every node; each assert and class remembers which deferred
+        function it sits in, to be indexed before it is asked about.
+        """
+        deferred = self._deferred
+        text = self._source.text if self._source is not None else None
+        ends = self._ends()
+        stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+        pop, push = stack.pop, stack.extend
+        while stack:
+            node, unit = pop()
+            kind = type(node)
+            if kind is ast.Assert:
+                self.asserts.append(node)
+                self._unit_of[node] = unit
+                continue
+            if kind is ast.ClassDef:
+                self.class_names.setdefault(node.name, node)
+                self._unit_of[node] = unit
+            elif unit is None and node in deferred:
+                if text is not None:
+                    # Neither word in its text: no assert and no class in it to record.
+                    start = ends[node.lineno - 2] if node.lineno > 1 else 0
+                    end = ends[(node.end_lineno or node.lineno) - 1]
+                    if text.find("assert", start, end) < 0 and text.find("class", start, end) < 0:
+                        continue
+                unit = node
+            children = [
+                (item, unit)
+                for name in _STATEMENT_FIELDS.get(kind) or _statement_fields(kind)
+                for item in getattr(node, name)
+            ]
+            children.reverse()
+            push(children)
+
+    def ensure(self, node: ast.AST | None) -> None:
+        """Index the deferred function ``node`` (and all it nests) if it is not yet."""
+        entry = self._deferred.pop(node, None) if node is not None else None
+        if entry is None:
+            return
+        inner, rank = entry
+        saved = self._rank_prefix, self._rank
+        self._rank_prefix, self._rank = (rank,), 0
+        stack: list[tuple] = []
+        self._expand(node, inner, None, (), stack)
+        visit, pop = self._visit, stack.pop
+        while stack:
+            visit(*pop(), stack)
+        self._rank_prefix, self._rank = saved
+
+    def scope_at(self, node: ast.AST) -> Scope | None:
+        """The function an assert (or a class) sits in, its function indexed."""
+        self.ensure(self._unit_of.get(node))
+        return self.owner.get(node)
+
+    def ensure_class(self, klass: ast.ClassDef) -> None:
+        """Index the function a class is nested in, so its methods' scopes exist."""
+        self.ensure(self._unit_of.get(klass))
+
+    def calls_of(self, name: str) -> list[tuple[ast.Call, Scope | None]]:
+        """Every call site of ``name`` (``name(...)``, ``x.name(...)``) in the module, with
+        its caller, in the order a whole-module walk meets them."""
+        found = self._calls.get(name)
+        if found is None:
+            for node in self._units_naming(name):
+                self.ensure(node)
+            sites = sorted(self._sites.get(name, ()), key=_first)
+            found = self._calls[name] = [(call, caller) for _, call, caller in sites]
+        return found
+
+    def _units_naming(self, name: str) -> list[ast.AST]:
+        """The deferred functions whose text may call ``name``: the word, followed by a
+        ``(``, in their lines -- or anything that is not ASCII (an identifier may be
+        spelled another way)."""
+        if not self._deferred:
+            return []
+        if not name.isascii():
+            return list(self._deferred)
+        units = self._units
+        if units is None:
+            units = self._units = sorted(
+                (
+                    min([node.lineno, *(d.lineno for d in node.decorator_list)]),
+                    node.end_lineno or node.lineno,
+                    node,
+                )
+                for node in self._deferred
+            )
+            self._starts = [u[0] for u in units]
+            lines = self._source.lines
+            text = self._source.text
+            self._foreign = (
+                set()
+                if text.isascii()
+                else {
+                    node
+                    for first, last, node in units
+                    if not "".join(lines[first - 1 : last]).isascii()
+                }
+            )
+        found = [node for node in self._foreign if node in self._deferred]
+        starts, ends = self._starts, self._ends()
+        text, size = self._source.text, len(name)
+        # str.find, not a pattern with look-arounds: re cannot skip ahead to a
+        # literal behind a look-behind, and crawled a large module per name.
+        at = text.find(name)
+        while at >= 0:
+            end = at + size
+            if not (at and _word(text[at - 1])) and _opens_call(text, end):
+                line = bisect_right(ends, at) + 1
+                i = bisect_right(starts, line) - 1
+                if i >= 0 and units[i][1] >= line and units[i][2] in self._deferred:
+                    found.append(units[i][2])
+            at = text.find(name, end)
+        return found
+
+    def _ends(self) -> list[int]:
+        """Each line's end as an offset into the text (empty without a source)."""
+        ends = getattr(self, "_line_ends", None)
+        if ends is None:
+            lines = self._source.lines if self._source is not None else ()
+            ends = self._line_ends = list(accumulate(map(len, lines)))
+        return ends
+
+    def is_init_helper(self, name: str) -> bool:
+        """A private method called only as ``self.m(...)`` from constructors.
 
         ``_init_from_node(node)`` called from every subclass's ``__init__`` is
         part of construction: what it copies from its argument is input.
         """
-        helpers: set[str] = set()
-        for name, sites in self.calls.items():
-            if not name.startswith("_") or name.endswith("__"):
-                continue
-            if sites and all(
-                caller is not None
-                and caller.name in CONSTRUCTORS
-                and isinstance(call.func, ast.Attribute)
-                and isinstance(call.func.value, ast.Name)
-                and call.func.value.id == caller.self_name
-                for call, caller in sites
-            ):
-                helpers.add(name)
-        return helpers
-
-    def _index_classes(self) -> None:
-        self.init_helpers = self._init_helpers()
+        if not name.startswith("_") or name.endswith("__"):
+            return False
+        sites = self.calls_of(name)
+        return bool(sites) and all(
+            caller is not None
+            and caller.name in CONSTRUCTORS
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == caller.self_name
+            for call, caller in sites
+        )
 
     def dominating_binding(self, name: str, func: Scope, at: ast.AST):
         """The last binding of ``name`` that every path to ``at`` passes through."""
@@ -248,6 +405,53 @@ class BindingIndex:
 
 
 CONSTRUCTORS = ("__init__", "__post_init__")
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _opens_call(text: str, at: int) -> bool:
+    """Whether what follows ``at`` can be a call's ``(``: past blanks, line breaks,
+    backslash continuations, comments and closing parentheses (``(self.f)(x)``
+    calls ``f``) -- all a call may hold between its callee's name and its
+    parenthesis -- the next character is ``(``."""
+    size = len(text)
+    while at < size:
+        char = text[at]
+        if char == "(":
+            return True
+        if char in " \t\f\r\n\\)":
+            at += 1
+        elif char == "#":
+            # A comment ends at the first line break of any kind (\n, \r\n, \r).
+            newline = text.find("\n", at)
+            newline = size if newline < 0 else newline
+            ret = text.find("\r", at, newline)
+            at = newline if ret < 0 else ret
+        else:
+            return False
+    return False
+
+
+def _first(site: tuple) -> tuple[int, ...]:
+    return site[0]
+
+
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _statement_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that hold statements (or handlers, or cases)."""
+    fields = _STATEMENT_FIELDS[kind] = tuple(
+        name
+        for name in kind._fields
+        if name in ("body", "orelse", "finalbody", "handlers", "cases")
+        and not (kind is ast.Lambda or issubclass(kind, ast.expr))
+    )
+    return fields
+
+
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})

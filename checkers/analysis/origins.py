@@ -120,13 +120,13 @@ class _Class:
 class InputOrigins(BindingIndex):
     """Where the values of one module come from, asked per expression and memoised."""
 
-    def __init__(self, tree: ast.Module, inputs: frozenset[str]) -> None:
+    def __init__(self, tree: ast.Module, inputs: frozenset[str], source=None) -> None:
         self.inputs = inputs
         self._env_globals: dict[str, bool] = {}
         self._memo: dict[tuple[int, str], Origin | None] = {}
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, _Class | None] = {}
-        super().__init__(tree)
+        super().__init__(tree, source)
 
     def env_global(self, name: str) -> bool:
         """Is the module-level ``name`` bound to something read from the environment?
@@ -146,6 +146,7 @@ class InputOrigins(BindingIndex):
         """What ``klass``'s constructor copies from input; None while being worked out."""
         key = id(klass)
         if key not in self._class_memo:
+            self.ensure_class(klass)  # a class nested in a function: that function's scopes
             self._class_memo[key] = None  # a constructor reading its own attributes
             self._class_memo[key] = self._class_facts(klass)
         return self._class_memo[key]
@@ -169,7 +170,9 @@ class InputOrigins(BindingIndex):
                 )
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            constructor = stmt.name in CONSTRUCTORS or stmt.name in self.init_helpers
+            # Whether it constructs is asked only of a method that assigns an attribute
+            # of self: a private method's answer needs every call site in the module.
+            constructor: bool | None = None
             func = self.funcs.get(stmt)
             for sub in _walk_statements(stmt):
                 targets = []
@@ -181,6 +184,10 @@ class InputOrigins(BindingIndex):
                     attr = _self_attr(target, func)
                     if attr is None:
                         continue
+                    if constructor is None:
+                        constructor = stmt.name in CONSTRUCTORS or self.is_init_helper(stmt.name)
+                        if constructor:
+                            self.ensure(stmt)  # what it copies is asked of its bindings
                     if not constructor:
                         reassigned.add(attr)
                         continue
@@ -569,7 +576,7 @@ class InputOrigins(BindingIndex):
         name = func.name
         if not _private(name) or func.self_name is None:
             return False
-        sites = self.calls.get(name, [])
+        sites = self.calls_of(name)
         if not sites:
             return False
         for call, caller in sites:
@@ -671,7 +678,7 @@ class InputOrigins(BindingIndex):
             return plain
         sites = [
             (call, caller)
-            for call, caller in self.calls.get(fname, [])
+            for call, caller in self.calls_of(fname)
             if (not nested or within(caller, func.parent)) and not within(caller, func)
         ]  # a recursive call passes on what the function already had
         if not sites:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from importlib import import_module
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
 if TYPE_CHECKING:
     from contracts.contract import Contract
 

@@ -85,9 +85,12 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import StringList
 
-from ..analysis.names import dotted, source_segment
-from ..analysis.origins import InputOrigins
-from ..analysis.scopes import Scope
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
+if TYPE_CHECKING:
+    from ..analysis.scopes import Scope
+
+# checkers.analysis is imported where a tree is analysed, not here: a warm one-file
+# run loads this kind for its declaration and never checks a tree (~3 ms of imports).
 
 RULES = (
     Rule(
@@ -257,6 +260,18 @@ class InputAssert(Contract):
         ),
         Example(
             source=(
+                "def max_block(max_model_len, block_size):\n"
+                "    assert max_model_len % block_size == 0; # the engine's block\n"
+                "    return max_model_len // block_size\n"
+            ),
+            expect=(Expect("AC301", 2, 12, "max_model_len"),),
+            note=(
+                "No fix where the assert shares its line, even with only a `;` and a comment "
+                "after it: an `if` block cannot follow the `;`."
+            ),
+        ),
+        Example(
+            source=(
                 "class KPool:\n"
                 "    def __init__(self, config):\n"
                 "        self.block_size = config.block_size\n"
@@ -421,11 +436,13 @@ class InputAssert(Contract):
         tree = source.tree
         if tree is None:
             return
-        module = InputOrigins(tree, frozenset(self.inputs))
+        from ..analysis.origins import InputOrigins
+
+        module = InputOrigins(tree, frozenset(self.inputs), source)
         for node in module.asserts:
             if isinstance(node.test, ast.Constant):
                 continue  # `assert False, "unreachable"`: a marker, not a check
-            func = module.owner.get(node)
+            func = module.scope_at(node)
             if _is_test_function(func):
                 continue
             origin = module.reads_input(node.test, func, node)
@@ -453,6 +470,8 @@ def _is_test_function(func: Scope | None) -> bool:
 
 
 def _exception_for(test: ast.expr) -> str:
+    from ..analysis.names import dotted
+
     inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
     if isinstance(inner, ast.Call) and dotted(inner.func, through_calls=True) in (
         "isinstance",
@@ -466,6 +485,8 @@ def _fix(source, node: ast.Assert, exc: str):
     """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines."""
     from checkers.literals import preferred_quote, string_literal
     from contracts.finding import Edit, Fix
+
+    from ..analysis.names import source_segment
 
     line, col, end_line, end_col = source.span(node)
     first = source.lines[line - 1]

@@ -157,8 +157,14 @@ class KeywordOnly(Contract):
                 "        return kwargs['blocks']\n"
             ),
             params=_PARAMS,
-            expect=(Expect("AC101", 2, 15, "missing `blocks`"),),
+            expect=(Expect("AC101", 2, 15, "missing `blocks` (`**kwargs` does not count)"),),
             note="Missing (`**kwargs` does not count): anchored on the function's name.",
+        ),
+        Example(
+            source=("class Draft:\n    def \\\nallocate_kv_cache_tensors(self):\n        pass\n"),
+            params=_PARAMS,
+            expect=(Expect("AC101", 2, 5, "missing `blocks`; it must"),),
+            note="A `def` split from its name by a backslash: anchored on the `def`.",
         ),
         Example(
             source=(
@@ -187,8 +193,8 @@ class KeywordOnly(Contract):
             ),
             params=_PARAMS,
             expect=(
-                Expect("AC101", 1, 32, "positional"),
-                Expect("AC101", 6, 39, "positional"),
+                Expect("AC101", 1, 32, "takes `blocks` positionally (as `*blocks`)"),
+                Expect("AC101", 6, 39, "takes `blocks` positionally; it must"),
             ),
             note="`*blocks` is variadic positional; a nested definition is a definition too.",
         ),

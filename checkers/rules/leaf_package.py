@@ -135,11 +135,15 @@ class LeafPackage(Contract):
                 "from . import PoolRowsMixin, v4_pool_geometry\n"
                 "from .entry_arena import EntryField\n"
                 "from atom.pool_layout.pool_rows import PoolRowsMixin as Rows\n"
+                "import atom.pool_layout as layout\n"
             ),
             params=_PARAMS,
             path="atom/pool_layout/v4_pool_fields.py",
             files=_TREE,
-            note="Stdlib, an allowed module, and sibling members, relative or absolute.",
+            note=(
+                "Stdlib, an allowed module, and sibling members, relative or absolute; the "
+                "package itself under another name."
+            ),
         ),
         Example(
             source=(
@@ -199,8 +203,13 @@ class LeafPackage(Contract):
             path="atom/pool_layout/pool_rows.py",
             files=_TREE,
             expect=(
-                Expect("AC201", 1, 8, "`aiter`"),
-                Expect("AC201", 7, 5, "`atom.runner`"),
+                Expect(
+                    "AC201",
+                    1,
+                    8,
+                    "imports `aiter`, which is not the standard library, `torch` or a member",
+                ),
+                Expect("AC201", 7, 5, "imports `atom.runner` (inside a function), which"),
             ),
             note="A third-party module, and the engine imported inside a function.",
         ),
@@ -225,7 +234,7 @@ class LeafPackage(Contract):
             path="atom/pool_layout/v4_pool_fields.py",
             files=_TREE,
             expect=(
-                Expect("AC202", 1, 1, "`atom.pool_layout.nonexistent`"),
+                Expect("AC202", 1, 1, "`from .nonexistent import x` names no member"),
                 Expect("AC202", 3, 30, "`missing`"),
             ),
             note="Sibling imports must name a member that exists on disk.",

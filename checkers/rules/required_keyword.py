@@ -47,8 +47,12 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import Bool, ConfigError, String, StringList
 
-from ..analysis.int_kinds import HOST, INT, UNKNOWN, IntInference
-from ..analysis.names import source_segment
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
+if TYPE_CHECKING:
+    from ..analysis.int_kinds import IntInference
+
+# checkers.analysis is imported where a tree is analysed, not here: a warm one-file
+# run loads this kind for its declaration and never checks a tree.
 
 RULES = (
     Rule(
@@ -245,6 +249,9 @@ class RequiredKeyword(Contract):
         tree = source.tree
         if tree is None:
             return
+        from ..analysis.int_kinds import HOST, INT, UNKNOWN, IntInference
+        from ..analysis.names import source_segment
+
         aliases, modules, calls = _imports_and_calls(tree)
         targets = set(self.calls)
         method_names = {name.rpartition(".")[2] for name in self.calls} if self.methods else set()

@@ -24,10 +24,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import Field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

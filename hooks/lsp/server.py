@@ -28,6 +28,7 @@ import functools
 import hashlib
 import logging
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -99,6 +100,23 @@ class ContractsServer(LanguageServer):
         self._changed_at: dict[str, float] = {}
 
     # -- logging ---------------------------------------------------------
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """pygls's hook for a failure outside any handler (a message it could not read).
+
+        json recurses once per level of nesting, so a message deeper than the
+        recursion limit is a RecursionError while reading it: a bad message,
+        said so by name, never pygls's "Error in server: maximum recursion
+        depth exceeded". The server reads the next message as before.
+        """
+        if isinstance(error, RecursionError):
+            self.log(
+                types.MessageType.Error,
+                f"{NAME}: ignored a message from the editor: it is nested too deeply to read"
+                f" (deeper than about {sys.getrecursionlimit()} levels)",
+            )
+            return
+        super().report_server_error(error, source)
 
     def log(self, kind: types.MessageType, message: str) -> None:
         log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, message)
@@ -641,6 +659,15 @@ def create_server() -> ContractsServer:
     return server
 
 
+class _NoTracebackForTooDeep(logging.Filter):
+    """pygls logs each message it cannot read with its traceback; one nested too
+    deeply is a bad message, not a bug, and ``report_server_error`` names it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], RecursionError))
+
+
 def serve() -> int:
+    logging.getLogger("pygls.server").addFilter(_NoTracebackForTooDeep())
     create_server().start_io()
     return 0

@@ -235,7 +235,7 @@ def test_the_cache_gives_the_same_output_as_no_cache(project, capsys):
         assert main(["check", "--output-format", "json", *args]) == 1
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
-    assert any(p.suffix == ".marshal" for p in (project / ".atom-contracts-cache").iterdir())
+    assert any(p.suffix == ".marshal" for p in (project / ".atom-contracts-cache").rglob("*"))
 
 
 def test_fix_from_the_command_line(tmp_path, monkeypatch, capsys):

@@ -149,3 +149,34 @@ def _missing_kinds() -> set[str]:
         except ModuleNotFoundError:
             out.add(kind)
     return out
+
+
+DEEP = 100_000  # tomllib recurses per level: far past Python's recursion limit
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[" * DEEP + "]" * DEEP, "{a = " * DEEP + "1" + "}" * DEEP],
+    ids=["array", "inline-table"],
+)
+def test_a_value_nested_too_deeply_names_the_file(tmp_path, value):
+    # Another tool's table, even: the file as a whole is what tomllib cannot read.
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.other]\nx = {value}\n\n[tool.atom-contracts]\nsrc = ["."]\n'
+    )
+    with pytest.raises(ConfigError, match=r"pyproject\.toml: not readable TOML: .*nested too deep"):
+        load_config(tmp_path)
+    with pytest.raises(ConfigError, match="nested too deep"):
+        load_config(tmp_path, config_file=tmp_path / "pyproject.toml")
+
+
+def test_an_undeclaring_pyproject_nested_too_deeply_is_passed_over_for_near_misses(tmp_path):
+    # No "atom-contracts" in its text: discovery skips it unparsed, and the
+    # no-declaration error's near-miss search parses it; unreadable, it is passed over.
+    from contracts.config import missing_declaration
+
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = " + "[" * DEEP + "]" * DEEP)
+    (tmp_path / "sub").mkdir()
+    assert load_config(tmp_path / "sub").contracts == ()
+    error = missing_declaration(tmp_path / "sub")
+    assert "no [tool.atom-contracts] table" in str(error) and "near" not in str(error)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hooks._payload import Skip, parse
 
@@ -101,3 +104,81 @@ def test_pre_tool_use_wiring_is_refused(tree: Path) -> None:
             }
         )
     assert not caught.value.quiet
+
+
+DEEP = 100_000  # the depth the reliability sweep sent: far past Python's recursion limit
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"[" * DEEP + b"]" * DEEP,
+        b'{"a":' * DEEP + b"1" + b"}" * DEEP,
+        # a payload that names its file, with one deep value beside it
+        b'{"tool_name": "Write", "tool_input": {"file_path": "pkg/mod.py", "content": '
+        + b"[" * DEEP
+        + b"]" * DEEP
+        + b"}}",
+    ],
+    ids=["list", "object", "deep-value-in-a-good-payload"],
+)
+def test_a_payload_nested_too_deeply_is_refused_by_name(tree: Path, raw: bytes) -> None:
+    with pytest.raises(Skip, match="nested too deeply") as caught:
+        parse(raw, {"CLAUDE_PROJECT_DIR": str(tree)})
+    assert not caught.value.quiet
+
+
+def test_a_file_name_too_long_to_look_at_is_refused_by_name(tree: Path) -> None:
+    # os.stat raises ENAMETOOLONG, which Path.exists lets out: it was the
+    # hook's last-resort "internal error".
+    with pytest.raises(Skip, match="cannot be looked at") as caught:
+        _parse(
+            {"tool_name": "Write", "tool_input": {"file_path": "x" * 300 + ".py"}},
+            {"CLAUDE_PROJECT_DIR": str(tree)},
+        )
+    assert not caught.value.quiet
+
+
+_KEYS = st.sampled_from(
+    [
+        "tool_name",
+        "tool_input",
+        "tool_response",
+        "file_path",
+        "notebook_path",
+        "path",
+        "filePath",
+        "cwd",
+        "hook_event_name",
+    ]
+)
+_TEXTS = st.one_of(
+    st.sampled_from(["Write", "Edit", "PostToolUse", "pkg/mod.py", "x" * 300 + ".py", ".", "/"]),
+    st.text(max_size=20),
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXTS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_KEYS | st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=_JSON)
+def test_any_json_document_is_a_file_or_a_skip(tree: Path, document) -> None:
+    try:
+        edited = parse(json.dumps(document).encode(), {"CLAUDE_PROJECT_DIR": str(tree)})
+    except Skip as skip:
+        assert str(skip)
+    else:
+        assert edited.path.is_file() and edited.path.is_relative_to(tree)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=200))
+def test_any_bytes_are_a_file_or_a_skip(tree: Path, raw: bytes) -> None:
+    with contextlib.suppress(Skip):
+        parse(raw, {"CLAUDE_PROJECT_DIR": str(tree)})

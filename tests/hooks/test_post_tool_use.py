@@ -239,6 +239,16 @@ def test_garbage_stdin(project) -> None:
     assert "not JSON" in _one_line(run.stderr)
 
 
+def test_payload_nested_too_deeply(project) -> None:
+    # json recurses per level: 100,000 of them was a RecursionError, and the
+    # hook's last-resort "internal error". It is a bad payload like any other.
+    run = project.run_hook(b"[" * 100_000 + b"]" * 100_000)
+    assert run.returncode == 0
+    line = _one_line(run.stderr)
+    assert "nested too deeply" in line
+    assert "internal error" not in line and "Traceback" not in run.stderr
+
+
 def test_empty_stdin(project) -> None:
     run = project.run_hook(b"")
     assert run.returncode == 0

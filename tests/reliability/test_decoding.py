@@ -120,3 +120,70 @@ def test_the_flake8_plugin_reports_an_undecodable_file(tmp_path):
     plugin = ContractsPlugin(ast.parse("import triton\n"), str(path), lines)
     reported = [message.split()[0] for _, _, message, _ in plugin.run()]
     assert reported == ["AC001"]
+
+
+# What each reader must agree on: refused bytes are AC001 at line 1; accepted
+# ones are read as Python reads them, so the assert is found on its own line.
+AGREEMENT = {
+    **{f"refused_{name.replace('-', '_')}": data for name, data in REFUSED.items()},
+    "bom": b"\xef\xbb\xbfdef f(x):\n    assert x\n",
+    "latin_1": "# -*- coding: latin-1 -*-\ndef f(x):\n    assert x, 'café'\n".encode("latin-1"),
+    "cp1252": "# coding: cp1252\ndef f(x):\n    assert x, '”'\n".encode("cp1252"),
+    "lone_cr": b"def f(x):\r    y = 1\r    assert x\r",
+    "crlf": b"def f(x):\r\n    assert x\r\n",
+    "form_feed": b"def f(x):\n\x0c    assert x\n",
+}
+
+
+def test_the_cli_the_hook_and_the_flake8_plugin_decode_alike(project):
+    """Issue 11, Build 2: one decoding for every reader -- the CLI's check, the
+    agent hook (in process, as it runs) and the flake8 plugin under real flake8."""
+    import re
+    import subprocess
+    import sys
+
+    from hooks._payload import EditedFile
+    from hooks.post_tool_use import _contract_problems
+
+    for rel, data in AGREEMENT.items():
+        (project / f"{rel}.py").write_bytes(data)
+    cli: dict[str, set] = {rel: set() for rel in AGREEMENT}
+    for f in api.check(use_cache=False, jobs=1, cwd=project).findings:
+        cli[f.path.removesuffix(".py")].add((f.line, f.code))
+    hook = {
+        rel: {
+            (p.line, p.code)
+            for p in _contract_problems(
+                EditedFile(
+                    path=(project / f"{rel}.py").resolve(), project=project.resolve(), tool="Write"
+                )
+            )
+        }
+        for rel in AGREEMENT
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "AC", "."],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=120,
+    )
+    flake8: dict[str, set] = {rel: set() for rel in AGREEMENT}
+    for line in run.stdout.splitlines():
+        m = re.match(r"\./(\w+)\.py:(\d+):\d+: (AC\d+) ", line)
+        assert m, line
+        flake8[m[1]].add((int(m[2]), m[3]))
+    want = {
+        rel: {(1, "AC001")} if rel.startswith("refused_") else {(_assert_line(data), "AC301")}
+        for rel, data in AGREEMENT.items()
+    }
+    assert cli == want
+    assert hook == want
+    assert flake8 == want, run.stderr
+
+
+def _assert_line(data: bytes) -> int:
+    import ast
+
+    (node,) = [n for n in ast.walk(ast.parse(data)) if isinstance(n, ast.Assert)]
+    return node.lineno

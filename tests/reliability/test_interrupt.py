@@ -72,6 +72,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _cache_files(cache_dir: Path) -> dict[str, bytes]:
+    """Every file of the cache folder (a key's shards in its own folder), by relative name."""
+    return {
+        p.relative_to(cache_dir).as_posix(): p.read_bytes()
+        for p in cache_dir.rglob("*")
+        if p.is_file()
+    }
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 @pytest.mark.skipif(not STDLIB.is_dir(), reason="needs the stdlib sources on disk")
 def test_ctrl_c_in_the_parallel_phase_exits_130_at_once_and_leaves_nothing(tmp_path):
@@ -86,7 +95,7 @@ def test_ctrl_c_in_the_parallel_phase_exits_130_at_once_and_leaves_nothing(tmp_p
         stdout=subprocess.DEVNULL,
     )
     cache_dir = tmp_path / ".atom-contracts-cache"
-    cached = {p.name: p.read_bytes() for p in cache_dir.iterdir()}
+    cached = _cache_files(cache_dir)
     assert any(name.endswith(".marshal") for name in cached)
     proc = subprocess.Popen(
         [
@@ -130,9 +139,9 @@ def test_ctrl_c_in_the_parallel_phase_exits_130_at_once_and_leaves_nothing(tmp_p
     assert took < 1.0, f"took {took:.2f} s to exit"
     time.sleep(0.2)
     assert not [w for w in workers if _alive(w)], "workers survived the interrupt"
-    after = {p.name: p.read_bytes() for p in cache_dir.iterdir()}
+    after = _cache_files(cache_dir)
     assert {name: after.get(name) for name in cached} == cached  # the old cache, whole
-    assert not [name for name in after if name.startswith(".tmp")]
+    assert not [name for name in after if name.rpartition("/")[2].startswith(".tmp")]
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
@@ -174,13 +183,14 @@ def test_workers_die_with_a_killed_run(tmp_path):
 
 
 def test_an_interrupted_cache_save_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
-    from checkers.cache import Cache
+    from checkers.cache import Cache, shard_of
 
     cache = Cache(tmp_path, "k")
     cache.put("a.py", 1, 0, b"d", (), ())
     cache.save()
-    before = cache.path.read_bytes()
-    cache.put("b.py", 1, 0, b"d", (), ())
+    shard = cache.shard_path(shard_of("a.py"))
+    before = shard.read_bytes()
+    cache.put("a.py", 2, 0, b"e", (), ())
 
     def interrupted(src, dst):
         raise KeyboardInterrupt
@@ -189,5 +199,5 @@ def test_an_interrupted_cache_save_leaves_the_old_file_and_no_temporary(tmp_path
     with pytest.raises(KeyboardInterrupt):
         cache.save()
     monkeypatch.undo()
-    assert cache.path.read_bytes() == before
-    assert sorted(p.name for p in cache.directory.iterdir()) == [".gitignore", cache.path.name]
+    assert shard.read_bytes() == before
+    assert sorted(_cache_files(cache.base)) == [".gitignore", f"k/{shard.name}"]

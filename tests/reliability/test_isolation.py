@@ -94,8 +94,19 @@ def test_a_cache_directory_that_is_a_plain_file_is_a_miss(project, capsys):
     assert (project / ".atom-contracts-cache").read_text() == "not a directory\n"
 
 
+def _nested(depth: int) -> tuple:
+    value: tuple = ()
+    for _ in range(depth):
+        value = (value,)
+    return value
+
+
 WRONG_SHAPES = {
     "a-list": [1, 2, 3],
+    # marshal refuses nesting past 2,000 levels (ValueError); under that it loads,
+    # and a value that deep where the findings go must fail only that entry.
+    "nested-past-marshal": None,
+    "findings-nested-1500-deep": (None, {"plain.py": (0, 0, b"", _nested(1500), (), None)}),
     "entries-a-list": (None, []),
     "short-entry": (None, {"plain.py": (1, 2)}),
     "entry-an-int": (None, {"plain.py": 7}),
@@ -111,17 +122,80 @@ def test_a_cache_file_of_the_wrong_shape_is_a_miss(project, capsys, name):
     assert main(["check"]) == 1
     capsys.readouterr()
     cache_dir = project / ".atom-contracts-cache"
-    (cache_file,) = cache_dir.glob("*.marshal")
+    from checkers.cache import shard_of
+
+    (key_dir,) = (p for p in cache_dir.iterdir() if p.is_dir())
+    cache_file = key_dir / f"{shard_of('plain.py'):02x}.marshal"
+    assert cache_file.is_file()
     stored = WRONG_SHAPES[name]
-    if name in ("inner-wrong", "findings-not-tuples"):
+    if name in ("inner-wrong", "findings-not-tuples", "findings-nested-1500-deep"):
         # Keep the file's real stat, so the engine trusts the entry and reads its inside.
         import os
 
         st = os.stat(project / "plain.py")
         entry = stored[1]["plain.py"]
         stored = (None, {"plain.py": (st.st_size, st.st_mtime_ns, *entry[2:])})
-    cache_file.write_bytes(marshal.dumps(stored))
+    if name == "nested-past-marshal":
+        cache_file.write_bytes(b")\x01" * 100_000 + b"N")  # a 1-tuple in a 1-tuple ... of None
+    else:
+        cache_file.write_bytes(marshal.dumps(stored))
     assert main(["check"]) == 1
     captured = capsys.readouterr()
     assert "plain.py:2:12: AC301" in captured.out
     assert "AC002" not in captured.out and "internal error" not in captured.err
+
+
+def test_ten_concurrent_runs_and_every_jobs_and_cache_setting_print_the_same(tmp_path):
+    """What held in the issue's sweep, kept: ten runs at once sharing one cache,
+    ``--jobs 1`` and ``--jobs 8``, cached and ``--no-cache``, byte-identical --
+    and the cache they raced over still serves the same findings."""
+    import os
+    import subprocess
+    import sys
+
+    from ..scaffold import CONTRACTS, lay_out
+
+    files = {
+        f"pkg/m{i // 10}/mod{i}.py": f"import vllm.triton_utils\n\n\ndef allocate(blocks, n{i}):\n"
+        f"    assert n{i} > 0\n    return StateField(blocks)\n"
+        for i in range(40)
+    }
+    files.update({f"pkg/m{i}/__init__.py": "" for i in range(4)})
+    files.update(
+        {
+            "pkg/__init__.py": "",
+            "pkg/leaf/__init__.py": "from pkg.m0 import mod0\n",
+            "tests/test_k.py": "import triton\n",
+        }
+    )
+    lay_out(tmp_path, *CONTRACTS, files=files)
+    command = [sys.executable, "-m", "checkers", "check", "--output-format", "json"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [*command, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+        )
+        assert done.returncode == 1 and not done.stderr, done.stderr
+        return done.stdout
+
+    want = run("--no-cache", "--jobs", "1")
+    assert want.count('"code": "AC301"') == 40, want[:500]
+    racing = [
+        subprocess.Popen(
+            [*command, "--jobs", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+        for _ in range(10)
+    ]
+    for process in racing:
+        out, err = process.communicate(timeout=300)
+        assert (process.returncode, err) == (1, "")
+        assert out == want
+    assert run("--no-cache", "--jobs", "8") == want
+    assert run("--jobs", "8") == want  # warm, from the cache the ten raced over
+    assert run("--jobs", "1") == want

@@ -110,3 +110,15 @@ def test_a_read_only_file_is_reported_but_never_rewritten(project, capsys):
         before.st_mtime_ns,
         before.st_mode,
     )
+
+
+def test_a_pyproject_nested_too_deeply_is_a_config_error_not_a_crash(project, capsys):
+    deep = 100_000
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text() + "\n[tool.other]\nx = " + "[" * deep + "]" * deep
+    )
+    (project / "mod.py").write_text("x = 1\n")
+    assert main(["check", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "pyproject.toml: not readable TOML" in err and "nested too deep" in err
+    assert "internal error" not in err

@@ -118,6 +118,59 @@ def test_the_table_is_built_once_per_set_and_word():
     assert pieces == 64 * (32768 // 16384)
 
 
+def _fields_of_one_arena(buf, widths, *, units=4, gap=0):
+    """Regions ``f0, f1, ...``: the fields of one entry-major arena exported one by one, each
+    ``widths[i]`` bytes of every unit, ``gap`` bytes between one field and the next."""
+    stride = sum(widths) + gap * (len(widths) - 1)
+    units_view = buf[: units * stride].view(units, stride)
+    out, at = [], 0
+    for i, w in enumerate(widths):
+        out.append(TransferRegion(f"f{i}", units_view[:, at : at + w]))
+        at += w + gap
+    return out
+
+
+def test_fields_that_follow_one_another_in_every_unit_are_one_range():
+    buf = random_bytes((1 << 14,), torch.Generator().manual_seed(6), "cpu")
+    rs = RegionSet(_fields_of_one_arena(buf, (256, 64, 1024)))
+    assert rs.ranges() == [(0, 1344, 0, 1344)]
+    assert rs.one_range() == (0, 1344, 1344)
+    want = rs.gather(SOURCE_IDS, impl="torch").data
+    for word, piece in ((8, 16384), (8, 512), (1, 16)):
+        assert torch.equal(_replay_table(rs, SOURCE_IDS, word, piece), want), (word, piece)
+    assert rs.table(8, 512)[1] == 3  # 1,344 B in pieces of 512: the fields' three become three
+
+
+def test_fields_apart_in_their_unit_or_out_of_staging_order_stay_ranges_of_their_own():
+    buf = random_bytes((1 << 14,), torch.Generator().manual_seed(7), "cpu")
+    spaced = RegionSet(_fields_of_one_arena(buf, (256, 64), gap=64))
+    assert [r[3] for r in spaced.ranges()] == [256, 64] and spaced.one_range() is None
+    a, b, c = _fields_of_one_arena(buf, (256, 64, 1024))
+    # The same fields staged c, a, b: a and b still follow one another, c is a range alone.
+    swapped = RegionSet([c, a, b])
+    assert swapped.ranges() == [(320, 1344, 0, 1024), (0, 1344, 1024, 320)]
+    assert swapped.one_range() is None
+    want = swapped.gather(SOURCE_IDS, impl="torch").data
+    assert torch.equal(_replay_table(swapped, SOURCE_IDS, 8, 128), want)
+    for rs in (spaced, swapped):
+        assert torch.equal(
+            _replay_table(rs, SOURCE_IDS, 8, 16384), rs.gather(SOURCE_IDS, impl="torch").data
+        )
+
+
+def test_a_layer_major_pool_is_a_range_per_region_and_an_entry_major_one_a_single_range():
+    runner = Case("deepseek-v3.2-exp", "fp8-shuffle").runner().initialize(4)
+    layer_major = RegionSet(runner.kv_transfer)
+    assert len(layer_major.ranges()) == len(layer_major.regions) > 1
+    assert layer_major.one_range() is None
+    _, regions = entry_major_twin(paged_fields(runner), 4)
+    entry_major = RegionSet(regions)
+    (range_,) = entry_major.ranges()
+    assert entry_major.one_range() == (range_[0], range_[1], range_[3])
+    # An entry holds every field of the block, padded to the arena's alignment.
+    assert range_[3] == entry_major.layout.block_bytes >= layer_major.layout.block_bytes
+
+
 # -- the other layouts: entry-major arenas and split planes ------------------------------------
 
 
@@ -362,3 +415,66 @@ def test_the_cpu_path_runs_where_triton_cannot_be_imported():
     )
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# -- the kernel's launch config -----------------------------------------------------------------
+
+
+def test_a_kernel_config_prints_as_it_parses():
+    from atom.kernels.block_transfer import DEFAULT_KERNEL, KernelConfig
+
+    config = KernelConfig(piece_bytes=32768, num_warps=8, persistent=4, prefetch=True)
+    assert KernelConfig.parse(str(config)) == config
+    assert KernelConfig.parse("persistent=4, prefetch=1 ,piece_bytes=32768,num_warps=8") == config
+    assert KernelConfig.parse("") == KernelConfig() == DEFAULT_KERNEL
+    assert "prefetch=1" in str(config) and "one_region=1" in str(config)
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "needle"),
+    [
+        ("piece_bytes=1000", ValueError, "power of two >= 16, got 1000"),
+        ("piece_bytes=8", ValueError, "got 8"),
+        ("num_warps=3", ValueError, "num_warps must be a power of two from 1 to 32, got 3"),
+        ("num_warps=64", ValueError, "got 64"),
+        ("persistent=-1", ValueError, "persistent must be 0"),
+        ("prefetch=1", ValueError, "prefetch needs a persistent grid"),
+        ("prefetch=yes", ValueError, "prefetch='yes' is not 0/1"),
+        ("persistent=four", ValueError, "persistent='four' is not an int"),
+        ("persistant=4", ValueError, "'persistant=4' is not NAME=VALUE"),
+        ("persistent", ValueError, "'persistent' is not NAME=VALUE"),
+    ],
+)
+def test_a_bad_kernel_config_is_refused_by_value(text, error, needle):
+    from atom.kernels.block_transfer import KernelConfig
+
+    with pytest.raises(error, match=None) as exc:
+        KernelConfig.parse(text)
+    assert needle in str(exc.value)
+
+
+def test_a_kernel_config_of_the_wrong_type_is_refused():
+    from atom.kernels.block_transfer import KernelConfig
+
+    with pytest.raises(TypeError, match="persistent must be an int, got True"):
+        KernelConfig(persistent=True)
+    with pytest.raises(TypeError, match="prefetch must be a bool, got 1"):
+        KernelConfig(persistent=1, prefetch=1)
+    rs = RegionSet(regions_at(torch.zeros(4096, dtype=torch.uint8), [(256, 256)]))
+    with pytest.raises(TypeError, match="kernel must be a KernelConfig, got dict"):
+        rs.gather([0], kernel={"persistent": 4})
+    with pytest.raises(TypeError, match="kernel must be a KernelConfig, got str"):
+        rs.scatter(rs.gather([0]), [1], kernel="persistent=4")
+
+
+def test_a_call_without_a_kernel_takes_its_sets_default():
+    from atom.kernels.block_transfer import DEFAULT_KERNEL, ONE_RANGE_KERNEL
+
+    runner = Case("llama-3.1-8b", "fp8-shuffle", tp_size=1).runner().initialize(2)
+    _, regions = entry_major_twin(paged_fields(runner), 2)
+    assert RegionSet(regions).default_kernel() == ONE_RANGE_KERNEL
+    assert RegionSet(runner.kv_transfer).default_kernel() == DEFAULT_KERNEL
+    # One range a block, but shorter than the wide piece: the default, not a masked 64 KiB.
+    small = RegionSet(regions_at(torch.zeros(1 << 16, dtype=torch.uint8), [(4096, 4096)]))
+    assert small.one_range() is not None and small.default_kernel() == DEFAULT_KERNEL
+    assert ONE_RANGE_KERNEL.piece_bytes > DEFAULT_KERNEL.piece_bytes

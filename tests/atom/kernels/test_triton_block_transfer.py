@@ -4,10 +4,14 @@ Every model's round trip through device staging and through pinned host memory (
 back), read back through every view bit for bit; the kernel and the reference interchangeable at
 either end; every word width and both alignment paths. Skipped visibly without triton, and
 without CUDA unless ``TRITON_INTERPRET=1`` (triton's interpreter runs the same kernel on CPU
-tensors -- slowly, but on any machine with triton installed).
+tensors -- slowly, but on any machine with triton installed). ``ATOM_TEST_KERNEL`` (a
+``KernelConfig.parse`` string) runs the round trips under another launch than the default, which
+is how a device session checks the one its bench picked before it becomes the default.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -15,7 +19,7 @@ pytest.importorskip("triton")
 
 import torch
 
-from atom.kernels.block_transfer import RegionSet, triton_interpreted
+from atom.kernels.block_transfer import KernelConfig, RegionSet, triton_interpreted
 from atom.kernels.transfer_layouts import entry_major_twin, paged_fields, split_twin
 
 from .transfer_support import (
@@ -35,24 +39,31 @@ pytestmark = pytest.mark.skipif(
     DEVICE is None, reason="the Triton kernel needs a GPU (or TRITON_INTERPRET=1)"
 )
 
+#: The launch every round trip here uses.
+_FORCED = os.environ.get("ATOM_TEST_KERNEL")
+KERNEL = KernelConfig.parse(_FORCED) if _FORCED else None  # None: each set's default
+
 CASES = [(name, setting) for name in every_case() for setting in settings_of(name)]
 IDS = [f"{n}-{s}" for n, s in CASES]
 
 
 @pytest.mark.parametrize(("name", "setting"), CASES, ids=IDS)
 def test_kernel_round_trip_reads_back_every_view_bit_for_bit(name, setting):
-    compared = round_trip(Case(name, setting), device=DEVICE, mover=move("triton"))
+    compared = round_trip(Case(name, setting), device=DEVICE, mover=move("triton", kernel=KERNEL))
     assert compared["views"] > 0
     assert compared["paged views"] + compared["state views"] == compared["views"]
 
 
 @pytest.mark.parametrize(("name", "setting"), CASES, ids=IDS)
 def test_offload_to_pinned_host_memory_and_back_is_bit_exact(name, setting):
-    compared = round_trip(Case(name, setting), device=DEVICE, mover=move("triton", via_host=True))
+    compared = round_trip(
+        Case(name, setting), device=DEVICE, mover=move("triton", via_host=True, kernel=KERNEL)
+    )
     assert compared["paged views"] + compared["state views"] == compared["views"] > 0
 
 
 def _filled_set(name, setting="fp8-shuffle", blocks=4, seed=0):
+    Case(name, setting).blocks()  # skips a model whose builder allocates its own pool
     runner = Case(name, setting).runner().initialize(blocks, device=DEVICE)
     gen = torch.Generator(device=DEVICE).manual_seed(seed)
     runner.paged_buf.copy_(random_bytes(runner.paged_buf.shape, gen, DEVICE))
@@ -63,14 +74,14 @@ def _filled_set(name, setting="fp8-shuffle", blocks=4, seed=0):
 def test_kernel_and_reference_are_interchangeable_at_either_end(name):
     _, src_set = _filled_set(name, seed=1)
     dst, dst_set = _filled_set(name, seed=2)
-    kernel = src_set.gather(SOURCE_IDS, impl="triton")
+    kernel = src_set.gather(SOURCE_IDS, impl="triton", kernel=KERNEL)
     reference = src_set.gather(SOURCE_IDS, impl="torch")
     assert torch.equal(kernel.data, reference.data)
     twin = dst.paged_buf.clone()
     dst_set.scatter(kernel, [1, 3, 0], impl="torch")
     expected = dst.paged_buf.clone()
     dst.paged_buf.copy_(twin)
-    dst_set.scatter(reference, [1, 3, 0], impl="triton")
+    dst_set.scatter(reference, [1, 3, 0], impl="triton", kernel=KERNEL)
     assert torch.equal(dst.paged_buf, expected)
 
 
@@ -78,12 +89,14 @@ def test_many_blocks_and_repeated_gather_ids():
     runner, rs = _filled_set("llama-3.1-8b", "bf16-shuffle", blocks=64)
     gen = torch.Generator(device=DEVICE).manual_seed(3)
     ids = torch.randint(0, 64, (200,), generator=gen, device=DEVICE)  # repeats on purpose
-    assert torch.equal(rs.gather(ids, impl="triton").data, rs.gather(ids, impl="torch").data)
+    assert torch.equal(
+        rs.gather(ids, impl="triton", kernel=KERNEL).data, rs.gather(ids, impl="torch").data
+    )
     perm = torch.randperm(64, generator=gen, device=DEVICE)[:48]
-    staged = rs.gather(perm, impl="triton")
+    staged = rs.gather(perm, impl="triton", kernel=KERNEL)
     before = runner.paged_buf.clone()
     runner.paged_buf.zero_()
-    rs.scatter(staged, perm, impl="triton")
+    rs.scatter(staged, perm, impl="triton", kernel=KERNEL)
     kept = [b for b in range(64) if b not in set(perm.tolist())]
     back = rs.gather(perm, impl="torch")
     assert torch.equal(back.data, staged.data)
@@ -98,7 +111,7 @@ def test_a_staging_buffer_at_any_address_narrows_the_word(misalign):
     backing = torch.empty(n * bb + 16, dtype=torch.uint8, device=DEVICE)
     out = backing[misalign : misalign + n * bb].view(n, bb)
     assert rs.word_bytes_for(out) == (8 if misalign in (0, 8) else misalign)
-    rs.gather(SOURCE_IDS, out=out, impl="triton")
+    rs.gather(SOURCE_IDS, out=out, impl="triton", kernel=KERNEL)
     assert torch.equal(out, rs.gather(SOURCE_IDS, impl="torch").data)
 
 
@@ -121,11 +134,13 @@ def test_every_word_width_moves_exactly_the_regions_bytes(start, layout, word):
     rs = RegionSet(_odd_regions(buf, start, layout))
     assert rs.word_bytes == word
     want = rs.gather([3, 1, 2], impl="torch").data
-    assert torch.equal(rs.gather([3, 1, 2], impl="triton").data, want)
+    assert torch.equal(rs.gather([3, 1, 2], impl="triton", kernel=KERNEL).data, want)
     dst_buf = random_bytes((1 << 18,), gen, DEVICE)
     before = dst_buf.clone()
     dst = RegionSet(_odd_regions(dst_buf, start, layout))
-    dst.scatter(rs.gather([3, 1, 2], impl="triton"), [0, 2, 3], impl="triton")
+    dst.scatter(
+        rs.gather([3, 1, 2], impl="triton", kernel=KERNEL), [0, 2, 3], impl="triton", kernel=KERNEL
+    )
     untouched_outside(dst_buf, before, list(dst.regions), [0, 2, 3])
     assert torch.equal(dst.gather([0, 2, 3], impl="torch").data, want)
 
@@ -135,6 +150,7 @@ def test_every_word_width_moves_exactly_the_regions_bytes(start, layout, word):
 )
 @pytest.mark.parametrize("name", every_case())
 def test_entry_major_layouts_through_the_kernel(name, twin):
+    Case(name, "fp8-shuffle").blocks()  # skips a model whose builder allocates its own pool
     fields = paged_fields(Case(name, "fp8-shuffle").runner())
     gen = torch.Generator(device=DEVICE).manual_seed(5)
     src, src_regions = twin(fields, 4, device=DEVICE)
@@ -142,7 +158,7 @@ def test_entry_major_layouts_through_the_kernel(name, twin):
     src.buf.copy_(random_bytes(src.buf.shape, gen, DEVICE))
     dst.buf.copy_(random_bytes(dst.buf.shape, gen, DEVICE))
     before = dst.buf.clone()
-    move("triton", via_host=True)(
+    move("triton", via_host=True, kernel=KERNEL)(
         RegionSet(src_regions), RegionSet(dst_regions), SOURCE_IDS, [1, 3, 0]
     )
     untouched_outside(dst.buf, before, dst_regions, [1, 3, 0])
@@ -151,3 +167,58 @@ def test_entry_major_layouts_through_the_kernel(name, twin):
             assert torch.equal(
                 src.view(f.name)[s].view(torch.uint8), dst.view(f.name)[d].view(torch.uint8)
             ), f.name
+
+
+#: Every way the kernel can be launched (``DEFAULT_KERNEL`` is one): each must move exactly the
+#: reference's bytes, whichever the bench finds fastest. Small pieces, so a region is several
+#: pieces with a partial last one, and a launch more pieces than a persistent grid has programs.
+VARIANTS = {
+    "per-piece": KernelConfig(piece_bytes=1024),
+    "per-piece-table": KernelConfig(piece_bytes=1024, one_region=False),
+    "per-piece-masked": KernelConfig(piece_bytes=1024, full_fast=False, streaming=True),
+    "persistent": KernelConfig(piece_bytes=1024, persistent=1),
+    "persistent-table": KernelConfig(piece_bytes=1024, persistent=2, one_region=False),
+    "prefetch": KernelConfig(piece_bytes=1024, num_warps=2, persistent=1, prefetch=True),
+    "prefetch-table-streaming": KernelConfig(
+        piece_bytes=2048,
+        num_warps=8,
+        persistent=3,
+        prefetch=True,
+        one_region=False,
+        streaming=True,
+    ),
+}
+
+
+def _variant_sets():
+    """Region sets that reach every branch: one range a block in pieces and a partial piece
+    (entry-major), many regions of a block with small spans (fp8 layer-major MLA with indexer
+    keys), 2-byte words and a span past several pieces."""
+    gen = torch.Generator(device=DEVICE).manual_seed(6)
+    runner = Case("deepseek-v3.2-exp", "fp8-shuffle").runner().initialize(4, device=DEVICE)
+    runner.paged_buf.copy_(random_bytes(runner.paged_buf.shape, gen, DEVICE))
+    arena, regions = entry_major_twin(paged_fields(runner), 4, device=DEVICE)
+    arena.buf.copy_(random_bytes(arena.buf.shape, gen, DEVICE))
+    odd = random_bytes((1 << 18,), gen, DEVICE)
+    return {
+        "layer-major": (runner.paged_buf, list(runner.kv_transfer.regions)),
+        "entry-major": (arena.buf, regions),
+        "2-byte words": (odd, _odd_regions(odd, 2, [(6, 6), (40002, 40002)])),
+    }
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_launch_variant_moves_exactly_the_references_bytes(variant):
+    kernel = VARIANTS[variant]
+    for what, (buf, regions) in _variant_sets().items():
+        rs = RegionSet(regions)
+        assert rs.table(rs.word_bytes, kernel.piece_bytes)[1] * 3 > 4, what
+        want = rs.gather(SOURCE_IDS, impl="torch")
+        got = torch.full_like(want.data, 0xA5)
+        rs.gather(SOURCE_IDS, out=got, impl="triton", kernel=kernel)
+        assert torch.equal(got, want.data), (variant, what)
+        buf.copy_(random_bytes(buf.shape, torch.Generator(device=DEVICE).manual_seed(8), DEVICE))
+        scrambled = buf.clone()
+        rs.scatter(want, [1, 3, 0], impl="triton", kernel=kernel)
+        untouched_outside(buf, scrambled, regions, [1, 3, 0])
+        assert torch.equal(rs.gather([1, 3, 0], impl="torch").data, want.data), (variant, what)

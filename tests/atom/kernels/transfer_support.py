@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from atom.engine_config import EngineConfig
-from atom.kernels.block_transfer import RegionSet, StagedBlocks
+from atom.kernels.block_transfer import KernelConfig, RegionSet, StagedBlocks
 from atom.kernels.reference_store import STATE_VIEWS
 from atom.models.registry import load_model_config
 from atom.pool_layout.transfer import TransferRegion, owned_regions
@@ -152,14 +152,14 @@ def state_regions(runner: ModelRunner) -> list[TransferRegion]:
 Mover = Callable[[RegionSet, RegionSet, list[int], list[int]], StagedBlocks]
 
 
-def move(impl: str, *, via_host: bool = False) -> Mover:
+def move(impl: str, *, via_host: bool = False, kernel: KernelConfig | None = None) -> Mover:
     def run(src: RegionSet, dst: RegionSet, src_ids, dst_ids) -> StagedBlocks:
-        staged = src.gather(src_ids, impl=impl)
+        staged = src.gather(src_ids, impl=impl, kernel=kernel)
         if via_host:
             staged = staged.to_host()
             if staged.data.device.type != "cpu":
                 raise AssertionError("an offload left the staged blocks on the device")
-        dst.scatter(staged, dst_ids, impl=impl)
+        dst.scatter(staged, dst_ids, impl=impl, kernel=kernel)
         return staged
 
     return run

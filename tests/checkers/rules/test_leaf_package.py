@@ -151,3 +151,94 @@ def test_a_bad_declaration_names_what_is_wrong(table, named):
 
 def test_findings_depend_on_other_files_so_they_are_not_cached():
     assert LeafPackage.CACHEABLE is False
+
+
+@pytest.mark.parametrize(
+    ("src", "files", "found"),
+    [
+        (["."], ["atom/pool/__init__.py"], True),
+        (["./"], ["atom/pool.py"], True),
+        (["src"], ["src/atom/pool/rows.py"], True),
+        (["/src/"], ["src/atom/pool/rows.py"], True),  # a root's slashes are not part of it
+        (["lib", "src"], ["src/atom/pool/rows.py"], True),  # any root will do
+        (["src"], ["atom/pool/rows.py"], False),  # not under the declared root
+        (["."], ["atom/pools.py", "atom/poolx/a.py"], False),  # names that only start alike
+    ],
+)
+def test_the_package_is_looked_for_under_every_src_root(src, files, found):
+    from checkers.coverage import Listed
+
+    contract = LeafPackage.from_table({"id": "t", "package": "atom.pool"}, "contract `t`")
+    missing = contract.unmatched(Listed(files), src)
+    if found:
+        assert missing == []
+    else:
+        assert missing == [f"`package` 'atom.pool' is no module under `src` {src!r}"]
+
+
+def _dependents(tmp_path, files, path, edited, package="pkg.leaf"):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    project = Project(tmp_path, (tmp_path,))
+    contract = LeafPackage.from_table({"id": "t", "package": package}, "contract `t`")
+    return contract.dependent_lines(path, project, edited)
+
+
+LEAF = {
+    "pkg/__init__.py": "",
+    "pkg/leaf/__init__.py": "WIDTH = 8\n",
+    "pkg/leaf/other.py": "import os\n",
+    "pkg/leaf/rows.py": (
+        "from typing import TYPE_CHECKING\n"
+        "from pkg.leaf import WIDTH\n"
+        "import pkg.leaf.other\n"
+        "from pkg.leaf import *\n"
+        "from . import other\n"
+        "if TYPE_CHECKING:\n"
+        "    import pkg.leaf.other as o\n"
+    ),
+    "pkg/leafy/rows.py": "from pkg.leaf import WIDTH\n",
+    "pkg/single.py": "from pkg.leaf import WIDTH\n",
+}
+
+
+def test_a_members_imports_of_an_edited_module_are_its_dependent_lines(tmp_path):
+    init = {"pkg.leaf": "pkg/leaf/__init__.py"}
+    # `from pkg.leaf import WIDTH`, `from pkg.leaf import *` and `from . import other` (which
+    # resolves to pkg.leaf) read the __init__; the TYPE_CHECKING import never runs.
+    assert _dependents(tmp_path, LEAF, "pkg/leaf/rows.py", init) == {
+        2: ("pkg/leaf/__init__.py",),
+        4: ("pkg/leaf/__init__.py",),
+        5: ("pkg/leaf/__init__.py",),
+    }
+    other = {"pkg.leaf.other": "pkg/leaf/other.py"}
+    assert _dependents(tmp_path, LEAF, "pkg/leaf/rows.py", other) == {
+        3: ("pkg/leaf/other.py",),
+        5: ("pkg/leaf/other.py",),
+    }
+
+
+def test_a_file_outside_the_package_has_no_dependent_lines(tmp_path):
+    init = {"pkg.leaf": "pkg/leaf/__init__.py"}
+    # Not a member by its path (a sibling whose name starts alike), or not by its module name.
+    assert _dependents(tmp_path, LEAF, "pkg/leafy/rows.py", init) == {}
+    assert _dependents(tmp_path, LEAF, "pkg/single.py", init) == {}
+    # A package that is one module: `pkg/single.py` is its only member.
+    edited = {"pkg.leaf": "pkg/leaf/__init__.py"}
+    assert _dependents(tmp_path, LEAF, "pkg/single.py", edited, package="pkg.single") == {
+        1: ("pkg/leaf/__init__.py",)
+    }
+
+
+def test_with_nothing_allowed_the_message_names_only_the_standard_library(tmp_path):
+    found = run_rule(
+        LeafPackage,
+        "import torch\n",
+        {"package": "pkg.leaf"},
+        path="pkg/leaf/a.py",
+        root=tmp_path,
+        files={"pkg/__init__.py": "", "pkg/leaf/__init__.py": ""},
+    )
+    assert [f.code for f in found] == ["AC201"]
+    assert "which is not the standard library or a member of `pkg.leaf`" in found[0].message

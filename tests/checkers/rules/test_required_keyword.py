@@ -276,3 +276,35 @@ def test_a_staticmethods_first_parameter_is_an_argument_not_self():
         "        return q.repeat_interleave(m // self, dim=1)\n"
     )
     assert flagged(body) == [(9, 36)]
+
+
+def test_a_call_with_a_starred_argument_is_not_judged():
+    # `*args` may hold the repeats: neither the one-argument form nor an argument to judge.
+    assert flagged("torch.repeat_interleave(*args)\ntorch.repeat_interleave(x, *rest)\n") == []
+
+
+def test_the_method_form_without_the_argument_in_its_signature_is_not_judged():
+    # The argument is the function's first parameter, which the method form binds to `self`.
+    params = {**PARAMS, "argument": "input"}
+    assert check("import torch\n\nx.repeat_interleave(lens)\n", params) == []
+
+
+def test_import_of_a_submodule_binds_the_top_package():
+    # `import torch.nn` binds `torch`, so `torch.repeat_interleave` is still torch's.
+    assert flagged("x.sum()\ntorch.repeat_interleave(x, lens)\n", "import torch.nn\n\n") == [
+        (4, 28)
+    ]
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["import numpy as np\n\n", "from scipy import np\n\n"],
+    ids=["import-as", "from-import"],
+)
+def test_a_method_called_on_an_imported_module_is_not_the_tensor_method(header):
+    assert flagged("np.repeat_interleave(x, lens)\n", header) == []
+
+
+def test_a_call_inside_a_wrapped_statement_is_suppressed_from_the_statement():
+    found = check("import torch\n\ny = (\n    torch.repeat_interleave(x, lens)\n)\n")
+    assert [(f.line, f.span_lines) for f in found] == [(4, (3, 5))]

@@ -349,3 +349,45 @@ def test_readback_on_an_import_from_a_slice():
     outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
     importing = _make()().import_paged_pool(outer[4096:], 2)
     checks.check_write_readback(importing, tokens=2)
+
+
+# -- element order: who is written, and who reads ------------------------------------------------
+
+
+def test_sample_is_every_token_up_to_32_then_both_ends_and_every_8th():
+    assert checks._sample(32).tolist() == list(range(32))
+    assert checks._sample(33).tolist() == list(range(33))  # 0..15, 16, then 17..32
+    got = checks._sample(256).tolist()
+    assert got == [*range(16), *range(16, 240, 8), *range(240, 256)]
+    assert len(got) == 16 + 28 + 16
+
+
+def test_element_readback_holds_on_a_draft_and_reads_it_through_the_verifier(monkeypatch):
+    runner = _draft_runner()
+    checks.check_element_readback(runner)  # the draft's one layer, its own builder
+    monkeypatch.setattr(checks, "reblock", lambda n, v, layout, bs: v.roll(1, 0))
+    _fires(r"reads back other elements through the verifier's reblocked view",
+           checks.check_element_readback, runner)  # fmt: skip
+
+
+def test_element_readback_reads_the_indexer_views():
+    runner = _runner("deepseek-v3.2-exp", blocks=2)
+    first, second = runner.bound_modules()[:2]
+    assert "index_cache" in first.kv_views
+    # The first layer's indexer bound to the second layer's bytes: same shape, other region.
+    first.bind({**first.kv_views, "index_cache": second.kv_views["index_cache"]})
+    _fires(r"index_cache: element .* is not where the \w+ layout puts it",
+           checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip
+
+
+def test_element_readback_a_declared_geometry_beyond_the_region(monkeypatch):
+    runner = _runner()
+    real = checks._view_geometry
+
+    def wider(builder, module, name, view):
+        block, heads, dim, blocks = real(builder, module, name, view)
+        return block, heads, dim, 2 * blocks  # twice the blocks the region holds
+
+    monkeypatch.setattr(checks, "_view_geometry", wider)
+    _fires(r"its documented layout reaches byte \d+ of a \d+ B transfer region",
+           checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip

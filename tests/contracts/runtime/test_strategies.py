@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
+import pytest
 from hypothesis import given, settings
 
+from atom.engine_config import EngineConfig
 from atom.pool_layout import EntryClass
 from contracts.runtime.strategies import (
     MAX_PAGED_BYTES,
@@ -40,12 +45,9 @@ def test_drawn_cases_build_and_stay_under_the_byte_cap(case):
     assert str(case).startswith(case.name)
 
 
-def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
-    """A strategy narrowed to tp 1, pp 1, bf16 and one block went unnoticed (12 of 25 drawn
-    cases had one block). This draws exactly what the property tests draw under the profile
-    (the ci profile is derandomized, so it is the same cases) and asserts their reach."""
-    from atom.models.family import attn_family
-
+@functools.cache
+def _suite_draws() -> tuple:
+    """What the property tests draw under the loaded profile, drawn once for the tests below."""
     seen: list = []
 
     @settings(settings(), derandomize=True, database=None)
@@ -54,6 +56,16 @@ def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
         seen.append(case)
 
     draw()
+    return tuple(seen)
+
+
+def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
+    """A strategy narrowed to tp 1, pp 1, bf16 and one block went unnoticed (12 of 25 drawn
+    cases had one block). This draws exactly what the property tests draw under the profile
+    (the ci profile is derandomized, so it is the same cases) and asserts their reach."""
+    from atom.models.family import attn_family
+
+    seen = _suite_draws()
     e = [c.engine for c in seen]
     assert any(x.tp_size > 1 for x in e), "no drawn case has tp > 1"
     assert any(x.pp_size > 1 and x.pp_rank > 0 for x in e), "no drawn case is a later pp stage"
@@ -65,3 +77,67 @@ def test_the_suites_draws_reach_every_axis_the_contracts_are_about():
 
     assert families == set(Family), f"families drawn: {sorted(f.value for f in families)}"
     assert any(c.configs()[1] is not None for c in seen), "no drawn case has a draft"
+
+
+def test_every_value_the_strategy_lists_is_drawn():
+    """A listed value no drawn case has is dead weight that reads as coverage: every tp, every
+    stage of every pp size, every scheduler block, one block and the most blocks."""
+    from contracts.runtime import strategies
+
+    seen = _suite_draws()
+    e = [c.engine for c in seen]
+    assert {x.tp_size for x in e} == set(strategies.TP_SIZES)
+    assert 1 in strategies.TP_SIZES, "the single-device case"
+    stages = {(p, r) for p in strategies.PP_SIZES for r in range(p)}
+    assert {(x.pp_size, x.pp_rank) for x in e} == stages
+    assert {x.scheduler_block_size for x in e} == set(strategies.SCHEDULER_BLOCK_SIZES)
+    assert EngineConfig().scheduler_block_size in strategies.SCHEDULER_BLOCK_SIZES
+    # One block (the first and last unit coincide) and several.
+    assert {c.blocks for c in seen} >= {1, 2}
+
+
+def test_a_case_is_frozen():
+    case = default_case("llama-3.1-8b")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.blocks = 3  # type: ignore[misc]
+
+
+def test_a_buildable_case_is_priced_at_one_blocks_page_entry():
+    from contracts.runtime.strategies import _buildable
+
+    engine = EngineConfig(state_entries=2)
+    runner = default_case("llama-3.1-8b").make_runner()
+    assert _buildable("llama-3.1-8b", engine) == runner.entry_bytes()[EntryClass.PAGE]
+    assert _buildable("llama-3.1-8b", EngineConfig(tp_size=3)) is None  # 8 KV heads
+
+
+def test_a_drawn_case_records_its_axes_as_events(monkeypatch):
+    from contracts.runtime import strategies
+
+    events: list[str] = []
+    monkeypatch.setattr(strategies, "event", events.append)
+
+    @settings(max_examples=1, database=None)
+    @given(engine_cases(["llama-3.1-8b"]))
+    def draw(case):
+        pass
+
+    draw()
+    assert any(e.startswith("tp ") and ", pp " in e for e in events)
+    assert any(e.startswith("kv ") for e in events)
+    assert any(e.startswith("blocks ") for e in events)
+
+
+def test_importable_names_are_the_cases_without_a_state_pool():
+    from contracts.runtime.strategies import importable_names
+
+    names = importable_names()
+    assert "llama-3.1-8b" in names and "minimax-m2+eagle3-draft-llama" in names
+    assert "qwen3.5-27b" not in names and "kimi-linear-48b-a3b" not in names
+
+
+def test_a_default_case_takes_the_smallest_block_a_model_accepts():
+    assert default_case("llama-3.1-8b").engine.scheduler_block_size == 16
+    m3 = default_case("minimax-m3")  # its kernels page at 128: 16, 32 and 64 are refused
+    assert m3.engine.scheduler_block_size == 256
+    assert m3.make_runner().paged_pool_bytes(1) > 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -519,6 +520,52 @@ def test_without_pygls_the_command_says_which_extra_to_install(tmp_path):
     assert done.returncode == 2
     assert "pip install 'atom-contracts[server]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _frame(message: dict | bytes) -> bytes:
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _frames(stream: bytes) -> list[dict]:
+    messages = []
+    while stream:
+        header, _, rest = stream.partition(b"\r\n\r\n")
+        length = int(header.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        messages.append(json.loads(rest[:length]))
+        stream = rest[length:]
+    return messages
+
+
+def test_a_message_nested_too_deeply_is_refused_by_name_and_the_server_goes_on(tmp_path):
+    # json recurses per level: 100,000 levels was pygls's "Unable to handle
+    # message" traceback on stderr and "Error in server: maximum recursion
+    # depth exceeded ..." in the editor's face.
+    deep = b'{"jsonrpc": "2.0", "method": "x", "params": ' + b"[" * 100_000 + b"]" * 100_000
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": None, "capabilities": {}},
+    }
+    shutdown = {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}
+    done = subprocess.run(
+        [sys.executable, "-m", "checkers", "server"],
+        input=_frame(deep + b"}")
+        + _frame(initialize)
+        + _frame(shutdown)
+        + _frame({"jsonrpc": "2.0", "method": "exit"}),
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=tmp_path,
+        timeout=240,  # a loaded 2-core machine starts the server slowly
+    )
+    messages = _frames(done.stdout)
+    assert any(m.get("id") == 1 and "capabilities" in m.get("result", {}) for m in messages)
+    told = [m["params"]["message"] for m in messages if m.get("method", "").startswith("window/")]
+    assert any("nested too deeply" in t for t in told), told
+    assert not any("Error in server" in t for t in told), told
+    assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")[-2000:]
 
 
 @pytest.mark.asyncio
