@@ -247,13 +247,24 @@ class ContractsServer(LanguageServer):
         return caps is None or caps.diagnostic is None
 
     def publish(
-        self, uri: str, diagnostics: list[types.Diagnostic], version, *, force: bool = False
+        self,
+        uri: str,
+        diagnostics: list[types.Diagnostic],
+        version,
+        *,
+        force: bool = False,
+        checked: bool = False,
     ) -> None:
         """Push diagnostics (only to a client that does not pull, unless ``force``:
-        a broken pyproject is not a document the client will ask about)."""
+        a broken pyproject is not a document the client will ask about).
+
+        An empty list goes out only to clear what was pushed before, or when
+        ``checked``: an open buffer's version was checked and holds nothing,
+        which a client (and bench/server_latency.py) can tell from silence.
+        """
         if not (self.pushing or force):
             return
-        if not diagnostics and uri not in self.published:
+        if not diagnostics and uri not in self.published and not checked:
             return
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
@@ -271,7 +282,7 @@ class ContractsServer(LanguageServer):
         started = time.perf_counter()
         document = self.workspace.get_text_document(uri)
         diagnostics = self.diagnostics_of(uri)
-        self.publish(uri, diagnostics, document.version)
+        self.publish(uri, diagnostics, document.version, checked=True)
         if changed_at is not None and log.isEnabledFor(logging.DEBUG):
             done = time.perf_counter()
             log.debug(

@@ -661,3 +661,11 @@ async def test_a_whole_session_gets_no_error_response_and_logs_no_error(project,
     logged = log_file.read_text(encoding="utf-8")
     assert "pushed " in logged or pull  # the log is the server's, and -v reached it
     assert [line for line in logged.splitlines() if " ERROR " in line] == []
+
+
+@pytest.mark.asyncio
+async def test_a_clean_buffer_is_published_as_checked_with_its_version(project):
+    # Nothing to report is still an answer: the client can tell its version was checked.
+    async with session([project]) as client:
+        uri = open_doc(client, project / "pkg" / "clean.py", "value = 1\n")
+        assert len(await diagnostics(client, uri, lambda d: len(d) == 0)) == 0
