@@ -444,7 +444,7 @@ class InputAssert(Contract):
 
     def wants(self, source) -> bool:
         # A test file first, by its path: its asserts are the test, and the
-        # engine parses whatever a contract wants, so deciding this in `check`
+        # linter parses whatever a contract wants, so deciding this in `check`
         # paid a parse of every test file with an assert for nothing. Then the
         # statement test, which starts from each "assert" in the text: three
         # files in four hold none at all.
