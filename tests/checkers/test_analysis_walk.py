@@ -1,8 +1,9 @@
-"""The fixes' quote count finds every string constant a full ``ast.walk`` finds.
+"""The walks of ``checkers.analysis.walk`` meet what a full ``ast.walk`` meets.
 
-``literals._string_constants`` skips the fields a string cannot sit under
-(names, contexts, operators, aliases); a field skipped wrongly would lose the
-constants below it and could flip a file's preferred quote.
+They skip the fields nothing can sit under (names, contexts, operators,
+aliases); a field skipped wrongly would lose the string constants below it
+(and could flip a file's preferred quote) or the calls below it (and lose an
+AC701 finding), and a wrong order would rank call sites differently.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from checkers.analysis.walk import nodes_of_types
 from checkers.literals import _string_constants, preferred_quote
+from checkers.rules.required_keyword import _statement_parents
 from checkers.source import SourceFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,3 +83,39 @@ def test_the_majority_quote_counts_strings_under_skipped_looking_fields():
     # keyword's value, a default, an annotation, a decorator's argument.
     text = "@d(k='a')\ndef f(x='b', *, y: 'c' = 'd'):\n    return g(z='e')\n\nS = \"only\"\n"
     assert preferred_quote(SourceFile("m.py", text)) == "'"
+
+
+KINDS = (ast.Call, ast.Import, ast.ImportFrom, ast.Return, ast.Lambda, ast.Name, ast.Constant)
+
+
+def _walk_reference(tree: ast.AST, kinds) -> list[int]:
+    return [id(n) for n in ast.walk(tree) if type(n) in kinds]
+
+
+def _parents_reference(tree: ast.AST) -> dict[int, ast.stmt]:
+    out = {}
+
+    def visit(node, stmt):
+        for child in ast.iter_child_nodes(node):
+            here = child if isinstance(child, ast.stmt) else stmt
+            if isinstance(child, ast.Call) and here is not None:
+                out[id(child)] = here
+            visit(child, here)
+
+    visit(tree, None)
+    return out
+
+
+def test_nodes_of_types_meets_them_in_ast_walk_s_order():
+    tree = ast.parse(EVERYWHERE)
+    found = [id(n) for n in nodes_of_types(tree, KINDS)]
+    assert found == _walk_reference(tree, KINDS)
+    assert len(found) > 10
+
+
+@pytest.mark.parametrize("folder", ["checkers", "contracts", "atom"])
+def test_calls_and_their_statements_as_the_full_walk_finds_them(folder):
+    for path in sorted((REPO / folder).rglob("*.py")):
+        tree = ast.parse(path.read_bytes())
+        assert [id(n) for n in nodes_of_types(tree, KINDS)] == _walk_reference(tree, KINDS), path
+        assert _statement_parents(tree) == _parents_reference(tree), path
