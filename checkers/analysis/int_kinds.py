@@ -212,24 +212,50 @@ def _moves(call: ast.Call) -> bool:
 
 
 _DTYPE_NAMES = frozenset({"dtype", "torch_dtype"})
+# The fields that hold statements, an except clause's or a case's included.
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 class IntInference:
-    """Verdicts for expressions of one module, memoised per binding."""
+    """Verdicts for expressions of one module, memoised per binding.
 
-    def __init__(self, tree: ast.Module) -> None:
+    Lazily, per function: the module's own code (its statements and class
+    bodies) is indexed at once, and a function defined there -- with all it
+    nests -- when a question first reaches a node in its lines (``scope_of``).
+    A verdict reads the scope chain of the function it is asked in (that
+    function and those around it, indexed together), the module's scope and,
+    through ``scope_of``, the methods of a class whose attribute it follows:
+    what an unindexed function binds is never read. The imports of every
+    function are collected at once, from its statements alone (``imported``
+    is module-wide). On vLLM a file with a ``repeat_interleave`` holds it in a
+    few of its functions; the whole-module walk was AC701's largest cost.
+    """
+
+    def __init__(self, tree: ast.Module, *, lazy: bool = True) -> None:
         self.tree = tree
         self.scopes: dict[ast.AST, Scope] = {}
         self.imported: set[str] = set()
         self.module = Scope(tree, None, None, {}, None)
         self._busy: set[tuple[int, str]] = set()
+        # A function of the module's own code not indexed yet -> its scope.
+        self._deferred: dict[ast.AST, Scope] = {}
+        self._spans: list[tuple[int, int, ast.AST]] | None = None
         self._index(tree, self.module, None)
+        for node in self._deferred:
+            self._imports_of(node)
+        if not lazy:  # the whole module at once (what the lazy answers are tested against)
+            for node, inner in list(self._deferred.items()):
+                del self._deferred[node]
+                self._index(node, inner, None)
 
     def _index(self, node: ast.AST, scope: Scope, klass: ast.ClassDef | None) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 inner = function_scope(child, scope, klass)
                 self.scopes[child] = inner
+                if scope is self.module and not isinstance(child, ast.Lambda):
+                    self._deferred[child] = inner  # indexed when first asked about
+                    continue
                 self._index(child, inner, None)
                 continue
             if isinstance(child, ast.ClassDef):
@@ -238,6 +264,40 @@ class IntInference:
             self._collect(child, scope)
             self.scopes[child] = scope
             self._index(child, scope, klass)
+
+    def _imports_of(self, func: ast.AST) -> None:
+        """The names a deferred function imports, from a walk of its statements alone."""
+        stack = list(func.body)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Import or kind is ast.ImportFrom:
+                for alias in node.names:
+                    self.imported.add((alias.asname or alias.name).split(".")[0])
+                continue
+            for name in _BLOCK_FIELDS:
+                stack.extend(getattr(node, name, ()))
+
+    def _ensure_at(self, node: ast.AST) -> None:
+        """Index the deferred functions whose lines hold ``node``."""
+        line = getattr(node, "lineno", None)
+        if line is None or not self._deferred:
+            return
+        spans = self._spans
+        if spans is None:
+            spans = self._spans = [
+                (
+                    min([func.lineno, *(d.lineno for d in func.decorator_list)]),
+                    func.end_lineno or func.lineno,
+                    func,
+                )
+                for func in self._deferred
+            ]
+        for first, last, func in spans:
+            if first <= line <= last:
+                inner = self._deferred.pop(func, None)
+                if inner is not None:
+                    self._index(func, inner, None)
 
     def _bind(self, scope: Scope, target: ast.AST, value: ast.AST | None) -> None:
         table = scope.bindings
@@ -276,7 +336,11 @@ class IntInference:
                     self._bind(scope, item.optional_vars, None)
 
     def scope_of(self, node: ast.AST) -> Scope:
-        return self.scopes.get(node, self.module)
+        scope = self.scopes.get(node)
+        if scope is None:
+            self._ensure_at(node)
+            scope = self.scopes.get(node, self.module)
+        return scope
 
     # -- verdicts ------------------------------------------------------
 
