@@ -528,7 +528,7 @@ def _check_chunk(
     """One chunk's results, and the import summaries the worker worked out for the cache."""
     linter = _WORKER
     if linter is None:  # pragma: no cover - the initializer always ran
-        raise RuntimeError("worker started without an linter")
+        raise RuntimeError("worker started without a linter")
     unchanged, items = chunk
     gc.disable()
     try:
