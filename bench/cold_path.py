@@ -329,7 +329,7 @@ def compare(name: str, found: list[str], record: bool) -> bool:
 def parse_floor(project: Path, ruff_cpu: float) -> None:
     """CPU of ``ast.parse`` alone, on one core, over the files the declared contracts parse.
 
-    What the engine cannot go below while it parses each such file whole: the
+    What the linter cannot go below while it parses each such file whole: the
     files whose path, scope and text pre-filter (``wants``) let a contract ask
     for the tree, read and parsed in this process with the collector off.
     """
@@ -340,14 +340,14 @@ def parse_floor(project: Path, ruff_cpu: float) -> None:
     sys.path.insert(0, str(REPO))
     from checkers import api
     from checkers.discovery import discover
-    from checkers.engine import Engine, decode
+    from checkers.linter import Linter, decode
     from checkers.source import DecodeError, SourceFile
 
     config = api.load_config(project, use_cache=False)
-    engine = Engine(config, api.selection_for(config))
+    linter = Linter(config, api.selection_for(config))
     wanted = []
     for rel, abspath in discover([], config):
-        contracts, _ = engine.applying(rel)
+        contracts, _ = linter.applying(rel)
         if not contracts:
             continue
         with open(abspath, "rb") as fh:
@@ -357,7 +357,7 @@ def parse_floor(project: Path, ruff_cpu: float) -> None:
                 continue  # AC001, never parsed
         source = SourceFile(rel, text, abspath=abspath)
         if any(
-            getattr(c, "NEEDS_TREE", True) and c.wants(source) and engine.project_wants(c)
+            getattr(c, "NEEDS_TREE", True) and c.wants(source) and linter.project_wants(c)
             for c in contracts
         ):
             wanted.append(text)

@@ -4,7 +4,7 @@
 
 Builds the tree's scratch project as ``bench/cold_path.py`` does, then checks
 every file in this one process (no pool, no cache, the collector off per file
-as the engine runs it) with ``time.process_time`` accumulated around each
+as the linter runs it) with ``time.process_time`` accumulated around each
 stage: the parse, input-assert's index (``InputOrigins.__init__``) and its
 questions (``reads_input``, which now includes the functions it indexes on
 demand), required-keyword's inference, the fixes' quote count, the
@@ -52,7 +52,7 @@ def stages(project: Path) -> int:
     from checkers import api, literals
     from checkers.analysis import int_kinds, origins
     from checkers.discovery import discover
-    from checkers.engine import Engine
+    from checkers.linter import Linter
     from checkers.source import SourceFile
 
     spent: dict[str, float] = {}
@@ -77,13 +77,13 @@ def stages(project: Path) -> int:
     )
     SourceFile.tree.func = timed("ast.parse", SourceFile.tree.func)
     config = api.load_config(project, use_cache=False)
-    engine = Engine(config, api.selection_for(config))
-    for contract in engine.contracts:
+    linter = Linter(config, api.selection_for(config))
+    for contract in linter.contracts:
         kind = type(contract)
         kind.wants = timed(f"{contract.KIND} pre-filter", kind.wants)
     files = list(discover([], config))
     started = time.process_time()
-    findings = sum(len(engine.check_file(rel, path, None).findings) for rel, path in files)
+    findings = sum(len(linter.check_file(rel, path, None).findings) for rel, path in files)
     total = time.process_time() - started
     print(f"{len(files)} files, {findings} findings, {total:.2f} s CPU in one process")
     for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1]):

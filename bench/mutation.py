@@ -106,7 +106,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             ]
             for module, kind, extra in (
                 ("banned_import", "banned-import", []),
-                # dependent_lines (the cross-file re-check) is held by the engine's tests.
+                # dependent_lines (the cross-file re-check) is held by the linter's tests.
                 ("importorskip", "importorskip", ["tests/checkers/test_cross_file_recheck.py"]),
                 (
                     "input_assert",

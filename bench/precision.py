@@ -4,7 +4,7 @@ The labels (``tests/checkers/data/*_labels.jsonl``) name a line of an installed
 source file -- torch's Python sources or the standard library -- with its
 text's hash and a verdict made by reading the code around it; the source is
 never copied into this repository. This script runs each rule over the files
-the labels name, as the engine would (the contract's pre-filter first, then
+the labels name, as the linter would (the contract's pre-filter first, then
 ``check``), and counts a labelled statement as flagged when a finding's span
 starts on its line.
 
@@ -222,7 +222,7 @@ def score(
 
 
 def rule(kind: str, params: dict):
-    """A labelled-line flagger running contract ``kind`` as the engine would."""
+    """A labelled-line flagger running contract ``kind`` as the linter would."""
     sys.path.insert(0, str(REPO))
     from checkers.rules import kind_class
 

@@ -211,11 +211,11 @@ def fix_round_trips(tree: Path, base, target: Path) -> dict[str, int]:
         return sorted((f.path, f.code, f.message) for f in result.findings if f.fix is None)
 
     figures["unfixable findings changed"] = len(set(unfixable(before)) ^ set(unfixable(fixed)))
-    from checkers.engine import Engine
+    from checkers.linter import Linter
 
     config = api.load_config(target, use_cache=False)
-    engine = Engine(config, api.selection_for(config))
-    rounds = {rel: fix_rounds(engine, rel, originals[rel]) for rel in originals}
+    linter = Linter(config, api.selection_for(config))
+    rounds = {rel: fix_rounds(linter, rel, originals[rel]) for rel in originals}
     figures["fix rounds (most in one file)"] = max(len(r) for r in rounds.values())
     lost = {rel: lost_lines(originals[rel], once[rel], rounds[rel]) for rel in originals}
     for rel, where in lost.items():
@@ -236,7 +236,7 @@ class Lost(NamedTuple):
         return f"{self.where}, line {self.line}: an untouched line is gone: {self.text[:60]!r}"
 
 
-def fix_rounds(engine, rel: str, original: bytes) -> list[tuple[str, list, str]]:
+def fix_rounds(linter, rel: str, original: bytes) -> list[tuple[str, list, str]]:
     """The fixer's passes over one file, replayed in memory: ``(text before, fixes taken, after)``.
 
     ``fix_text`` checks the current text once at the start of each pass and
@@ -254,7 +254,7 @@ def fix_rounds(engine, rel: str, original: bytes) -> list[tuple[str, list, str]]
 
     def check(text: str):
         seen.append((text, len(record)))
-        return engine.check_text(rel, text)
+        return linter.check_text(rel, text)
 
     final, _ = fix_text(decode_source(original), check, unsafe=True, record=record)
     ends = [(text, taken) for text, taken in seen[1:]] + [(final, len(record))]
@@ -331,7 +331,7 @@ def sweep_programs(count: int, seed_value: int | None = None) -> dict[str, int]:
     from hypothesis import HealthCheck, given, seed, settings
     from hypothesis import strategies as st
 
-    from checkers.engine import Engine
+    from checkers.linter import Linter
     from checkers.fixer import fix_text
 
     # Generated programs say `1 is 1` and `1()`: valid Python that compile() warns about.
@@ -344,7 +344,7 @@ def sweep_programs(count: int, seed_value: int | None = None) -> dict[str, int]:
     (root / "tests").mkdir()
     (root / "tests" / "test_x.py").write_text("")
     config = api.load_config(root, use_cache=False)
-    engine = Engine(config, api.selection_for(config))
+    linter = Linter(config, api.selection_for(config))
     figures = {"programs": 0, "checker failures": 0, "fixed programs": 0, "fixes that broke": 0}
     paths = ("pkg/mod.py", "pkg/leaf/member.py", "tests/test_mod.py")
 
@@ -360,14 +360,14 @@ def sweep_programs(count: int, seed_value: int | None = None) -> dict[str, int]:
         for path in paths:
             for variant in (text, text.replace("\n", "\r\n"), text.replace("\n", "\r")):
                 try:
-                    failed = [f for f in engine.check_text(path, variant) if f.code == "AC002"]
+                    failed = [f for f in linter.check_text(path, variant) if f.code == "AC002"]
                 except Exception as exc:
                     failed = [exc]
                 if failed:
                     figures["checker failures"] += 1
                     if figures["checker failures"] <= 5:
                         print(f"  failure on {variant[:80]!r}: {failed[0]}")
-        new, applied = fix_text(text, lambda t: engine.check_text("pkg/mod.py", t), unsafe=True)
+        new, applied = fix_text(text, lambda t: linter.check_text("pkg/mod.py", t), unsafe=True)
         if applied:
             figures["fixed programs"] += 1
             if compiles(text.encode()) is None and compiles(new.encode()) is not None:

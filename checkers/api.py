@@ -131,7 +131,7 @@ def check(
     other files' findings still come back.
     """
     from .discovery import discover
-    from .engine import Engine, wants_progress
+    from .linter import Linter, wants_progress
 
     base = Path(cwd) if cwd is not None else Path.cwd()
     targets = [Path(p) if os.path.isabs(p) else base / p for p in paths]
@@ -157,9 +157,9 @@ def check(
             f"(no [[{TABLE}.contracts]] table), so nothing would be checked"
         )
     selection = selection_for(config, select, ignore)
-    engine = Engine(config, selection)
+    linter = Linter(config, selection)
     if stdin is not None:
-        return _check_stdin(engine, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
+        return _check_stdin(linter, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
     files = discover(targets, config)
     # A contract covering no file of the project checks nothing: judged on the
     # project's listing, the whole-tree run's, never on the files named. A run
@@ -207,14 +207,14 @@ def check(
 
         stamp = tree_stamp(files)
     show = wants_progress(len(files)) if progress is None else progress
-    results = engine.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
+    results = linter.check_files(files, cache=cache, jobs=jobs, progress=show, stamp=stamp)
     fixed = 0
     warnings: list[str] = []
     fixes: dict[str, list[str]] = {}
     diffs: list[str] = []
     if fix or diff:
         fixed = _fix(
-            engine,
+            linter,
             results,
             dict(files),
             unsafe=unsafe_fixes,
@@ -239,12 +239,12 @@ def check(
         from .dependents import recheck
 
         caused, rechecked = recheck(
-            engine, [(r.path, dict(files)[r.path]) for r in results], project_listing
+            linter, [(r.path, dict(files)[r.path]) for r in results], project_listing
         )
         findings.extend(caused)
         checked += rechecked
     if cache is not None and write_cache:
-        engine.save_summaries(cache)
+        linter.save_summaries(cache)
         cache.save()
     if hunks is not None:
         from .diff_filter import in_diff
@@ -262,11 +262,11 @@ def check(
     )
 
 
-def _check_stdin(engine, targets: list[Path], text: str, *, fix: bool, unsafe: bool) -> CheckResult:
+def _check_stdin(linter, targets: list[Path], text: str, *, fix: bool, unsafe: bool) -> CheckResult:
     from . import coverage
     from .discovery import relative
 
-    config = engine.config
+    config = linter.config
     if len(targets) != 1:
         raise ConfigError("stdin is one file: give exactly one --stdin-filename")
     rel = relative(targets[0], config.root)
@@ -280,11 +280,11 @@ def _check_stdin(engine, targets: list[Path], text: str, *, fix: bool, unsafe: b
 
         record: list[Finding] = []
         result.fixed_text, result.fixed = fix_text(
-            text, lambda t: engine.check_text(rel, t), unsafe=unsafe, record=record
+            text, lambda t: linter.check_text(rel, t), unsafe=unsafe, record=record
         )
         if record:
             result.fixes[rel] = [f.code for f in record]
-    result.findings = sorted(engine.check_text(rel, result.fixed_text), key=Finding.sort_key)
+    result.findings = sorted(linter.check_text(rel, result.fixed_text), key=Finding.sort_key)
     return result
 
 
@@ -307,7 +307,7 @@ def _covers_src_roots(targets: list[Path], config: Config) -> bool:
 
 
 def _fix(
-    engine,
+    linter,
     results,
     abspaths: dict[str, str],
     *,
@@ -354,7 +354,7 @@ def _fix(
         record: list[Finding] = []
         new, applied = fix_text(
             text,
-            lambda t, path=path: engine.check_text(path, t),
+            lambda t, path=path: linter.check_text(path, t),
             unsafe=unsafe,
             keep=keep or (lambda f: True),
             record=record,
@@ -378,13 +378,13 @@ def _fix(
             fixed += applied
             continue
         try:
-            write_fixed(abspath, original, new, root=engine.config.root)
+            write_fixed(abspath, original, new, root=linter.config.root)
         except WriteRefused as exc:
             warnings.append(f"{path}: not fixed: {exc}")
             continue
         fixed += applied
         fixes[path] = [f.code for f in record]
-        results[index] = engine.check_file(path, abspath, None)
+        results[index] = linter.check_file(path, abspath, None)
         if cache is not None and results[index].cache_entry is not None:
             cache.put(path, *results[index].cache_entry)
     return fixed
@@ -395,7 +395,7 @@ def check_text(
     text: str,
     config: Config,
     *,
-    engine=None,
+    linter=None,
 ) -> list[Finding]:
     """Check ``text`` as if it were the file at ``path``: no discovery, no cache, no disk read
     of the file itself, suppressions applied -- the one place that decides what "check this
@@ -403,7 +403,7 @@ def check_text(
 
     ``path`` is absolute or relative to the working directory. A file the
     declaration's ``exclude`` covers gets no findings, as on the command line.
-    ``engine`` reuses a long-lived ``Engine`` (and its project index) of this
+    ``linter`` reuses a long-lived ``Linter`` (and its project index) of this
     ``config``; by default one is built from the declared selection. A
     contract that raises is the file's AC002, beside its other findings.
     """
@@ -412,28 +412,28 @@ def check_text(
 
     rel = relative(os.path.abspath(path), config.root)
     source = SourceFile(rel, text, abspath=os.path.join(config.root, rel))
-    return check_source(source, config, engine=engine)
+    return check_source(source, config, linter=linter)
 
 
-def check_source(source, config: Config, *, engine=None) -> list[Finding]:
+def check_source(source, config: Config, *, linter=None) -> list[Finding]:
     """``check_text`` of a ``SourceFile`` already built (``source.path`` relative to the
     root): the language server's, whose buffer's tree is spliced from its last one
     (``checkers.incremental``) rather than parsed whole on every keystroke."""
-    from .engine import Engine
+    from .linter import Linter
     from .suppression import parse_directives
 
     rel = source.path
     exclude = config.exclude_spec()
     if exclude is not None and exclude.match_file(rel):
         return []
-    if engine is None:
-        engine = Engine(config, Selection(config.select, config.ignore))
-    contracts, pfi = engine.applying(rel)
-    # A long-lived engine's project index must see this text as that file
+    if linter is None:
+        linter = Linter(config, Selection(config.select, config.ignore))
+    contracts, pfi = linter.applying(rel)
+    # A long-lived linter's project index must see this text as that file
     # from now on, for the cross-file questions other files ask about it.
-    engine.source_changed(source.abspath, source)
-    raw = engine.run_contracts(source, contracts)
-    findings = engine.finalize(rel, raw, parse_directives(source.text), pfi)
+    linter.source_changed(source.abspath, source)
+    raw = linter.run_contracts(source, contracts)
+    findings = linter.finalize(rel, raw, parse_directives(source.text), pfi)
     return sorted(findings, key=Finding.sort_key)
 
 

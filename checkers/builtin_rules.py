@@ -50,7 +50,7 @@ CHECKER_FAILED = Rule(
     code=codes.CHECKER_FAILED,
     name="checker-failed",
     what=(
-        "Reports a file on which a contract's check (or the engine itself) raised, naming "
+        "Reports a file on which a contract's check (or the linter itself) raised, naming "
         "the contract and the exception, in place of that contract's findings on the file."
     ),
     why=(

@@ -166,7 +166,7 @@ def _well_formed(stored: object) -> bool:
     A file of another shape (an older version's, a foreign one that happens to
     unmarshal) is a miss, never an error. Only the outer shape is checked here,
     a microsecond per entry; an entry whose inside is wrong fails when the
-    engine reads it, and the engine then checks that file from its bytes.
+    linter reads it, and the linter then checks that file from its bytes.
     """
     if not (isinstance(stored, tuple) and len(stored) in (2, 3)):
         return False

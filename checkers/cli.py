@@ -92,7 +92,7 @@ def check_options() -> tuple[tuple[tuple[str, ...], str, object, str], ...]:
 
 
 def worker_count(raw: str) -> int:
-    """``--jobs``: at least one worker. The engine reads anything below 2 as "check here,
+    """``--jobs``: at least one worker. The linter reads anything below 2 as "check here,
     serially", so a 0 or a negative count would otherwise be accepted and mean 1 silently."""
     value = int(raw)
     if value < 1:

@@ -25,13 +25,13 @@ from collections.abc import Callable
 
 from contracts.finding import Finding
 
-from .engine import Engine, decode
+from .linter import Linter, decode
 from .source import SourceFile
 from .suppression import parse_directives
 
 
 def dependent_files(
-    engine: Engine,
+    linter: Linter,
     edited: list[tuple[str, str]],
     listing: Callable[[], list[tuple[str, str]]] | None = None,
 ):
@@ -49,14 +49,14 @@ def dependent_files(
     """
     contracts = [
         c
-        for c in engine.contracts
+        for c in linter.contracts
         if not c.CACHEABLE
         and type(c).dependent_lines is not _base_dependent_lines()
-        and engine.project_wants(c)
+        and linter.project_wants(c)
     ]
     if not contracts:
         return
-    project = engine.project
+    project = linter.project
     modules: dict[str, str] = {}
     for rel, _ in edited:
         name = project.module_name(rel)
@@ -69,12 +69,12 @@ def dependent_files(
         from .discovery import discover
 
         def listing() -> list[tuple[str, str]]:
-            return discover([], engine.config)
+            return discover([], linter.config)
 
     for rel, abspath in listing():
         if rel in done or not any(c.applies_to(rel) for c in contracts):
             continue
-        applying, pfi = engine.applying(rel)
+        applying, pfi = linter.applying(rel)
         asked = {}
         for contract in applying:
             if contract in contracts:
@@ -86,7 +86,7 @@ def dependent_files(
 
 
 def recheck(
-    engine: Engine,
+    linter: Linter,
     edited: list[tuple[str, str]],
     listing: Callable[[], list[tuple[str, str]]] | None = None,
 ) -> tuple[list[Finding], int]:
@@ -94,7 +94,7 @@ def recheck(
     checked; ``listing`` as ``dependent_files`` reads it."""
     findings: list[Finding] = []
     checked = 0
-    for rel, abspath, asked, pfi in dependent_files(engine, edited, listing):
+    for rel, abspath, asked, pfi in dependent_files(linter, edited, listing):
         try:
             with open(abspath, "rb") as fh:
                 text = decode(fh.read())
@@ -102,8 +102,8 @@ def recheck(
             continue  # the file's own run reports why it cannot be read
         checked += 1
         source = SourceFile(rel, text, abspath=abspath)
-        raw = engine.run_contracts(source, [c for c, _ in asked.values()])
-        kept = engine.finalize(rel, raw, parse_directives(text), pfi)
+        raw = linter.run_contracts(source, [c for c, _ in asked.values()])
+        kept = linter.finalize(rel, raw, parse_directives(text), pfi)
         for f in kept:
             entry = asked.get(f.contract)
             if entry is None:

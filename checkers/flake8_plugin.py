@@ -7,7 +7,7 @@ into an editor that already speaks flake8.
 
 flake8 imports every installed plugin on every run, including runs that never
 select ``AC``, so this module imports nothing beyond the standard library at
-import time. The engine (``checkers.api``) is imported on the first file the
+import time. The linter (``checkers.api``) is imported on the first file the
 plugin actually checks, and each configuration is loaded once per directory
 per process: flake8 checks files in worker processes, and a worker sees many
 files of one project.
@@ -87,7 +87,7 @@ class ContractsPlugin:
     version = _version()
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
-        # flake8 hands over its own parse; the engine reparses from the text
+        # flake8 hands over its own parse; the linter reparses from the text
         # only for the contracts whose text pre-filter the file passes.
         self.tree = tree
         self.filename = filename

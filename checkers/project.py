@@ -12,10 +12,10 @@ them, and a module name resolves to a path once. What is kept is those
 summaries, never a file's text or tree: a whole-tree run would otherwise hold
 every AST it ever parsed until it ends (535 MB in one worker over the
 stdlib), and the cyclic collector would walk them all again at each
-collection. The engine registers the source it is checking with
+collection. The linter registers the source it is checking with
 ``add_source``, so a question about that file while it is being checked
-reads the engine's copy rather than the disk; the registration lasts as long
-as the engine holds the source.
+reads the linter's copy rather than the disk; the registration lasts as long
+as the linter holds the source.
 
 Resolution follows Python's own rules as far as the file system shows them:
 ``pkg/__init__.py`` before ``pkg.py`` (a regular package wins over a module),
@@ -109,7 +109,7 @@ class Project:
         src_roots: tuple[str | os.PathLike[str], ...] = (),
         summaries: dict[str, tuple] | None = None,
     ) -> None:
-        # Not resolved: the engine joins paths onto the root as given, and a
+        # Not resolved: the linter joins paths onto the root as given, and a
         # symlinked root must still contain them. module_name falls back to
         # real paths when the spelled ones do not line up.
         self.root = Path(os.path.abspath(root))
@@ -120,8 +120,8 @@ class Project:
         )
         self._real_src_roots: tuple[Path, ...] | None = None
         self._names: dict[str, str | None] = {}
-        # Sources the engine is checking right now; a weak map, so registering
-        # a file never keeps its tree past the engine's own use of it.
+        # Sources the linter is checking right now; a weak map, so registering
+        # a file never keeps its tree past the linter's own use of it.
         self._sources: weakref.WeakValueDictionary[str, SourceFile] = weakref.WeakValueDictionary()
         self._imports: dict[str, tuple[ImportRef, ...]] = {}
         self._resolved: dict[str, Path | None] = {}
@@ -286,9 +286,9 @@ class Project:
     # -- files -----------------------------------------------------------
 
     def add_source(self, source: SourceFile) -> None:
-        """Register the file the engine is checking: questions about it read this copy.
+        """Register the file the linter is checking: questions about it read this copy.
 
-        Held weakly: once the engine lets the source go, so does the project
+        Held weakly: once the linter lets the source go, so does the project
         (what it learnt from it stays, in the import and binding summaries).
         """
         self._sources[str(self._absolute(source.abspath))] = source
@@ -403,9 +403,9 @@ class Project:
         return found
 
     def remember(self, source: SourceFile, size: int, mtime_ns: int, digest: bytes) -> None:
-        """Summarise a file the engine has parsed anyway, so no one parses it again.
+        """Summarise a file the linter has parsed anyway, so no one parses it again.
 
-        Called with the stat and digest the engine read the bytes under; the
+        Called with the stat and digest the linter read the bytes under; the
         summary goes to ``new_summaries`` (and so to the cache) beside the
         memo, which is what a later chain through the file reads.
         """

@@ -93,7 +93,7 @@ def builtin_entries() -> list[RuleEntry]:
 
 
 def all_entries(*, strict: bool = True) -> list[RuleEntry]:
-    """Every code: the kinds' rules in registry order, then the engine's own.
+    """Every code: the kinds' rules in registry order, then the linter's own.
 
     ``strict=False`` skips a kind whose module is not importable (a partial
     install); the docs and ``rules`` command are strict.

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from .codes import CHECKER_FAILED, UNCHECKABLE
 
-# Findings the engine itself raises; not a contract kind's.
+# Findings the linter itself raises; not a contract kind's.
 ALWAYS_ON = frozenset({UNCHECKABLE, CHECKER_FAILED})
 
 

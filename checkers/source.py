@@ -10,7 +10,7 @@ first two lines, UTF-8 otherwise), and refuses what import refuses: an
 unknown codec, a BOM under a cookie naming another codec, bytes the declared
 codec cannot decode. Every reader of source (the per-file check, the
 project's reads of neighbour modules, the fixer, the flake8 plugin through
-the engine) goes through it, so a file is never checked as text Python would
+the linter) goes through it, so a file is never checked as text Python would
 not run, and a refusal is one AC001, never a silent "binds nothing".
 """
 
@@ -100,7 +100,7 @@ class SourceFile:
 
     @property
     def module_name(self) -> str:
-        """Dotted name under the first src root (set by the engine)."""
+        """Dotted name under the first src root (set by the linter)."""
         return getattr(self, "_module_name", "")
 
     def char_column(self, line: int, byte_offset: int) -> int:

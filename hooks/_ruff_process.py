@@ -64,7 +64,7 @@ def find_ruff(environ: Mapping[str, str]) -> list[str]:
 class RuffFix:
     """One ``ruff check --fix`` on one file, started now and collected later.
 
-    Split in two so the hook can import the contract engine while ruff runs:
+    Split in two so the hook can import the contract linter while ruff runs:
     the two costs overlap instead of adding up.
     """
 

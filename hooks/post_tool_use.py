@@ -17,7 +17,7 @@ same reason: CI picks them up once an edit lands beside them.
 
 The hook must never be the reason an agent stops. Its own failures -- stdin
 that is empty or not JSON, a path outside the project, a file deleted before
-the hook ran, ruff missing or failing, the deadline passing, an engine that
+the hook ran, ruff missing or failing, the deadline passing, an linter that
 cannot load its configuration -- each exit 0 with one line on stderr saying
 why, never a traceback (a traceback exits 1, which Claude Code shows the
 user as a hook error on every edit). Notebooks get ruff only: ruff lints
@@ -190,7 +190,7 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
             notes.append(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not linted by ruff")
     want_contracts = options.contracts and not edited.is_notebook
     if want_contracts and ruff is not None:
-        # Import the engine while ruff works; the contract check itself must
+        # Import the linter while ruff works; the contract check itself must
         # wait for ruff's fixes, since it has to see the fixed text.
         # An import failure is reported below, where the check fails the same way.
         with suppress(Exception):

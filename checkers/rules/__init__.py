@@ -38,7 +38,7 @@ def kind_class(kind: str) -> type[Contract]:
 def matching_no_rule(prefixes: Iterable[str], loaded: Iterable[type[Contract]] = ()) -> list[str]:
     """The code prefixes no rule's code starts with (``""``, i.e. ``ALL``, matches every one).
 
-    The engine's codes and the ``loaded`` kinds' are tried first; every kind
+    The linter's codes and the ``loaded`` kinds' are tried first; every kind
     is imported only when a prefix matches none of them, so a selection of
     the declared contracts' own codes costs no import.
     """

@@ -421,7 +421,7 @@ class InputAssert(Contract):
 
     def wants(self, source) -> bool:
         # A test file first, by its path: its asserts are the test, and the
-        # engine parses whatever a contract wants, so deciding this in `check`
+        # linter parses whatever a contract wants, so deciding this in `check`
         # paid a parse of every test file with an assert for nothing. Then the
         # substring test: three files in four hold no "assert" at all, and it
         # costs a hundredth of the line pattern, whose `[;:]` branch is tried at

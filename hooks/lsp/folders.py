@@ -1,4 +1,4 @@
-"""What the server knows about each declaration: its config, its engine, its last error.
+"""What the server knows about each declaration: its config, its linter, its last error.
 
 Nothing here speaks LSP, and nothing imports pygls: this is the checker's
 side of the server, driven by ``hooks.lsp.server`` and by
@@ -7,9 +7,9 @@ side of the server, driven by ``hooks.lsp.server`` and by
 A file is governed by the nearest ``pyproject.toml`` above it that declares
 ``[tool.atom-contracts]`` -- the CLI's rule, so an editor and CI never
 disagree about which contracts hold for a file. Each such declaration is a
-``Declaration`` with one long-lived ``Engine``: its project index keeps the
+``Declaration`` with one long-lived ``Linter``: its project index keeps the
 parse and the imports of every neighbour a cross-file contract has read, and
-is told when one file changes (``Engine.source_changed``), so a keystroke
+is told when one file changes (``Linter.source_changed``), so a keystroke
 re-reads nothing but the buffer typed in. Several workspace folders, or a
 monorepo with a declaration per package, are simply several declarations.
 
@@ -54,13 +54,13 @@ def declaring_pyproject(path: str | os.PathLike[str]) -> Path | None:
 
 
 class Declaration:
-    """One ``[tool.atom-contracts]`` table and the engine that checks files under it."""
+    """One ``[tool.atom-contracts]`` table and the linter that checks files under it."""
 
     def __init__(self, pyproject: Path) -> None:
         self.pyproject = pyproject
         self.root = pyproject.parent
         self.config = None
-        self.engine = None
+        self.linter = None
         self.error: str | None = None
         # abspath -> the SourceFile of its buffer's last check: the next
         # keystroke's tree is spliced from it (checkers.incremental).
@@ -70,17 +70,17 @@ class Declaration:
     def load(self) -> bool:
         """(Re)read the declaration; False, with ``error`` set, when it does not load."""
         from checkers.api import load_config, selection_for
-        from checkers.engine import Engine
+        from checkers.linter import Linter
 
         try:
             # No cache: the server reads the file once per change, and an editor
             # should not be what writes .atom-contracts-cache/ into a checkout.
             config = load_config(self.pyproject, config_file=self.pyproject, use_cache=False)
-            engine = Engine(config, selection_for(config))
+            linter = Linter(config, selection_for(config))
         except ConfigError as exc:
-            self.config, self.engine, self.error = None, None, str(exc)
+            self.config, self.linter, self.error = None, None, str(exc)
             return False
-        self.config, self.engine, self.error = config, engine, None
+        self.config, self.linter, self.error = config, linter, None
         self._buffers.clear()
         return True
 
@@ -106,10 +106,10 @@ class Declaration:
         source = successor(previous, rel, text, os.path.join(self.config.root, rel))
         if buffer:
             self._buffers[abspath] = source
-        return check_source(source, self.config, engine=self.engine)
+        return check_source(source, self.config, linter=self.linter)
 
     def check_detached(self, path: str, text: str) -> list[Finding]:
-        """``text`` checked by a throwaway engine: for trial texts (a fix's passes) that
+        """``text`` checked by a throwaway linter: for trial texts (a fix's passes) that
         must not become what the long-lived index believes the file holds."""
         if self.config is None:
             return []
@@ -120,14 +120,14 @@ class Declaration:
     def forget(self, path: str) -> None:
         """The buffer of ``path`` closed, or the file changed on disk: read it from disk again."""
         self._buffers.pop(os.path.abspath(path), None)
-        if self.engine is not None:
-            self.engine.source_changed(os.path.abspath(path), None)
+        if self.linter is not None:
+            self.linter.source_changed(os.path.abspath(path), None)
 
     def saved(self, path: str) -> None:
         """The buffer of ``path`` is on disk now: path lookups see it (a file the save
         created resolves from now on); the buffer, and the tree kept for it, stay."""
-        if self.engine is not None:
-            self.engine.source_changed(os.path.abspath(path), None)
+        if self.linter is not None:
+            self.linter.source_changed(os.path.abspath(path), None)
 
     def project_files(self) -> list[tuple[str, str]]:
         """(relative, absolute) of every file the CLI would check here."""
@@ -142,9 +142,9 @@ class Declaration:
 
         Their findings depend on other files, so a save anywhere may change them.
         """
-        if self.engine is None:
+        if self.linter is None:
             return []
-        volatile = [c for c in self.engine.contracts if not c.CACHEABLE]
+        volatile = [c for c in self.linter.contracts if not c.CACHEABLE]
         if not volatile:
             return []
         return [
@@ -155,9 +155,9 @@ class Declaration:
 
     def disk_text(self, abspath: str) -> str | None:
         """A file's text as the project index holds it (read and decoded once)."""
-        if self.engine is None:
+        if self.linter is None:
             return None
-        source = self.engine.project.read_source(abspath)
+        source = self.linter.project.read_source(abspath)
         return source.text if source is not None else None
 
 

@@ -2,7 +2,7 @@
 
 Built on pygls 2 (the protocol, the document store, position encodings) and
 lsprotocol (the types). Every check runs on the editor's buffer, never the
-file on disk (``checkers.api.check_text``), through one long-lived engine per
+file on disk (``checkers.api.check_text``), through one long-lived linter per
 declaration (``hooks.lsp.folders``).
 
 Diagnostics are pulled (``textDocument/diagnostic``, ``workspace/diagnostic``)
@@ -227,7 +227,7 @@ class ContractsServer(LanguageServer):
         return findings
 
     def logged(self, findings: list[Finding]) -> list[Finding]:
-        """A contract that crashed is the file's AC002 (the engine's doing: the other
+        """A contract that crashed is the file's AC002 (the linter's doing: the other
         contracts still report); the server's log says so too, where a bug report starts."""
         for f in findings:
             if f.code == CHECKER_FAILED:
@@ -332,7 +332,7 @@ class ContractsServer(LanguageServer):
         by_declaration: dict[Path, list[str]] = {}
         for path in edited:
             declaration = self.declaration_for(path)
-            if declaration is not None and declaration.engine is not None:
+            if declaration is not None and declaration.linter is not None:
                 by_declaration.setdefault(declaration.pyproject, []).append(os.path.abspath(path))
         holding: list[str] = [p for p in (to_fs_path(u) for u, f in self.swept.items() if f) if p]
         holding += [
@@ -343,10 +343,10 @@ class ContractsServer(LanguageServer):
         out: list[tuple[Declaration, str]] = []
         for pyproject, paths in by_declaration.items():
             declaration = self.declarations[pyproject]
-            engine = declaration.engine
+            linter = declaration.linter
             pairs = [(declaration.relative(p), p) for p in paths]
-            found = dict.fromkeys(abspath for _r, abspath, _a, _p in dependent_files(engine, pairs))
-            volatile = {c.id for c in engine.contracts if not c.CACHEABLE}
+            found = dict.fromkeys(abspath for _r, abspath, _a, _p in dependent_files(linter, pairs))
+            volatile = {c.id for c in linter.contracts if not c.CACHEABLE}
             for path in holding:
                 abspath = os.path.abspath(path)
                 if self.declaration_for(abspath) is not declaration or abspath in found:

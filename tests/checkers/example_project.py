@@ -1,6 +1,6 @@
-"""Lay a rule example out as a project on disk and run the real engine on it.
+"""Lay a rule example out as a project on disk and run the real linter on it.
 
-Shared by the rule-example test and the engine tests: an example is checked
+Shared by the rule-example test and the linter tests: an example is checked
 exactly as a user's file would be -- discovery of the one file, the kind's
 ``from_table`` validation, suppressions, fixes -- so a rule cannot pass its
 own examples through a path users never take.

@@ -1,6 +1,6 @@
-"""A contract run directly on one file, as the engine runs it: the per-rule tests' one harness.
+"""A contract run directly on one file, as the linter runs it: the per-rule tests' one harness.
 
-Each kind's own VALID and INVALID examples go through the real engine in
+Each kind's own VALID and INVALID examples go through the real linter in
 ``test_rule_examples.py``; the tests in ``rules/`` pin the cases around them
 and call the contract directly, so a failure points at the rule.
 """
@@ -27,7 +27,7 @@ def run_rule(
 ):
     """Findings of a contract of ``kind`` with ``params`` on ``source`` at ``path``.
 
-    The pre-filter runs first, as in the engine. Without ``root`` the contract
+    The pre-filter runs first, as in the linter. Without ``root`` the contract
     sees no project (a one-file kind); with it, ``files`` and the file itself are
     written under ``root`` and a ``Project`` over it answers cross-file questions.
     """
@@ -45,7 +45,7 @@ def run_rule(
 
 
 def apply_fixes(text: str, findings) -> str:
-    """Apply every edit, last first, as the engine does (1-based char columns, end exclusive)."""
+    """Apply every edit, last first, as the linter does (1-based char columns, end exclusive)."""
     starts = [0]
     for line in SourceFile("x.py", text).lines:
         starts.append(starts[-1] + len(line))

@@ -153,7 +153,7 @@ def test_imports_are_memoised_and_a_registered_source_wins_over_disk(tmp_path):
     assert project.read_source("mod.py") is held is project.read_source(tmp_path / "mod.py")
 
 
-def test_a_registered_source_is_not_kept_past_the_engines_use(tmp_path):
+def test_a_registered_source_is_not_kept_past_the_linters_use(tmp_path):
     # The project keeps summaries, never a file's tree: a whole-tree run
     # would otherwise hold every AST it parsed until it ends.
     import gc

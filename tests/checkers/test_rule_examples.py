@@ -1,4 +1,4 @@
-"""Every kind's VALID and INVALID examples, run through the real engine.
+"""Every kind's VALID and INVALID examples, run through the real linter.
 
 fixit's habit: a rule carries its own proof, and the suite runs all of it.
 Each INVALID example must yield exactly its expected findings -- code, line

@@ -5,7 +5,7 @@ from __future__ import annotations
 from checkers.suppression import parse_directives
 
 from ..scaffold import write_tree
-from .test_engine import RENAME, codes, run
+from .test_linter import RENAME, codes, run
 
 
 def test_a_suppression_with_a_reason_suppresses_and_says_nothing(tmp_path):

@@ -1,4 +1,4 @@
-"""Which payload shapes name an edited file, read in-process (no ruff, no engine)."""
+"""Which payload shapes name an edited file, read in-process (no ruff, no linter)."""
 
 from __future__ import annotations
 

@@ -427,7 +427,7 @@ def test_declared_exclude_keeps_contracts_off_the_file(project) -> None:
     assert (run.returncode, run.stderr) == (0, "")
 
 
-def test_an_engine_finding_names_its_documentation_not_an_empty_contract(project) -> None:
+def test_a_builtin_finding_names_its_documentation_not_an_empty_contract(project) -> None:
     mod = project.write("pkg/mod.py", "def allocate_kv_cache_tensors(self, blocks:\n    pass\n")
     run = project.run_hook(project.payload("Write", mod), "--no-ruff")
     assert run.returncode == 2, run.stderr

@@ -129,7 +129,7 @@ def test_a_cache_file_of_the_wrong_shape_is_a_miss(project, capsys, name):
     assert cache_file.is_file()
     stored = WRONG_SHAPES[name]
     if name in ("inner-wrong", "findings-not-tuples", "findings-nested-1500-deep"):
-        # Keep the file's real stat, so the engine trusts the entry and reads its inside.
+        # Keep the file's real stat, so the linter trusts the entry and reads its inside.
         import os
 
         st = os.stat(project / "plain.py")

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checkers import api
-from checkers.engine import Engine
+from checkers.linter import Linter
 
 from ..scaffold import CONTRACTS, lay_out, pyproject
 
@@ -30,34 +30,34 @@ pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory) -> Engine:
+def linter(tmp_path_factory) -> Linter:
     root = tmp_path_factory.mktemp("every-kind")
     lay_out(root, *CONTRACTS, files={"pkg/__init__.py": "", "pkg/leaf/__init__.py": ""})
     config = api.load_config(root, use_cache=False)
-    return Engine(config, api.selection_for(config))
+    return Linter(config, api.selection_for(config))
 
 
 PATHS = ("pkg/mod.py", "pkg/leaf/member.py", "tests/test_mod.py")
 SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
-def _never_fails(engine: Engine, text: str) -> None:
+def _never_fails(linter: Linter, text: str) -> None:
     for path in PATHS:
         for variant in (text, text.replace("\n", "\r\n"), text.replace("\n", "\r")):
-            failed = [f for f in engine.check_text(path, variant) if f.code == "AC002"]
+            failed = [f for f in linter.check_text(path, variant) if f.code == "AC002"]
             assert not failed, failed[0].message
 
 
 @SETTINGS
 @given(hypothesmith.from_grammar())
-def test_no_program_from_the_grammar_makes_a_checker_fail(engine, text):
-    _never_fails(engine, text)
+def test_no_program_from_the_grammar_makes_a_checker_fail(linter, text):
+    _never_fails(linter, text)
 
 
 @SETTINGS
 @given(hypothesmith.from_node())
-def test_no_program_from_libcst_nodes_makes_a_checker_fail(engine, text):
-    _never_fails(engine, text)
+def test_no_program_from_libcst_nodes_makes_a_checker_fail(linter, text):
+    _never_fails(linter, text)
 
 
 # -- fixes -------------------------------------------------------------------

@@ -178,7 +178,7 @@ def _project_with_broken_test(tmp_path, *, reaches: bool):
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "ops.py").write_text("import triton\n" if reaches else "import math\n")
     (tmp_path / "tests").mkdir()
-    # Unparsable on purpose: whether the engine parsed it shows as AC001.
+    # Unparsable on purpose: whether the linter parsed it shows as AC001.
     (tmp_path / "tests" / "test_ops.py").write_text("import pkg.ops\ndef broken(:\n")
 
 

@@ -1,4 +1,4 @@
-"""The engine on small projects: pre-filter, AC001, cache, parallel, fixes."""
+"""The linter on small projects: pre-filter, AC001, cache, parallel, fixes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One pass over the files: read once, pre-filter, parse once, check, suppress.
 
-For each file the engine picks the contracts whose ``paths`` cover it and
+For each file the linter picks the contracts whose ``paths`` cover it and
 whose codes are selected; each contract's text pre-filter (``wants``) then
 decides whether it needs the tree at all, and the tree is parsed on first
 use and shared (``SourceFile.tree``). On the standard library most files
@@ -57,7 +57,7 @@ def uncheckable(path: str, message: str, line: int = 1, column: int = 1) -> Find
     return Finding(
         code="AC001",
         contract="",
-        kind="engine",
+        kind="builtin",
         path=path,
         line=line,
         column=column,
@@ -74,7 +74,7 @@ def checker_failed(path: str, what: str, exc: BaseException) -> Finding:
     return Finding(
         code="AC002",
         contract="",
-        kind="engine",
+        kind="builtin",
         path=path,
         line=1,
         column=1,
@@ -95,7 +95,7 @@ def decode(data: bytes) -> str:
     return decode_source(data)
 
 
-class Engine:
+class Linter:
     """The checks of one configuration and selection, applied file by file."""
 
     def __init__(self, config: Config, selection: Selection) -> None:
@@ -123,7 +123,7 @@ class Engine:
         return wanted
 
     def source_changed(self, path: str, source: SourceFile | None) -> None:
-        """A long-lived engine (the language server's) hears that one file changed:
+        """A long-lived linter (the language server's) hears that one file changed:
         the project index drops what depended on it, and a contract that had no
         business in the project is asked again (the new text may give it one)."""
         if self._project is not None:
@@ -435,7 +435,7 @@ class Engine:
             (unchanged, [(rel, abspath, entries.get(rel)) for rel, abspath in chunk])
             for chunk in chunks
         ]
-        # fork: workers inherit this engine (its parsed config, compiled globs)
+        # fork: workers inherit this linter (its parsed config, compiled globs)
         # instead of unpickling it; spawn platforms re-create it from the config.
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         _WORKER = self
@@ -471,7 +471,7 @@ class Engine:
         return results
 
 
-_WORKER: Engine | None = None
+_WORKER: Linter | None = None
 
 
 def _init_worker(config: Config | None, selection: Selection | None) -> None:
@@ -488,7 +488,7 @@ def _init_worker(config: Config | None, selection: Selection | None) -> None:
     _die_with_parent()
     global _WORKER
     if config is not None and selection is not None:  # spawn: rebuild what fork inherits
-        _WORKER = Engine(config, selection)
+        _WORKER = Linter(config, selection)
 
 
 def _die_with_parent() -> None:
@@ -525,20 +525,20 @@ def _check_chunk(
     chunk: tuple[bool, list[tuple[str, str, tuple | None]]],
 ) -> tuple[list[FileResult], dict[str, tuple]]:
     """One chunk's results, and the import summaries the worker worked out for the cache."""
-    engine = _WORKER
-    if engine is None:  # pragma: no cover - the initializer always ran
-        raise RuntimeError("worker started without an engine")
+    linter = _WORKER
+    if linter is None:  # pragma: no cover - the initializer always ran
+        raise RuntimeError("worker started without an linter")
     unchanged, items = chunk
     gc.disable()
     try:
         results = [
-            engine.check_file(rel, abspath, entry, tree_unchanged=unchanged)
+            linter.check_file(rel, abspath, entry, tree_unchanged=unchanged)
             for rel, abspath, entry in items
         ]
         summaries: dict[str, tuple] = {}
-        if engine._project is not None and engine._project.new_summaries:
-            summaries = engine._project.new_summaries
-            engine._project.new_summaries = {}
+        if linter._project is not None and linter._project.new_summaries:
+            summaries = linter._project.new_summaries
+            linter._project.new_summaries = {}
         return results, summaries
     finally:
         # The collector was off for the chunk, so the cycles its files left
