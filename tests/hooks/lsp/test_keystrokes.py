@@ -142,7 +142,7 @@ def test_after_every_keystroke_the_findings_are_a_fresh_checks():
     unparsable = 0
     for step, text in enumerate(session.texts):
         typed = declaration.check(path, text, buffer=True)
-        fresh = check_text(path, text, declaration.config)  # its own engine, parsed whole
+        fresh = check_text(path, text, declaration.config)  # its own linter, parsed whole
         assert typed == fresh, (step, session.edits[step])
         syntax = [f for f in typed if f.code == "AC001"]
         try:
