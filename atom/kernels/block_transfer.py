@@ -71,6 +71,9 @@ class KernelConfig:
       pool) has its pieces computed from three scalars instead of read from the table.
     - ``full_fast``: a whole piece moves unmasked; ``streaming``: loads evict first and stores
       bypass cache retention (``.cs``), a transfer's bytes being touched once.
+    - ``direct``: a call whose arguments triton would specialize as an earlier call's were goes
+      straight to that call's compiled kernel, skipping triton's per-call argument binding and
+      cache-key string -- host time that a back-to-back transfer of a few MiB waits on.
     """
 
     piece_bytes: int = PIECE_BYTES
@@ -80,13 +83,14 @@ class KernelConfig:
     one_region: bool = True
     full_fast: bool = True
     streaming: bool = False
+    direct: bool = True
 
     def __post_init__(self) -> None:
         for name in ("piece_bytes", "num_warps", "persistent"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"KernelConfig.{name} must be an int, got {value!r}")
-        for name in ("prefetch", "one_region", "full_fast", "streaming"):
+        for name in ("prefetch", "one_region", "full_fast", "streaming", "direct"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise TypeError(f"KernelConfig.{name} must be a bool, got {value!r}")
@@ -161,8 +165,10 @@ class StagingLayout:
 
     regions: tuple[StagedRegion, ...]
 
-    @property
+    @functools.cached_property
     def block_bytes(self) -> int:
+        # Cached: every call asks (the staged buffer's check, the launch), and a pool of 300
+        # regions would sum 300 spans each time.
         return sum(r.span for r in self.regions)
 
     @classmethod

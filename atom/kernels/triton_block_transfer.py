@@ -170,6 +170,55 @@ def _move_kernel(
 #: (word, vec) pairs whose hinted compile failed: moved unhinted from then on, and said once.
 _UNHINTED: set[tuple[int, int]] = set()
 
+#: Compiled kernels by what triton specialized them on (``_specialization``) and their
+#: constexprs: a later call with the same key launches it directly (``KernelConfig.direct``).
+_COMPILED: dict[tuple, object] = {}
+#: How a compiled kernel's launcher takes its arguments, found on the first direct launch:
+#: "all" (every parameter, constexprs included, as ``JITFunction.run`` passes them in triton 3.3
+#: and later), "runtime" (the non-constexpr ones, older triton), or "off" (neither: the JIT path
+#: always). A launcher parses an exact argument count, so a wrong guess raises before it launches.
+_DIRECT: list[str] = ["unknown"]
+_I32 = range(-(2**31), 2**31)
+
+
+def _specialization(args: tuple) -> tuple:
+    """What triton specializes a launch on, over-approximated so two calls with one key compile
+    to one kernel: per tensor its dtype and whether its address is 16-byte aligned; per int
+    whether it is 1, a multiple of 16, and which integer type holds it."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            out.append((a.dtype, a.data_ptr() % 16 == 0))
+        else:
+            out.append((a == 1, a % 16 == 0, a in _I32, a >= 2**63))
+    return tuple(out)
+
+
+def _launch_direct(compiled, grid: tuple, args: tuple, consts: tuple) -> bool:
+    """Launch ``compiled`` through its own launcher; False when this triton's launcher takes
+    neither argument convention (the caller then takes the JIT path)."""
+    mode = _DIRECT[0]
+    if mode == "off":
+        return False
+    tries = [mode] if mode != "unknown" else ["all", "runtime"]
+    for m in tries:
+        try:
+            compiled[grid](*(args + consts if m == "all" else args))
+        except TypeError:
+            if mode != "unknown":
+                raise
+            continue
+        _DIRECT[0] = m
+        return True
+    _DIRECT[0] = "off"
+    warnings.warn(
+        "block transfer: this triton's compiled-kernel launcher takes neither argument "
+        "convention; launching through the JIT from now on",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+    return False
+
 
 @functools.cache
 def _multiprocessors(index: int) -> int:
@@ -207,21 +256,30 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
     staged = staging.view(pool.dtype)
     total = ids.numel() * pieces
     persistent = config.persistent
-    grid = (_programs(region_set.device, total, persistent) if persistent else total,)
+    grid = (_programs(region_set.device, total, persistent) if persistent else total, 1, 1)
     args = (pool, staged, ids, table, pieces, region_set.layout.block_bytes // word, total,
             base, stride, span)  # fmt: skip
-    consts = dict(
-        PIECE=config.piece_bytes // word,
-        GATHER=direction == "gather",
-        FULL_FAST=config.full_fast,
-        STREAMING=config.streaming,
-        ONE=one is not None,
-        PERSISTENT=persistent > 0,
-        PREFETCH=config.prefetch,
-        num_warps=config.num_warps,
+    # In the kernel's parameter order (what a direct launch passes after ``args``).
+    consts = (
+        config.piece_bytes // word,  # PIECE
+        vec,  # VEC
+        direction == "gather",  # GATHER
+        config.full_fast,  # FULL_FAST
+        config.streaming,  # STREAMING
+        one is not None,  # ONE
+        persistent > 0,  # PERSISTENT
+        config.prefetch,  # PREFETCH
     )
+    key = None
+    if config.direct and device_is_cuda(staging):
+        key = (staging.device.index, consts, config.num_warps, _specialization(args))
+        compiled = _COMPILED.get(key)
+        if compiled is not None and _launch_direct(compiled, grid, args, consts):
+            return compiled
+    names = ("PIECE", "VEC", "GATHER", "FULL_FAST", "STREAMING", "ONE", "PERSISTENT", "PREFETCH")
+    kwargs = dict(zip(names, consts, strict=True), num_warps=config.num_warps)
     try:
-        return _move_kernel[grid](*args, VEC=vec, **consts)
+        compiled = _move_kernel[grid](*args, **kwargs)
     except triton.CompilationError as exc:  # pragma: no cover - depends on the triton build
         if vec == 1:
             raise
@@ -232,4 +290,13 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
             RuntimeWarning,
             stacklevel=3,
         )
-        return _move_kernel[grid](*args, VEC=1, **consts)
+        kwargs["VEC"] = 1
+        return _move_kernel[grid](*args, **kwargs)
+    if key is not None and hasattr(compiled, "__getitem__"):
+        _COMPILED[key] = compiled
+    return compiled
+
+
+def device_is_cuda(t: torch.Tensor) -> bool:
+    """Direct launches are for a real device; the interpreter (CPU tensors) always binds."""
+    return t.device.type == "cuda"
