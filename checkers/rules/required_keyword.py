@@ -256,7 +256,7 @@ class RequiredKeyword(Contract):
         targets = set(self.calls)
         method_names = {name.rpartition(".")[2] for name in self.calls} if self.methods else set()
         inference: IntInference | None = None
-        statements: dict[int, ast.stmt] | None = None  # built for the first finding only
+        statements: list[dict[int, ast.stmt]] | None = None  # built for the first finding only
         for node in calls:
             if any(kw.arg == self.keyword for kw in node.keywords):
                 continue
@@ -306,7 +306,7 @@ class RequiredKeyword(Contract):
                 anchor,
                 f"`{call_name}` without `{self.keyword}=`: {why}; pass "
                 f"`{self.keyword}=` the total the caller already holds",
-                span_node=statements.get(id(node)),
+                span_node=_enclosing(statements, node),
             )
 
 
@@ -323,24 +323,64 @@ def _argument(call: ast.Call, params: list[str], name: str) -> ast.AST | None:
 def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list[ast.Call]]:
     """Local name -> dotted target for every import in the file; module aliases; and the
     file's calls in ``ast.walk`` order (one walk for all three: on a 2,000-line buffer each
-    walk is milliseconds of a keystroke's check in the language server)."""
+    walk is milliseconds of a keystroke's check in the language server).
+
+    Walked per top-level statement, level by level, and kept per statement
+    (``_LEVELS``): the language server's next tree shares the statements a
+    keystroke did not touch, and only the touched one is walked again. Merged
+    level by level, the statements' levels are ``ast.walk``'s breadth-first
+    order of the whole module, so a name imported twice resolves as before.
+    """
+    from ..incremental import StatementMemo
+
+    global _LEVELS
+    if _LEVELS is None:
+        _LEVELS = StatementMemo()
+    per_statement = _LEVELS.each(tree, _levels)
     aliases: dict[str, str] = {}
     modules: set[str] = set()
     calls: list[ast.Call] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            calls.append(node)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                local = alias.asname or alias.name.split(".")[0]
-                aliases[local] = alias.name if alias.asname else local
-                modules.add(local)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                local = alias.asname or alias.name
-                aliases[local] = f"{node.module}.{alias.name}"
-                modules.add(local)
+    depth = max((len(levels) for levels in per_statement), default=0)
+    for d in range(depth):
+        for levels in per_statement:
+            if d >= len(levels):
+                continue
+            found_calls, imports = levels[d]
+            calls += found_calls
+            for node in imports:
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        local = alias.asname or alias.name.split(".")[0]
+                        aliases[local] = alias.name if alias.asname else local
+                        modules.add(local)
+                elif node.module and not node.level:
+                    for alias in node.names:
+                        local = alias.asname or alias.name
+                        aliases[local] = f"{node.module}.{alias.name}"
+                        modules.add(local)
     return aliases, modules, calls
+
+
+_LEVELS = None  # a StatementMemo of _levels, made on first use
+
+
+def _levels(stmt: ast.stmt) -> list[tuple[list[ast.Call], list[ast.stmt]]]:
+    """(calls, imports) at each depth under ``stmt``, each in ``ast.walk``'s order."""
+    out = []
+    frontier: list[ast.AST] = [stmt]
+    while frontier:
+        found_calls: list[ast.Call] = []
+        imports: list[ast.stmt] = []
+        below: list[ast.AST] = []
+        for node in frontier:
+            if isinstance(node, ast.Call):
+                found_calls.append(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                imports.append(node)
+            below.extend(ast.iter_child_nodes(node))
+        out.append((found_calls, imports))
+        frontier = below
+    return out
 
 
 def _resolve(func: ast.AST, aliases: dict[str, str]) -> str:
@@ -361,8 +401,21 @@ def _is_module(receiver: ast.AST, modules: set[str]) -> bool:
     return isinstance(receiver, ast.Name) and receiver.id in modules
 
 
-def _statement_parents(tree: ast.Module) -> dict[int, ast.stmt]:
-    """Each call's innermost enclosing statement, where a `# noqa` for it may sit."""
+def _statement_parents(tree: ast.Module) -> list[dict[int, ast.stmt]]:
+    """Each call's innermost enclosing statement, where a `# noqa` for it may sit: one
+    table per top-level statement, kept for the next tree as ``_imports_and_calls``'s are."""
+    from ..incremental import StatementMemo
+
+    global _PARENTS
+    if _PARENTS is None:
+        _PARENTS = StatementMemo()
+    return _PARENTS.each(tree, _parents_in)
+
+
+_PARENTS = None
+
+
+def _parents_in(stmt: ast.stmt) -> dict[int, ast.stmt]:
     out: dict[int, ast.stmt] = {}
 
     def visit(node: ast.AST, stmt: ast.stmt | None) -> None:
@@ -372,5 +425,13 @@ def _statement_parents(tree: ast.Module) -> dict[int, ast.stmt]:
                 out[id(child)] = here
             visit(child, here)
 
-    visit(tree, None)
+    visit(ast.Module(body=[stmt], type_ignores=[]), None)
     return out
+
+
+def _enclosing(tables: list[dict[int, ast.stmt]], call: ast.Call) -> ast.stmt | None:
+    for table in tables:
+        found = table.get(id(call))
+        if found is not None:
+            return found
+    return None
