@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +120,23 @@ def git(cwd: Path, *args: str) -> str:
         capture_output=True,
         text=True,
     ).stdout.strip()
+
+
+def pre_commit(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pre_commit ARGS`` in ``cwd``, its environments under ``home``.
+
+    The scaffold's git identity, and no inherited ``PRE_COMMIT`` (a suite run
+    from a hook has it, and it turns the CLI's summary off)."""
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home)}
+    env.pop("PRE_COMMIT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 @dataclass

@@ -151,7 +151,7 @@ def test_after_every_keystroke_the_findings_are_a_fresh_checks(monkeypatch):
     )
     unparsable = 0
     for step, text in enumerate(session.texts):
-        fresh = check_text(path, text, declaration.config)  # its own engine, parsed whole
+        fresh = check_text(path, text, declaration.config)  # its own linter, parsed whole
         assert typed[step] == fresh, (step, session.edits[step])
         syntax = [f for f in fresh if f.code == "AC001"]
         try:
