@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 
+from ..incremental import StatementMemo
 from .names import dotted
 from .scopes import Element, Part, Scope, function_scope, self_class
 
@@ -212,92 +213,52 @@ def _moves(call: ast.Call) -> bool:
 
 
 _DTYPE_NAMES = frozenset({"dtype", "torch_dtype"})
-# The fields that hold statements, an except clause's or a case's included.
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 class IntInference:
     """Verdicts for expressions of one module, memoised per binding.
 
-    Lazily, per function: the module's own code (its statements and class
-    bodies) is indexed at once, and a function defined there -- with all it
-    nests -- when a question first reaches a node in its lines (``scope_of``).
-    A verdict reads the scope chain of the function it is asked in (that
-    function and those around it, indexed together), the module's scope and,
-    through ``scope_of``, the methods of a class whose attribute it follows:
-    what an unindexed function binds is never read. The imports of every
-    function are collected at once, from its statements alone (``imported``
-    is module-wide). On vLLM a file with a ``repeat_interleave`` holds it in a
-    few of its functions; the whole-module walk was AC701's largest cost.
+    The index is built per top-level statement (``_statement_index``) and each
+    statement's share is kept for the next tree that still holds the same
+    statement object (``checkers.incremental.StatementMemo``): the language
+    server's spliced trees share every statement a keystroke did not touch,
+    so a keystroke indexes only the statement it changed.
     """
 
-    def __init__(self, tree: ast.Module, *, lazy: bool = True) -> None:
+    def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.scopes: dict[ast.AST, Scope] = {}
         self.imported: set[str] = set()
         self.module = Scope(tree, None, None, {}, None)
         self._busy: set[tuple[int, str]] = set()
-        # A function of the module's own code not indexed yet -> its scope.
-        self._deferred: dict[ast.AST, Scope] = {}
-        self._spans: list[tuple[int, int, ast.AST]] | None = None
-        self._index(tree, self.module, None)
-        for node in self._deferred:
-            self._imports_of(node)
-        if not lazy:  # the whole module at once (what the lazy answers are tested against)
-            for node, inner in list(self._deferred.items()):
-                del self._deferred[node]
-                self._index(node, inner, None)
+        # Per top-level statement: node -> the function scope it is in (a node
+        # in none is the module's, the default of scope_of).
+        self._tables: list[dict[ast.AST, Scope]] = []
+        bindings = self.module.bindings
+        for scopes, roots, bound, imported in _PIECES.each(tree, _statement_index):
+            for scope in roots:
+                scope.parent = self.module  # this tree's module, whichever tree indexed it
+            for name, entries in bound.items():
+                bindings.setdefault(name, []).extend(entries)
+            self.imported |= imported
+            if scopes:
+                self._tables.append(scopes)
 
     def _index(self, node: ast.AST, scope: Scope, klass: ast.ClassDef | None) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 inner = function_scope(child, scope, klass)
+                if scope is self.module:
+                    self._roots.append(inner)
                 self.scopes[child] = inner
-                if scope is self.module and not isinstance(child, ast.Lambda):
-                    self._deferred[child] = inner  # indexed when first asked about
-                    continue
                 self._index(child, inner, None)
                 continue
             if isinstance(child, ast.ClassDef):
                 self._index(child, scope, child)
                 continue
             self._collect(child, scope)
-            self.scopes[child] = scope
+            if scope is not self.module:
+                self.scopes[child] = scope
             self._index(child, scope, klass)
-
-    def _imports_of(self, func: ast.AST) -> None:
-        """The names a deferred function imports, from a walk of its statements alone."""
-        stack = list(func.body)
-        while stack:
-            node = stack.pop()
-            kind = type(node)
-            if kind is ast.Import or kind is ast.ImportFrom:
-                for alias in node.names:
-                    self.imported.add((alias.asname or alias.name).split(".")[0])
-                continue
-            for name in _BLOCK_FIELDS:
-                stack.extend(getattr(node, name, ()))
-
-    def _ensure_at(self, node: ast.AST) -> None:
-        """Index the deferred functions whose lines hold ``node``."""
-        line = getattr(node, "lineno", None)
-        if line is None or not self._deferred:
-            return
-        spans = self._spans
-        if spans is None:
-            spans = self._spans = [
-                (
-                    min([func.lineno, *(d.lineno for d in func.decorator_list)]),
-                    func.end_lineno or func.lineno,
-                    func,
-                )
-                for func in self._deferred
-            ]
-        for first, last, func in spans:
-            if first <= line <= last:
-                inner = self._deferred.pop(func, None)
-                if inner is not None:
-                    self._index(func, inner, None)
 
     def _bind(self, scope: Scope, target: ast.AST, value: ast.AST | None) -> None:
         table = scope.bindings
@@ -336,11 +297,11 @@ class IntInference:
                     self._bind(scope, item.optional_vars, None)
 
     def scope_of(self, node: ast.AST) -> Scope:
-        scope = self.scopes.get(node)
-        if scope is None:
-            self._ensure_at(node)
-            scope = self.scopes.get(node, self.module)
-        return scope
+        for table in self._tables:
+            found = table.get(node)
+            if found is not None:
+                return found
+        return self.module
 
     # -- verdicts ------------------------------------------------------
 
@@ -638,6 +599,24 @@ class IntInference:
         # Never assigned here: set by a base class in another module, or the host
         # class of a mixin -- no evidence.
         return _worst(verdicts) if verdicts else UNKNOWN
+
+
+_PIECES = StatementMemo()
+
+
+def _statement_index(stmt: ast.stmt):
+    """One top-level statement's share of a module's index, from that statement alone:
+    (node -> function scope, the function scopes directly under the module, the
+    module-level bindings it makes, the names it imports). The module scope it
+    was indexed under is a stand-in, replaced by each tree's own (``__init__``)."""
+    part = IntInference.__new__(IntInference)
+    part.scopes = {}
+    part.imported = set()
+    part.module = Scope(stmt, None, None, {}, None)
+    part._roots = []
+    # Indexed as the one child of a module, as the whole module's index meets it.
+    part._index(ast.Module(body=[stmt], type_ignores=[]), part.module, None)
+    return part.scopes, part._roots, part.module.bindings, part.imported
 
 
 def _is_size_call(node: ast.AST | None) -> bool:
