@@ -518,7 +518,16 @@ def _end_pool(pool) -> None:
             process.join(0.5)
     # Not cancel_futures: the pool's manager thread fails the killed workers'
     # futures as broken, and one already cancelled makes it print a traceback.
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False)
+    # Wait (briefly: it only joins dead workers) for the manager thread to
+    # close the pool's wakeup pipe. Interpreter exit writes to that pipe
+    # without the lock close takes (3.11; gh-125451 added one in 3.12 and
+    # 3.13), so a close landing mid-write printed an `OSError: Bad file
+    # descriptor` traceback after an exit 130 (docs/reliability.md).
+    if manager is not None:
+        with suppress(RuntimeError):
+            manager.join(0.5)
 
 
 def _check_chunk(

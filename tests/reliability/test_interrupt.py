@@ -201,3 +201,36 @@ def test_an_interrupted_cache_save_leaves_the_old_file_and_no_temporary(tmp_path
     monkeypatch.undo()
     assert shard.read_bytes() == before
     assert sorted(_cache_files(cache.base)) == [".gitignore", f"k/{shard.name}"]
+
+
+def test_an_ended_pool_has_closed_its_pipes_before_the_interpreter_exits(monkeypatch):
+    """Interpreter exit writes to the pool's wakeup pipe without the lock its
+    close takes (CPython 3.11), so a manager thread still closing it when the
+    interrupted run exits printed `OSError: Bad file descriptor` after exit
+    130 (1 Ctrl-C in about 60 at random points of a stdlib + torch run). The
+    close is slowed here so that race is certain: the pool must be done with
+    its pipes when ``_end_pool`` returns."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, process
+
+    from checkers.linter import _end_pool, _init_worker
+
+    real_close = process._ThreadWakeup.close
+
+    def slow_close(self):
+        time.sleep(0.2)
+        real_close(self)
+
+    monkeypatch.setattr(process._ThreadWakeup, "close", slow_close)
+    pool = ProcessPoolExecutor(
+        max_workers=2,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_init_worker,
+        initargs=(None, None),
+    )
+    futures = [pool.submit(time.sleep, 30) for _ in range(4)]
+    wakeup = pool._executor_manager_thread_wakeup
+    manager = pool._executor_manager_thread
+    _end_pool(pool)
+    assert wakeup._closed and not manager.is_alive()
+    assert all(f.done() for f in futures)
