@@ -29,8 +29,8 @@ KV_DTYPES: dict[str, str] = {
 MHA_BACKENDS = ("aiter", "triton")
 
 #: A sparse indexer's key-cache dtype where the flavour offers a choice (DeepSeek-V4): packed
-#: fp4 (E2M1 + e8m0 group scales) is the engine's native default on gfx950, where the record's
-#: V4 goldens were measured; fp8 keys carry one fp32 scale per row.
+#: fp4 (E2M1 + e8m0 group scales) is the engine's native default on gfx950, where ATOM's pull
+#: request #2147 measured its V4 goldens; fp8 keys carry one fp32 scale per row.
 INDEX_CACHE_DTYPES = ("fp4", "fp8")
 
 

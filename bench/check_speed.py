@@ -2,7 +2,7 @@
 
     python bench/check_speed.py [--tree DIR ...] [--with-torch] [--repeat N]
 
-The target (BRIEF section 7): a cold whole-tree check with a contract of
+The target: a cold whole-tree check with a contract of
 every kind within 1.5x of ``ruff check --no-cache --select S101,TID251`` on
 the same tree; a warm-cache run no slower than ruff's warm run; one file
 under 80 ms for the whole process. Both tools run on the same files in the

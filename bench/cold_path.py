@@ -357,7 +357,7 @@ def parse_floor(project: Path, ruff_cpu: float) -> None:
                 continue  # AC001, never parsed
         source = SourceFile(rel, text, abspath=abspath)
         if any(
-            getattr(c, "NEEDS_TREE", True) and c.wants(source) and linter.project_wants(c)
+            c.NEEDS_TREE and c.wants(source) and linter.project_wants(c)
             for c in contracts
         ):
             wanted.append(text)

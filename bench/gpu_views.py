@@ -1,6 +1,6 @@
 """Kernels over carved views against the same kernels over dense tensors, on a GPU.
 
-The brief's GPU target: a kernel handed a view the runner bound runs at 95% or more of the same
+The GPU target: a kernel handed a view the runner bound runs at 95% or more of the same
 kernel over a dense tensor of the same shape, and nothing between bind and kernel densifies. This
 script measures both in one run on one device, so the ratio, not the absolute time, is the result:
 

@@ -1,6 +1,6 @@
 """How long an agent waits after each edit, and a pre-commit run per file.
 
-Targets (BRIEF section 7): the PostToolUse hook end to end -- ruff's fixes,
+Targets: the PostToolUse hook end to end -- ruff's fixes,
 ruff's report, the contracts -- under 200 ms median on one file, and
 ``atom-contracts check FILE`` under 80 ms for the whole process. Measured,
 never asserted in a test: these machines are shared and timing is noisy.

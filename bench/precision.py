@@ -378,6 +378,7 @@ RULE_MODULES = (
     "analysis/names",
     "analysis/scopes",
     "analysis/bindings",
+    "analysis/shapes",
     "analysis/origins",
     "analysis/int_kinds",
     "rules/int_inference",

@@ -1,6 +1,6 @@
 """What the engine's property suite costs: wall time of pytest over the engine and runtime tests.
 
-The target (BRIEF section 7) is under 60 s on two cores with the "ci" hypothesis profile. This
+The target is under 60 s on two cores with the "ci" hypothesis profile. This
 script measures; no test asserts a time. By default it pins the run to two CPUs where the
 platform allows (``os.sched_setaffinity``) and sets ``CI=true`` so ``tests/conftest.py`` loads
 the "ci" profile.

@@ -28,6 +28,13 @@ a tab or a form feed in its indentation (the tokenizer's tab and page rules
 compare columns across the whole indentation stack, which the wrapper does
 not hold) or one that spells ``barry_as_FLUFL`` (a future import that
 changes how the rest of the file tokenizes).
+
+What the splice refuses -- most often a buffer that does not parse, half
+the keystrokes of typing a call -- is parsed from the last top-level
+statement before the edit to the end of the file (``tail``), with the lines
+above it blanked: the whole text's tree, or the whole text's SyntaxError at
+the same place with the same message, for the cost of the tail's parse up
+to its error. Enter and a backspace that joins lines go that way too.
 """
 
 from __future__ import annotations
@@ -45,19 +52,40 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def successor(previous: SourceFile | None, path: str, text: str, abspath: str) -> SourceFile:
-    """``text`` as a SourceFile, its tree spliced from ``previous``'s where that is exact.
+    """``text`` as a SourceFile, its tree (or its syntax error) found from ``previous``'s tree.
 
-    ``previous`` is the same file's last SourceFile (None: none yet). The
-    tree is set only when the splice holds; otherwise it is parsed in full,
-    as any SourceFile's is, when first asked for.
+    ``previous`` is the same file's last SourceFile (None: none yet). When
+    it did not parse, the last one that did stands in for it (kept on each
+    successor as ``_parsed``): a buffer typed through a run of unparsable
+    keystrokes is still compared with the last tree there was. The tree is
+    spliced where that is exact (``splice``); otherwise the text from the
+    top-level statement before the edit on is parsed (``tail``), which gives
+    the tree, or the very error, a parse of the whole text gives; otherwise
+    the text is parsed in full, as any SourceFile's is, when first asked for.
     """
     source = SourceFile(path, text, abspath=abspath)
-    if previous is None or previous.__dict__.get("tree") is None:
+    base = None
+    if previous is not None:
+        base = previous if previous.__dict__.get("tree") is not None else _parsed(previous)
+    if base is None:
         return source
-    tree = splice(previous.tree, previous.lines, source.lines)
-    if tree is not None:
+    base.__dict__.pop("_parsed", None)  # one tree kept back at most, never a chain of them
+    source._parsed = base
+    tree = splice(base.tree, base.lines, source.lines)
+    if tree is None:
+        tree = tail(base.tree, base.lines, source.lines)
+    if isinstance(tree, SyntaxError):
+        tree.filename = path  # as SourceFile.tree's own parse names it
+        source.__dict__["tree"] = None
+        source.parse_error = tree
+    elif tree is not None:
         source.__dict__["tree"] = tree
     return source
+
+
+def _parsed(source: SourceFile) -> SourceFile | None:
+    """The last SourceFile with a tree that ``source`` (one without) was found from."""
+    return source.__dict__.get("_parsed")
 
 
 def splice(tree: ast.Module, old: list[str], new: list[str]) -> ast.Module | None:
@@ -71,6 +99,68 @@ def splice(tree: ast.Module, old: list[str], new: list[str]) -> ast.Module | Non
     if "barry_as_FLUFL" in "".join(new[first : last + 1]):
         return None
     return _splice_body(tree, tree.body, new, first, last, indent=0, lo=0, hi=len(new) - 1)
+
+
+def tail(tree: ast.Module, old: list[str], new: list[str]) -> ast.Module | SyntaxError | None:
+    """The tree of ``new`` (or the SyntaxError its parse raises), from a parse of its tail only.
+
+    ``tree`` is the tree of ``old``. The tail starts at the last top-level
+    statement that starts on a line before the first changed one, and the
+    lines above it are blanked, so every position (and every line number a
+    message names, "does not match opening parenthesis '(' on line N") is
+    the whole text's. None when there is no such statement or the tail
+    cannot stand for the whole (see below): parse in full.
+
+    Why the tail's result is the whole text's. The lines above the tail are
+    unchanged and were complete top-level statements; the tail's first line
+    is unchanged too, so its first token is the one that, in ``old``, began
+    a new statement rather than continuing the one before (no ``else:``, no
+    ``except``). At the start of that line the tokenizer holds nothing open
+    (the splice's argument, at the top level, where the indentation stack
+    is empty as well), so the whole text's tokens are the head's, then the
+    tail's. The parser's ``statements`` loop takes the head's statements as
+    before -- no rule looks past a top-level statement's end but at the one
+    token that could continue it, the tail's first -- and then parses the
+    tail exactly as it parses the tail alone: the same statements, or a
+    failure at the same furthest token, the same second pass over the
+    tail's tokens for a more specific message, the same scan of the rest
+    for a tokenizer error. Left to the full parse: a future import that
+    changes the tokenizer (``barry_as_FLUFL``), a backslash ending a line
+    between the head and the tail (it would join the two), and what a
+    parse cannot finish (a NUL byte, nesting too deep for the parser).
+    """
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    if old == new:
+        return tree
+    body = tree.body
+    k = next((i for i in range(len(body) - 1, -1, -1) if _start(body[i]) < first), None)
+    if k is None:
+        return None
+    start = _start(body[k])
+    if k > 0 and _end(body[k - 1]) >= start:
+        return None  # `a = 1; b = 2`: the line is shared with the head
+    gap = old[_end(body[k - 1]) if k > 0 else 0 : start]
+    if any(line.rstrip("\r\n").endswith("\\") for line in gap):
+        return None
+    rest = "".join(new[start:])
+    if "barry_as_FLUFL" in rest or "barry_as_FLUFL" in "".join(new[:start]):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the full parse, if it comes to one, warns
+            module = ast.parse("\n" * start + rest)
+    except SyntaxError as exc:
+        # No line: not a parse's error but the text's (a NUL byte, refused before parsing,
+        # as SyntaxError or ValueError by the Python version), which the full parse says.
+        return exc if exc.lineno is not None else None
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    clone = copy.copy(tree)
+    clone.body = [*body[:k], *module.body]
+    return clone
 
 
 def _start(node: ast.stmt) -> int:
@@ -185,4 +275,4 @@ def _replaced(parent, body, i, j, replacement):
     return clone
 
 
-__all__ = ["splice", "successor"]
+__all__ = ["splice", "successor", "tail"]

@@ -32,6 +32,7 @@ from contracts.config import Config
 from contracts.contract import Contract
 from contracts.finding import Finding
 
+from .codes import CHECKER_FAILED, UNCHECKABLE
 from .selection import Selection
 from .source import DecodeError, SourceFile
 from .suppression import Directive, apply_suppressions, parse_directives
@@ -55,7 +56,7 @@ class FileResult:
 
 def uncheckable(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
     return Finding(
-        code="AC001",
+        code=UNCHECKABLE,
         contract="",
         kind="builtin",
         path=path,
@@ -72,7 +73,7 @@ def checker_failed(path: str, what: str, exc: BaseException) -> Finding:
     """AC002: the checker's own failure on one file, which the rest of the run survives."""
     detail = str(exc).splitlines()[0][:200] if str(exc) else ""
     return Finding(
-        code="AC002",
+        code=CHECKER_FAILED,
         contract="",
         kind="builtin",
         path=path,
@@ -165,7 +166,7 @@ class Linter:
                 continue
             if not wanted:
                 continue
-            if getattr(contract, "NEEDS_TREE", True) and source.tree is None:
+            if contract.NEEDS_TREE and source.tree is None:
                 if not parse_reported:
                     err = source.parse_error
                     line = (err.lineno or 1) if err else 1
@@ -228,10 +229,10 @@ class Linter:
             kept = [f for f in kept if enabled(f.code, pfi)]
         # One AC001 per file, though the cached and the recomputed pass may each
         # have met the unparsable tree on behalf of a different contract.
-        first = next((i for i, f in enumerate(kept) if f.code == "AC001"), None)
+        first = next((i for i, f in enumerate(kept) if f.code == UNCHECKABLE), None)
         if first is None:
             return kept
-        return [f for i, f in enumerate(kept) if f.code != "AC001" or i == first]
+        return [f for i, f in enumerate(kept) if f.code != UNCHECKABLE or i == first]
 
     def check_text(self, path: str, text: str) -> list[Finding]:
         """One in-memory file, no cache (the flake8 plugin, the fixer)."""
@@ -561,7 +562,7 @@ def _check_chunk(
     """One chunk's results, and the import summaries the worker worked out for the cache."""
     linter = _WORKER
     if linter is None:  # pragma: no cover - the initializer always ran
-        raise RuntimeError("worker started without an linter")
+        raise RuntimeError("worker started without a linter")
     unchanged, items = chunk
     gc.disable()
     try:

@@ -12,6 +12,7 @@ reference cannot drift from the examples the test suite runs.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,24 +134,27 @@ def anchor(code: str) -> str:
 # -- TOML of an example's declaration ------------------------------------
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """``value`` spelled as TOML: the declarations the docs show and the tests write."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         import json
 
-        return json.dumps(value)
+        return json.dumps(value)  # JSON's escapes are a subset of a TOML basic string's
+    if isinstance(value, int | float):
+        return repr(value)
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return (
-            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-        )
-    return repr(value)
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML spelling for {value!r} ({type(value).__name__})")
 
 
-def _toml_key(key: str) -> str:
-    return key if key.replace("-", "").replace("_", "").isalnum() else _toml_value(key)
+def toml_key(key: str) -> str:
+    """A bare key where TOML allows one (ASCII letters, digits, ``-``, ``_``), else quoted."""
+    bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
+    return key if bare else toml_value(key)
 
 
 def declaration(kind: type[Contract], ex: Example, contract_id: str | None = None) -> str:
@@ -159,7 +163,7 @@ def declaration(kind: type[Contract], ex: Example, contract_id: str | None = Non
         f'id = "{contract_id or kind.KIND}"',
         f'kind = "{kind.KIND}"',
     ]
-    lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in ex.params.items())
+    lines.extend(f"{toml_key(k)} = {toml_value(v)}" for k, v in ex.params.items())
     return "\n".join(lines) + "\n"
 
 
@@ -194,7 +198,7 @@ def _options(entry: RuleEntry, md: bool) -> str:
         elif default is None:
             status = "optional"
         else:
-            status = f"default {_toml_value(default)}"
+            status = f"default {toml_value(default)}"
         out.append(f"- `{key}` ({type_name}, {status}): {doc}\n")
     return "".join(out) if out else "None.\n"
 

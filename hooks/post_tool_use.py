@@ -17,7 +17,7 @@ same reason: CI picks them up once an edit lands beside them.
 
 The hook must never be the reason an agent stops. Its own failures -- stdin
 that is empty or not JSON, a path outside the project, a file deleted before
-the hook ran, ruff missing or failing, the deadline passing, an linter that
+the hook ran, ruff missing or failing, the deadline passing, a linter that
 cannot load its configuration -- each exit 0 with one line on stderr saying
 why, never a traceback (a traceback exits 1, which Claude Code shows the
 user as a hook error on every edit). Notebooks get ruff only: ruff lints

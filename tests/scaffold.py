@@ -15,12 +15,14 @@ it runs in agree on what that contract is.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from checkers.rule_docs import toml_key, toml_value
 
 # The contract tables scaffold projects declare, by id (each a real kind's table).
 CONTRACTS: dict[str, dict] = {
@@ -66,28 +68,19 @@ def contract(contract_id: str, **overrides) -> dict:
     return {"id": contract_id, **CONTRACTS[contract_id], **overrides}
 
 
-def _toml_value(value) -> str:
-    # JSON's strings and arrays of strings are TOML's; a mapping is an inline table.
-    if isinstance(value, Mapping):
-        return (
-            "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-        )
-    if isinstance(value, str | list | tuple | bool | int):
-        return json.dumps(list(value) if isinstance(value, tuple) else value)
-    raise TypeError(f"no TOML spelling for {value!r} ({type(value).__name__})")
-
-
 def pyproject(
     *contracts: str | Mapping,
     src: Iterable[str] | None = (".",),
     name: str | None = None,
     before: str = "",
+    settings: Mapping | None = None,
 ) -> str:
     """A ``pyproject.toml`` declaring ``contracts`` (ids in ``CONTRACTS``, or whole tables).
 
-    ``src=None`` leaves ``src`` out (the checker's default); ``name`` adds a
-    ``[project]`` table; ``before`` is TOML put ahead of ``[tool.atom-contracts]``
-    (another tool's configuration).
+    ``src=None`` leaves ``src`` out (the checker's default); ``settings`` are the
+    table's other keys (``exclude``, ``per-file-ignores``, ``select``...); ``name``
+    adds a ``[project]`` table; ``before`` is TOML put ahead of
+    ``[tool.atom-contracts]`` (another tool's configuration).
     """
     parts = []
     if name is not None:
@@ -96,11 +89,12 @@ def pyproject(
         parts.append(before.rstrip("\n") + "\n")
     head = "[tool.atom-contracts]\n"
     if src is not None:
-        head += f"src = {_toml_value(list(src))}\n"
+        head += f"src = {toml_value(list(src))}\n"
+    head += "".join(f"{toml_key(k)} = {toml_value(v)}\n" for k, v in (settings or {}).items())
     parts.append(head)
     for entry in contracts:
         table = contract(entry) if isinstance(entry, str) else dict(entry)
-        body = "".join(f"{key} = {_toml_value(value)}\n" for key, value in table.items())
+        body = "".join(f"{toml_key(key)} = {toml_value(value)}\n" for key, value in table.items())
         parts.append("[[tool.atom-contracts.contracts]]\n" + body)
     return "\n".join(parts)
 
@@ -126,6 +120,23 @@ def git(cwd: Path, *args: str) -> str:
         capture_output=True,
         text=True,
     ).stdout.strip()
+
+
+def pre_commit(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pre_commit ARGS`` in ``cwd``, its environments under ``home``.
+
+    The scaffold's git identity, and no inherited ``PRE_COMMIT`` (a suite run
+    from a hook has it, and it turns the CLI's summary off)."""
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home)}
+    env.pop("PRE_COMMIT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 @dataclass
@@ -165,10 +176,11 @@ def lay_out(
     src: Iterable[str] | None = (".",),
     name: str | None = None,
     before: str = "",
+    settings: Mapping | None = None,
 ) -> ProjectDir:
     """Write a ``pyproject.toml`` declaring ``contracts`` and ``files`` under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     project = ProjectDir(root.resolve())
-    toml = pyproject(*contracts, src=src, name=name, before=before)
+    toml = pyproject(*contracts, src=src, name=name, before=before, settings=settings)
     write_tree(project.root, {"pyproject.toml": toml, **(files or {})})
     return project

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from atom.pool_layout.refusals import require_count
+
 if TYPE_CHECKING:
     import torch
 
@@ -27,10 +29,7 @@ if TYPE_CHECKING:
 
 def blocks_per_entry(scheduler_block_size: int, block_size: int, *, who: str) -> int:
     """Backend blocks in one scheduler block (one PAGE entry); a ratio, written out even at 1."""
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(
-            f"{who}: backend block size must be a positive integer, got {block_size!r}"
-        )
+    require_count(f"{who}: backend block size", block_size, minimum=1, unit="tokens")
     if scheduler_block_size % block_size:
         raise ValueError(
             f"{who}: scheduler block size {scheduler_block_size} is not a whole number of the "

@@ -24,6 +24,7 @@ from atom.engine_config import EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.modules import AttentionModule
 from atom.pool_layout import ElementOrder, EntryClass, PoolSpec, plan_regions
+from atom.pool_layout.refusals import require_count
 from atom.pool_layout.regions import carve
 from atom.pool_layout.transfer import TransferRegion, owned_regions, owned_role
 
@@ -122,10 +123,7 @@ class KvCacheBuilder:
         one entry answers one of them. ``buf`` is None only for a builder that answered zero.
         """
         self._require_walk()
-        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
-            raise ValueError(
-                f"builder {self.name!r}: blocks must be a positive integer, got {blocks!r}"
-            )
+        require_count(f"builder {self.name!r}: blocks", blocks, minimum=1, unit="scheduler blocks")
         want = self.paged_pool_bytes(blocks)
         if want == 0:
             if buf is not None:

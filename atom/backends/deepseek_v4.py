@@ -53,6 +53,7 @@ from atom.pool_layout import (
     row_major,
     walk,
 )
+from atom.pool_layout.refusals import require_count
 from atom.pool_layout.v4_pool_fields import (
     IndexerRegion,
     compressor_state_fields,
@@ -261,10 +262,7 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
                 f"builder {self.name!r}: allocate the paged pools (the block count) before "
                 "the planes, which hold both the blocks and the slots"
             )
-        if isinstance(entries, bool) or not isinstance(entries, int) or entries < 1:
-            raise ValueError(
-                f"builder {self.name!r}: entries must be a positive integer, got {entries!r}"
-            )
+        require_count(f"builder {self.name!r}: entries", entries, minimum=1, unit="request slots")
         plane_rows = d.rows.plane_rows(self.num_blocks, entries)
         plan = plan_regions([(f"plane{p}", plane_rows * w) for p, w in enumerate(d.plane_widths)])
         self.plane_buf = torch.zeros(plan.total_bytes, dtype=torch.uint8, device=device)

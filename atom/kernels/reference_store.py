@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from atom.pool_layout.refusals import require_count
+
 PAGED_VIEWS = ("k_cache", "v_cache", "k_scale", "v_scale", "kv_cache")
 INDEX_VIEWS = ("index_cache", "index_scale")
 STATE_VIEWS = ("conv_state", "recurrent_state")
@@ -70,8 +72,7 @@ def _token_index(name: str, cache: torch.Tensor, layout: str, slot):
 
 def token_at(name: str, cache: torch.Tensor, layout: str, slot: int) -> torch.Tensor:
     """The elements of token ``slot`` in ``cache``: a view, so writing it writes the pool."""
-    if isinstance(slot, bool) or not isinstance(slot, int) or slot < 0:
-        raise ValueError(f"slot must be a non-negative integer, got {slot!r}")
+    require_count("slot", slot)
     block = slot // block_size_of(name, cache, layout)
     if block >= cache.shape[0]:
         raise ValueError(f"slot {slot} is block {block}; view {name!r} has {cache.shape[0]} blocks")

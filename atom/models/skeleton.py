@@ -27,6 +27,7 @@ from atom.models.modules import (
     MlaAttention,
     V4Attention,
 )
+from atom.pool_layout.refusals import require_count
 
 _TORCH_DTYPES = {
     "bfloat16": torch.bfloat16,
@@ -49,10 +50,8 @@ class ParallelRank:
 
     def __post_init__(self) -> None:
         for name in ("tp_size", "pp_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.pp_rank, int) or not 0 <= self.pp_rank < self.pp_size:
+            require_count(name, getattr(self, name), minimum=1)
+        if require_count("pp_rank", self.pp_rank) >= self.pp_size:
             raise ValueError(f"pp_rank {self.pp_rank!r} is not a stage of pp_size {self.pp_size}")
 
     @property

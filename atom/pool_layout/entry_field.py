@@ -9,9 +9,9 @@ the value a fresh entry starts at, and the alignment its first byte needs.
 that has to agree is read off its result -- a field's offset inside an entry,
 the entry's size, the byte ranges a checkpoint carries, a layer-major region's
 size (`entries` times the span the walk gave the field) -- so two answers
-cannot drift the way the hand-written formulas in the refactor record did
-(sizing charging `sparse_layers * backend_page * dim` while the allocation was
-`block_ratio` times deeper).
+cannot drift the way ATOM's hand-written formulas did before its KV-pool
+refactor (pull request #2147): sizing charged `sparse_layers * backend_page *
+dim` while the allocation was `block_ratio` times deeper.
 
 The declarations live apart from the arenas over them. That split was tried
 once and reverted, because the `pool_layout` guard then scored every relative
@@ -35,7 +35,7 @@ DEFAULT_ALIGN = 256
 """Bytes a field's first byte and an entry's stride are rounded up to.
 
 256 B is the boundary the engine's pools have always placed fields and
-regions on (the refactor record's `plan_regions` rule), and it is a multiple
+regions on (`plan_regions`' rule since ATOM's pull request #2147), and it is a multiple
 of every itemsize, so every typed view's storage offset divides by its
 itemsize as `Tensor.view(dtype)` requires. It is also why pricing must be per
 entry: the padding it costs is paid once per field per entry, and charging

@@ -31,7 +31,7 @@ minimum over every assignment is each field taking its own best plane under
 the key `(plane_bytes, plane_rows, p)`. That is `fields x planes` work for any
 input, so there is no size to refuse.
 
-A consequence the record calls out: a plane is emptied whenever the fields fit
+A consequence ROCm/ATOM's KV-pool refactor (pull request #2147) calls out: a plane is emptied whenever the fields fit
 better elsewhere, which needs no unusual shape -- one 512 B field over two
 planes does it:
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from .refusals import require_count
+
 
 def owned_role(owner: str, role: str) -> str:
     """A pool's region role qualified by the builder that exports it (``target.h2d256/k/0``)."""
@@ -94,10 +96,7 @@ class KVTransferTensors:
 
     def set_block_count(self, blocks: int) -> None:
         """Fix the scheduler's block count, refusing any region that does not divide into it."""
-        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
-            raise ValueError(
-                f"blocks must be a positive integer (scheduler blocks), got {blocks!r}"
-            )
+        require_count("blocks", blocks, minimum=1, unit="scheduler blocks")
         seen: set[str] = set()
         for region in self.regions:
             if region.semantic_role in seen:

@@ -1,7 +1,7 @@
 """What a DeepSeek-V4 row is: the planes, the compressor state, the indexer block.
 
 Four hand-written byte formulas in the V4 backend each described a layout
-that was also described somewhere else (the refactor record): how many planes
+that was also described somewhere else (in ATOM before pull request #2147): how many planes
 a build has was answered five ways, an indexer block's cost two, where its two
 regions sit four. Each is one declaration here; the backend keeps the policy
 (fp8 or bf16 KV, an fp4 or fp8 indexer) and the shapes follow from the answer

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from atom.pool_layout import EntryClass, PoolRowsMixin, PoolSpec
+from atom.pool_layout.refusals import require_count
 from atom.pool_layout.transfer import TransferRegion, owned_regions, owned_role
 
 
@@ -148,10 +149,7 @@ class DraftKvBuilder(PoolRowsMixin):
                 f"draft {self.name!r}: an entry of {self.blocks_per_entry} x {self.block_size}-token "
                 f"blocks is {entry_tokens} tokens; the scheduler's block is {self.scheduler_block_size}"
             )
-        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
-            raise ValueError(
-                f"draft {self.name!r}: blocks must be a positive integer, got {blocks!r}"
-            )
+        require_count(f"draft {self.name!r}: blocks", blocks, minimum=1, unit="scheduler blocks")
         if buf is None:
             raise ValueError(
                 f"draft {self.name!r} charged a region of the paged pool and was handed none"

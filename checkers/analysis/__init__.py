@@ -11,6 +11,8 @@ lives here, named for the question it answers:
 * ``bindings``: one pass over a module recording, per function, every binding
   with the blocks around it, every call site, and the ``if`` tests that guard
   a block;
+* ``shapes``: what one node is on its face (a view of its argument, a read of
+  the environment, a literal, a record class), from the node alone;
 * ``origins``: whether a value comes from input (a parameter, a config, the
   environment) or was computed here (``input-assert``);
 * ``int_kinds``: whether a value is a host int, a host tensor or a device

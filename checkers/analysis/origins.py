@@ -15,91 +15,34 @@ or what a function makes of configuration alone. Every answer is an
 from __future__ import annotations
 
 import ast
-from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .bindings import CONSTRUCTORS, BindingIndex
 from .names import dotted, has_decorator
 from .scopes import Element, Scope, before, self_class, within
+from .shapes import (
+    CONVERSIONS,
+    JOINING_CALLS,
+    VIEW_BUILTINS,
+    VIEW_METHODS,
+    argument_for,
+    inside,
+    is_environment,
+    is_literal,
+    is_parse_args,
+    is_private,
+    is_record,
+    is_self_call,
+    reads_environment,
+    reads_target,
+    renormalises,
+    self_attr,
+    walk_statements,
+)
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
 # `runner_config`): engines name every configuration object that way.
 _CONFIG_SUFFIX = "_config"
-
-# Builtins whose result is their argument seen another way, not a new value.
-_VIEW_BUILTINS = frozenset(
-    {
-        "len",
-        "tuple",
-        "list",
-        "zip",
-        "enumerate",
-        "reversed",
-        "iter",
-        "next",
-        "int",
-        "float",
-        "str",
-        "bool",
-        "type",
-        "vars",
-        "getattr",
-        "dict",
-        "open",
-        "itertools.chain",
-        "cast",
-        "typing.cast",
-    }
-)
-# Methods that read a container or string without computing from other inputs.
-_VIEW_METHODS = frozenset(
-    {
-        "get",
-        "pop",
-        "setdefault",
-        "items",
-        "keys",
-        "values",
-        "split",
-        "strip",
-        "rstrip",
-        "lstrip",
-        "splitlines",
-        "lower",
-        "upper",
-        "copy",
-        "partition",
-        "rpartition",
-        "rsplit",
-        "replace",
-        "removeprefix",
-        "removesuffix",
-        # A tensor seen another way: a cast, a move, a reshape keeps the caller's
-        # values and, but for the reshape, its shape.
-        "to",
-        "type",
-        "contiguous",
-        "float",
-        "half",
-        "bfloat16",
-        "long",
-        "detach",
-        "unsqueeze",
-        "squeeze",
-        "view",
-        "reshape",
-        "flatten",
-        "narrow",
-    }
-)
-# Calls that lay their arguments' values side by side: a concatenation of input is input.
-_JOINING_CALLS = frozenset({"torch.cat", "torch.concat", "torch.stack", "cat", "concat"})
-# Conversions whose result's type is what they produce: narrowing it is for the type checker.
-_CONVERSIONS = frozenset({"item", "tolist", "int", "float", "str", "bool", "len"})
-# Classes whose annotated class-body names are constructor arguments.
-_RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct", "TypedDict"})
-_RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
 
 
 @dataclass
@@ -138,7 +81,7 @@ class InputOrigins(BindingIndex):
         found = self._env_globals.get(name)
         if found is None:
             values = self.module_bindings.get(name, ())
-            found = any(v is not None and _reads_environment(v) for v in values)
+            found = any(v is not None and reads_environment(v) for v in values)
             self._env_globals[name] = found
         return found
 
@@ -154,7 +97,7 @@ class InputOrigins(BindingIndex):
     def _class_facts(self, node: ast.ClassDef) -> _Class:
         init_attrs: dict[str, str] = {}
         reassigned: set[str] = set()
-        record = _is_record(node)
+        record = is_record(node)
         for stmt in node.body:
             if record and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 init_attrs[stmt.target.id] = "a field of the record, a constructor argument"
@@ -174,14 +117,14 @@ class InputOrigins(BindingIndex):
             # of self: a private method's answer needs every call site in the module.
             constructor: bool | None = None
             func = self.funcs.get(stmt)
-            for sub in _walk_statements(stmt):
+            for sub in walk_statements(stmt):
                 targets = []
                 if isinstance(sub, ast.Assign):
                     targets = [(t, sub.value) for t in sub.targets]
                 elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
                     targets = [(sub.target, getattr(sub, "value", None))]
                 for target, value in targets:
-                    attr = _self_attr(target, func)
+                    attr = self_attr(target, func)
                     if attr is None:
                         continue
                     if constructor is None:
@@ -243,12 +186,12 @@ class InputOrigins(BindingIndex):
                 len(expr.ops) == 1
                 and isinstance(expr.ops[0], (ast.In, ast.NotIn))
                 and isinstance(expr.comparators[0], ast.Attribute)
-                and _private(expr.comparators[0].attr)
+                and is_private(expr.comparators[0].attr)
                 and self._own_attribute(expr.comparators[0], func, at)
             ):
                 return None  # `kind not in self._pending`: where the object's protocol stands
         if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)) or (
-            isinstance(expr, ast.Call) and _is_self_call(expr, func)
+            isinstance(expr, ast.Call) and is_self_call(expr, func)
         ):
             origin = self.view(expr, func, at)
             if origin is not None:
@@ -256,7 +199,7 @@ class InputOrigins(BindingIndex):
             if isinstance(expr, ast.Name):
                 return None
         if isinstance(expr, ast.Attribute):
-            if _private(expr.attr) and not (
+            if is_private(expr.attr) and not (
                 isinstance(expr.value, ast.Name) and self_class(expr.value.id, func)
             ):
                 return None  # another object's bookkeeping, whoever handed us the object
@@ -265,7 +208,7 @@ class InputOrigins(BindingIndex):
             isinstance(expr, ast.Call)
             and isinstance(expr.func, ast.Attribute)
             and (expr.args or expr.keywords)
-            and expr.func.attr not in _VIEW_METHODS
+            and expr.func.attr not in VIEW_METHODS
             and self._via_collaborator(expr.func.value, func, at)
         ):
             # `self.buffer.anchor_bytes(name)`: a question the collaborator the
@@ -331,7 +274,7 @@ class InputOrigins(BindingIndex):
         called = (
             callee.attr if isinstance(callee, ast.Attribute) else dotted(callee, through_calls=True)
         )
-        return called in _CONVERSIONS
+        return called in CONVERSIONS
 
     def _own_attribute(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
         while isinstance(expr, ast.Attribute):
@@ -428,7 +371,7 @@ class InputOrigins(BindingIndex):
             return None
         if isinstance(expr, Element):
             return self.view(expr.iterable, func, at)
-        if _is_environment(expr):
+        if is_environment(expr):
             return Origin("the environment or the command line")
         if isinstance(expr, ast.Name):
             return self.resolve(expr.id, func, at)
@@ -444,7 +387,7 @@ class InputOrigins(BindingIndex):
                     if source is None or self._callers_tested(func, expr.attr):
                         return None
                     return Origin(f"`self.{expr.attr}`, {source}")
-            if _private(expr.attr):
+            if is_private(expr.attr):
                 return None  # another object's private attribute: its own bookkeeping
             return self.view(expr.value, func, at)
         if isinstance(expr, ast.Subscript):
@@ -462,33 +405,33 @@ class InputOrigins(BindingIndex):
         if isinstance(expr, (ast.Tuple, ast.List)):
             return next((o for v in expr.elts if (o := self.view(v, func, at))), None)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            if _reads_environment(expr):
+            if reads_environment(expr):
                 return Origin("the environment or the command line")
             gens = expr.generators
             # `[n.node for n in nodes]` reads the argument; `[fmt(x) for x in xs]`
             # and a filtered comprehension compute something new.
-            if len(gens) == 1 and not gens[0].ifs and _reads_target(expr.elt, gens[0].target):
+            if len(gens) == 1 and not gens[0].ifs and reads_target(expr.elt, gens[0].target):
                 return self.view(gens[0].iter, func, at)
             return None
         if isinstance(expr, ast.Call):
-            if _is_parse_args(expr):
+            if is_parse_args(expr):
                 return Origin("the command line (`parse_args()`)")
             callee = expr.func
             if (
-                dotted(callee, through_calls=True) in _VIEW_BUILTINS
-                or dotted(callee, through_calls=True) in _JOINING_CALLS
+                dotted(callee, through_calls=True) in VIEW_BUILTINS
+                or dotted(callee, through_calls=True) in JOINING_CALLS
             ):
                 return next((o for a in expr.args if (o := self.view(a, func, at))), None)
             # What a function makes of a configuration alone is configuration:
             # `use_mla_backend(server_args)`, `backends_of(resolved(server_args))`.
             # A function of data and a config (`rope_index(ids, hf_config=...)`)
             # computes something new.
-            passed = [a for a in [*expr.args, *(k.value for k in expr.keywords)] if not _literal(a)]
+            passed = [a for a in [*expr.args, *(k.value for k in expr.keywords)] if not is_literal(a)]
             origins = [self.view(a, func, at) for a in passed]
             if origins and all(o is not None and o.config for o in origins):
                 return origins[0]
             if isinstance(callee, ast.Attribute) and (
-                (not expr.args and not expr.keywords) or callee.attr in _VIEW_METHODS
+                (not expr.args and not expr.keywords) or callee.attr in VIEW_METHODS
             ):
                 owner = (
                     self_class(callee.value.id, func)
@@ -496,7 +439,7 @@ class InputOrigins(BindingIndex):
                     else None
                 )
                 if owner is not None:
-                    if not expr.args and not expr.keywords and _is_record(owner):
+                    if not expr.args and not expr.keywords and is_record(owner):
                         # `self.resolved_head_dim()` of a dataclass: its fields, the
                         # caller's arguments, worked out.
                         return Origin(
@@ -522,7 +465,7 @@ class InputOrigins(BindingIndex):
         if name == func.self_name:
             return None
         for comp, value in self.comprehension_bindings.get(name, ()):
-            if _inside(at, comp) and self.owner.get(comp) is func:
+            if inside(at, comp) and self.owner.get(comp) is func:
                 return self._binding_origin(name, func, comp, value)
         binding = self.dominating_binding(name, func, at)
         if (
@@ -533,7 +476,7 @@ class InputOrigins(BindingIndex):
             return None  # a list or set the function fills in itself
         if binding is not None:
             stmt, value, _ = binding
-            if name in func.params and _renormalises(name, value):
+            if name in func.params and renormalises(name, value):
                 # `dims = cls._map_neg_dims(dims)`: still the caller's value, normalised.
                 return self.param_origin(func, name)
             return self._binding_origin(name, func, stmt, value)
@@ -574,7 +517,7 @@ class InputOrigins(BindingIndex):
         under an ``if`` that tests ``self.<attr>`` -- the branch chose the method
         for the value the assert restates?"""
         name = func.name
-        if not _private(name) or func.self_name is None:
+        if not is_private(name) or func.self_name is None:
             return False
         sites = self.calls_of(name)
         if not sites:
@@ -689,7 +632,7 @@ class InputOrigins(BindingIndex):
         if func.self_name is not None:
             positional = positional[1:]
         for call, caller in sites:
-            bound = _argument_for(call, arg, positional, node_args, func)
+            bound = argument_for(call, arg, positional, node_args, func)
             if bound is None or self._caller_checked(bound, call):
                 continue  # the caller tested what it passes: the helper restates it
             if self.view(bound, caller, call) is not None:
@@ -699,160 +642,3 @@ class InputOrigins(BindingIndex):
         return None
 
 
-def _reads_target(elt: ast.AST, target: ast.AST) -> bool:
-    """Is a comprehension's element its loop variable, or read off it?"""
-    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    while True:
-        if isinstance(elt, (ast.Attribute, ast.Subscript, ast.Starred)):
-            elt = elt.value
-        elif isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and not elt.args:
-            elt = elt.func.value
-        elif (
-            isinstance(elt, ast.Call)
-            and dotted(elt.func, through_calls=True) in _VIEW_BUILTINS
-            and elt.args
-        ):
-            elt = elt.args[0]  # `int(d)`: the same value converted
-        elif isinstance(elt, ast.Tuple):
-            return all(_reads_target(e, target) for e in elt.elts)
-        else:
-            return isinstance(elt, ast.Name) and elt.id in names
-
-
-def _is_self_call(call: ast.Call, func: Scope | None) -> bool:
-    """``self.m(...)``: the object's own method (a record's worked-out field)."""
-    callee = call.func
-    return (
-        isinstance(callee, ast.Attribute)
-        and isinstance(callee.value, ast.Name)
-        and self_class(callee.value.id, func) is not None
-    )
-
-
-def _literal(node: ast.AST) -> bool:
-    """A constant, or a tuple/list/set of them (`("num_experts", "n_experts")`)."""
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return all(_literal(e) for e in node.elts)
-    return False
-
-
-def _is_record(node: ast.ClassDef) -> bool:
-    """A dataclass, attrs class, NamedTuple, pydantic model or msgspec Struct."""
-    return any(has_decorator(node, d) for d in _RECORD_DECORATORS) or any(
-        dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
-    )
-
-
-def _private(attr: str) -> bool:
-    return attr.startswith("_") and not attr.endswith("__")
-
-
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    start = (outer.lineno, outer.col_offset)
-    end = (outer.end_lineno, outer.end_col_offset)
-    return start <= (node.lineno, node.col_offset) <= end
-
-
-def _renormalises(name: str, value: ast.AST | None) -> bool:
-    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised."""
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    if (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id == name
-    ):
-        return True
-    for arg in [*value.args, *(k.value for k in value.keywords)]:
-        while isinstance(arg, ast.Call) and arg.args:  # f(g(name))
-            arg = arg.args[0]
-        if isinstance(arg, ast.Name) and arg.id == name:
-            return True
-    return False
-
-
-def _argument_for(call: ast.Call, arg: ast.arg, positional, node_args, func) -> ast.AST | None:
-    for kw in call.keywords:
-        if kw.arg == arg.arg:
-            return kw.value
-        if kw.arg is None:
-            return kw.value  # **kwargs passes whatever it holds
-    if arg.arg in positional:
-        index = positional.index(arg.arg)
-        # A call through a class (`Cls.method(obj, x)`) passes self positionally.
-        if func.self_name is not None and isinstance(call.func, ast.Attribute):
-            receiver = call.func.value
-            if isinstance(receiver, ast.Name) and receiver.id[:1].isupper():
-                index += 1
-        for i, a in enumerate(call.args):
-            if isinstance(a, ast.Starred):
-                return a.value
-            if i == index:
-                return a
-    if node_args.vararg is not None and arg is node_args.vararg:
-        extra = call.args[len(positional) :]
-        return extra[0] if extra else None
-    return None
-
-
-def _self_attr(target: ast.AST, func: Scope | None) -> str | None:
-    if (
-        func is not None
-        and isinstance(target, ast.Attribute)
-        and isinstance(target.value, ast.Name)
-        and target.value.id == func.self_name
-    ):
-        return target.attr
-    return None
-
-
-def _is_environment(expr: ast.AST) -> bool:
-    path = dotted(expr, through_calls=True) if isinstance(expr, (ast.Attribute, ast.Name)) else ""
-    if path in ("os.environ", "sys.argv", "environ"):
-        return True
-    if isinstance(expr, ast.Call):
-        callee = dotted(expr.func, through_calls=True)
-        return callee in ("os.getenv", "getenv", "os.environ.get", "os.environb.get")
-    return False
-
-
-def _is_parse_args(expr: ast.Call) -> bool:
-    return isinstance(expr.func, ast.Attribute) and expr.func.attr in (
-        "parse_args",
-        "parse_known_args",
-    )
-
-
-# What can hold a statement: statements, and the handlers and cases of the statements that have them.
-_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
-
-
-def _walk_statements(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk(node)``'s statements, in its order, without entering expressions.
-
-    No expression holds a statement, so leaving them out of the breadth-first
-    queue keeps every statement at its depth and its place among its level:
-    the order ``ast.walk`` yields them in, which decides which of two copies
-    of one attribute a constructor is said to make. A class's methods are
-    mostly expressions, and walking them all was a fifth of the rule's time.
-    """
-    todo = deque([node])
-    while todo:
-        node = todo.popleft()
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                todo.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
-            elif isinstance(value, _STATEMENT_HOLDERS):
-                todo.append(value)
-        yield node
-
-
-def _reads_environment(value: ast.AST) -> bool:
-    return any(
-        _is_environment(n) or (isinstance(n, ast.Call) and _is_parse_args(n))
-        for n in ast.walk(value)
-    )

@@ -194,7 +194,7 @@ class RequiredKeyword(Contract):
             ),
             params=_PARAMS,
             expect=(Expect("AC701", 5, 41, "output_size"),),
-            note="Tensor repeats, no `output_size`: the sync the refactor measured.",
+            note="Tensor repeats, no `output_size`: the sync ATOM's PR #2147 measured.",
         ),
         Example(
             source=(

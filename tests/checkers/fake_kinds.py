@@ -1,7 +1,7 @@
 """Two small kinds that exist only for the linter's tests.
 
 The linter is tested apart from the real kinds so a rule helper's change
-cannot make an linter test pass or fail: ``rename`` flags a name and offers
+cannot make a linter test pass or fail: ``rename`` flags a name and offers
 a safe (or, with ``unsafe = true``, unsafe) fix to another; ``counted`` is
 not CACHEABLE and counts its calls, so a test can see what the cache saved.
 """

@@ -12,38 +12,26 @@ import pytest
 
 from checkers.cli import main
 
-from ..scaffold import write_tree
+from ..scaffold import contract, pyproject
 
-PYPROJECT = """\
-[tool.atom-contracts]
-exclude = ["build/**"]
-per-file-ignores = { "tests/**" = ["AC101"] }
-
-[[tool.atom-contracts.contracts]]
-id = "allocate-takes-blocks"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-"""
+SETTINGS = {"exclude": ["build/**"], "per-file-ignores": {"tests/**": ["AC101"]}}
 BAD = "class B:\n    def allocate_kv_cache_tensors(self, blocks):\n        pass\n"
 GOOD = "class B:\n    def allocate_kv_cache_tensors(self, *, blocks):\n        pass\n"
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    write_tree(
-        tmp_path,
-        {
-            "pyproject.toml": PYPROJECT,
-            "pkg/bad.py": BAD,
-            "pkg/good.py": GOOD,
-            "build/lib/pkg/bad.py": BAD,
-            "tests/test_bad.py": BAD,
-            ".venv/lib/bad.py": BAD,
-        },
+def project(make_project):
+    files = {
+        "pkg/bad.py": BAD,
+        "pkg/good.py": GOOD,
+        "build/lib/pkg/bad.py": BAD,
+        "tests/test_bad.py": BAD,
+        ".venv/lib/bad.py": BAD,
+    }
+    declared = make_project(
+        "blocks-keyword-only", files=files, src=None, settings=SETTINGS, chdir=True
     )
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return declared.root
 
 
 def test_findings_exit_1_and_print_concise(project, capsys):
@@ -74,9 +62,8 @@ def test_an_explicitly_named_excluded_file_stays_excluded(project, capsys):
 
 
 def test_configuration_errors_exit_2_with_one_line(project, capsys):
-    (project / "pyproject.toml").write_text(
-        PYPROJECT.replace('kind = "keyword-only"', 'kind = "keyword-onyl"')
-    )
+    misspelled = contract("blocks-keyword-only", kind="keyword-onyl")
+    (project / "pyproject.toml").write_text(pyproject(misspelled, src=None, settings=SETTINGS))
     assert main(["check", "--no-cache"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
@@ -99,7 +86,7 @@ def test_json_output(project, capsys):
         2,
         41,
     )
-    assert finding["contract"] == "allocate-takes-blocks"
+    assert finding["contract"] == "blocks-keyword-only"
     assert finding["kind"] == "keyword-only"
     assert finding["fix"] is None
 
@@ -244,15 +231,10 @@ def test_the_cache_gives_the_same_output_as_no_cache(project, capsys):
     assert any(p.suffix == ".marshal" for p in (project / ".atom-contracts-cache").rglob("*"))
 
 
-def test_fix_from_the_command_line(tmp_path, monkeypatch, capsys):
-    pyproject = (
-        "[[tool.atom-contracts.contracts]]\n"
-        'id = "plain-triton"\nkind = "banned-import"\n'
-        'modules = { "vllm.triton_utils" = "import triton directly" }\n'
-    )
+def test_fix_from_the_command_line(make_project, capsys):
     source = "from vllm.triton_utils import triton\n\n\ndef f():\n    return triton\n"
-    write_tree(tmp_path, {"pyproject.toml": pyproject, "k.py": source})
-    monkeypatch.chdir(tmp_path)
+    declared = make_project("plain-triton-imports", files={"k.py": source}, src=None, chdir=True)
+    tmp_path = declared.root
     assert main(["check", "--fix"]) == 1  # banned-import's fix is unsafe: not applied
     assert (tmp_path / "k.py").read_text() == source
     capsys.readouterr()

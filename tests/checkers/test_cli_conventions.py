@@ -16,18 +16,9 @@ import pytest
 
 from checkers.cli import main
 
-from ..scaffold import write_tree
+from ..scaffold import pyproject, write_tree
 
-PYPROJECT = """\
-[tool.atom-contracts]
-extend-exclude = ["gen/**"]
-
-[[tool.atom-contracts.contracts]]
-id = "allocate-takes-blocks"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-"""
+PYPROJECT = pyproject("blocks-keyword-only", src=None, settings={"extend-exclude": ["gen/**"]})
 BAD = "class B:\n    def allocate_kv_cache_tensors(self, blocks):\n        pass\n"
 GOOD = BAD.replace("(self, blocks)", "(self, *, blocks)")
 CLI = "import sys; from checkers.cli import main; sys.exit(main())"

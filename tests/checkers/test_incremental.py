@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.incremental import splice, successor
+from checkers.incremental import splice, successor, tail
 from checkers.source import SourceFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -160,11 +160,124 @@ def test_a_line_added_or_a_tab_is_a_full_parse():
     assert agrees(FUNCTION, FUNCTION.replace("        return size", "\treturn size ")) is None
 
 
-def test_successor_sets_the_tree_only_when_spliced():
+def test_successor_sets_the_tree_or_the_error_a_full_parse_gives():
     before = SourceFile("m.py", FUNCTION, abspath="/p/m.py")
     before.tree  # noqa: B018 - parsed, as the server's last check left it
     after = successor(before, "m.py", FUNCTION.replace("* 2", "* 3"), "/p/m.py")
     assert "tree" in after.__dict__ and after.abspath == "/p/m.py"
-    broken = successor(before, "m.py", FUNCTION.replace("* 2", "* ("), "/p/m.py")
-    assert "tree" not in broken.__dict__ and broken.tree is None  # the full parse decides
+    text = FUNCTION.replace("* 2", "* (")
+    broken = successor(before, "m.py", text, "/p/m.py")
+    assert "tree" in broken.__dict__ and broken.tree is None  # found without a full parse
+    assert error(broken.parse_error) == error(parse_error(text))
+    assert broken.parse_error.filename == "m.py"  # as SourceFile.tree's own parse names it
     assert "tree" not in successor(None, "m.py", FUNCTION, "/p/m.py").__dict__
+
+
+def test_a_run_of_unparsable_buffers_is_compared_with_the_last_tree_there_was():
+    before = SourceFile("m.py", FUNCTION)
+    before.tree  # noqa: B018
+    typed = before
+    for end in ("* (", "* (b", "* (bl", "* (blocks)"):
+        typed = successor(typed, "m.py", FUNCTION.replace("* 2", end), "/p/m.py")
+        assert "tree" in typed.__dict__  # never left to a full parse
+    assert dump(typed.tree) == dump(full(FUNCTION.replace("* 2", "* (blocks)")))
+    assert typed.__dict__.get("_parsed") is before  # the last tree, and only that one, kept
+    assert before.__dict__.get("_parsed") is None
+
+
+def error(exc: BaseException | None):
+    if exc is None:
+        return None
+    return (type(exc), exc.msg, exc.lineno, exc.offset, exc.end_lineno, exc.end_offset, exc.text)
+
+
+def parse_error(text: str) -> SyntaxError | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as exc:
+        return exc
+    return None
+
+
+def tail_agrees(old: str, new: str):
+    """``tail``'s answer, checked against the full parse: the same tree, or the same error."""
+    before = parsed(old)
+    found = tail(before.tree, before.lines, SourceFile("m.py", new).lines)
+    if isinstance(found, SyntaxError):
+        assert error(found) == error(parse_error(new))
+    elif found is not None:
+        reference = full(new)
+        assert reference is not None, "a tree for a text that does not parse"
+        assert dump(found) == dump(reference)
+    return found
+
+
+# Enter and a backspace that joins two lines too: the tail takes a line count that moves.
+TAIL_KEYS = st.sampled_from([*list("abx_ ()[]{}:,.=+'\"#\\@0\t\n"), '"""', "else:", "def ", "):"])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.sampled_from(CORPUS),
+    st.lists(
+        st.tuples(st.floats(0, 1), st.floats(0, 1), st.integers(0, 3), TAIL_KEYS),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_a_tail_parse_is_the_full_parse_tree_or_error(path, edits):
+    old = path.read_text(encoding="utf-8")
+    lines = old.splitlines(keepends=True)
+    for where, column, op, key in edits:
+        i = min(int(where * len(lines)), len(lines) - 1)
+        body = lines[i].rstrip("\r\n")
+        end = lines[i][len(body) :]
+        c = min(int(column * (len(body) + 1)), len(body))
+        if op == 0:
+            body = body[:c] + key + body[c:]
+        elif op == 1:
+            body = body[:c] + body[c + 1 :]
+        elif op == 2:
+            body = body[:c] + key + body[c + len(key) :]
+        elif i + 1 < len(lines):
+            lines[i + 1] = body + lines.pop(i + 1)  # a backspace at the next line's start
+            continue
+        lines[i] = body + end
+    tail_agrees(old, "".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A bracket opened and never closed: the tokens run on to the end.
+        ("a = 1\n\ndef f():\n    x = 1\n\nb = 2\n", "a = 1\n\ndef f():\n    x = g(\n\nb = 2\n"),
+        # A message that names a line: the line is the whole text's.
+        ("a = 1\nb = [\n    1,\n]\n", "a = 1\nb = [\n    1,\n)\n"),
+        # A string opened that swallows the rest.
+        ("a = 1\nb = 2\nc = 3\n", 'a = 1\nb = 2\nc = """3\n'),
+        # An indentation error, and an `else:` that joins the `if` the tail starts at.
+        ("if a:\n    b = 1\nc = 2\n", "if a:\n    b = 1\n  c = 2\n"),
+        ("if a:\n    b = 1\nc = 2\n", "if a:\n    b = 1\nelse:\n    c = 2\n"),
+        # Enter inside a line: the line count moves, and the tail still parses.
+        ("a = 1\nb = f(1, 2)\n", "a = 1\nb = f(1,\n 2)\n"),
+    ],
+)
+def test_a_tail_parse_on_the_edits_that_defeat_the_splice(old, new):
+    assert spliced(old, new) is None
+    assert tail_agrees(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("a = 1\n", "(a = 1\n", "the edit is on the first statement's first line"),
+        ("a = 1; b = 2\nc = 3\n", "a = 1; b = 2\nc = (\n", "the head shares a line with the tail"),
+        ("a = 1\nb = 2\n", "from __future__ import barry_as_FLUFL\na = 1\nb = 2 <> 3\n", "FLUFL"),
+        ("a = 1\nb = 2\nc = 3\n", "a = 1\nb = 2\nc = 3\x00\n", "a NUL byte"),
+    ],
+)
+def test_a_tail_parse_leaves_to_the_full_parse_what_it_cannot_stand_for(old, new, why):
+    before = parsed(old)
+    assert tail(before.tree, before.lines, SourceFile("m.py", new).lines) is None, why

@@ -15,23 +15,22 @@ import pytest
 
 from checkers.cli import main
 
-from ..scaffold import write_tree
+from ..scaffold import contract, pyproject, write_tree
 
-CONTRACT = """\
-[[tool.atom-contracts.contracts]]
-id = "allocate-takes-blocks"
-kind = "keyword-only"
-functions = ["allocate_kv_cache_tensors"]
-parameters = ["blocks"]
-"""
+KEYWORD = "blocks-keyword-only"
 GOOD = "class B:\n    def allocate_kv_cache_tensors(self, *, blocks):\n        pass\n"
 
 
-def _project(tmp_path, monkeypatch, pyproject: str, files: dict[str, str] | None = None):
-    write_tree(tmp_path, {"pyproject.toml": pyproject, "pkg/__init__.py": "", "pkg/good.py": GOOD})
-    write_tree(tmp_path, files or {})
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+@pytest.fixture
+def project(make_project):
+    """``project(*contracts, files=..., **settings)``: a package with one good file, declaring
+    ``contracts`` (ids or tables, tests/scaffold.py's) and the table's other ``settings``."""
+
+    def make(*contracts, files: dict[str, str] | None = None, settings=None):
+        files = {"pkg/__init__.py": "", "pkg/good.py": GOOD, **(files or {})}
+        return make_project(*contracts, files=files, src=None, settings=settings, chdir=True).root
+
+    return make
 
 
 def _error(capsys) -> str:
@@ -43,43 +42,44 @@ def _error(capsys) -> str:
     return lines[0]
 
 
-def test_a_healthy_declaration_still_passes(tmp_path, monkeypatch, capsys):
-    _project(tmp_path, monkeypatch, "[tool.atom-contracts]\n" + CONTRACT)
+def test_a_healthy_declaration_still_passes(project, capsys):
+    project(KEYWORD)
     assert main(["check", "--no-cache"]) == 0
     assert main(["check", "--no-cache", "pkg/good.py"]) == 0
     assert capsys.readouterr().out.endswith("All contracts hold.\n")
 
 
 @pytest.mark.parametrize("spelling", ["atom_contracts", "atomcontracts", "atom-contract"])
-def test_a_misspelled_table_is_named_with_the_right_spelling(
-    tmp_path, monkeypatch, capsys, spelling
-):
-    _project(tmp_path, monkeypatch, CONTRACT.replace("atom-contracts", spelling))
+def test_a_misspelled_table_is_named_with_the_right_spelling(project, capsys, spelling):
+    root = project(KEYWORD)
+    toml = root / "pyproject.toml"
+    toml.write_text(toml.read_text().replace("atom-contracts", spelling))
     assert main(["check", "--no-cache"]) == 2
     err = _error(capsys)
     assert "[tool.atom-contracts]" in err
     assert f"[tool.{spelling}]" in err
-    assert str(tmp_path / "pyproject.toml") in err
+    assert str(root / "pyproject.toml") in err
 
 
-def test_no_table_anywhere_says_where_it_looked(tmp_path, monkeypatch, capsys):
-    _project(tmp_path, monkeypatch, '[project]\nname = "x"\n')
+def test_no_table_anywhere_says_where_it_looked(project, capsys):
+    root = project()
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\n')
     assert main(["check", "--no-cache", "pkg/good.py"]) == 2
     err = _error(capsys)
     assert "no [tool.atom-contracts] table" in err
-    assert str(tmp_path / "pyproject.toml") in err
+    assert str(root / "pyproject.toml") in err
 
 
-def test_a_config_file_without_the_table(tmp_path, monkeypatch, capsys):
-    _project(tmp_path, monkeypatch, "[tool.atom-contracts]\n" + CONTRACT)
-    (tmp_path / "other.toml").write_text("[tool.ruff]\nline-length = 100\n")
+def test_a_config_file_without_the_table(project, capsys):
+    root = project(KEYWORD)
+    (root / "other.toml").write_text("[tool.ruff]\nline-length = 100\n")
     assert main(["check", "--no-cache", "--config", "other.toml"]) == 2
     err = _error(capsys)
     assert "other.toml" in err and "[tool.atom-contracts]" in err
 
 
-def test_an_empty_contract_list(tmp_path, monkeypatch, capsys):
-    _project(tmp_path, monkeypatch, '[tool.atom-contracts]\nexclude = ["build/**"]\n')
+def test_an_empty_contract_list(project, capsys):
+    project(settings={"exclude": ["build/**"]})
     assert main(["check", "--no-cache"]) == 2
     assert "declares no contracts" in _error(capsys)
 
@@ -87,68 +87,50 @@ def test_an_empty_contract_list(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("where", "args"),
     [
-        ('select = ["AC999"]\n', []),
-        ('ignore = ["AC77"]\n', []),
-        ('per-file-ignores = { "tests/**" = ["AC108"] }\n', []),
-        ("", ["--select", "AC999"]),
-        ("", ["--ignore", "AC101,AC555"]),
-        ('select = ["E501"]\n', []),
+        ({"select": ["AC999"]}, []),
+        ({"ignore": ["AC77"]}, []),
+        ({"per-file-ignores": {"tests/**": ["AC108"]}}, []),
+        ({}, ["--select", "AC999"]),
+        ({}, ["--ignore", "AC101,AC555"]),
+        ({"select": ["E501"]}, []),
     ],
 )
-def test_an_unknown_code_is_named(tmp_path, monkeypatch, capsys, where, args):
-    _project(tmp_path, monkeypatch, "[tool.atom-contracts]\n" + where + CONTRACT)
+def test_an_unknown_code_is_named(project, capsys, where, args):
+    project(KEYWORD, settings=where)
     assert main(["check", "--no-cache", *args]) == 2
     err = _error(capsys)
-    code = next(c for c in ("AC999", "AC77", "AC108", "AC555", "E501") if c in where + str(args))
+    said = str(where) + str(args)
+    code = next(c for c in ("AC999", "AC77", "AC108", "AC555", "E501") if c in said)
     assert repr(code) in err, err
     assert "no rule" in err
 
 
-def test_known_codes_and_prefixes_of_undeclared_kinds_are_accepted(tmp_path, monkeypatch):
+def test_known_codes_and_prefixes_of_undeclared_kinds_are_accepted(project):
     # AC3 (input-assert) is a real prefix though no contract of that kind is declared here.
-    _project(tmp_path, monkeypatch, '[tool.atom-contracts]\nignore = ["AC3", "AC902"]\n' + CONTRACT)
+    project(KEYWORD, settings={"ignore": ["AC3", "AC902"]})
     assert main(["check", "--no-cache", "--select", "AC1,AC9,AC001", "-q"]) == 0
     assert main(["check", "--no-cache", "--select", "ALL", "-q"]) == 0
 
 
-def test_an_unknown_code_in_noqa_is_a_finding_naming_it(tmp_path, monkeypatch, capsys):
+def test_an_unknown_code_in_noqa_is_a_finding_naming_it(project, capsys):
     # In a file, not in the declaration: reported where it is written, as ruff's RUF102 is.
-    _project(
-        tmp_path,
-        monkeypatch,
-        "[tool.atom-contracts]\n" + CONTRACT,
-        {"pkg/x.py": "x = 1  # noqa: AC999 -- never a rule\n"},
-    )
+    project(KEYWORD, files={"pkg/x.py": "x = 1  # noqa: AC999 -- never a rule\n"})
     assert main(["check", "--no-cache"]) == 1
     out = capsys.readouterr().out
     assert "pkg/x.py:1:8: AC902" in out and "`# noqa: AC999` names no rule" in out
 
 
 @pytest.mark.parametrize(
-    ("contract", "named"),
+    ("declared", "named"),
     [
-        (
-            'id = "leaf"\nkind = "leaf-package"\npackage = "pkg.nowhere"\n',
-            ["`leaf`", "'pkg.nowhere'"],
-        ),
-        (
-            CONTRACT.split("\n", 1)[1] + 'paths = ["atom/**"]\n',
-            ["allocate-takes-blocks", "'atom/**'"],
-        ),
-        (
-            'id = "skip"\nkind = "importorskip"\nmodule = "triton"\ntests = ["tests/**"]\n',
-            ["`skip`", "`tests`", "'tests/**'"],
-        ),
+        ((KEYWORD, contract("leaf", package="pkg.nowhere")), ["`leaf`", "'pkg.nowhere'"]),
+        ((contract(KEYWORD, paths=["atom/**"]),), [f"`{KEYWORD}`", "'atom/**'"]),
+        ((KEYWORD, "skip-triton"), ["`skip-triton`", "`tests`", "'tests/**'"]),
     ],
     ids=["no-such-package", "paths-glob-matches-nothing", "tests-glob-matches-nothing"],
 )
-def test_a_contract_that_covers_no_file_is_named(tmp_path, monkeypatch, capsys, contract, named):
-    pyproject = (
-        "[tool.atom-contracts]\n" + CONTRACT + "\n[[tool.atom-contracts.contracts]]\n" + contract
-    )
-    if "allocate-takes-blocks" in contract:
-        pyproject = "[tool.atom-contracts]\n\n[[tool.atom-contracts.contracts]]\n" + contract
-    _project(tmp_path, monkeypatch, pyproject)
+def test_a_contract_that_covers_no_file_is_named(project, capsys, declared, named):
+    project(*declared)
     assert main(["check", "--no-cache"]) == 2
     err = _error(capsys)
     assert "covers no file" in err
@@ -159,28 +141,25 @@ def test_a_contract_that_covers_no_file_is_named(tmp_path, monkeypatch, capsys, 
     assert "covers no file" in _error(capsys)
 
 
-def test_coverage_is_judged_on_the_project_not_the_named_files(tmp_path, monkeypatch, capsys):
+def test_coverage_is_judged_on_the_project_not_the_named_files(project, capsys):
     # A pre-commit run that touches only pkg/good.py must not fail a contract on atom/**.
-    pyproject = (
-        "[tool.atom-contracts]\n" + CONTRACT + 'paths = ["atom/**"]\n'
-        '\n[[tool.atom-contracts.contracts]]\nid = "leaf"\nkind = "leaf-package"\n'
-        'package = "atom.pool"\n'
-    )
-    _project(
-        tmp_path, monkeypatch, pyproject, {"atom/__init__.py": "", "atom/pool/__init__.py": ""}
+    project(
+        contract(KEYWORD, paths=["atom/**"]),
+        contract("leaf", package="atom.pool"),
+        files={"atom/__init__.py": "", "atom/pool/__init__.py": ""},
     )
     assert main(["check", "--no-cache", "pkg/good.py"]) == 0, capsys.readouterr()
     assert main(["check", "--no-cache"]) == 0
 
 
-def test_a_negated_glob_is_not_asked_to_match(tmp_path, monkeypatch, capsys):
-    pyproject = "[tool.atom-contracts]\n" + CONTRACT + 'paths = ["pkg/**", "!pkg/generated/**"]\n'
-    _project(tmp_path, monkeypatch, pyproject)
+def test_a_negated_glob_is_not_asked_to_match(project, capsys):
+    project(contract(KEYWORD, paths=["pkg/**", "!pkg/generated/**"]))
     assert main(["check", "--no-cache", "-q"]) == 0, capsys.readouterr()
 
 
 def test_the_subprocess_exit_status_is_2(tmp_path):
-    write_tree(tmp_path, {"pyproject.toml": CONTRACT.replace("atom-contracts", "atom_contracts")})
+    declared = pyproject(KEYWORD, src=None).replace("atom-contracts", "atom_contracts")
+    write_tree(tmp_path, {"pyproject.toml": declared})
     proc = subprocess.run(
         [sys.executable, "-m", "checkers", "check", "--no-cache"],
         cwd=tmp_path,
@@ -201,7 +180,7 @@ def test_the_probe_for_named_files_finds_what_the_listing_finds(tmp_path):
     write_tree(
         tmp_path,
         {
-            "pyproject.toml": '[tool.atom-contracts]\nexclude = ["gen/**"]\n' + CONTRACT,
+            "pyproject.toml": pyproject(KEYWORD, src=None, settings={"exclude": ["gen/**"]}),
             "src/pkg/deep/mod.py": "",
             "src/pkg/ns/inner/x.py": "",
             "tests/unit/test_a.py": "",

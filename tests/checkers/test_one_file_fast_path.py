@@ -22,30 +22,19 @@ import pytest
 from checkers import listing
 from checkers.cli import main
 
-from .example_project import write_tree
+from ..scaffold import pyproject, write_tree
 
-PYPROJECT = """\
-[tool.atom-contracts]
-src = ["."]
-
-[[tool.atom-contracts.contracts]]
-id = "triton-tests-skip"
-kind = "importorskip"
-module = "triton"
-tests = ["tests/**"]
-
-[[tool.atom-contracts.contracts]]
-id = "layout-is-a-leaf"
-kind = "leaf-package"
-package = "pkg.leaf"
-
-[[tool.atom-contracts.contracts]]
-id = "extra-keyword-only"
-kind = "keyword-only"
-paths = ["extra/**"]
-functions = ["build"]
-parameters = ["size"]
-"""
+PYPROJECT = pyproject(
+    "skip-triton",
+    "leaf",
+    {
+        "id": "extra-keyword-only",
+        "kind": "keyword-only",
+        "paths": ["extra/**"],
+        "functions": ["build"],
+        "parameters": ["size"],
+    },
+)
 
 TREE = {
     "pyproject.toml": PYPROJECT,

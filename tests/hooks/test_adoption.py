@@ -15,15 +15,13 @@ Slow (pre-commit builds an environment with pip); CI runs it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ..scaffold import GIT_IDENTITY, contract, pyproject, write_tree
+from ..scaffold import contract, pre_commit, pyproject, write_tree
 from ..scaffold import git as _git
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -32,19 +30,6 @@ PYPROJECT = pyproject(contract("blocks-keyword-only", paths=["engine/**"]), name
 
 VIOLATING = "class B:\n    def allocate_kv_cache_tensors(self, blocks):\n        return blocks\n"
 IMPOSTOR = "print('THE CONSUMER HOOK RAN')\n"
-
-
-def _pre_commit(consumer: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home)}
-    env.pop("PRE_COMMIT", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pre_commit", *args],
-        cwd=consumer,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
 
 
 @pytest.mark.slow
@@ -80,13 +65,13 @@ def test_a_consumer_with_its_own_hooks_and_contracts_packages(tmp_path: Path) ->
     _git(consumer, "add", "-A")
     home = tmp_path / "pre-commit-home"
 
-    update = _pre_commit(consumer, home, "autoupdate", "--freeze")
+    update = pre_commit(consumer, home, "autoupdate", "--freeze")
     assert update.returncode == 0, update.stdout + update.stderr
     pinned = yaml.safe_load((consumer / ".pre-commit-config.yaml").read_text())
     assert pinned["repos"][0]["rev"] == _git(clone, "rev-parse", "HEAD")
     _git(consumer, "add", "-A")
 
-    run = _pre_commit(consumer, home, "run", "--all-files")
+    run = pre_commit(consumer, home, "run", "--all-files")
     output = run.stdout + run.stderr
     assert run.returncode == 1, output
     assert "Failed" in output and "engine/builder.py:2:" in output and "AC101" in output

@@ -15,7 +15,6 @@ module that is not committed yet.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..scaffold import BUILDER_VIOLATING, GIT_IDENTITY, pyproject
+from ..scaffold import BUILDER_VIOLATING, pre_commit, pyproject
 from ..scaffold import git as _git
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -102,16 +101,7 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _try_repo(consumer: Path, snapshot: Path, home: Path, hook: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home)}
-    env.pop("PRE_COMMIT", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), hook, "--all-files"],
-        cwd=consumer,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    return pre_commit(consumer, home, "try-repo", str(snapshot), hook, "--all-files")
 
 
 @pytest.mark.slow

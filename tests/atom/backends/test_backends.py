@@ -49,7 +49,7 @@ def test_draft_owns_a_pool_only_for_mha_flavours():
         "aiter-mla": False,
         "gdn-hybrid": False,
         "kimi-mla-kda": False,
-        # The record: "DeepseekV4Backend inherits DRAFT_OWNS_KV_POOL = False".
+        # ROCm/ATOM's pull request #2147: "DeepseekV4Backend inherits DRAFT_OWNS_KV_POOL = False".
         "deepseek-v4": False,
     }
     with pytest.raises(TypeError, match=r"aiter-mla.*binds into its target's pool"):

@@ -106,8 +106,15 @@ def test_bad_slots_and_layouts_are_refused_by_value():
         token_at("k_cache", views["k_cache"], "shuffle", 9999)
     with pytest.raises(ValueError, match="'hnd'"):
         token_at("k_cache", views["k_cache"], "hnd", 0)
-    with pytest.raises(ValueError, match="slot must be a non-negative integer, got -1"):
+    with pytest.raises(ValueError, match=r"^slot must be at least 0, got -1$"):
         token_at("k_cache", views["k_cache"], "shuffle", -1)
+
+
+def test_a_slot_that_is_not_an_int_is_refused_by_type():
+    _, views = _views()
+    for slot in (3.0, True):
+        with pytest.raises(TypeError, match=rf"^slot must be an int, got {slot!r} "):
+            token_at("k_cache", views["k_cache"], "shuffle", slot)
 
 
 def test_the_batched_op_equals_token_by_token_stores():

@@ -1,6 +1,6 @@
-"""The refactor record's measured goldens, reproduced from the shipped public configs.
+"""The goldens ROCm/ATOM's KV-pool refactor (pull request #2147) measured, from public configs.
 
-Each golden is checked at the tp, KV dtype and scheduler block the record measured it at, and
+Each golden is checked at the tp, KV dtype and scheduler block it was measured at there, and
 carries its arithmetic written out from the config's own fields, so a golden that comes out
 right for the wrong reason (a padded row, a dropped layer, a second reading of a width) fails on
 the decomposition rather than hiding in a sum. None of the configs was adjusted to make a number

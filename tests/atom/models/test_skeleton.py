@@ -87,8 +87,14 @@ def test_minimax_mtp_modules_count_as_declared():
 def test_rank_and_layer_declarations_are_validated_by_name():
     with pytest.raises(ValueError, match=r"pp_rank 2"):
         ParallelRank(pp_size=2, pp_rank=2)
-    with pytest.raises(ValueError, match=r"tp_size must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match=r"^tp_size must be at least 1, got 0$"):
         ParallelRank(tp_size=0)
+    with pytest.raises(TypeError, match=r"^pp_size must be an int, got 2\.0 \(float\)$"):
+        ParallelRank(pp_size=2.0)
+    with pytest.raises(TypeError, match=r"^pp_rank must be an int, got '0' \(str\)$"):
+        ParallelRank(pp_rank="0")
+    with pytest.raises(ValueError, match=r"^pp_rank must be at least 0, got -1$"):
+        ParallelRank(pp_size=2, pp_rank=-1)
     bad = load_model_config("mimo-v2-flash").with_overrides(layer_types=["full_attention"])
     with pytest.raises(ConfigFieldError, match=r"layer_types"):
         layer_types(bad)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
+from atom.backends.backend import blocks_per_entry
 from atom.engine_config import EngineConfig
 from atom.models.registry import load_model_config
 from atom.pool_layout import EntryClass, KvGeometry
@@ -283,3 +286,47 @@ def test_every_fp8_kv_dtype_keeps_its_scales(name, dtype):
     runner.initialize(1)
     views = runner.bound_modules()[3].kv_views
     assert views["k_cache"].dtype == dtype and {"k_scale", "v_scale"} <= set(views)
+
+
+def _count_takers():
+    """Each place past the runner that takes a count, called with the count given."""
+    target = _runner("llama-3.1-8b")
+    eagle = ModelRunner(
+        load_model_config("minimax-m2"), draft_config=load_model_config("eagle3-draft-llama")
+    )
+    # The planes need the block count first; V4 pages at 256 tokens.
+    v4 = _runner("deepseek-v4-flash-dspark", scheduler_block_size=256).initialize(1)
+    return {
+        "builder 'target': blocks": lambda n: target.builder.allocate_kv_cache_tensors(
+            blocks=n, buf=None
+        ),
+        "draft 'draft': blocks": lambda n: eagle.draft_builder.allocate_kv_cache_tensors(
+            blocks=n, buf=None
+        ),
+        "blocks": lambda n: KVTransferTensors(regions=[]).set_block_count(n),
+        "builder 'target': entries": lambda n: v4.builder.allocate_per_req_cache(entries=n),
+        "x: backend block size": lambda n: blocks_per_entry(16, n, who="x"),
+    }
+
+
+_UNITS = {"blocks": "scheduler blocks", "entries": "request slots", "block size": "tokens"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["builder 'target': blocks", "draft 'draft': blocks", "blocks", "builder 'target': entries",
+     "x: backend block size"],
+)
+def test_every_count_is_refused_by_type_then_by_value_naming_it(name):
+    """A count that is not an int is a TypeError naming the value: 2.0 (a count worked out with
+    `/`) and True (an int to isinstance) count nothing. One below 1 is a ValueError naming the
+    count, its unit and the value."""
+    take = _count_takers()[name]
+    unit = next(u for k, u in _UNITS.items() if name.endswith(k))
+    label = re.escape(f"{name} must be")
+    with pytest.raises(TypeError, match=rf"^{label} an int \({unit}\), got 2\.0 \(float\)$"):
+        take(2.0)
+    with pytest.raises(TypeError, match=rf"^{label} an int \({unit}\), got True \(bool\)$"):
+        take(True)
+    with pytest.raises(ValueError, match=rf"^{label} at least 1 \({unit}\), got 0$"):
+        take(0)

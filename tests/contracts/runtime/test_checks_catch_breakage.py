@@ -1,7 +1,7 @@
 """Each runtime check fails on the breakage it exists for: a check that cannot fail is a stub.
 
-The runner is built correctly, then one fact is broken by hand the way the refactor record says
-it once broke, and the check must name the contract.
+The runner is built correctly, then one fact is broken by hand the way it once broke in ATOM
+(as its KV-pool refactor, pull request #2147, describes), and the check must name the contract.
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def test_write_readback_catches_a_view_bound_one_block_off():
 
 
 def test_write_readback_catches_a_densified_copy():
-    """The record's relayout: a consumer handed a copy writes bytes no transfer will ever send."""
+    """The relayout ATOM's pull request #2147 describes: a consumer handed a copy writes bytes
+    no transfer will ever send."""
     runner = _runner(blocks=2)
     module = runner.bound_modules()[0]
     module.bind({**module.kv_views, "v_cache": module.kv_views["v_cache"].clone()})

@@ -1,6 +1,6 @@
 """Every runtime check fires, on its own breakage, with its own message.
 
-test_checks_catch_breakage.py breaks what the record says once broke; this file plants one
+test_checks_catch_breakage.py breaks what once broke in ATOM before pull request #2147; this file plants one
 breakage per individual check of contracts/runtime/checks.py -- the engine built correctly,
 then one answer falsified -- and matches that check's message, not just its contract's name,
 because sibling checks mask each other: deleting one is invisible to a test that only asks

@@ -13,22 +13,10 @@ import pytest
 import torch
 
 import contracts.runtime.checks as checks
-from atom.engine_config import EngineConfig
-from atom.models.registry import load_model_config
 from atom.runner.kv_transfer import TransferRegion
-from atom.runner.model_runner import ModelRunner
 from contracts.runtime import ContractViolation
 
-
-def _make(name="llama-3.1-8b", draft=None, **engine):
-    def make():
-        return ModelRunner(
-            load_model_config(name),
-            EngineConfig(**engine),
-            draft_config=load_model_config(draft) if draft else None,
-        )
-
-    return make
+from .test_checks_fire import _make
 
 
 def _runner(name="llama-3.1-8b", blocks=2, draft=None, **engine):

@@ -1,9 +1,10 @@
-"""Element order: the record's bug class, where bytes, offsets and block ranges all agree.
+"""Element order: a bug class where bytes, offsets and block ranges all agree.
 
-The refactor record's Eagle3 builder bound V non-transposed where every other reader took it
-5-D: the same bytes, another element order. No byte count, bind offset or block range can see
-that, so each planted breakage here is first shown to pass every byte-level check, then caught
-by :func:`check_element_readback` with its own message.
+Before ROCm/ATOM's KV-pool refactor (pull request #2147), its Eagle3 builder bound V
+non-transposed where every other reader took it 5-D: the same bytes, another element order. No
+byte count, bind offset or block range can see that, so each planted breakage here is first
+shown to pass every byte-level check, then caught by :func:`check_element_readback` with its
+own message.
 """
 
 from __future__ import annotations

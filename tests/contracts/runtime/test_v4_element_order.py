@@ -99,8 +99,8 @@ def test_a_window_bound_to_the_next_layers_interleaved_rows_is_caught():
 
 
 def test_an_indexer_scale_region_starting_one_region_early_is_caught():
-    """The record: "a scale view recomputing `rows * head_dim` from the pool shape. A view that
-    starts one region early reads the tail of the data -- valid-looking numbers"."""
+    """A scale view that recomputes `rows * head_dim` from the pool shape and starts one region
+    early reads the tail of the data: valid-looking numbers (ATOM's pull request #2147)."""
     runner = _v4()
     csa = _layer(runner, 4)
     scale = csa.kv_views["v4_index_scale"]

@@ -104,7 +104,7 @@ def _read_code_actions_right(client) -> None:
 
 
 @contextlib.asynccontextmanager
-async def session(folders: list[Path], *, args: tuple[str, ...] = (), **caps):
+async def session(folders: list[Path], *, args: tuple[str, ...] = (), debounce_ms=20, **caps):
     client = make_test_lsp_client()
     _read_code_actions_right(client)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -117,7 +117,7 @@ async def session(folders: list[Path], *, args: tuple[str, ...] = (), **caps):
                 workspace_folders=[
                     types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in folders
                 ],
-                initialization_options={"debounceMs": 20},
+                initialization_options={"debounceMs": debounce_ms},
             )
         )
         yield client

@@ -1,0 +1,252 @@
+"""What a node of the AST is on its face, answered from the node alone.
+
+``origins`` follows a name to its binding, an attribute to the constructor
+that set it, a parameter to its callers; each step ends in a question about
+one node that needs nothing else to answer: is this call a view of its
+argument (``len(x)``, ``x.view(...)``), a read of the environment or the
+command line, a literal, a record class, ``self.m(...)``, a renormalisation
+of the same name, which argument a call passes for a parameter. Those answers
+are here, pure functions of the node.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from collections.abc import Iterator
+
+from .names import dotted, has_decorator
+from .scopes import Scope, self_class
+
+# Builtins whose result is their argument seen another way, not a new value.
+VIEW_BUILTINS = frozenset(
+    {
+        "len",
+        "tuple",
+        "list",
+        "zip",
+        "enumerate",
+        "reversed",
+        "iter",
+        "next",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "type",
+        "vars",
+        "getattr",
+        "dict",
+        "open",
+        "itertools.chain",
+        "cast",
+        "typing.cast",
+    }
+)
+# Methods that read a container or string without computing from other inputs.
+VIEW_METHODS = frozenset(
+    {
+        "get",
+        "pop",
+        "setdefault",
+        "items",
+        "keys",
+        "values",
+        "split",
+        "strip",
+        "rstrip",
+        "lstrip",
+        "splitlines",
+        "lower",
+        "upper",
+        "copy",
+        "partition",
+        "rpartition",
+        "rsplit",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        # A tensor seen another way: a cast, a move, a reshape keeps the caller's
+        # values and, but for the reshape, its shape.
+        "to",
+        "type",
+        "contiguous",
+        "float",
+        "half",
+        "bfloat16",
+        "long",
+        "detach",
+        "unsqueeze",
+        "squeeze",
+        "view",
+        "reshape",
+        "flatten",
+        "narrow",
+    }
+)
+# Calls that lay their arguments' values side by side: a concatenation of input is input.
+JOINING_CALLS = frozenset({"torch.cat", "torch.concat", "torch.stack", "cat", "concat"})
+# Conversions whose result's type is what they produce: narrowing it is for the type checker.
+CONVERSIONS = frozenset({"item", "tolist", "int", "float", "str", "bool", "len"})
+# Classes whose annotated class-body names are constructor arguments.
+_RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct", "TypedDict"})
+_RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
+
+
+def reads_target(elt: ast.AST, target: ast.AST) -> bool:
+    """Is a comprehension's element its loop variable, or read off it?"""
+    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    while True:
+        if isinstance(elt, (ast.Attribute, ast.Subscript, ast.Starred)):
+            elt = elt.value
+        elif isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and not elt.args:
+            elt = elt.func.value
+        elif (
+            isinstance(elt, ast.Call)
+            and dotted(elt.func, through_calls=True) in VIEW_BUILTINS
+            and elt.args
+        ):
+            elt = elt.args[0]  # `int(d)`: the same value converted
+        elif isinstance(elt, ast.Tuple):
+            return all(reads_target(e, target) for e in elt.elts)
+        else:
+            return isinstance(elt, ast.Name) and elt.id in names
+
+
+def is_self_call(call: ast.Call, func: Scope | None) -> bool:
+    """``self.m(...)``: the object's own method (a record's worked-out field)."""
+    callee = call.func
+    return (
+        isinstance(callee, ast.Attribute)
+        and isinstance(callee.value, ast.Name)
+        and self_class(callee.value.id, func) is not None
+    )
+
+
+def is_literal(node: ast.AST) -> bool:
+    """A constant, or a tuple/list/set of them (`("num_experts", "n_experts")`)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(is_literal(e) for e in node.elts)
+    return False
+
+
+def is_record(node: ast.ClassDef) -> bool:
+    """A dataclass, attrs class, NamedTuple, pydantic model or msgspec Struct."""
+    return any(has_decorator(node, d) for d in _RECORD_DECORATORS) or any(
+        dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
+    )
+
+
+def is_private(attr: str) -> bool:
+    return attr.startswith("_") and not attr.endswith("__")
+
+
+def inside(node: ast.AST, outer: ast.AST) -> bool:
+    start = (outer.lineno, outer.col_offset)
+    end = (outer.end_lineno, outer.end_col_offset)
+    return start <= (node.lineno, node.col_offset) <= end
+
+
+def renormalises(name: str, value: ast.AST | None) -> bool:
+    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == name
+    ):
+        return True
+    for arg in [*value.args, *(k.value for k in value.keywords)]:
+        while isinstance(arg, ast.Call) and arg.args:  # f(g(name))
+            arg = arg.args[0]
+        if isinstance(arg, ast.Name) and arg.id == name:
+            return True
+    return False
+
+
+def argument_for(call: ast.Call, arg: ast.arg, positional, node_args, func) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == arg.arg:
+            return kw.value
+        if kw.arg is None:
+            return kw.value  # **kwargs passes whatever it holds
+    if arg.arg in positional:
+        index = positional.index(arg.arg)
+        # A call through a class (`Cls.method(obj, x)`) passes self positionally.
+        if func.self_name is not None and isinstance(call.func, ast.Attribute):
+            receiver = call.func.value
+            if isinstance(receiver, ast.Name) and receiver.id[:1].isupper():
+                index += 1
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                return a.value
+            if i == index:
+                return a
+    if node_args.vararg is not None and arg is node_args.vararg:
+        extra = call.args[len(positional) :]
+        return extra[0] if extra else None
+    return None
+
+
+def self_attr(target: ast.AST, func: Scope | None) -> str | None:
+    if (
+        func is not None
+        and isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == func.self_name
+    ):
+        return target.attr
+    return None
+
+
+def is_environment(expr: ast.AST) -> bool:
+    path = dotted(expr, through_calls=True) if isinstance(expr, (ast.Attribute, ast.Name)) else ""
+    if path in ("os.environ", "sys.argv", "environ"):
+        return True
+    if isinstance(expr, ast.Call):
+        callee = dotted(expr.func, through_calls=True)
+        return callee in ("os.getenv", "getenv", "os.environ.get", "os.environb.get")
+    return False
+
+
+def is_parse_args(expr: ast.Call) -> bool:
+    return isinstance(expr.func, ast.Attribute) and expr.func.attr in (
+        "parse_args",
+        "parse_known_args",
+    )
+
+
+# What can hold a statement: statements, and the handlers and cases of the statements that have them.
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def walk_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk(node)``'s statements, in its order, without entering expressions.
+
+    No expression holds a statement, so leaving them out of the breadth-first
+    queue keeps every statement at its depth and its place among its level:
+    the order ``ast.walk`` yields them in, which decides which of two copies
+    of one attribute a constructor is said to make. A class's methods are
+    mostly expressions, and walking them all was a fifth of the rule's time.
+    """
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
+            elif isinstance(value, _STATEMENT_HOLDERS):
+                todo.append(value)
+        yield node
+
+
+def reads_environment(value: ast.AST) -> bool:
+    return any(
+        is_environment(n) or (isinstance(n, ast.Call) and is_parse_args(n))
+        for n in ast.walk(value)
+    )
