@@ -3,7 +3,9 @@
 # variant the sweep picked, then the per-model table under it; everything printed and kept under
 # $OUT. Usage (on the GPU machine, from the repository root):
 #   bash bench/gpu_session.sh [table args...]      e.g. --reps 10
-# SWEEP=0 skips the sweep (the table then runs the library's default launch); TABLE=0 the table.
+# SWEEP=0 skips the sweep (the table then runs the library's default launch); TABLE=0 the table;
+# PICKED=0 keeps the sweep's pick out of the rest (no second test run, the table at the defaults);
+# SWEEP_REPS the sweep's repetitions (15).
 # Each part has a time limit (seconds: TEST_TIMEOUT 150, SWEEP_TIMEOUT 240, TABLE_TIMEOUT 330),
 # so one that runs long still leaves the others their turn and its own output so far.
 set -o pipefail
@@ -28,9 +30,9 @@ gpu_tests() {  # $1: log name; the GPU-only tests (CI runs the rest on the CPU)
 gpu_tests pytest.log
 picked=""
 if [ "${SWEEP:-1}" != 0 ]; then
-  timeout "${SWEEP_TIMEOUT:-240}" python3 bench/gpu_transfer.py --variants --no-table --reps 15 \
+  timeout "${SWEEP_TIMEOUT:-240}" python3 bench/gpu_transfer.py --variants --no-table --reps "${SWEEP_REPS:-15}" \
     --pick "$OUT/picked.txt" 2>&1 | tee "$OUT/sweep.log"
-  picked=$(cat "$OUT/picked.txt" 2>/dev/null)
+  [ "${PICKED:-1}" != 0 ] && picked=$(cat "$OUT/picked.txt" 2>/dev/null)
   if [ -n "$picked" ]; then
     ATOM_TEST_KERNEL=$picked gpu_tests pytest_picked.log
   fi

@@ -71,6 +71,9 @@ class KernelConfig:
       pool) has its pieces computed from three scalars instead of read from the table.
     - ``full_fast``: a whole piece moves unmasked; ``streaming``: loads evict first and stores
       bypass cache retention (``.cs``), a transfer's bytes being touched once.
+    - ``direct``: a call whose arguments triton would specialize as an earlier call's were goes
+      straight to that call's compiled kernel, skipping triton's per-call argument binding and
+      cache-key string -- host time that a back-to-back transfer of a few MiB waits on.
     """
 
     piece_bytes: int = PIECE_BYTES
@@ -80,13 +83,14 @@ class KernelConfig:
     one_region: bool = True
     full_fast: bool = True
     streaming: bool = False
+    direct: bool = True
 
     def __post_init__(self) -> None:
         for name in ("piece_bytes", "num_warps", "persistent"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"KernelConfig.{name} must be an int, got {value!r}")
-        for name in ("prefetch", "one_region", "full_fast", "streaming"):
+        for name in ("prefetch", "one_region", "full_fast", "streaming", "direct"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise TypeError(f"KernelConfig.{name} must be a bool, got {value!r}")
@@ -144,6 +148,10 @@ DEFAULT_KERNEL = KernelConfig()
 #: 64 KiB pieces, 16 warps, the one launch of the H200 sweep (docs/performance.md) that ran
 #: entry-major pools within 5% of a plain copy (median 95.4%, where 16 KiB ran 93.6%).
 ONE_RANGE_KERNEL = KernelConfig(piece_bytes=65536, num_warps=16)
+#: ... and for one range of at least 128 KiB: 128 KiB pieces, 32 warps, 0.3-1.2 points over
+#: ``ONE_RANGE_KERNEL`` on every entry-major pool of 216 KiB blocks and more in the third
+#: session's sweep (median 96.4% of a plain copy, against 95.4%; docs/performance.md).
+WIDE_RANGE_KERNEL = KernelConfig(piece_bytes=131072, num_warps=32)
 
 
 @dataclass(frozen=True)
@@ -161,8 +169,10 @@ class StagingLayout:
 
     regions: tuple[StagedRegion, ...]
 
-    @property
+    @functools.cached_property
     def block_bytes(self) -> int:
+        # Cached: every call asks (the staged buffer's check, the launch), and a pool of 300
+        # regions would sum 300 spans each time.
         return sum(r.span for r in self.regions)
 
     @classmethod
@@ -397,7 +407,9 @@ class RegionSet:
                     f"block ids must be a 1-D integer tensor, got {ids.dtype} of shape "
                     f"{tuple(ids.shape)}"
                 )
-            t = ids.to(device=self.device, dtype=torch.int64)
+            # Contiguous: the kernel reads the ids as one dense array (a strided view, ids[::2],
+            # would otherwise be read as the ids between its elements).
+            t = ids.to(device=self.device, dtype=torch.int64).contiguous()
             if validate and t.numel():
                 lo, hi = (int(v) for v in torch.aminmax(t))
                 if lo < 0 or hi >= self.units:
@@ -546,11 +558,14 @@ class RegionSet:
     # -- the two directions ---------------------------------------------------------------------
 
     def default_kernel(self) -> KernelConfig:
-        """The launch a call takes when given none: ``ONE_RANGE_KERNEL`` when a block is one
-        range of at least its piece, else ``DEFAULT_KERNEL``."""
+        """The launch a call takes when given none: for a block that is one range, the widest
+        of ``WIDE_RANGE_KERNEL`` and ``ONE_RANGE_KERNEL`` whose piece the range fills at least
+        once; else ``DEFAULT_KERNEL``."""
         one = self.one_range()
-        if one is not None and one[2] >= ONE_RANGE_KERNEL.piece_bytes:
-            return ONE_RANGE_KERNEL
+        if one is not None:
+            for kernel in (WIDE_RANGE_KERNEL, ONE_RANGE_KERNEL):
+                if one[2] >= kernel.piece_bytes:
+                    return kernel
         return DEFAULT_KERNEL
 
     def _kernel(self, kernel: Any) -> KernelConfig:

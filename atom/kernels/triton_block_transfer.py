@@ -170,6 +170,65 @@ def _move_kernel(
 #: (word, vec) pairs whose hinted compile failed: moved unhinted from then on, and said once.
 _UNHINTED: set[tuple[int, int]] = set()
 
+#: Compiled kernels by what triton specialized them on (``_key``) and their constexprs: a later
+#: call with the same key launches it directly (``KernelConfig.direct``).
+_COMPILED: dict[tuple, object] = {}
+#: How a compiled kernel is launched directly, found on the first direct launch, the first that
+#: works of: "run" (its launcher, with the handles triton's own call passes -- triton 3.3 and
+#: later), "all" (``compiled[grid](...)`` with every parameter, constexprs included), "runtime"
+#: (the same without the constexprs, older triton), or "off" (none: the JIT path always). A
+#: launcher parses an exact argument count, so a wrong guess raises before it launches.
+_DIRECT: list[str] = ["unknown"]
+_MODES = ("run", "all", "runtime")
+_I32 = range(-(2**31), 2**31)
+
+
+def _key(pointers: tuple, ints: tuple) -> tuple:
+    """What triton specializes a launch on, over-approximated so two calls with one key compile
+    to one kernel: per pointer (dtype, address) its dtype and whether it is 16-byte aligned; per
+    int whether it is 1, a multiple of 16, and which integer type holds it."""
+    return tuple((d, a % 16 == 0) for d, a in pointers) + tuple(
+        (v == 1, v % 16 == 0, v in _I32, v >= 2**63) for v in ints
+    )
+
+
+def _launch_direct(compiled, grid: tuple, args: tuple, consts: tuple, device: int) -> bool:
+    """Launch ``compiled`` through its own launcher, pointers passed as addresses (triton's
+    launchers take an int for a pointer); False when no way works here (the caller then takes
+    the JIT path)."""
+    mode = _DIRECT[0]
+    if mode == "off":
+        return False
+    for m in _MODES if mode == "unknown" else (mode,):
+        try:
+            if m == "run":
+                hooks = triton.knobs.runtime
+                if hooks.launch_enter_hook is not None or hooks.launch_exit_hook is not None:
+                    # A profiler's hooks want the launch metadata triton's own call builds.
+                    compiled[grid](*args, *consts)
+                else:
+                    compiled.run(grid[0], grid[1], grid[2], torch._C._cuda_getCurrentRawStream(device),
+                                 compiled.function, compiled.packed_metadata, None, None, None,
+                                 *args, *consts)  # fmt: skip
+            elif m == "all":
+                compiled[grid](*args, *consts)
+            else:
+                compiled[grid](*args)
+        except (TypeError, AttributeError):
+            if mode != "unknown":
+                raise
+            continue
+        _DIRECT[0] = m
+        return True
+    _DIRECT[0] = "off"
+    warnings.warn(
+        "block transfer: this triton's compiled kernels take no direct launch; launching "
+        "through the JIT from now on",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+    return False
+
 
 @functools.cache
 def _multiprocessors(index: int) -> int:
@@ -204,24 +263,40 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
         return None
     one = region_set.one_range() if config.one_region else None
     base, stride, span = (v // word for v in one) if one else (0, 0, 0)
-    staged = staging.view(pool.dtype)
     total = ids.numel() * pieces
     persistent = config.persistent
-    grid = (_programs(region_set.device, total, persistent) if persistent else total,)
-    args = (pool, staged, ids, table, pieces, region_set.layout.block_bytes // word, total,
-            base, stride, span)  # fmt: skip
-    consts = dict(
-        PIECE=config.piece_bytes // word,
-        GATHER=direction == "gather",
-        FULL_FAST=config.full_fast,
-        STREAMING=config.streaming,
-        ONE=one is not None,
-        PERSISTENT=persistent > 0,
-        PREFETCH=config.prefetch,
-        num_warps=config.num_warps,
+    grid = (_programs(region_set.device, total, persistent) if persistent else total, 1, 1)
+    ints = (pieces, region_set.layout.block_bytes // word, total, base, stride, span)
+    # In the kernel's parameter order (what a direct launch passes after the other arguments).
+    consts = (
+        config.piece_bytes // word,  # PIECE
+        vec,  # VEC
+        direction == "gather",  # GATHER
+        config.full_fast,  # FULL_FAST
+        config.streaming,  # STREAMING
+        one is not None,  # ONE
+        persistent > 0,  # PERSISTENT
+        config.prefetch,  # PREFETCH
     )
+    key = None
+    if config.direct and staging.device.type == "cuda":
+        pointers = (
+            (pool.dtype, pool.data_ptr()),
+            (pool.dtype, staging.data_ptr()),
+            (ids.dtype, ids.data_ptr()),
+            (table.dtype, table.data_ptr()),
+        )
+        key = (staging.device.index, consts, config.num_warps, _key(pointers, ints))
+        compiled = _COMPILED.get(key)
+        if compiled is not None and _launch_direct(
+            compiled, grid, (*(a for _, a in pointers), *ints), consts, staging.device.index
+        ):
+            return compiled
+    args = (pool, staging.view(pool.dtype), ids, table, *ints)
+    names = ("PIECE", "VEC", "GATHER", "FULL_FAST", "STREAMING", "ONE", "PERSISTENT", "PREFETCH")
+    kwargs = dict(zip(names, consts, strict=True), num_warps=config.num_warps)
     try:
-        return _move_kernel[grid](*args, VEC=vec, **consts)
+        compiled = _move_kernel[grid](*args, **kwargs)
     except triton.CompilationError as exc:  # pragma: no cover - depends on the triton build
         if vec == 1:
             raise
@@ -232,4 +307,8 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
             RuntimeWarning,
             stacklevel=3,
         )
-        return _move_kernel[grid](*args, VEC=1, **consts)
+        kwargs["VEC"] = 1
+        return _move_kernel[grid](*args, **kwargs)
+    if key is not None and hasattr(compiled, "__getitem__"):
+        _COMPILED[key] = compiled
+    return compiled

@@ -468,13 +468,19 @@ def test_a_kernel_config_of_the_wrong_type_is_refused():
 
 
 def test_a_call_without_a_kernel_takes_its_sets_default():
-    from atom.kernels.block_transfer import DEFAULT_KERNEL, ONE_RANGE_KERNEL
+    from atom.kernels.block_transfer import DEFAULT_KERNEL, ONE_RANGE_KERNEL, WIDE_RANGE_KERNEL
 
+    # llama fp8 at tp 1: 1,056 KiB a block, one range entry-major, 128 ranges layer-major.
     runner = Case("llama-3.1-8b", "fp8-shuffle", tp_size=1).runner().initialize(2)
     _, regions = entry_major_twin(paged_fields(runner), 2)
-    assert RegionSet(regions).default_kernel() == ONE_RANGE_KERNEL
+    assert RegionSet(regions).default_kernel() == WIDE_RANGE_KERNEL
     assert RegionSet(runner.kv_transfer).default_kernel() == DEFAULT_KERNEL
+    # One range of 64 KiB (the EAGLE3 head's bf16 block): the 64 KiB launch, not 128 KiB pieces
+    # half masked off; 128 KiB exactly takes the wide one.
+    for span, want in ((65536, ONE_RANGE_KERNEL), (131072, WIDE_RANGE_KERNEL)):
+        one = RegionSet(regions_at(torch.zeros(4 * span, dtype=torch.uint8), [(span, span)]))
+        assert one.default_kernel() == want, span
     # One range a block, but shorter than the wide piece: the default, not a masked 64 KiB.
     small = RegionSet(regions_at(torch.zeros(1 << 16, dtype=torch.uint8), [(4096, 4096)]))
     assert small.one_range() is not None and small.default_kernel() == DEFAULT_KERNEL
-    assert ONE_RANGE_KERNEL.piece_bytes > DEFAULT_KERNEL.piece_bytes
+    assert WIDE_RANGE_KERNEL.piece_bytes > ONE_RANGE_KERNEL.piece_bytes > DEFAULT_KERNEL.piece_bytes

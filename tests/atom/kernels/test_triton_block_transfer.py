@@ -176,6 +176,8 @@ VARIANTS = {
     "per-piece": KernelConfig(piece_bytes=1024),
     "per-piece-table": KernelConfig(piece_bytes=1024, one_region=False),
     "per-piece-masked": KernelConfig(piece_bytes=1024, full_fast=False, streaming=True),
+    "per-piece-jit": KernelConfig(piece_bytes=1024, direct=False),
+    "thirty-two-warps": KernelConfig(piece_bytes=8192, num_warps=32),
     "persistent": KernelConfig(piece_bytes=1024, persistent=1),
     "persistent-table": KernelConfig(piece_bytes=1024, persistent=2, one_region=False),
     "prefetch": KernelConfig(piece_bytes=1024, num_warps=2, persistent=1, prefetch=True),
@@ -222,3 +224,37 @@ def test_every_launch_variant_moves_exactly_the_references_bytes(variant):
         rs.scatter(want, [1, 3, 0], impl="triton", kernel=kernel)
         untouched_outside(buf, scrambled, regions, [1, 3, 0])
         assert torch.equal(rs.gather([1, 3, 0], impl="torch").data, want.data), (variant, what)
+
+
+def test_a_repeated_launch_goes_straight_to_its_compiled_kernel():
+    """The second call of a launch skips triton's binding; calls that triton would specialize
+    otherwise -- other block counts (the piece total), a staging buffer at another alignment --
+    must each get their own compiled kernel, so every one still moves the reference's bytes."""
+    if DEVICE != "cuda":
+        pytest.skip("the interpreter binds every call through the JIT")
+    from atom.kernels import triton_block_transfer as tbt
+
+    for what, (_, regions) in _variant_sets().items():
+        rs = RegionSet(regions)
+        for ids in ([3, 0, 2], [3, 0, 2], [1], [1], [0, 1, 2, 3] * 4, [0, 1, 2, 3] * 4 + [2]):
+            want = rs.gather(ids, impl="torch").data
+            for shift in (0, 0, 8, 8):
+                raw = torch.full((want.numel() + 16,), 0xA5, dtype=torch.uint8, device=DEVICE)
+                got = raw[shift : shift + want.numel()].view(want.shape)
+                rs.gather(ids, out=got, impl="triton")
+                assert torch.equal(got, want), (what, ids, shift)
+    assert tbt._DIRECT[0] in tbt._MODES, tbt._DIRECT
+    assert tbt._COMPILED
+
+
+def test_strided_block_ids_move_the_blocks_they_name():
+    """A view of ids (every other one) is the ids it shows, not the memory between them."""
+    runner = Case("llama-3.1-8b", "fp8-shuffle").runner().initialize(8, device=DEVICE)
+    runner.paged_buf.copy_(
+        random_bytes(runner.paged_buf.shape, torch.Generator(device=DEVICE).manual_seed(9), DEVICE)
+    )
+    rs = RegionSet(runner.kv_transfer)
+    ids = torch.tensor([7, 0, 5, 1, 2, 3, 6, 4], device=DEVICE)[::2]
+    want = rs.gather(ids.tolist(), impl="torch").data
+    for _ in range(2):  # the JIT call, then the direct one
+        assert torch.equal(rs.gather(ids, impl="triton").data, want)
