@@ -5,12 +5,16 @@
 Builds the tree's scratch project as ``bench/cold_path.py`` does, then checks
 every file in this one process (no pool, no cache, the collector off per file
 as the linter runs it) with ``time.process_time`` accumulated around each
-stage: the parse, input-assert's index (``InputOrigins.__init__``) and its
-questions (``reads_input``, which now includes the functions it indexes on
-demand), required-keyword's inference, the fixes' quote count, the
-pre-filters. ``--repo`` points at another checkout (``git archive`` of an
-older commit) so two versions can be run alternately in one sitting. What is
-left of the total is reading, decoding, findings and the trees' deallocation.
+stage: the parse, each contract's pre-filter and its ``check`` (everything a
+rule does with the tree), and, inside those, input-assert's index
+(``InputOrigins.__init__``) and its questions (``reads_input``, which
+includes the functions it indexes on demand), required-keyword's inference
+index, the fixes' quote count. ``--repo`` points at another checkout (``git
+archive`` of an older commit) so two versions can be run alternately in one
+sitting. What is left of the total is reading, hashing, decoding, the
+suppression directives, the findings' conversions and the trees'
+deallocation (about 0.36 s of CPU on vLLM's 1,460 parsed files, by ``del``
+timed after each ``ast.parse``).
 """
 
 from __future__ import annotations
@@ -52,8 +56,12 @@ def stages(project: Path) -> int:
     from checkers import api, literals
     from checkers.analysis import int_kinds, origins
     from checkers.discovery import discover
-    from checkers.linter import Linter
     from checkers.source import SourceFile
+
+    try:
+        from checkers.linter import Linter
+    except ImportError:  # a checkout from before the rename
+        from checkers.engine import Engine as Linter
 
     spent: dict[str, float] = {}
 
@@ -81,16 +89,42 @@ def stages(project: Path) -> int:
     for contract in linter.contracts:
         kind = type(contract)
         kind.wants = timed(f"{contract.KIND} pre-filter", kind.wants)
+        kind.check = _timed_generator(spent, f"{contract.KIND} check", kind.check)
     files = list(discover([], config))
     started = time.process_time()
     findings = sum(len(linter.check_file(rel, path, None).findings) for rel, path in files)
     total = time.process_time() - started
     print(f"{len(files)} files, {findings} findings, {total:.2f} s CPU in one process")
+    nested = {"input-assert index", "input-assert questions", "fix quotes"}
+    nested.add("required-keyword index")
     for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:28s} {cpu:6.2f} s  {cpu / total:4.0%}")
-    rest = total - sum(spent.values())
-    print(f"  {'the rest':28s} {rest:6.2f} s  {rest / total:4.0%}")
+        label = f"  of which {name}" if name in nested else name
+        print(f"  {label:38s} {cpu:6.2f} s  {cpu / total:4.0%}")
+    rest = total - sum(cpu for name, cpu in spent.items() if name not in nested)
+    print(f"  {'the rest':38s} {rest:6.2f} s  {rest / total:4.0%}")
     return 0
+
+
+def _timed_generator(spent: dict[str, float], name: str, check):
+    """A contract's ``check`` (a generator) with the CPU of each step added to ``name``."""
+
+    def wrapper(*a, **k):
+        started = time.process_time()
+        try:
+            steps = iter(check(*a, **k))  # a list's work is done here, a generator's below
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.process_time() - started
+        while True:
+            started = time.process_time()
+            try:
+                item = next(steps)
+            except StopIteration:
+                return
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - started
+            yield item
+
+    return wrapper
 
 
 if __name__ == "__main__":

@@ -41,29 +41,14 @@ def preferred_quote(source) -> str:
 def _string_constants(tree: ast.AST) -> list[ast.Constant]:
     """Every ``str``/``bytes`` constant of ``tree`` (in no particular order: they are counted).
 
-    An explicit stack over ``_fields`` instead of ``ast.walk``, whose three
-    generators a node (``walk``, ``iter_child_nodes``, ``iter_fields``) made
-    this walk a fifth of a cold input-assert run on vLLM (2.6x slower there).
+    ``analysis.walk`` descends only into the fields that can hold a node:
+    ``ast.walk``'s three generators a node made this walk a fifth of a cold
+    input-assert run on vLLM, and a stack over every field is 1.6x slower again
+    than the table's (names, contexts and operators pushed for nothing).
     """
-    found = []
-    constant, node_type, strings = ast.Constant, ast.AST, (str, bytes)
-    stack = [tree]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        if type(node) is constant:
-            if isinstance(node.value, strings):
-                found.append(node)
-            continue
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        push(item)
-            elif isinstance(value, node_type):
-                push(value)
-    return found
+    from .analysis.walk import string_constants
+
+    return string_constants(tree)
 
 
 def _opening_quote(lines: list[str], node: ast.AST) -> str:

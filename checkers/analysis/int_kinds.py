@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 
+from ..incremental import StatementMemo
 from .names import dotted
 from .scopes import Element, Part, Scope, function_scope, self_class
 
@@ -215,20 +216,39 @@ _DTYPE_NAMES = frozenset({"dtype", "torch_dtype"})
 
 
 class IntInference:
-    """Verdicts for expressions of one module, memoised per binding."""
+    """Verdicts for expressions of one module, memoised per binding.
+
+    The index is built per top-level statement (``_statement_index``) and each
+    statement's share is kept for the next tree that still holds the same
+    statement object (``checkers.incremental.StatementMemo``): the language
+    server's spliced trees share every statement a keystroke did not touch,
+    so a keystroke indexes only the statement it changed.
+    """
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.scopes: dict[ast.AST, Scope] = {}
         self.imported: set[str] = set()
         self.module = Scope(tree, None, None, {}, None)
         self._busy: set[tuple[int, str]] = set()
-        self._index(tree, self.module, None)
+        # Per top-level statement: node -> the function scope it is in (a node
+        # in none is the module's, the default of scope_of).
+        self._tables: list[dict[ast.AST, Scope]] = []
+        bindings = self.module.bindings
+        for scopes, roots, bound, imported in _PIECES.each(tree, _statement_index):
+            for scope in roots:
+                scope.parent = self.module  # this tree's module, whichever tree indexed it
+            for name, entries in bound.items():
+                bindings.setdefault(name, []).extend(entries)
+            self.imported |= imported
+            if scopes:
+                self._tables.append(scopes)
 
     def _index(self, node: ast.AST, scope: Scope, klass: ast.ClassDef | None) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 inner = function_scope(child, scope, klass)
+                if scope is self.module:
+                    self._roots.append(inner)
                 self.scopes[child] = inner
                 self._index(child, inner, None)
                 continue
@@ -236,7 +256,8 @@ class IntInference:
                 self._index(child, scope, child)
                 continue
             self._collect(child, scope)
-            self.scopes[child] = scope
+            if scope is not self.module:
+                self.scopes[child] = scope
             self._index(child, scope, klass)
 
     def _bind(self, scope: Scope, target: ast.AST, value: ast.AST | None) -> None:
@@ -276,7 +297,11 @@ class IntInference:
                     self._bind(scope, item.optional_vars, None)
 
     def scope_of(self, node: ast.AST) -> Scope:
-        return self.scopes.get(node, self.module)
+        for table in self._tables:
+            found = table.get(node)
+            if found is not None:
+                return found
+        return self.module
 
     # -- verdicts ------------------------------------------------------
 
@@ -574,6 +599,24 @@ class IntInference:
         # Never assigned here: set by a base class in another module, or the host
         # class of a mixin -- no evidence.
         return _worst(verdicts) if verdicts else UNKNOWN
+
+
+_PIECES = StatementMemo()
+
+
+def _statement_index(stmt: ast.stmt):
+    """One top-level statement's share of a module's index, from that statement alone:
+    (node -> function scope, the function scopes directly under the module, the
+    module-level bindings it makes, the names it imports). The module scope it
+    was indexed under is a stand-in, replaced by each tree's own (``__init__``)."""
+    part = IntInference.__new__(IntInference)
+    part.scopes = {}
+    part.imported = set()
+    part.module = Scope(stmt, None, None, {}, None)
+    part._roots = []
+    # Indexed as the one child of a module, as the whole module's index meets it.
+    part._index(ast.Module(body=[stmt], type_ignores=[]), part.module, None)
+    return part.scopes, part._roots, part.module.bindings, part.imported
 
 
 def _is_size_call(node: ast.AST | None) -> bool:

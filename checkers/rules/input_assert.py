@@ -131,8 +131,31 @@ _DEFAULT_INPUTS = ("args", "config", "hf_config", "server_args")
 _TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
 # A statement starts after a line break -- `^` (after \n) or a lone \r, which
 # Python reads as one too -- or a `;`/`:`, past Python's indentation
-# whitespace, form feed included.
+# whitespace, form feed included. The pattern is the definition;
+# `_has_assert_statement` answers the same without running it.
 _ASSERT_LINE = re.compile(r"(?:^|[\r;:])[ \t\f]*assert\b", re.MULTILINE)
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _has_assert_statement(text: str) -> bool:
+    """``_ASSERT_LINE.search(text) is not None``, from each ``assert`` looking back.
+
+    The pattern has no literal to start from, so the regex engine tries it at
+    every line start and every colon of the file: 8x slower on vLLM's and the
+    stdlib's files than finding each ``assert`` and reading the characters
+    before it (blanks, then a line break, ``;``, ``:`` or the start of the
+    text) and the one after (not a word character, as ``\\b`` reads it).
+    """
+    find = text.find
+    at = find("assert")
+    while at >= 0:
+        start = at
+        while start and text[start - 1] in " \t\f":
+            start -= 1
+        if (start == 0 or text[start - 1] in "\n\r;:") and not _WORD_CHAR.match(text, at + 6):
+            return True
+        at = find("assert", at + 6)
+    return False
 
 
 class InputAssert(Contract):
@@ -423,13 +446,11 @@ class InputAssert(Contract):
         # A test file first, by its path: its asserts are the test, and the
         # linter parses whatever a contract wants, so deciding this in `check`
         # paid a parse of every test file with an assert for nothing. Then the
-        # substring test: three files in four hold no "assert" at all, and it
-        # costs a hundredth of the line pattern, whose `[;:]` branch is tried at
-        # every colon of the file.
+        # statement test, which starts from each "assert" in the text: three
+        # files in four hold none at all.
         if _TEST_FILE.search(source.path):
             return False
-        text = source.text
-        return "assert" in text and _ASSERT_LINE.search(text) is not None
+        return _has_assert_statement(source.text)
 
     def check(self, source, project) -> Iterator:
         if _TEST_FILE.search(source.path):

@@ -281,3 +281,37 @@ def test_a_tail_parse_on_the_edits_that_defeat_the_splice(old, new):
 def test_a_tail_parse_leaves_to_the_full_parse_what_it_cannot_stand_for(old, new, why):
     before = parsed(old)
     assert tail(before.tree, before.lines, SourceFile("m.py", new).lines) is None, why
+
+
+def test_what_int_inference_keeps_per_statement_reads_the_new_trees_module():
+    # The function is shared by the two trees; the module binding it reads is not.
+    from checkers.analysis.int_kinds import INT, TENSOR, IntInference
+
+    old = "import torch\nn = 4\n\n\ndef f(x):\n    return torch.repeat_interleave(x, n)\n"
+    new = old.replace("n = 4", "n = x.sum()")
+    before = SourceFile("m.py", old)
+    before.tree  # noqa: B018 - parsed, as the server's last check left it
+    after = successor(before, "m.py", new, "m.py")
+    assert after.tree.body[2] is before.tree.body[2]  # `def f`, reused
+
+    def verdict(tree):
+        call = tree.body[2].body[0].value
+        inference = IntInference(tree)
+        return inference.verdict(call.args[1], inference.scope_of(call))
+
+    assert verdict(before.tree) == INT
+    assert verdict(after.tree) == TENSOR == verdict(ast.parse(new))
+    assert verdict(before.tree) == INT  # and back: nothing of the other tree kept
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_calls_walked_per_statement_come_in_ast_walks_order(path):
+    # required-keyword walks each top-level statement on its own; merged, the calls
+    # are the whole module's ast.walk order, twice over (the second from what it kept).
+    from checkers.rules.required_keyword import _imports_and_calls
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    walked = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for _ in range(2):
+        _aliases, _modules, calls = _imports_and_calls(tree)
+        assert calls == walked
