@@ -24,8 +24,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Iterable
-from contextlib import suppress
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from contracts.config import Config
@@ -449,9 +449,16 @@ class Linter:
             initargs=(self.config, self.selection) if method == "spawn" else (None, None),
         )
         try:
-            # submit, not map: map cancels its pending futures when interrupted,
-            # and the pool's manager thread then trips over them (a traceback).
-            futures = [pool.submit(_check_chunk, chunk) for chunk in payload]
+            # SIGINT is held back while the pool forks: a Ctrl-C landing in a
+            # fork hook was lost in the parent (logging's hook printed it as
+            # "Exception ignored" and the run went on), and in a worker that
+            # had not yet ignored it, it broke the pool. Held, it reaches the
+            # parent when the mask is lifted; a worker inherits the mask, sets
+            # SIG_IGN, then lifts it (_init_worker), which drops its copy.
+            with _sigint_held():
+                # submit, not map: map cancels its pending futures when
+                # interrupted, and the pool's manager thread then trips over them.
+                futures = [pool.submit(_check_chunk, chunk) for chunk in payload]
             for future in futures:
                 chunk_results, summaries = future.result()
                 results.extend(chunk_results)
@@ -486,10 +493,28 @@ def _init_worker(config: Config | None, selection: Selection | None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held by _sigint_held
     _die_with_parent()
     global _WORKER
     if config is not None and selection is not None:  # spawn: rebuild what fork inherits
         _WORKER = Linter(config, selection)
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Block SIGINT in this thread (and so in processes it forks) for the block."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no masks, and no fork either
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if signal.SIGINT not in previous:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _die_with_parent() -> None:
@@ -519,7 +544,16 @@ def _end_pool(pool) -> None:
             process.join(0.5)
     # Not cancel_futures: the pool's manager thread fails the killed workers'
     # futures as broken, and one already cancelled makes it print a traceback.
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False)
+    # Wait (briefly: it only joins dead workers) for the manager thread to
+    # close the pool's wakeup pipe. Interpreter exit writes to that pipe
+    # without the lock close takes (3.11; gh-125451 added one in 3.12 and
+    # 3.13), so a close landing mid-write printed an `OSError: Bad file
+    # descriptor` traceback after an exit 130 (docs/reliability.md).
+    if manager is not None:
+        with suppress(RuntimeError):
+            manager.join(0.5)
 
 
 def _check_chunk(

@@ -171,7 +171,7 @@ class FixedCodes:
         try:
             stdout, _ = self.process.communicate(self.before, timeout=max(timeout_s, 0.001))
             diagnostics = json.loads(stdout)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
+        except (OSError, ValueError, RecursionError, MemoryError, subprocess.TimeoutExpired):
             if self.process.returncode is None:
                 _kill_group(self.process)
             return []
@@ -220,6 +220,12 @@ def _parse(stdout: bytes, stderr: bytes, returncode: int, ruff: list[str]) -> li
         diagnostics = json.loads(stdout)
     except ValueError:
         diagnostics = None
+    except (RecursionError, MemoryError):
+        # json recurses per level of nesting; no ruff nests its report this
+        # deep, so whatever answered is not one (ATOM_CONTRACTS_RUFF names it).
+        raise RuffUnavailable(
+            f"{' '.join(ruff)} exited {returncode}: its JSON output is nested too deeply to read"
+        ) from None
     if not isinstance(diagnostics, list):
         raise RuffUnavailable(f"{' '.join(ruff)} exited {returncode}: {_summary(stderr or stdout)}")
     problems = []

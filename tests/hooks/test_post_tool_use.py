@@ -354,6 +354,54 @@ def test_ruff_config_error_is_reported_not_raised(project) -> None:
     assert "exited 2" in line and "not linted by ruff" in line
 
 
+def test_ruff_output_nested_too_deeply_is_reported_not_raised(project, tmp_path: Path) -> None:
+    # json recurses per level, as for a deep payload: the ruff the user named
+    # (ATOM_CONTRACTS_RUFF) printing 100,000-deep JSON was the hook's
+    # last-resort "internal error"; it is one line like any ruff that fails.
+    script = tmp_path / "deep-ruff"
+    script.write_text(
+        "#!/bin/sh\ncat > /dev/null\npython3 -c \"print('[' * 100000 + ']' * 100000)\"\nexit 1\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+
+    run = project.run_hook(
+        project.payload("Write", mod), env=project.env(ATOM_CONTRACTS_RUFF=str(script))
+    )
+
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert "nested too deeply" in run.stderr and "not linted by ruff" in run.stderr, run.stderr
+    assert re.search(r"^pkg/mod\.py:6:41: AC101 ", run.stderr, re.M), run.stderr
+    assert run.returncode == 2
+
+
+def test_ruff_fixed_codes_nested_too_deeply_leave_the_report_whole(project, tmp_path: Path) -> None:
+    # The second ruff, which reads what the rewrite fixed, answering with JSON
+    # too deep for json: the report goes out without the fixed codes.
+    script = tmp_path / "deep-second-ruff"
+    script.write_text(
+        "#!/bin/sh\n"
+        "for last; do :; done\n"
+        'case " $* " in\n'
+        "  *' --no-fix '*) cat > /dev/null;"
+        " python3 -c \"print('[' * 100000 + ']' * 100000)\"; exit 1;;\n"
+        "esac\n"
+        'printf "# rewritten\\n" >> "$last"\n'
+        "echo '[]'\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+
+    run = project.run_hook(
+        project.payload("Write", mod), env=project.env(ATOM_CONTRACTS_RUFF=str(script))
+    )
+
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert mod.read_text().endswith("# rewritten\n")
+    assert re.search(r"^pkg/mod\.py:6:41: AC101 ", run.stderr, re.M), run.stderr
+    assert run.returncode == 2
+
+
 def _slow_ruff(tmp_path: Path) -> Path:
     bindir = tmp_path / "slow-bin"
     bindir.mkdir()

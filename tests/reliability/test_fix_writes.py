@@ -263,3 +263,47 @@ def test_an_interrupted_in_place_write_puts_the_original_back(tmp_path, monkeypa
     monkeypatch.undo()
     assert path.read_bytes() == b"x = 1\n"
     assert sorted(os.listdir(tmp_path)) == ["m.py", "n.py"]
+
+
+def test_a_file_deleted_between_the_check_and_the_fix_is_named_and_the_rest_fixed(
+    project, monkeypatch
+):
+    # The case: deleted after discovery, before the fixer reads it
+    # (FileNotFoundError, 5 of 2,005 files fixed, the rest abandoned).
+    names = [f"m{i}.py" for i in range(5)]
+    for name in names:
+        (project / name).write_text("\n".join(ASSERT_LINES))
+    real = api._fix
+
+    def deleting_first(*args, **kwargs):
+        (project / "m3.py").unlink()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "_fix", deleting_first)
+    result = fix(project)
+    assert result.warnings == ["m3.py: not fixed: cannot be read (No such file or directory)"]
+    assert result.fixed == 4
+    for name in names:
+        if name != "m3.py":
+            assert (project / name).read_text() == "\n".join(FIXED_LINES)
+    assert not (project / "m3.py").exists()
+
+
+def test_a_file_deleted_between_discovery_and_its_check_is_passed_over(project, monkeypatch):
+    from checkers.linter import Linter
+
+    names = [f"m{i}.py" for i in range(5)]
+    for name in names:
+        (project / name).write_text("\n".join(ASSERT_LINES))
+    real = Linter.check_file
+
+    def deleting(self, path, abspath, *args, **kwargs):
+        if path == "m2.py":
+            os.unlink(abspath)
+        return real(self, path, abspath, *args, **kwargs)
+
+    monkeypatch.setattr(Linter, "check_file", deleting)
+    result = api.check([project], use_cache=False, jobs=1)
+    assert sorted({(f.path, f.code) for f in result.findings}) == [
+        (name, "AC301") for name in names if name != "m2.py"
+    ]
