@@ -213,6 +213,8 @@ def _moves(call: ast.Call) -> bool:
 
 
 _DTYPE_NAMES = frozenset({"dtype", "torch_dtype"})
+# The fields that hold statements, an except clause's or a case's included.
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 class IntInference:
@@ -223,9 +225,21 @@ class IntInference:
     statement object (``checkers.incremental.StatementMemo``): the language
     server's spliced trees share every statement a keystroke did not touch,
     so a keystroke indexes only the statement it changed.
+
+    Within a statement, lazily: its own code is indexed at once, and a
+    function it defines directly (a top-level function, a method of a
+    top-level class) -- with all that function nests -- when ``scope_of``
+    first meets a node in its lines. A verdict reads the scope chain of the
+    function it is asked in (indexed together), the module's bindings (made
+    by module-level code alone) and, through ``scope_of``, the methods of a
+    class whose attribute it follows: what an unindexed function binds is
+    never read. Imports, which a verdict reads module-wide, are collected at
+    once from each deferred function's statements. On vLLM a file holding a
+    ``repeat_interleave`` holds it in a few functions: the eager index was
+    nearly all of AC701's cost in a cold run.
     """
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, *, lazy: bool = True) -> None:
         self.tree = tree
         self.imported: set[str] = set()
         self.module = Scope(tree, None, None, {}, None)
@@ -233,15 +247,21 @@ class IntInference:
         # Per top-level statement: node -> the function scope it is in (a node
         # in none is the module's, the default of scope_of).
         self._tables: list[dict[ast.AST, Scope]] = []
+        # Pieces with functions not indexed yet (they index into their table).
+        self._pending: list[IntInference] = []
         bindings = self.module.bindings
-        for scopes, roots, bound, imported in _PIECES.each(tree, _statement_index):
-            for scope in roots:
+        for part in _PIECES.each(tree, _statement_index):
+            for scope in part._roots:
                 scope.parent = self.module  # this tree's module, whichever tree indexed it
-            for name, entries in bound.items():
+            for name, entries in part.module.bindings.items():
                 bindings.setdefault(name, []).extend(entries)
-            self.imported |= imported
-            if scopes:
-                self._tables.append(scopes)
+            self.imported |= part.imported
+            if not lazy:
+                part._ensure_all()
+            if part.scopes or part._deferred:
+                self._tables.append(part.scopes)
+            if part._deferred:
+                self._pending.append(part)
 
     def _index(self, node: ast.AST, scope: Scope, klass: ast.ClassDef | None) -> None:
         for child in ast.iter_child_nodes(node):
@@ -250,6 +270,9 @@ class IntInference:
                 if scope is self.module:
                     self._roots.append(inner)
                 self.scopes[child] = inner
+                if scope is self.module and not isinstance(child, ast.Lambda):
+                    self._deferred[child] = inner  # indexed when first asked about
+                    continue
                 self._index(child, inner, None)
                 continue
             if isinstance(child, ast.ClassDef):
@@ -301,7 +324,46 @@ class IntInference:
             found = table.get(node)
             if found is not None:
                 return found
+        line = getattr(node, "lineno", None)
+        if line is not None and self._pending:
+            indexed = False
+            for part in self._pending:
+                indexed = part._ensure_at(line) or indexed
+            self._pending = [part for part in self._pending if part._deferred]
+            if indexed:
+                return self.scope_of(node)
         return self.module
+
+    # -- a piece's deferred functions ----------------------------------
+
+    def _imports_of(self, func: ast.AST) -> None:
+        """The names a deferred function imports, from a walk of its statements alone."""
+        stack = list(func.body)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Import or kind is ast.ImportFrom:
+                for alias in node.names:
+                    self.imported.add((alias.asname or alias.name).split(".")[0])
+                continue
+            for name in _BLOCK_FIELDS:
+                stack.extend(getattr(node, name, ()))
+
+    def _ensure_at(self, line: int) -> bool:
+        """Index the deferred functions whose lines hold ``line``; whether any was."""
+        found = False
+        for func, inner in list(self._deferred.items()):
+            first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+            if first <= line <= (func.end_lineno or func.lineno):
+                del self._deferred[func]
+                self._index(func, inner, None)
+                found = True
+        return found
+
+    def _ensure_all(self) -> None:
+        for func, inner in list(self._deferred.items()):
+            del self._deferred[func]
+            self._index(func, inner, None)
 
     # -- verdicts ------------------------------------------------------
 
@@ -606,17 +668,22 @@ _PIECES = StatementMemo()
 
 def _statement_index(stmt: ast.stmt):
     """One top-level statement's share of a module's index, from that statement alone:
-    (node -> function scope, the function scopes directly under the module, the
-    module-level bindings it makes, the names it imports). The module scope it
+    a partial IntInference holding node -> function scope (``scopes``), the
+    function scopes directly under the module (``_roots``), the module-level
+    bindings it makes, the names it imports, and the functions it defines
+    that are indexed on demand (``_deferred``). The module scope it
     was indexed under is a stand-in, replaced by each tree's own (``__init__``)."""
     part = IntInference.__new__(IntInference)
     part.scopes = {}
     part.imported = set()
     part.module = Scope(stmt, None, None, {}, None)
     part._roots = []
+    part._deferred = {}
     # Indexed as the one child of a module, as the whole module's index meets it.
     part._index(ast.Module(body=[stmt], type_ignores=[]), part.module, None)
-    return part.scopes, part._roots, part.module.bindings, part.imported
+    for func in part._deferred:
+        part._imports_of(func)
+    return part
 
 
 def _is_size_call(node: ast.AST | None) -> bool:
