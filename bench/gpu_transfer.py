@@ -436,6 +436,42 @@ def _variant_case(model, kv, layout, blocks, reps, gen, copy_gbps) -> dict[str, 
     return {name: _gbps(nbytes, ms) for name, ms in t.items()}
 
 
+def host_cost(gen: torch.Generator) -> None:
+    """Host us a call with next to nothing for the device to do (16 blocks of the fp8 EAGLE3
+    head, ~0.5 MiB), so the queue never fills and the figure is the host's alone: ``gather()``,
+    the bare launch, each direct and through triton's JIT, and ``copy_`` of 1 MiB."""
+    from atom.engine_config import EngineConfig
+    from atom.kernels import triton_block_transfer as tbt
+    from atom.kernels.block_transfer import RegionSet
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    runner = ModelRunner(
+        load_model_config("eagle3-draft-llama"), EngineConfig(kv_dtype="fp8")
+    ).initialize(64, device="cuda")
+    rs = RegionSet(runner.kv_transfer)
+    ids = torch.randperm(64, generator=gen, device="cuda")[:16]
+    out = torch.empty((16, rs.layout.block_bytes), dtype=torch.uint8, device="cuda")
+    direct = rs.default_kernel()
+    jit = dataclasses.replace(direct, direct=False)
+    src = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    fns = {
+        "gather() direct": lambda: rs.gather(ids, out=out, impl="triton", validate=False),
+        "gather() jit": lambda: rs.gather(ids, out=out, impl="triton", validate=False, kernel=jit),
+        "launch direct": lambda: tbt.launch(rs, "gather", out, ids, direct),
+        "launch jit": lambda: tbt.launch(rs, "gather", out, ids, jit),
+        "copy_ 1 MiB": lambda: dst.copy_(src),
+    }
+    print(f"\nhost us a call, 16 blocks of the fp8 EAGLE3 head (direct mode {tbt._DIRECT[0]}):")
+    for name, fn in fns.items():
+        for _ in range(5):
+            fn()
+        host, wall = _host_us(fn, 2000)
+        print(f"  {name:16} {host:6.1f} (wall {wall:6.1f})")
+    runner.release()
+
+
 def variants(reps: int, gen: torch.Generator, copy_gbps: float) -> str:
     """Every launch variant on every sweep case, round-robin with two plain copies (their spread
     is the copy's own noise) and a Triton plain copy; GB/s and the share of the first copy."""
@@ -496,6 +532,7 @@ def main(argv: list[str] | None = None) -> int:
         "@FILE to read it from FILE; default: each region set's default_kernel()",
     )
     parser.add_argument("--no-table", action="store_true", help="skip the per-model table")
+    parser.add_argument("--host", action="store_true", help="host us a call, device-light")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("needs a CUDA device", file=sys.stderr)
@@ -511,6 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.diagnose:
         diagnose(args.reps, gen, copy_gbps)
+    if args.host:
+        host_cost(gen)
     if args.variants:
         picked = variants(args.reps, gen, copy_gbps)
         if args.pick:

@@ -353,6 +353,8 @@ class RegionSet:
         self._ranges: list[tuple[int, int, int, int]] | None = None
         self._tables: dict[tuple[int, int], tuple[torch.Tensor, int]] = {}
         self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
+        #: The Triton launcher's prepared launches of recent calls (its to read and write).
+        self._launches: dict[tuple, tuple] = {}
 
     # -- checks, once per set -------------------------------------------------------------------
 

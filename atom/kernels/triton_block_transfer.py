@@ -180,6 +180,8 @@ _COMPILED: dict[tuple, object] = {}
 #: launcher parses an exact argument count, so a wrong guess raises before it launches.
 _DIRECT: list[str] = ["unknown"]
 _MODES = ("run", "all", "runtime")
+#: Calls a region set remembers the prepared launch of (``launch``'s ``memo``).
+_MEMO_CALLS = 16
 _I32 = range(-(2**31), 2**31)
 
 
@@ -189,6 +191,15 @@ def _key(pointers: tuple, ints: tuple) -> tuple:
     int whether it is 1, a multiple of 16, and which integer type holds it."""
     return tuple((d, a % 16 == 0) for d, a in pointers) + tuple(
         (v == 1, v % 16 == 0, v in _I32, v >= 2**63) for v in ints
+    )
+
+
+def _hooked(hook) -> bool:
+    """Whether a launch hook would do anything: triton 3.6 keeps an empty chain of hooks (a
+    ``HookChain`` with no ``calls``) where older versions keep None, and calls it every launch
+    -- two Python calls a launch for nothing, so an empty chain is passed as None."""
+    return hook is not None and not (
+        isinstance(getattr(hook, "calls", None), list) and not hook.calls
     )
 
 
@@ -203,7 +214,7 @@ def _launch_direct(compiled, grid: tuple, args: tuple, consts: tuple, device: in
         try:
             if m == "run":
                 hooks = triton.knobs.runtime
-                if hooks.launch_enter_hook is not None or hooks.launch_exit_hook is not None:
+                if _hooked(hooks.launch_enter_hook) or _hooked(hooks.launch_exit_hook):
                     # A profiler's hooks want the launch metadata triton's own call builds.
                     compiled[grid](*args, *consts)
                 else:
@@ -254,6 +265,14 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
             f"staging must be contiguous on {region_set.device}, got {staging.device} "
             f"stride {staging.stride()}"
         )
+    # A call like an earlier one (same set, direction, launch, buffers, counts) launches what
+    # that one computed: every argument below is a function of exactly these, and the set's
+    # plan never changes. The launch loop of a transfer is such calls.
+    memo = (direction, config, staging.data_ptr(), staging.numel(), staging.dtype,
+            ids.data_ptr(), ids.numel(), ids.dtype)  # fmt: skip
+    prepared = region_set._launches.get(memo) if config.direct else None
+    if prepared is not None and _launch_direct(*prepared):
+        return prepared[0]
     word = region_set.word_bytes_for(staging)
     vec = 16 // word if region_set.alignment % 16 == 0 and staging.data_ptr() % 16 == 0 else 1
     if (word, vec) in _UNHINTED:
@@ -288,10 +307,14 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
         )
         key = (staging.device.index, consts, config.num_warps, _key(pointers, ints))
         compiled = _COMPILED.get(key)
-        if compiled is not None and _launch_direct(
-            compiled, grid, (*(a for _, a in pointers), *ints), consts, staging.device.index
-        ):
-            return compiled
+        if compiled is not None:
+            prepared = (compiled, grid, (*(a for _, a in pointers), *ints), consts,
+                        staging.device.index)  # fmt: skip
+            if _launch_direct(*prepared):
+                if len(region_set._launches) >= _MEMO_CALLS:
+                    region_set._launches.clear()  # a caller cycling through many buffers
+                region_set._launches[memo] = prepared
+                return compiled
     args = (pool, staging.view(pool.dtype), ids, table, *ints)
     names = ("PIECE", "VEC", "GATHER", "FULL_FAST", "STREAMING", "ONE", "PERSISTENT", "PREFETCH")
     kwargs = dict(zip(names, consts, strict=True), num_warps=config.num_warps)

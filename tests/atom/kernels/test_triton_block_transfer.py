@@ -243,6 +243,7 @@ def test_a_repeated_launch_goes_straight_to_its_compiled_kernel():
                 got = raw[shift : shift + want.numel()].view(want.shape)
                 rs.gather(ids, out=got, impl="triton")
                 assert torch.equal(got, want), (what, ids, shift)
+        assert rs._launches, what  # the repeats were launched from the remembered launch
     assert tbt._DIRECT[0] in tbt._MODES, tbt._DIRECT
     assert tbt._COMPILED
 
