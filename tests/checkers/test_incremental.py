@@ -72,6 +72,12 @@ KEYS = st.sampled_from([*list("abcx_ ()[]{}:,.=+-'\"#\\@0\t"), '"""', "\x0c", "e
 )
 def test_a_splice_is_the_full_parse(path, edits):
     old = path.read_text(encoding="utf-8")
+    agrees(old, edited(old, edits))
+
+
+def edited(old: str, edits) -> str:
+    """``old`` after ``edits``: (where, column, op, key) -- insert, delete one character,
+    overwrite, or (op 3) a backspace at the start of the next line, joining the two."""
     lines = old.splitlines(keepends=True)
     for where, column, op, key in edits:
         i = min(int(where * len(lines)), len(lines) - 1)
@@ -82,10 +88,13 @@ def test_a_splice_is_the_full_parse(path, edits):
             body = body[:c] + key + body[c:]
         elif op == 1:
             body = body[:c] + body[c + 1 :]
-        else:
+        elif op == 2:
             body = body[:c] + key + body[c + len(key) :]
+        elif i + 1 < len(lines):
+            lines[i + 1] = body + lines.pop(i + 1)
+            continue
         lines[i] = body + end
-    agrees(old, "".join(lines))
+    return "".join(lines)
 
 
 FUNCTION = """\
@@ -229,23 +238,7 @@ TAIL_KEYS = st.sampled_from([*list("abx_ ()[]{}:,.=+'\"#\\@0\t\n"), '"""', "else
 )
 def test_a_tail_parse_is_the_full_parse_tree_or_error(path, edits):
     old = path.read_text(encoding="utf-8")
-    lines = old.splitlines(keepends=True)
-    for where, column, op, key in edits:
-        i = min(int(where * len(lines)), len(lines) - 1)
-        body = lines[i].rstrip("\r\n")
-        end = lines[i][len(body) :]
-        c = min(int(column * (len(body) + 1)), len(body))
-        if op == 0:
-            body = body[:c] + key + body[c:]
-        elif op == 1:
-            body = body[:c] + body[c + 1 :]
-        elif op == 2:
-            body = body[:c] + key + body[c + len(key) :]
-        elif i + 1 < len(lines):
-            lines[i + 1] = body + lines.pop(i + 1)  # a backspace at the next line's start
-            continue
-        lines[i] = body + end
-    tail_agrees(old, "".join(lines))
+    tail_agrees(old, edited(old, edits))
 
 
 @pytest.mark.parametrize(
