@@ -75,6 +75,8 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/contracts/runtime/test_element_readback.py",
             "tests/contracts/runtime/test_checks_catch_breakage.py",
             "tests/contracts/runtime/test_strategies.py",
+            # V4's declared element orders: the only caller of _declared_readback.
+            "tests/contracts/runtime/test_v4_element_order.py",
             "tests/contracts/runtime/test_runtime_properties.py",
         ],
     },
@@ -172,6 +174,16 @@ EQUIVALENT: dict[str, str] = {
     "number of every KV dtype keeps every written element nonzero; 1.75 is, as 0.75 is",
     "contracts/runtime/checks.py:_random_value:const:0.25 -> 1.25@0": "the same for the "
     "magnitude floor: 1.25, as 0.25, is normal in bf16 and every fp8",
+    "contracts/runtime/checks.py:byte_extent:const:True -> False@0": "zip strict: a tensor's "
+    "shape and stride() have one entry per dim",
+    "contracts/runtime/checks.py:_declared_readback:const:True -> False@0": "zip strict: index "
+    "is meshgrid over one pick per axis of order.shape",
+    "contracts/runtime/checks.py:check_disjoint_in_bounds:const:1 -> 2@0": "reach starts below "
+    "every byte offset either way: -1 and -2 are both below 0, the least start and stop",
+    "contracts/runtime/checks.py:_write_state:binop:lo - buf_lo -> (lo + buf_lo)@0": "a STATE "
+    "arena is always its own torch.zeros allocation (allocate_per_req_cache passes no buf), so "
+    "buf_lo is 0",
+    "contracts/runtime/checks.py:_write_state:binop:hi - buf_lo -> (hi + buf_lo)@0": "the same",
     "contracts/runtime/strategies.py:engine_cases:guard:not options -> False@0": "every "
     "registered model builds at tp 1, pp 1 at every block _accepted_blocks lets through",
     "contracts/runtime/strategies.py:_accepted_blocks:guard:not accepted -> False@0": "every "

@@ -13,7 +13,9 @@ import pytest
 import torch
 
 import contracts.runtime.checks as checks
+from atom.pool_layout import EntryClass, PoolSpec
 from atom.runner.kv_transfer import TransferRegion
+from atom.runner.model_runner import ModelRunner
 from contracts.runtime import ContractViolation
 
 from .test_checks_fire import _make
@@ -379,3 +381,155 @@ def test_element_readback_a_declared_geometry_beyond_the_region(monkeypatch):
     monkeypatch.setattr(checks, "_view_geometry", wider)
     _fires(r"its documented layout reaches byte \d+ of a \d+ B transfer region",
            checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip
+
+
+# -- survivors of the 2026-12-04 run: price, own allocations, the twin, check_all, refusals -----
+
+
+def test_price_a_padded_pool_is_its_data_plus_its_padding():
+    # DeepSeek-V3.2's MLA pool at fp8 pads between its fields: price = data + padding, so a
+    # check that subtracted the padding would refuse this correct engine.
+    runner = _runner("deepseek-v3.2-exp", kv_dtype="fp8")
+    assert any(p.padding_bytes for p in runner.builder.paged_pools.values())
+    checks.check_price_equals_carve(runner)
+
+
+def _v4_runner():
+    from .test_checks_fire import _v4_runner as make
+
+    return make()
+
+
+def test_own_allocation_is_counted_in_bytes_not_elements():
+    # The same bytes held as int32: four bytes an element, still exactly the price.
+    runner = _v4_runner()
+    held = runner.builder.own_buffers()
+    assert all(b.numel() % 4 == 0 for b in held)
+    runner.builder.own_buffers = lambda: [b.view(torch.int32) for b in held]
+    checks.check_price_equals_carve(runner)
+
+
+class _OwnBuilder:
+    """A builder that allocates its own: 1024 B of PAGE, a 256 B STATE entry per request."""
+
+    name = "own"
+
+    def __init__(self, held, entries):
+        self.held, self.entries = held, entries
+
+    def own_buffers(self):
+        return [torch.zeros(self.held, dtype=torch.uint8)]
+
+    def sub_pool_specs(self):
+        return [PoolSpec("own.page", EntryClass.PAGE, 512), PoolSpec("own.state", EntryClass.STATE, 256)]  # fmt: skip
+
+
+@pytest.mark.parametrize("entries", [None, 0])
+def test_own_allocation_before_any_request_holds_its_page_charge_only(entries):
+    # No request slots allocated yet: 1024 B of PAGE + 256 B x 0 requests.
+    checks._check_own_allocation(_OwnBuilder(1024, entries), 1024, "price-equals-carve")
+    _fires(r"holds 1280 B; PAGE 1024 B \+ STATE 256 B x 0 requests = 1024",
+           checks._check_own_allocation, _OwnBuilder(1024 + 256, entries), 1024, "price-equals-carve")  # fmt: skip
+
+
+def test_allocates_own_is_a_builder_that_takes_no_region():
+    v4, llama = _v4_runner(), _runner()
+    assert checks._allocates_own(v4, v4.builder) is True
+    assert checks._allocates_own(llama, llama.builder) is False
+    fresh = _make("deepseek-v4-flash-dspark", scheduler_block_size=256, tp_size=2)()
+    assert checks._allocates_own(fresh, fresh.builder) is False  # not carved yet
+
+
+def test_rows_the_unwalked_twin_of_a_stage_that_binds_one_module():
+    # A pipeline stage may hold a single layer: the twin is of that one module.
+    runner = _runner()
+    only = runner.bound_modules()[:1]
+    runner.bound_modules = lambda: only
+    checks.check_rows_from_walk(runner)
+
+
+def test_check_all_runs_every_check_once_and_returns_the_runner(monkeypatch):
+    calls = []
+    for name in ("price_equals_carve", "rows_from_walk", "disjoint_in_bounds", "transfer_units",
+                 "bind_parity", "write_readback", "element_readback", "refusals"):  # fmt: skip
+        monkeypatch.setattr(checks, f"check_{name}", lambda *a, _n=name, **k: calls.append((_n, a, k)))  # fmt: skip
+    released = []
+    real_release = ModelRunner.release
+    monkeypatch.setattr(ModelRunner, "release", lambda self: (released.append(self), real_release(self)))  # fmt: skip
+    runner = checks.check_all(_make(), 2, seed=5)
+    assert isinstance(runner, ModelRunner) and runner.blocks == 2
+    names = [n for n, _, _ in calls]
+    assert names == ["price_equals_carve", "rows_from_walk", "disjoint_in_bounds", "transfer_units",
+                     "bind_parity", "write_readback", "element_readback", "refusals"]  # fmt: skip
+    by = {n: (a, k) for n, a, k in calls}
+    importing = by["bind_parity"][0][1]
+    assert released == [importing] and importing is not runner
+    assert by["write_readback"][1] == {"seed": 5}
+    shared = by["element_readback"][1]["importing"]
+    assert shared.paged_buf.data_ptr() == runner.paged_buf.data_ptr()  # no copy: the same bytes
+    assert by["refusals"][1] == {"built": runner}
+    # A model with a STATE pool has no import side: no parity, no shared reader.
+    calls.clear()
+    checks.check_all(_make("qwen3.5-27b"), 1)
+    assert [n for n, _, _ in calls] == ["price_equals_carve", "rows_from_walk", "disjoint_in_bounds",
+                                        "transfer_units", "write_readback", "element_readback", "refusals"]  # fmt: skip
+    assert {n: k for n, _, k in calls}["element_readback"]["importing"] is None
+
+
+def _refusing_short_only(make):
+    """An import that refuses a short buffer by its size but takes a misaligned one."""
+
+    def made():
+        runner = make()
+        real = runner.import_paged_pool
+        runner.import_paged_pool = lambda buf, blocks: (
+            runner if buf.storage_offset() % 256 else real(buf, blocks)
+        )
+        return runner
+
+    return made
+
+
+def test_refusals_a_misaligned_import_accepted():
+    _fires(r"a misaligned imported buffer: accepted", checks.check_refusals,
+           _refusing_short_only(_make()), 2)  # fmt: skip
+
+
+def test_refusals_a_fill_on_an_imported_buffer_accepted(monkeypatch):
+    import atom.pool_layout
+
+    monkeypatch.setattr(atom.pool_layout, "LayerMajorArena", lambda fields, n, buf=None: None)
+    _fires(r"a fill on an imported buffer: accepted", checks.check_refusals, _make(), 2)
+
+
+def test_refusals_an_empty_layer_major_group_accepted(monkeypatch):
+    import atom.pool_layout
+
+    real = atom.pool_layout.LayerMajorArena
+    monkeypatch.setattr(atom.pool_layout, "LayerMajorArena",
+                        lambda fields, n, buf=None: real(fields, n, buf=buf) if fields else None)  # fmt: skip
+    _fires(r"an empty layer-major group: accepted", checks.check_refusals, _make(), 2)
+
+
+def test_refusals_a_draft_with_no_rows_accepted(monkeypatch):
+    from atom.spec_decode.draft_kv_builder import DraftKvBuilder
+
+    monkeypatch.setattr(DraftKvBuilder, "kv_pool", property(lambda self: None))
+    _fires(r"a draft with no rows: accepted", checks.check_refusals, _make(), 2)
+
+
+def test_refusals_a_pool_in_the_paged_buffer_with_no_transfer_region():
+    runner = _runner()
+    runner.kv_transfer.regions = []
+    _fires(r"no transfer region was registered for a pool in the paged buffer",
+           checks.check_refusals, _make(), 2, built=runner)  # fmt: skip
+
+
+def test_refusals_hold_for_a_builder_that_allocates_its_own():
+    # V4 registers no region of the paged buffer: nothing to refuse a block count for.
+    from .test_checks_fire import _make as make
+
+    runner = _v4_runner()
+    assert not runner.kv_transfer.regions
+    made = make("deepseek-v4-flash-dspark", scheduler_block_size=256, tp_size=2)
+    checks.check_refusals(made, 2, built=runner)
