@@ -184,6 +184,10 @@ EQUIVALENT: dict[str, str] = {
     "arena is always its own torch.zeros allocation (allocate_per_req_cache passes no buf), so "
     "buf_lo is 0",
     "contracts/runtime/checks.py:_write_state:binop:hi - buf_lo -> (hi + buf_lo)@0": "the same",
+    "contracts/runtime/checks.py:_sample:cmp:n <= 32 -> (n < 32)@0": "at n = 32 the sampled "
+    "form is arange(16), an empty stride and arange(16, 32): every index, as arange(32) is",
+    "contracts/runtime/checks.py:_sample:const:32 -> 33@0": "at n = 33 the sampled form is "
+    "arange(16), [16] and arange(17, 33): every index, as arange(33) is",
     "contracts/runtime/strategies.py:engine_cases:guard:not options -> False@0": "every "
     "registered model builds at tp 1, pp 1 at every block _accepted_blocks lets through",
     "contracts/runtime/strategies.py:_accepted_blocks:guard:not accepted -> False@0": "every "

@@ -533,3 +533,51 @@ def test_refusals_hold_for_a_builder_that_allocates_its_own():
     assert not runner.kv_transfer.regions
     made = make("deepseek-v4-flash-dspark", scheduler_block_size=256, tp_size=2)
     checks.check_refusals(made, 2, built=runner)
+
+
+@pytest.mark.parametrize(
+    ("name", "engine"),
+    [("deepseek-v3.2-exp", {"kv_dtype": "fp8"}), ("minimax-m3", {"scheduler_block_size": 128})],
+)
+def test_indexer_geometry_covers_every_element_of_its_view(name, engine):
+    # tokens x heads x dim x blocks, read from the declarations, is every element the bound
+    # view holds: MiniMax-M3's indexer pages several backend blocks per entry, and V3.2's fp8
+    # indexer has a scale per token.
+    runner = _runner(name, **engine)
+    seen = set()
+    for m in runner.bound_modules():
+        builder = runner.builder_of(m)
+        for n in checks.INDEX_VIEWS:
+            if n in m.kv_views:
+                block, heads, dim, nblocks = checks._view_geometry(builder, m, n, m.kv_views[n])
+                assert block * heads * dim * nblocks == m.kv_views[n].numel(), (m, n)
+                seen.add(n)
+    assert seen == (
+        {"index_cache", "index_scale"} if name == "deepseek-v3.2-exp" else {"index_cache"}
+    )
+    checks.check_element_readback(runner)
+
+
+def test_readback_on_an_import_from_a_slice_a_write_one_byte_past_its_block(monkeypatch):
+    # The buffer starts 4096 B into its storage; a store that also bumps the first byte after
+    # its token's block is caught there too: the allowed ranges are the block's, moved by the
+    # buffer's offset and not widened by it.
+    runner = _runner(blocks=4)
+    outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
+    importing = _make()().import_paged_pool(outer[4096:], 4)
+    buf, base = importing.paged_buf, importing.paged_buf.storage_offset()
+    blocks = [r.byte_range(u) for r in importing.kv_transfer.regions for u in range(4)]
+    real = checks.store_token
+
+    def spills(paged, layout, slot, values):
+        before = buf.clone()
+        out = real(paged, layout, slot, values)
+        last = int((buf != before).nonzero().max()) + base
+        _, hi = next((lo, hi) for lo, hi in blocks if lo <= last < hi)
+        if hi - base < buf.numel():
+            buf[hi - base] += 1
+        return out
+
+    monkeypatch.setattr(checks, "store_token", spills)
+    _fires(r"changed bytes \[\d+, \d+\), outside block \d+ of its regions",
+           checks.check_write_readback, importing)  # fmt: skip
