@@ -188,6 +188,16 @@ EQUIVALENT: dict[str, str] = {
     "form is arange(16), an empty stride and arange(16, 32): every index, as arange(32) is",
     "contracts/runtime/checks.py:_sample:const:32 -> 33@0": "at n = 33 the sampled form is "
     "arange(16), [16] and arange(17, 33): every index, as arange(33) is",
+    "contracts/runtime/checks.py:_digits:cmp:int_dtype is not torch.uint8 -> (int_dtype is torch.uint8)@0": (
+        "torch casts integers modularly (40000 -> int16 is -25536), and this form is congruent to digit mod base: the same bits are written"
+    ),
+    "contracts/runtime/checks.py:_digits:binop:(digit + base // 2) % base - base // 2 -> ((digit + base // 2) % base + base // 2)@0": "the same: congruent to digit mod base",
+    "contracts/runtime/checks.py:_digits:binop:digit + base // 2 -> (digit - base // 2)@0": "the same: congruent to digit mod base",
+    "contracts/runtime/checks.py:_digits:binop:base // 2 -> (base * 2)@0": "the same: congruent to digit mod base",
+    "contracts/runtime/checks.py:_digits:const:2 -> 3@0": "the same: congruent to digit mod base",
+    "contracts/runtime/checks.py:_digits:binop:base // 2 -> (base * 2)@1": "the same: congruent to digit mod base",
+    "contracts/runtime/checks.py:_digits:const:2 -> 3@1": "the same: congruent to digit mod base",
+    "contracts/runtime/checks.py:_element_readback:const:0 -> 1@0": "every token of a view has one shape, and every view has a slot 1 (blocks >= 1, a scheduler block >= 16 tokens)",
     "contracts/runtime/strategies.py:engine_cases:guard:not options -> False@0": "every "
     "registered model builds at tp 1, pp 1 at every block _accepted_blocks lets through",
     "contracts/runtime/strategies.py:_accepted_blocks:guard:not accepted -> False@0": "every "

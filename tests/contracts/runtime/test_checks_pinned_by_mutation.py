@@ -581,3 +581,39 @@ def test_readback_on_an_import_from_a_slice_a_write_one_byte_past_its_block(monk
     monkeypatch.setattr(checks, "store_token", spills)
     _fires(r"changed bytes \[\d+, \d+\), outside block \d+ of its regions",
            checks.check_write_readback, importing)  # fmt: skip
+
+
+def test_element_readback_a_region_one_byte_short_of_the_layout(monkeypatch):
+    # The layout's last byte is the region's last: a region one byte shorter is refused by
+    # name, not read out of range.
+    from types import SimpleNamespace
+
+    runner = _runner()
+    real = checks._region_by_role
+
+    def short(r):
+        return {k: SimpleNamespace(tensor=v.tensor.reshape(-1)[:-1]) for k, v in real(r).items()}
+
+    monkeypatch.setattr(checks, "_region_by_role", short)
+    _fires(r"k_cache: its documented layout reaches byte (\d+) of a \1 B transfer region",
+           checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("itemsize", "int_dtype", "top", "passes"),
+    [
+        (1, torch.uint8, 256, 2),  # 256 = 256**1: the first code that needs a second digit
+        (1, torch.uint8, 70000, 3),  # 256**2 = 65536 <= 70000 < 256**3
+        (2, torch.int16, 65535, 1),  # 65535 < 65536**1
+        (2, torch.int16, 65536, 2),
+        (4, torch.int32, 70000, 1),
+    ],
+)
+def test_digits_are_the_codes_in_base_256_to_the_itemsize(itemsize, int_dtype, top, passes):
+    codes = torch.arange(top + 1)
+    digits = list(checks._digits(codes, itemsize, int_dtype))
+    assert len(digits) == passes and all(d.dtype == int_dtype for d in digits)
+    base = 2 ** (8 * itemsize)
+    # Each digit's bits, read unsigned, rebuild the code: no code is lost, none collides.
+    rebuilt = sum((d.to(torch.int64) % base) * base**k for k, d in enumerate(digits))
+    assert torch.equal(rebuilt, codes)

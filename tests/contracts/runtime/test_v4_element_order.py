@@ -170,3 +170,45 @@ def test_the_declared_orders_are_one_to_one_over_a_small_pool():
         assert int(addresses.min()) >= 0
         assert int(addresses.max()) < builder.own_buffers()[i].numel()
         assert addresses.unique().numel() == addresses.numel()
+
+
+def test_a_view_of_another_dtype_than_declared_is_named():
+    runner = _v4()
+    csa = _layer(runner, 4)
+    view = csa.kv_views["kv_compressed"]
+    assert view.dtype == torch.bfloat16  # the bf16 build: the same bytes read as int16
+    _rebind(csa, "kv_compressed", view.view(torch.int16))
+    with pytest.raises(
+        ContractViolation,
+        match=r"kv_compressed: the bound view is torch.int16; declared torch.bfloat16",
+    ):
+        check_element_readback(runner)
+
+
+def test_an_order_declared_in_a_buffer_the_builder_does_not_hold_is_named(monkeypatch):
+    import dataclasses
+
+    runner = _v4()
+    builder = runner.builder
+    held = len(builder.own_buffers())
+    real = builder.element_orders
+    monkeypatch.setattr(
+        builder,
+        "element_orders",
+        lambda m: {n: dataclasses.replace(o, buffer=held) for n, o in real(m).items()},
+    )
+    # One past the last buffer: `held` buffers are numbered 0 .. held - 1.
+    with pytest.raises(
+        ContractViolation, match=rf"declared in own buffer {held}; builder 'target' holds {held}"
+    ):
+        check_element_readback(runner)
+
+
+def test_a_view_of_a_copy_instead_of_the_own_buffer_is_named():
+    runner = _v4()
+    csa = _layer(runner, 4)
+    _rebind(csa, "kv_compressed", csa.kv_views["kv_compressed"].clone())
+    with pytest.raises(
+        ContractViolation, match=r"kv_compressed is not a view of the own buffer \d+"
+    ):
+        check_element_readback(runner)
