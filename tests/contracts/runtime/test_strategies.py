@@ -141,3 +141,36 @@ def test_a_default_case_takes_the_smallest_block_a_model_accepts():
     m3 = default_case("minimax-m3")  # its kernels page at 128: 16, 32 and 64 are refused
     assert m3.engine.scheduler_block_size == 256
     assert m3.make_runner().paged_pool_bytes(1) > 0
+
+
+def test_a_draft_pair_is_priced_with_its_draft():
+    # The pair's block holds the target's pool and the draft's: dearer than the target alone.
+    import contracts.runtime.strategies as strategies
+
+    engine = EngineConfig(state_entries=strategies.STATE_ENTRIES)
+    pair = strategies._buildable("minimax-m2+eagle3-draft-llama", engine)
+    alone = strategies._buildable("minimax-m2", engine)
+    assert pair > alone
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "minimax-m3", "deepseek-v4-flash-dspark"])
+def test_accepted_blocks_are_exactly_the_blocks_the_model_builds_at(name):
+    import contracts.runtime.strategies as strategies
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    accepted = strategies.accepted_blocks(name)
+    assert accepted and list(accepted) == sorted(accepted)
+    for block in strategies.SCHEDULER_BLOCK_SIZES:
+        engine = EngineConfig(scheduler_block_size=block, state_entries=strategies.STATE_ENTRIES)
+        try:
+            ModelRunner(load_model_config(name), engine)
+        except ValueError:
+            assert block not in accepted
+        else:
+            assert block in accepted
+    # The default case pages at the engine's default block where it can, else the smallest.
+    default = strategies.default_case(name).engine.scheduler_block_size
+    assert default == (
+        EngineConfig().scheduler_block_size if name == "llama-3.1-8b" else accepted[0]
+    )

@@ -212,3 +212,36 @@ def test_a_view_of_a_copy_instead_of_the_own_buffer_is_named():
         ContractViolation, match=r"kv_compressed is not a view of the own buffer \d+"
     ):
         check_element_readback(runner)
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_an_order_declared_past_its_buffer_is_named(monkeypatch, past):
+    """Every view's order moved so its last byte is the buffer's last (past 0: accepted as a
+    bound, then caught as another order) or one beyond it (past 1: named as out of range)."""
+    import dataclasses
+
+    runner = _v4()
+    builder = runner.builder
+    buffers = builder.own_buffers()
+    real = builder.element_orders
+
+    def shifted(m):
+        out = {}
+        for n, o in real(m).items():
+            index = torch.meshgrid(*[torch.arange(s) for s in o.shape], indexing="ij")
+            last = int(o.address(*index).max()) + o.dtype.itemsize - 1
+            delta = buffers[o.buffer].numel() - 1 - last + past
+
+            def address(*i, _o=o, _d=delta):
+                return _o.address(*i) + _d
+
+            out[n] = dataclasses.replace(o, address=address)
+        return out
+
+    monkeypatch.setattr(builder, "element_orders", shifted)
+    if past:
+        with pytest.raises(ContractViolation, match=r"its declared element order reaches bytes"):
+            check_element_readback(runner)
+    else:
+        with pytest.raises(ContractViolation, match=r"not where its declared element order puts"):
+            check_element_readback(runner)
