@@ -43,7 +43,9 @@ import argparse
 import ast
 import contextlib
 import dataclasses
+import functools
 import json
+import operator
 import os
 import re
 import shutil
@@ -198,6 +200,9 @@ EQUIVALENT: dict[str, str] = {
     "contracts/runtime/checks.py:_digits:binop:base // 2 -> (base * 2)@1": "the same: congruent to digit mod base",
     "contracts/runtime/checks.py:_digits:const:2 -> 3@1": "the same: congruent to digit mod base",
     "contracts/runtime/checks.py:_element_readback:const:0 -> 1@0": "every token of a view has one shape, and every view has a slot 1 (blocks >= 1, a scheduler block >= 16 tokens)",
+    "contracts/runtime/checks.py:check_price_equals_carve:const:0 -> 1@3": "the default of "
+    "entry_bytes().get(PAGE, 0) is never read: every registered model pages its attention, so "
+    "every runner prices a PAGE entry",
     "contracts/runtime/strategies.py:engine_cases:guard:not options -> False@0": "every "
     "registered model builds at tp 1, pp 1 at every block _accepted_blocks lets through",
     "contracts/runtime/strategies.py:_accepted_blocks:guard:not accepted -> False@0": "every "
@@ -564,18 +569,22 @@ def _preimport() -> None:
         import torch  # noqa: F401
 
 
-_PROGRESS = re.compile(r"^\s+\[\d+/\d+\] ([.TSe]) +[\d.]+s (?P<path>[^:]+):\d+: (?P<rest>.*)$")
+_PROGRESS = re.compile(
+    r"^\s+\[\d+/\d+\] ([.TSe]) +[\d.]+s (?P<path>[^:]+):(?P<line>\d+): (?P<rest>.*)$"
+)
 
 
 def _previous_kills(log: Path) -> Counter:
-    """(path, mutant text) of every mutant an earlier run's output shows killed, counted: a
-    mutant is carried only if one identical in file and text was killed then, so a line that
-    changed since (or a new one) is run again."""
+    """(path, line, mutant text) of every mutant an earlier run's output shows killed, counted
+    (two identical mutants of one line): a mutant is carried only if one identical in file, line
+    and text was killed then, so a line that changed or moved since (or a new one) is run
+    again. Without the line, a kill of one ``[const] 1 -> 2`` was credited to another site of
+    the same text, and a mutant run again in a later log was counted twice."""
     kills: Counter = Counter()
     for line in log.read_text(encoding="utf-8").splitlines():
         m = _PROGRESS.match(line)
         if m and m.group(1) in ".T":
-            kills[(m.group("path"), m.group("rest"))] += 1
+            kills[(m.group("path"), int(m.group("line")), m.group("rest"))] += 1
     return kills
 
 
@@ -600,7 +609,7 @@ def run_target(
         # its survivors are run again, and the rest are counted as that run's kills.
         carried, rerun = [], []
         for m in mutants:
-            text = (m.path, m.describe().split(": ", 1)[1])
+            text = (m.path, m.line, m.describe().split(": ", 1)[1])
             if recheck[text] > 0:
                 recheck[text] -= 1
                 carried.append(m)
@@ -777,7 +786,9 @@ def main(argv: list[str] | None = None) -> int:
                 timeout_factor=args.timeout_factor,
                 only=args.only,
                 log=sys.stdout,
-                recheck=sum(map(_previous_kills, args.recheck), Counter())
+                # The most kills any one log shows per mutant, never their sum: a mutant that
+                # two logs both killed is one kill.
+                recheck=functools.reduce(operator.or_, map(_previous_kills, args.recheck))
                 if args.recheck
                 else None,
                 score_only=args.score,
