@@ -100,6 +100,24 @@ def test_kimi_k3_declares_nope_but_no_padded_width_so_the_row_is_the_latent():
     assert {m.kv_entry_dim for m in mla} == {576}
 
 
+# -- DeepSeek-R1-0528 ---------------------------------------------------------------------------
+
+
+def test_deepseek_r1_mtp3_tp4_golden_62_rows_of_the_latent():
+    """ROCm/ATOM pull request #2147: "R1-0528's 571392 decomposes as 62 layers x 16 tokens x 576
+    x 1B" and, on DeepSeek-R1-0528-MXFP4 MTP3 tp4, "binding 62 mla rows = 61 target + 1 draft".
+    MLA keeps one latent head, so tp 4 shares nothing out; three speculative tokens reuse the one
+    MTP layer. The config is deepseek-r1.json (its sources are not pinned to a revision)."""
+    runner = _runner("deepseek-r1", tp_size=4, kv_dtype="fp8", num_speculative_tokens=3)
+    cfg = runner.text_config
+    rows = cfg.require_int("num_hidden_layers") + cfg.require_int("num_nextn_predict_layers")
+    latent = cfg.require_int("kv_lora_rank") + cfg.require_int("qk_rope_head_dim")
+    assert (rows, latent) == (61 + 1, 512 + 64)
+    assert rows * 16 * latent * 1 == 571392
+    assert runner.entry_bytes() == {EntryClass.PAGE: 571392}
+    assert runner.row_counts() == {"mla": 62}
+
+
 # -- the padded (NoPE) MLA width, read from a config ---------------------------------------------
 
 
