@@ -113,7 +113,11 @@ TARGETS: dict[str, dict[str, list[str]]] = {
                 (
                     "input_assert",
                     "input-assert",
-                    ["tests/checkers/rules/test_input_assert_precision.py"],
+                    # The file pre-filter (_has_assert_statement) has its own tests.
+                    [
+                        "tests/checkers/rules/test_input_assert_prefilter.py",
+                        "tests/checkers/rules/test_input_assert_precision.py",
+                    ],
                 ),
                 ("keyword_only", "keyword-only", []),
                 ("leaf_package", "leaf-package", ["tests/checkers/test_cross_file_recheck.py"]),
