@@ -592,10 +592,13 @@ def run_target(
     if recheck is not None:
         # An earlier full run killed every mutant but these; tests only grew since, so only
         # its survivors are run again, and the rest are counted as that run's kills.
+        # Kills are matched by text (a line number moves), so an equivalent mutant must not
+        # take one: it would be scored killed, and the same-text mutant it took it from, run
+        # and killed, would be scored a survivor.
         carried, rerun = [], []
         for m in mutants:
             text = (m.path, m.describe().split(": ", 1)[1])
-            if recheck[text] > 0:
+            if m.key not in EQUIVALENT and recheck[text] > 0:
                 recheck[text] -= 1
                 carried.append(m)
             else:
