@@ -356,10 +356,7 @@ def parse_floor(project: Path, ruff_cpu: float) -> None:
             except (DecodeError, UnicodeDecodeError, LookupError, SyntaxError):
                 continue  # AC001, never parsed
         source = SourceFile(rel, text, abspath=abspath)
-        if any(
-            c.NEEDS_TREE and c.wants(source) and linter.project_wants(c)
-            for c in contracts
-        ):
+        if any(c.NEEDS_TREE and c.wants(source) and linter.project_wants(c) for c in contracts):
             wanted.append(text)
     import itertools
     import re

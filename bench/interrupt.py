@@ -106,6 +106,9 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, as a terminal's foreground job
+        # A hung run is sent SIGABRT before the kill: with the fault handler
+        # on, every thread's Python stack reaches stderr, which says where.
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     started = time.monotonic()
     seen: set[int] = set()
@@ -124,9 +127,16 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
         took: object = round(time.monotonic() - sent, 3)
     except subprocess.TimeoutExpired:
         rc, took = "hung", f"> {wait_s:g} s"
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        os.kill(proc.pid, signal.SIGABRT)  # the parent only: its stacks, not the workers'
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     err = proc.stderr.read().decode("utf-8", "replace")
+    if rc == "hung":
+        print("  the hung run's stacks (SIGABRT, fault handler):")
+        print("    " + err.rstrip().replace("\n", "\n    "))
     time.sleep(0.5)
     survivors = sorted(p for p in seen if alive(p))
     for p in survivors:

@@ -11,6 +11,7 @@ reported as one line on stderr (a traceback only with ``--verbose``).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -186,6 +187,30 @@ def _parser():
         sub.add_parser(name, help=help_text, add_help=False)
     sub.add_parser("hook", help="run a hook (e.g. `hook post-tool-use`)", add_help=False)
     return parser
+
+
+def console_main() -> None:
+    """The ``atom-contracts`` command: ``main``, then leave without waiting on abandoned threads.
+
+    After a Ctrl-C in the parallel phase the pool has been killed and let go
+    (``linter._end_pool``), and every ``finally`` on the way out has run (an
+    interrupted cache save has removed its temporary). What is left for a normal
+    exit is joining the pool's threads, with no time limit; a run that had once
+    to be killed after 10 s was waiting there. So such a run flushes its output
+    and ends with ``os._exit``: exit 130 however those threads stand. A run
+    that abandoned nothing exits normally.
+    """
+    rc = main()
+    from . import linter
+
+    if linter.POOL_ABANDONED:
+        from contextlib import suppress
+
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):  # a closed or broken pipe must not stop the exit
+                stream.flush()
+        os._exit(rc)
+    sys.exit(rc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

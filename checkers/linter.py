@@ -533,8 +533,18 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+#: Set once a pool has been let go without waiting (``_end_pool``): the
+#: process must then leave by ``os._exit`` (``cli.console_main``), because
+#: interpreter exit joins the pool's manager thread with no time limit, and
+#: on 3.11 that join can wait for ever behind threads whose workers were
+#: killed (cpython#83386, gh-125451). One run in 248 interrupted ones hung so.
+POOL_ABANDONED = False
+
+
 def _end_pool(pool) -> None:
     """Kill a pool's workers now and let it go without waiting for their work."""
+    global POOL_ABANDONED
+    POOL_ABANDONED = True
     processes = list((getattr(pool, "_processes", None) or {}).values())
     for process in processes:
         with suppress(OSError, ValueError, AttributeError):

@@ -426,7 +426,9 @@ class InputOrigins(BindingIndex):
             # `use_mla_backend(server_args)`, `backends_of(resolved(server_args))`.
             # A function of data and a config (`rope_index(ids, hf_config=...)`)
             # computes something new.
-            passed = [a for a in [*expr.args, *(k.value for k in expr.keywords)] if not is_literal(a)]
+            passed = [
+                a for a in [*expr.args, *(k.value for k in expr.keywords)] if not is_literal(a)
+            ]
             origins = [self.view(a, func, at) for a in passed]
             if origins and all(o is not None and o.config for o in origins):
                 return origins[0]
@@ -640,5 +642,3 @@ class InputOrigins(BindingIndex):
                     f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
                 )
         return None
-
-

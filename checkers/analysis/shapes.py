@@ -247,6 +247,5 @@ def walk_statements(node: ast.AST) -> Iterator[ast.AST]:
 
 def reads_environment(value: ast.AST) -> bool:
     return any(
-        is_environment(n) or (isinstance(n, ast.Call) and is_parse_args(n))
-        for n in ast.walk(value)
+        is_environment(n) or (isinstance(n, ast.Call) and is_parse_args(n)) for n in ast.walk(value)
     )

@@ -305,3 +305,59 @@ def test_ctrl_c_in_a_worker_before_it_ignores_sigint_is_dropped(tmp_path):
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     assert done.stdout.count("AC301") == 300
+
+
+# A process that has let its pool go: a thread that never ends stands in for
+# the pool's manager thread stuck at exit (the join interpreter exit makes has
+# no time limit). The command must still end, with the run's own status.
+_ABANDONED = """
+import sys, threading
+from concurrent.futures import ProcessPoolExecutor
+import multiprocessing
+from checkers import cli, linter
+
+pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+pool.submit(pow, 2, 2).result()
+linter._end_pool(pool)
+threading.Thread(target=threading.Event().wait, name="stuck").start()
+sys.argv = ["atom-contracts", "explain", "AC301"]
+print("before the exit", flush=False)  # unflushed: os._exit must not drop it
+cli.console_main()
+"""
+
+
+def test_a_run_that_let_its_pool_go_exits_without_waiting_for_its_threads(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _ABANDONED],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "before the exit" in proc.stdout
+    assert "AC301" in proc.stdout  # explain's own output, flushed before os._exit
+
+
+def test_a_run_that_abandoned_nothing_exits_normally(tmp_path):
+    # Without the pool let go, console_main leaves by sys.exit: atexit runs.
+    script = (
+        "import atexit, sys\n"
+        "from checkers import cli\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "sys.argv = ['atom-contracts', 'explain', 'AC301']\n"
+        "cli.console_main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("atexit ran")

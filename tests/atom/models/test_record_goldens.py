@@ -14,6 +14,7 @@ import torch
 
 from atom.engine_config import EngineConfig
 from atom.models.hf_config import ConfigFieldError
+from atom.models.modules import LinearAttention
 from atom.models.registry import load_model_config
 from atom.models.skeleton import build_modules
 from atom.pool_layout import EntryClass
@@ -23,6 +24,54 @@ from atom.runner.model_runner import ModelRunner
 def _runner(name, draft=None, **engine):
     draft_config = load_model_config(draft) if draft else None
     return ModelRunner(load_model_config(name), EngineConfig(**engine), draft_config=draft_config)
+
+
+# -- Qwen3.5-27B --------------------------------------------------------------------------------
+
+
+def test_qwen35_27b_goldens_tp2_fp8_block16():
+    """ROCm/ATOM pull request #2147: "Qwen3.5-27B tp2 ... sizing identical at
+    `entry_bytes=266240`" and "kv 877755 x 266240, state 256 x 39223296 ... and 48 + 16 rows" --
+    tp 2; fp8 KV with one fp32 scale per token per head and the 16-token MHA block are what the
+    page golden implies (qwen3.5-27b.json `_notes`). Every count below is the public config's."""
+    runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype="fp8")
+    cfg = runner.text_config
+    layers = cfg.require_int("num_hidden_layers")
+    full = layers // cfg.require_int("full_attention_interval")
+    linear = layers - full
+    kv_heads = cfg.require_int("num_key_value_heads") // 2
+    head_dim = cfg.require_int("head_dim")
+    k_heads = cfg.require_int("linear_num_key_heads") // 2
+    v_heads = cfg.require_int("linear_num_value_heads") // 2
+    k_dim, v_dim = cfg.require_int("linear_key_head_dim"), cfg.require_int("linear_value_head_dim")
+    kernel = cfg.require_int("linear_conv_kernel_dim")
+    assert (layers, full, linear, kv_heads, head_dim) == (64, 16, 48, 2, 256)
+    assert (k_heads, v_heads, k_dim, v_dim, kernel) == (8, 24, 128, 128, 4)
+    block = runner.builder.block_size
+    assert block == 16
+    # PAGE: K and V 16 rows x 16 tokens x 2 heads x 256 x 1 B = 131072 each, and their fp32
+    # scales 16 x 16 x 2 x 4 B = 2048 each.
+    page = 2 * full * block * kv_heads * head_dim * 1 + 2 * full * block * kv_heads * 4
+    # STATE, per request and GDN row: the conv window (kernel - 1) x (q + k + v widths) x 2 B =
+    # 3 x 5120 x 2 = 30720, and the recurrent state 24 x 128 x 128 x 2 B = 786432, both bf16.
+    conv = (kernel - 1) * (2 * k_heads * k_dim + v_heads * v_dim) * 2
+    ssm = v_heads * k_dim * v_dim * 2
+    state = linear * (conv + ssm)
+    assert (conv, ssm, page, state) == (30720, 786432, 266240, 39223296)
+    assert runner.entry_bytes() == {EntryClass.PAGE: 266240, EntryClass.STATE: 39223296}
+    assert runner.row_counts() == {"linear_state": 48, "h2d256": 16}
+
+
+def test_qwen35_27b_state_golden_is_the_bf16_price_not_the_configs_fp32_recurrent_state():
+    """The public config says `mamba_ssm_dtype: float32`; 39223296 is the price of a bf16
+    recurrent state, so the engine that measured it (and this one) prices the state in
+    `torch_dtype`. Priced at float32 the golden would be 48 x (30720 + 2 x 786432) = 76972032."""
+    runner = _runner("qwen3.5-27b", tp_size=2, kv_dtype="fp8")
+    assert runner.text_config.get("mamba_ssm_dtype") == "float32"
+    assert 48 * (30720 + 2 * 786432) == 76972032
+    assert runner.entry_bytes()[EntryClass.STATE] == 39223296 != 76972032
+    gdn = [m for m in runner.skeleton.modules if isinstance(m, LinearAttention)]
+    assert len(gdn) == 48 and {m.dtype for m in gdn} == {torch.bfloat16}
 
 
 # -- Kimi-K3 -----------------------------------------------------------------------------------
@@ -49,6 +98,24 @@ def test_kimi_k3_declares_nope_but_no_padded_width_so_the_row_is_the_latent():
     mla = [m for m in modules if m.caches().startswith("mla")]
     assert len(mla) == 24
     assert {m.kv_entry_dim for m in mla} == {576}
+
+
+# -- DeepSeek-R1-0528 ---------------------------------------------------------------------------
+
+
+def test_deepseek_r1_mtp3_tp4_golden_62_rows_of_the_latent():
+    """ROCm/ATOM pull request #2147: "R1-0528's 571392 decomposes as 62 layers x 16 tokens x 576
+    x 1B" and, on DeepSeek-R1-0528-MXFP4 MTP3 tp4, "binding 62 mla rows = 61 target + 1 draft".
+    MLA keeps one latent head, so tp 4 shares nothing out; three speculative tokens reuse the one
+    MTP layer. The config is deepseek-r1.json (its sources are not pinned to a revision)."""
+    runner = _runner("deepseek-r1", tp_size=4, kv_dtype="fp8", num_speculative_tokens=3)
+    cfg = runner.text_config
+    rows = cfg.require_int("num_hidden_layers") + cfg.require_int("num_nextn_predict_layers")
+    latent = cfg.require_int("kv_lora_rank") + cfg.require_int("qk_rope_head_dim")
+    assert (rows, latent) == (61 + 1, 512 + 64)
+    assert rows * 16 * latent * 1 == 571392
+    assert runner.entry_bytes() == {EntryClass.PAGE: 571392}
+    assert runner.row_counts() == {"mla": 62}
 
 
 # -- the padded (NoPE) MLA width, read from a config ---------------------------------------------

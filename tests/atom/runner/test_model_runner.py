@@ -314,8 +314,13 @@ _UNITS = {"blocks": "scheduler blocks", "entries": "request slots", "block size"
 
 @pytest.mark.parametrize(
     "name",
-    ["builder 'target': blocks", "draft 'draft': blocks", "blocks", "builder 'target': entries",
-     "x: backend block size"],
+    [
+        "builder 'target': blocks",
+        "draft 'draft': blocks",
+        "blocks",
+        "builder 'target': entries",
+        "x: backend block size",
+    ],
 )
 def test_every_count_is_refused_by_type_then_by_value_naming_it(name):
     """A count that is not an int is a TypeError naming the value: 2.0 (a count worked out with
