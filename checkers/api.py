@@ -160,7 +160,13 @@ def check(
     linter = Linter(config, selection)
     if stdin is not None:
         return _check_stdin(linter, targets, stdin, fix=fix or diff, unsafe=unsafe_fixes)
-    files = discover(targets, config)
+    # A module deleted from the work tree (`git diff --name-only` names it) has no findings
+    # of its own, but its removal can fail the files that import it (AC202 asks the file
+    # system whether a member exists): they are re-checked below, as for an edit. Any other
+    # missing path is discover's PathError.
+    deleted = _deleted_modules(targets, config)
+    present = [t for t in targets if t not in deleted]
+    files = discover(present, config) if present or not targets else []
     # A contract covering no file of the project checks nothing: judged on the
     # project's listing, the whole-tree run's, never on the files named. A run
     # on some files reads the project's listing only when a question needs it,
@@ -238,9 +244,9 @@ def check(
         # what they break in files that did not change fails here too.
         from .dependents import recheck
 
-        caused, rechecked = recheck(
-            linter, [(r.path, dict(files)[r.path]) for r in results], project_listing
-        )
+        edited = [(r.path, dict(files)[r.path]) for r in results]
+        edited += [(rel, os.fspath(abspath)) for abspath, rel in deleted.items()]
+        caused, rechecked = recheck(linter, edited, project_listing)
         findings.extend(caused)
         checked += rechecked
     if cache is not None and write_cache:
@@ -286,6 +292,41 @@ def _check_stdin(linter, targets: list[Path], text: str, *, fix: bool, unsafe: b
             result.fixes[rel] = [f.code for f in record]
     result.findings = sorted(linter.check_text(rel, result.fixed_text), key=Finding.sort_key)
     return result
+
+
+def _deleted_modules(targets: list[Path], config: Config) -> dict[Path, str]:
+    """``{target: relpath}`` of the Python files named that are gone from the work tree but
+    git still knows (in the index, or in ``HEAD`` after ``git rm``): deleted, not mistyped.
+
+    Outside a git work tree nothing can tell the two apart, so every missing path
+    stays an error there.
+    """
+    from .discovery import PYTHON_SUFFIXES, relative
+
+    missing = {
+        t: relative(t, config.root)
+        for t in targets
+        if not os.path.lexists(t) and str(t).endswith(PYTHON_SUFFIXES)
+    }
+    missing = {t: rel for t, rel in missing.items() if not os.path.isabs(rel)}
+    if not missing:
+        return {}
+    import subprocess
+
+    names = [rel for rel in missing.values()]
+    known: set[str] = set()
+    for cmd in (["ls-files", "-z", "--"], ["ls-tree", "-z", "--name-only", "HEAD", "--"]):
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(config.root), *cmd, *names],
+                capture_output=True,
+                check=False,
+            )
+        except OSError:  # no git on PATH
+            return {}
+        if proc.returncode == 0:
+            known.update(n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    return {t: rel for t, rel in missing.items() if rel in known}
 
 
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:

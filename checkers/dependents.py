@@ -74,13 +74,12 @@ def dependent_files(
     for rel, abspath in listing():
         if rel in done or not any(c.applies_to(rel) for c in contracts):
             continue
-        applying, pfi = linter.applying(rel)
+        applying, pfi = linter.applying(rel, contracts)
         asked = {}
         for contract in applying:
-            if contract in contracts:
-                lines = contract.dependent_lines(rel, project, modules)
-                if lines:
-                    asked[contract.id] = (contract, lines)
+            lines = contract.dependent_lines(rel, project, modules)
+            if lines:
+                asked[contract.id] = (contract, lines)
         if asked:
             yield rel, abspath, asked, pfi
 

@@ -141,11 +141,17 @@ class Linter:
 
     # -- one file ---------------------------------------------------------
 
-    def applying(self, path: str) -> tuple[list[Contract], tuple[str, ...]]:
-        """Contracts that run on ``path`` (scope and selection) and its per-file-ignores."""
+    def applying(
+        self, path: str, among: list[Contract] | None = None
+    ) -> tuple[list[Contract], tuple[str, ...]]:
+        """Contracts that run on ``path`` (scope and selection) and its per-file-ignores.
+
+        ``among``: only these of the linter's contracts are asked (the re-check asks
+        every file of the project about its few cross-file contracts, not all of them).
+        """
         pfi = self.config.ignored_codes(path)
         out = []
-        for c in self.contracts:
+        for c in self.contracts if among is None else among:
             if not c.applies_to(path):
                 continue
             if pfi and not any(self.selection.enabled(code, pfi) for code in c.codes()):

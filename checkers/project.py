@@ -119,6 +119,7 @@ class Project:
             sorted(dict.fromkeys(roots), key=lambda p: len(p.parts), reverse=True)
         )
         self._real_src_roots: tuple[Path, ...] | None = None
+        self._src_str: tuple[tuple[Path, ...], tuple[str, ...]] | None = None
         self._names: dict[str, str | None] = {}
         # Sources the linter is checking right now; a weak map, so registering
         # a file never keeps its tree past the linter's own use of it.
@@ -187,7 +188,7 @@ class Project:
             if p.suffix != ".py":
                 self._names[key] = None
             else:
-                name = _dotted(p, self.src_roots)
+                name = _dotted_str(str(p), self._src_strings())
                 if name is _OUTSIDE:
                     if self._real_src_roots is None:
                         self._real_src_roots = tuple(
@@ -213,17 +214,24 @@ class Project:
         found: Path | None = None
         parts = module.split(".")
         if all(part.isidentifier() for part in parts):
-            for src in self.src_roots:
-                base = src.joinpath(*parts)
-                if (base / "__init__.py").is_file():
-                    found = base / "__init__.py"
+            # os.path on strings, not pathlib: the one-file re-check asks this of a few
+            # hundred imports, and Path's parsing and joins were most of its cost.
+            for src in self._src_strings():
+                base = os.path.join(src, *parts)
+                init = os.path.join(base, "__init__.py")
+                if os.path.isfile(init):
+                    found = Path(init)
                     break
-                module_file = base.with_name(parts[-1] + ".py")
-                if module_file.is_file():
-                    found = module_file
+                if os.path.isfile(base + ".py"):
+                    found = Path(base + ".py")
                     break
         self._resolved[module] = found
         return found
+
+    def _src_strings(self) -> tuple[str, ...]:
+        if self._src_str is None or self._src_str[0] is not self.src_roots:
+            self._src_str = (self.src_roots, tuple(str(src) for src in self.src_roots))
+        return self._src_str[1]
 
     def exists(self, module: str) -> bool:
         """A first-party module, package, or namespace package (a bare directory)."""
@@ -231,7 +239,7 @@ class Project:
             parts = module.split(".")
             self._exists[module] = self.resolve(module) is not None or (
                 all(part.isidentifier() for part in parts)
-                and any(src.joinpath(*parts).is_dir() for src in self.src_roots)
+                and any(os.path.isdir(os.path.join(src, *parts)) for src in self._src_strings())
             )
         return self._exists[module]
 
@@ -718,6 +726,22 @@ def _lines_mentioning(text: str, needles: tuple[str, ...]) -> tuple[int, ...]:
         return ()
     lines = re.split(r"\r\n|\r|\n", text)
     return tuple(i for i, line in enumerate(lines, start=1) if any(n in line for n in needles))
+
+
+def _dotted_str(path: str, src_roots: tuple[str, ...]) -> str | None:
+    """``_dotted`` on normalised absolute strings: the one-file re-check names every
+    candidate's module, and pathlib's ``relative_to`` was most of that."""
+    for src in src_roots:
+        prefix = src if src.endswith(os.sep) else src + os.sep
+        if not path.startswith(prefix):
+            continue
+        parts = path[len(prefix) : -len(".py")].split(os.sep)
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+        return None
+    return _OUTSIDE
 
 
 def _dotted(path: Path, src_roots: tuple[Path, ...]) -> str | None:

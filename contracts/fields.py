@@ -118,9 +118,20 @@ def compile_globs(globs: tuple[str, ...] | list[str], *, where: str):
     ``contracts.globs`` rather than pathspec: pathspec's import alone costs
     more than a whole one-file check (see that module's docstring).
     """
+    key = tuple(globs)
+    found = _COMPILED.get(key)
+    if found is not None:
+        return found
     from .globs import GlobError, GlobSet
 
     try:
-        return GlobSet(globs)
+        found = _COMPILED[key] = GlobSet(key)
     except GlobError as exc:
         raise ConfigError(f"{where}: bad glob: {exc}") from None
+    return found
+
+
+# Each declared glob list is compiled when the declaration is parsed (so a bad glob fails
+# at load time) and again where it is matched (contracts, exclude, coverage): a GlobSet
+# holds no state, so the second is the first, not a second translation of every glob.
+_COMPILED: dict[tuple[str, ...], object] = {}

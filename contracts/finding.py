@@ -58,7 +58,7 @@ class Finding:
     end_column: int
     message: str
     fix: Fix | None = None
-    # Lines of the flagged node's whole span: a `# noqa` on any of them
+    # Lines of the flagged node's whole span: a noqa comment on any of them
     # suppresses it, because formatters move trailing comments to a closing
     # paren. Not part of the output formats.
     span_lines: tuple[int, int] = field(default=(0, 0), compare=False)

@@ -233,3 +233,39 @@ def test_a_read_only_run_reads_the_cache_and_writes_nothing(project, capsys):
     uncached = api.check(["pkg/ops.py"], cwd=project, jobs=1, use_cache=False)
     assert read_only.findings == uncached.findings
     assert {f.path for f in read_only.findings} == {"tests/test_ops.py", "tests/test_wrap.py"}
+
+
+def _git_project(root):
+    commit = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], commit):
+        subprocess.run(cmd, cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("how", ["rm", "git rm"])
+def test_a_deleted_module_re_checks_what_imported_it(project, capsys, how):
+    # `git diff --name-only | xargs atom-contracts check` names a deleted module: it has no
+    # findings of its own, but the leaf member importing it now fails AC202, as the
+    # whole-tree run says, so the one-file run must say it too.
+    (project / "pkg/leaf/cols.py").write_text("COLS = 4\n")
+    (project / "pkg/leaf/grid.py").write_text("from pkg.leaf import cols\n")
+    if shutil.which("git") is None:
+        pytest.skip("needs git: a deleted file is told from a mistyped one by git's index")
+    _git_project(project)
+    warm(capsys, project, "pkg/leaf/cols.py")
+    (project / "pkg/leaf/cols.py").unlink()
+    if how == "git rm":
+        subprocess.run(["git", "rm", "-q", "--cached", "pkg/leaf/cols.py"], cwd=project, check=True)
+    rc, rows, err = fast_and_slow(capsys, "pkg/leaf/cols.py")
+    assert (rc, relative(rows), err) == (1, [("pkg/leaf/grid.py", 1, "AC202")], "")
+    assert "(reached through pkg/leaf/cols.py, edited)" in rows[0][3]
+    whole = verdict(capsys)
+    assert relative(whole[1]) == relative(rows)
+
+
+def test_a_mistyped_path_is_an_error_naming_it(project, capsys):
+    _git_project(project)
+    rc, rows, err = fast_and_slow(capsys, "pkg/opz.py", "pkg/ops.py")
+    assert (rc, rows) == (2, [])
+    assert (
+        err.strip() == f"atom-contracts: error: {project / 'pkg/opz.py'}: no such file or directory"
+    )
