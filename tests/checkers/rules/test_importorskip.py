@@ -38,6 +38,9 @@ def where(found):
         'tl: object = pytest.importorskip("triton.language")',
         'pytest.importorskip(modname="triton", minversion="3.0")',
         'importorskip("triton")',
+        # A guarded import in either form, of the module or a submodule.
+        "try:\n    from triton import language\nexcept ImportError:\n"
+        '    pytest.skip("no triton", allow_module_level=True)',
     ],
 )
 def test_each_spelling_of_the_skip_counts(tmp_path, skip):
@@ -61,6 +64,13 @@ def test_each_spelling_of_the_skip_counts(tmp_path, skip):
         '    pytest.skip("no triton", allow_module_level=False)',
         # A handler that survives the ImportError without skipping.
         "try:\n    import triton\nexcept ImportError:\n    triton = None",
+        # A guard around something else: another module, the package's own `.triton`, no import.
+        "try:\n    from os import path\nexcept ImportError:\n"
+        '    pytest.skip("no triton", allow_module_level=True)',
+        "try:\n    from .triton import language\nexcept ImportError:\n"
+        '    pytest.skip("no triton", allow_module_level=True)',
+        "try:\n    VERSION = 3\nexcept ImportError:\n"
+        '    pytest.skip("no triton", allow_module_level=True)',
     ],
 )
 def test_what_does_not_skip_first_does_not_count(tmp_path, not_a_skip):
@@ -195,3 +205,16 @@ def test_the_project_prefilter_still_parses_when_a_file_spells_the_module(tmp_pa
     _project_with_broken_test(tmp_path, reaches=True)
     codes = [f.code for f in check([], cwd=tmp_path, use_cache=False).findings]
     assert codes == ["AC001"]
+
+
+def test_no_dependent_lines_is_an_empty_mapping(tmp_path):
+    for rel, text in TREE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    project = Project(tmp_path, (tmp_path,))
+    contract = ImportOrSkip.from_table({"id": "t", **PARAMS}, "contract `t`")
+    edited = {"atom.kernels._jit": "atom/kernels/_jit.py"}
+    # Not a test file; a test, but the edited module reaches no triton.
+    assert contract.dependent_lines("atom/kernels/store.py", project, edited) == {}
+    plain = {"atom.kernels.plain": "atom/kernels/plain.py"}
+    assert contract.dependent_lines("tests/test_x.py", project, plain) == {}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -523,3 +526,23 @@ def test_a_private_method_its_callers_chose_for_the_value_restates_it():
         "        assert self.rank >= 0\n"
     )
     assert lines(src) == [16]
+
+
+def test_loading_the_kind_imports_no_analysis():
+    """A warm one-file run loads the kind for its declaration and may check no tree: the scope
+    analysis (checkers.analysis) is imported where a tree is analysed, not with the kind.
+
+    A fresh interpreter, run from this checkout's root so it imports this tree's modules.
+    """
+    root = Path(__file__).resolve().parents[3]
+    code = (
+        "import sys, checkers.linter\n"
+        "from checkers.rules import kind_class\n"
+        "kind_class('input-assert')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('checkers.analysis')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]"]

@@ -131,3 +131,11 @@ def test_a_file_that_never_names_the_function_is_not_parsed(tmp_path):
 def test_a_bad_declaration_names_what_is_wrong(table, named):
     with pytest.raises(ConfigError, match=named):
         KeywordOnly.from_table({"id": "t", **table}, "contract `t`")
+
+
+def test_a_def_split_from_its_name_is_anchored_on_the_def_as_a_point(tmp_path):
+    # The name is on the next line, so no span on the def's line covers it: the finding marks
+    # the `def` at column 5 and spans nothing, rather than underlining unrelated text.
+    source = "class Draft:\n    def \\\nallocate_kv_cache_tensors(self):\n        pass\n"
+    (found,) = check(tmp_path, source)
+    assert (found.line, found.column, found.end_line, found.end_column) == (2, 5, 2, 5)

@@ -242,3 +242,21 @@ def test_with_nothing_allowed_the_message_names_only_the_standard_library(tmp_pa
     )
     assert [f.code for f in found] == ["AC201"]
     assert "which is not the standard library or a member of `pkg.leaf`" in found[0].message
+
+
+def test_a_file_under_a_folder_of_the_same_name_elsewhere_has_no_dependent_lines(tmp_path):
+    # `vendor/pkg/leaf/rows.py` has the package's folder in its path, but its module is
+    # vendor.pkg.leaf.rows: not a member, so its imports are not the leaf's to re-check.
+    files = {**LEAF, "vendor/__init__.py": "", "vendor/pkg/__init__.py": ""}
+    files["vendor/pkg/leaf/__init__.py"] = ""
+    files["vendor/pkg/leaf/rows.py"] = "from pkg.leaf import WIDTH\n"
+    init = {"pkg.leaf": "pkg/leaf/__init__.py"}
+    assert _dependents(tmp_path, files, "vendor/pkg/leaf/rows.py", init) == {}
+
+
+def test_an_init_that_is_no_ancestor_of_the_package_is_not_judged(tmp_path):
+    # atom/runner/__init__.py is not run by importing atom.pool_layout: its imports are its own.
+    source = "import requests\n"
+    assert check(tmp_path, source, "atom/runner/__init__.py") == []
+    # atom/__init__.py is, and the same import there is flagged.
+    assert codes(check(tmp_path, source, "atom/__init__.py")) == [("AC201", 1, 8)]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from checkers.rules.required_keyword import RequiredKeyword
@@ -308,3 +312,37 @@ def test_a_method_called_on_an_imported_module_is_not_the_tensor_method(header):
 def test_a_call_inside_a_wrapped_statement_is_suppressed_from_the_statement():
     found = check("import torch\n\ny = (\n    torch.repeat_interleave(x, lens)\n)\n")
     assert [(f.line, f.span_lines) for f in found] == [(4, (3, 5))]
+
+
+def test_a_relative_import_is_the_projects_own_module_not_the_library():
+    # `.torch` is a module of this package (a compat shim, say), not torch: its
+    # repeat_interleave is another function, and the absolute import beside it still counts.
+    src = (
+        "from .torch import repeat_interleave\n"
+        "from torch import repeat_interleave as ri\n"
+        "\n"
+        "def f(x, lens):\n"
+        "    return repeat_interleave(x, lens), ri(lens)\n"
+    )
+    # The one finding is `ri(lens)`, after "    return repeat_interleave(x, lens), " (39).
+    assert [(f.line, f.column) for f in check(src)] == [(5, 40)]
+
+
+def test_loading_the_kind_imports_no_analysis():
+    """A warm one-file run loads the kind for its declaration and may check no tree: the int
+    inference (checkers.analysis) is imported where a tree is analysed, not with the kind.
+
+    A fresh interpreter, run from this checkout's root so it imports this tree's modules.
+    """
+    root = Path(__file__).resolve().parents[3]
+    code = (
+        "import sys, checkers.linter\n"
+        "from checkers.rules import kind_class\n"
+        "kind_class('required-keyword')\n"
+        "print('checkers.analysis.int_kinds' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False"]

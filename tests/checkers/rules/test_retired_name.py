@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -145,3 +147,22 @@ def test_needles_are_the_names(tmp_path):
 def test_a_bad_declaration_names_the_bad_value(names, named):
     with pytest.raises(ConfigError, match=named):
         RetiredName.from_table({"id": "t", "names": names}, "contract `t`")
+
+
+def test_loading_the_kind_imports_no_typing():
+    """typing costs milliseconds a run (contracts/finding.py); the kind's annotations need none.
+
+    A fresh interpreter, run from this checkout's root so it imports this tree's modules.
+    """
+    root = Path(__file__).resolve().parents[3]
+    code = (
+        "import sys, checkers.linter\n"
+        "from checkers.rules import kind_class\n"
+        "kind_class('retired-name')\n"
+        "print('typing' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False"]
