@@ -153,16 +153,23 @@ def test_loading_the_kind_imports_no_typing():
     """typing costs milliseconds a run (contracts/finding.py); the kind's annotations need none.
 
     A fresh interpreter, run from this checkout's root so it imports this tree's modules.
+    It starts with -S: an editable install's .pth finder imports typing at startup
+    (setuptools' `__editable___*_finder` pulls in tempfile), so with site's startup run,
+    typing is loaded before a line of ours and the check would measure the environment.
+    site-packages goes on the path by hand, without running its .pth files.
     """
     root = Path(__file__).resolve().parents[3]
     code = (
-        "import sys, checkers.linter\n"
+        "import sys, site\n"
+        "sys.path.extend(site.getsitepackages())\n"
+        "if 'typing' in sys.modules: raise SystemExit('typing loaded before the kind')\n"
+        "import checkers.linter\n"
         "from checkers.rules import kind_class\n"
         "kind_class('retired-name')\n"
         "print('typing' in sys.modules)\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=root, check=False
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False"]
