@@ -1,6 +1,7 @@
 """Ctrl-C at several points of a stdlib run: time to exit, exit status, orphans, the cache.
 
-    python bench/interrupt.py [--at 0.5,0.875,1.25,1.625,2.0] [--jobs 2] [--cache] [--stdlib-only]
+    python bench/interrupt.py [--at 0.5,0.875,1.25,1.625,2.0 | --tries N [--seed S]]
+                              [--jobs 2] [--cache] [--stdlib-only]
 
 For each offset (seconds after the start), in a scratch project declaring
 input-assert and retired-name over the standard library and torch's sources
@@ -16,6 +17,13 @@ alive 0.5 s after it exited (must be 0), whether ``Traceback`` reached stderr,
 and whether every file of ``.atom-contracts-cache`` is byte for byte as
 before. Exits 1 when a try misses any of those.
 
+``--tries N`` draws N offsets uniformly from 0.05 s to 1.2 times the
+uninterrupted run's measured length (``--seed`` for a repeatable draw), so
+the interrupts cover the whole run -- start-up, discovery, the pool's
+forking, the parallel phase, the cache save -- and some fall after its end.
+A try whose run ended before its SIGINT is counted as ``finished`` (it must
+have exited 0: ``--exit-zero``), not as a miss.
+
 The machine is shared: write the load average beside the figures. Process
 trees are read from /proc, so this runs on Linux only.
 """
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -159,6 +168,10 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--at", default="0.5,0.875,1.25,1.625,2.0", help="offsets in seconds")
+    parser.add_argument(
+        "--tries", type=int, help="draw this many offsets across the whole run instead of --at"
+    )
+    parser.add_argument("--seed", type=int, help="seed for --tries' draw")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cache", action="store_true", help="with the cache, not --no-cache")
     parser.add_argument("--stdlib-only", action="store_true", help="leave torch's sources out")
@@ -196,15 +209,30 @@ def main(argv: list[str] | None = None) -> int:
     # One run left alone first: how long the run is that the offsets fall into.
     started = time.monotonic()
     subprocess.run(command, cwd=project, stdout=subprocess.DEVNULL, check=False)
-    print(f"uninterrupted run: {time.monotonic() - started:.2f} s")
+    run_s = time.monotonic() - started
+    print(f"uninterrupted run: {run_s:.2f} s")
     restore()
+    if args.tries is not None:
+        if args.tries < 1:
+            parser.error(f"--tries must be at least 1, not {args.tries}")
+        draw = random.Random(args.seed)
+        offsets = [round(draw.uniform(0.05, 1.2 * run_s), 3) for _ in range(args.tries)]
+        print(f"offsets: {args.tries} drawn from 0.05-{1.2 * run_s:.2f} s (seed {args.seed})")
+    else:
+        offsets = [float(x) for x in args.at.split(",")]
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     print(" ".join(command))
-    bad = 0
-    for at in (float(x) for x in args.at.split(",")):
+    bad = finished = 0
+    exit_times: list[float] = []
+    for at in offsets:
         row = one_try(command, project, at, args.wait)
         restore()
-        print("  " + ", ".join(f"{k} {v}" for k, v in row.items()))
+        print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+        if row.get("result") == "finished before the interrupt (exit 0)":
+            finished += 1
+            continue
+        if isinstance(row.get("exit_s"), float):
+            exit_times.append(row["exit_s"])
         ok = (
             row.get("exit") == 130
             and isinstance(row.get("exit_s"), float)
@@ -216,6 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         bad += not ok
     shutil.rmtree(project, ignore_errors=True)
     shutil.rmtree(baseline.parent, ignore_errors=True)
+    interrupted = len(offsets) - finished
+    print(
+        f"{interrupted} interrupted, {finished} finished before their SIGINT"
+        + (f"; exit {min(exit_times):.3f}-{max(exit_times):.3f} s" if exit_times else "")
+    )
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     print("interrupt: clean" if not bad else f"interrupt: {bad} tries missed")
     return 1 if bad else 0
 
