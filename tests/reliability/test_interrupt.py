@@ -361,3 +361,183 @@ def test_a_run_that_abandoned_nothing_exits_normally(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith("atexit ran")
+
+
+# The entries that are not `check`: each must end on a Ctrl-C, leaving nothing.
+
+_CONSOLE = "import sys; from checkers.cli import console_main; console_main()"
+
+
+def _live_descendants_of(proc: subprocess.Popen, until: float, wanted) -> set[int]:
+    """Descendants of ``proc`` once one satisfies ``wanted`` (its cmdline, bytes)."""
+    while time.monotonic() < until and proc.poll() is None:
+        found = set()
+        for pid in _children(proc.pid):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if wanted(fh.read()):
+                        found.add(pid)
+            except OSError:
+                continue
+        if found:
+            return found
+        time.sleep(0.01)
+    pytest.fail("the process it waits for never appeared")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_ctrl_c_ends_the_language_server_at_once(tmp_path):
+    """pygls catches the KeyboardInterrupt and then waits, with no time limit,
+    for its thread reading stdin, which waits for the editor's next message:
+    a server on a terminal never ended on Ctrl-C (found here, 2026-12-04)."""
+    pytest.importorskip("pygls")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONFAULTHANDLER": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CONSOLE, "server"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        proc.stdin.flush()
+        # Its answer says the server is up and reading the next message.
+        assert proc.stdout.readline().startswith(b"Content-Length:")
+        time.sleep(0.2)
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            rc = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGABRT)  # the fault handler prints where it waits
+            proc.wait(timeout=5)
+            pytest.fail("the server did not end:\n" + proc.stderr.read().decode())
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().decode()
+    assert rc == 130, err
+    assert "Traceback" not in err, err
+    assert took < 1.0, f"took {took:.2f} s to exit"
+
+
+def _hook_project(tmp_path: Path, fake_ruff: str) -> tuple[Path, dict[str, str], bytes]:
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject("no-input-asserts"),
+            "pkg/__init__.py": "",
+            "pkg/mod.py": "def f(x):\n    assert x\n    return x\n",
+        },
+    )
+    ruff = tmp_path / "fake-ruff"
+    ruff.write_text(fake_ruff)
+    ruff.chmod(0o755)
+    mod = tmp_path / "pkg" / "mod.py"
+    payload = {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "cwd": str(tmp_path),
+        "tool_input": {"file_path": str(mod)},
+        "tool_response": {"filePath": str(mod), "success": True},
+    }
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO_ROOT),
+        "CLAUDE_PROJECT_DIR": str(tmp_path),
+        "ATOM_CONTRACTS_RUFF": str(ruff),
+    }
+    import json
+
+    return mod, env, json.dumps(payload).encode()
+
+
+def _interrupt_hook(tmp_path, env, payload, wanted, after_s) -> tuple[int, float, str, set[int]]:
+    """Run the hook, SIGINT its group ``after_s`` once ``wanted`` is running; what it left."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CONSOLE, "hook", "post-tool-use"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the hook's group, as Claude Code's Ctrl-C reaches it
+    )
+    seen: set[int] = set()
+    try:
+        proc.stdin.write(payload)
+        proc.stdin.close()
+        seen = _live_descendants_of(proc, time.monotonic() + 60, wanted)
+        time.sleep(after_s)
+        seen |= _children(proc.pid)
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        rc = proc.wait(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().decode()
+    # Looked at as soon as the hook has gone: its ruffs are its own children,
+    # reaped before it exits, so anything alive now was left to run on.
+    left = {p for p in seen if _alive(p)}
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return rc, took, err, left
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_ctrl_c_in_the_hook_leaves_no_ruff_behind(tmp_path):
+    """The second ruff (what the rewrite fixed, read while the contracts are
+    checked) runs in its own session, so the terminal's Ctrl-C never reaches
+    it, and the interrupted hook left it running (found here, 2026-12-04)."""
+    fake = (
+        "#!/bin/sh\n"
+        "for last; do :; done\n"
+        "case \" $* \" in *' --no-fix '*) exec sleep 60;; esac\n"
+        'printf "# rewritten\\n" >> "$last"\n'
+        "echo '[]'\n"
+    )
+    mod, env, payload = _hook_project(tmp_path, fake)
+    rc, took, err, left = _interrupt_hook(
+        tmp_path, env, payload, lambda cmd: cmd.startswith(b"sleep"), 0.3
+    )
+    assert rc == 0 and "interrupted; nothing reported" in err, (rc, err)
+    assert "Traceback" not in err, err
+    assert took < 1.0, f"took {took:.2f} s to exit"
+    assert not left, "a ruff outlived the interrupted hook"
+    assert mod.read_text().endswith("# rewritten\n")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_ctrl_c_in_the_hook_lets_ruff_finish_writing_the_file(tmp_path):
+    """ruff --fix writes a file in place (File::create, which truncates, then
+    the text: crates/ruff/src/diagnostics.rs), so killing it mid-write loses
+    the file. The fake ruff truncates, waits 0.4 s, then writes: an
+    interrupted hook that killed it at once left the file empty; one
+    interrupted before it waited for ruff left ruff running."""
+    fake = (
+        "#!/bin/sh\n"
+        "for last; do :; done\n"
+        'fixed=$(cat "$last")\n'
+        ': > "$last"\n'
+        "sleep 0.4\n"
+        'printf "%s\\n# rewritten\\n" "$fixed" > "$last"\n'
+        "echo '[]'\n"
+    )
+    mod, env, payload = _hook_project(tmp_path, fake)
+    before = mod.read_text()
+    rc, took, err, left = _interrupt_hook(
+        tmp_path, env, payload, lambda cmd: cmd.startswith(b"sleep"), 0.1
+    )
+    assert rc == 0 and "interrupted; nothing reported" in err, (rc, err)
+    assert took < 1.0, f"took {took:.2f} s to exit"
+    assert not left, "a ruff outlived the interrupted hook"
+    assert mod.read_text() == before + "# rewritten\n"
