@@ -22,7 +22,10 @@ uninterrupted run's measured length (``--seed`` for a repeatable draw), so
 the interrupts cover the whole run -- start-up, discovery, the pool's
 forking, the parallel phase, the cache save -- and some fall after its end.
 A try whose run ended before its SIGINT is counted as ``finished`` (it must
-have exited 0: ``--exit-zero``), not as a miss.
+have exited 0: ``--exit-zero``), not as a miss; so is one that exited 0 with
+its output byte for byte the uninterrupted run's (``completed``: the SIGINT
+came once its work was done, and a Ctrl-C is ignored from there on). Any other
+status -- 0 with output missing, a death by the signal -- is a miss.
 
 The machine is shared: write the load average beside the figures. Process
 trees are read from /proc, so this runs on Linux only.
@@ -106,13 +109,21 @@ def cache_files(folder: Path) -> dict[str, bytes]:
     }
 
 
-def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> dict[str, object]:
+def one_try(
+    command: list[str], project: Path, at_s: float, wait_s: float, whole: bytes
+) -> dict[str, object]:
+    # Its output to a file, not a pipe: nobody reads it while the run writes.
+    with tempfile.TemporaryFile() as out:
+        return _one_try(command, project, at_s, wait_s, whole, out)
+
+
+def _one_try(command, project, at_s, wait_s, whole, out) -> dict[str, object]:
     cache_dir = project / ".atom-contracts-cache"
     before = cache_files(cache_dir)
     proc = subprocess.Popen(
         command,
         cwd=project,
-        stdout=subprocess.DEVNULL,
+        stdout=out,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, as a terminal's foreground job
         # A hung run is sent SIGABRT before the kill: with the fault handler
@@ -143,6 +154,8 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     err = proc.stderr.read().decode("utf-8", "replace")
+    out.seek(0)
+    printed = out.read()
     if rc == "hung":
         print("  the hung run's stacks (SIGABRT, fault handler):")
         print("    " + err.rstrip().replace("\n", "\n    "))
@@ -151,15 +164,25 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
     for p in survivors:
         os.kill(p, signal.SIGKILL)
     after = cache_files(cache_dir)
-    if "Traceback" in err:
+    if "Traceback" in err or "Exception ignored" in err:
         print(err.rstrip())
+    if rc == 0 and printed == whole:
+        # The SIGINT came once the run was over (its verdict printed whole):
+        # it is ignored, and the run's own status stands. A completed run
+        # with the cache has saved it, so "as before" does not apply.
+        return {
+            "at_s": at_s,
+            "result": "completed, its output whole (the SIGINT came after its work)",
+            "survivors": len(survivors),
+            "traceback": "Traceback" in err or "Exception ignored" in err,
+        }
     return {
         "at_s": at_s,
         "exit": rc,
         "exit_s": took,
         "workers_seen": len(seen),
         "survivors": len(survivors),
-        "traceback": "Traceback" in err,
+        "traceback": "Traceback" in err or "Exception ignored" in err,
         "cache_intact": {k: after.get(k) for k in before} == before
         and not [k for k in after if k.rpartition("/")[2].startswith(".tmp")],
     }
@@ -208,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     command.extend(str(t) for t in trees)
     # One run left alone first: how long the run is that the offsets fall into.
     started = time.monotonic()
-    subprocess.run(command, cwd=project, stdout=subprocess.DEVNULL, check=False)
+    whole = subprocess.run(command, cwd=project, stdout=subprocess.PIPE, check=False).stdout
     run_s = time.monotonic() - started
     print(f"uninterrupted run: {run_s:.2f} s")
     restore()
@@ -222,14 +245,18 @@ def main(argv: list[str] | None = None) -> int:
         offsets = [float(x) for x in args.at.split(",")]
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     print(" ".join(command))
-    bad = finished = 0
+    bad = finished = completed = 0
     exit_times: list[float] = []
     for at in offsets:
-        row = one_try(command, project, at, args.wait)
+        row = one_try(command, project, at, args.wait, whole)
         restore()
         print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
         if row.get("result") == "finished before the interrupt (exit 0)":
             finished += 1
+            continue
+        if str(row.get("result", "")).startswith("completed"):
+            completed += 1
+            bad += row["survivors"] != 0 or row["traceback"] is not False
             continue
         if isinstance(row.get("exit_s"), float):
             exit_times.append(row["exit_s"])
@@ -244,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         bad += not ok
     shutil.rmtree(project, ignore_errors=True)
     shutil.rmtree(baseline.parent, ignore_errors=True)
-    interrupted = len(offsets) - finished
+    interrupted = len(offsets) - finished - completed
     print(
-        f"{interrupted} interrupted, {finished} finished before their SIGINT"
+        f"{interrupted} interrupted, {completed} completed with the SIGINT in their exit, "
+        f"{finished} finished before their SIGINT"
         + (f"; exit {min(exit_times):.3f}-{max(exit_times):.3f} s" if exit_times else "")
     )
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
