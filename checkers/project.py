@@ -471,10 +471,9 @@ class Project:
         tree = source.tree
         if tree is None:
             return ()
-        rel = source.abspath if os.path.isabs(source.abspath) else source.path
         walker = _ImportWalker(
             self,
-            package=self.package_of(rel),
+            package=self.package_of(source.abspath),
             dynamic_lines=_lines_mentioning(source.text, _DYNAMIC_IMPORT_NEEDLES),
         )
         walker.visit_body(tree.body, in_function=False, guarded=False, type_checking=False)

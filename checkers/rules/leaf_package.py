@@ -33,7 +33,6 @@ that may be missing.
 from __future__ import annotations
 
 import ast
-import os
 import sys
 from collections.abc import Iterator, Sequence
 
@@ -323,8 +322,10 @@ class LeafPackage(Contract):
     def check(self, source, project) -> Iterator:
         if source.tree is None:
             return
-        rel = source.abspath if os.path.isabs(source.abspath) else source.path
-        module = project.module_name(rel)
+        # Where the file is: the linter and the language server build abspath as root/path
+        # (a SourceFile given none has its root-relative path there), so it names the file
+        # path names, and the project resolves either form against its root.
+        module = project.module_name(source.abspath)
         if module is None:
             return
         if within(module, self.package):

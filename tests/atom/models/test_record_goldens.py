@@ -107,7 +107,8 @@ def test_deepseek_r1_mtp3_tp4_golden_62_rows_of_the_latent():
     """ROCm/ATOM pull request #2147: "R1-0528's 571392 decomposes as 62 layers x 16 tokens x 576
     x 1B" and, on DeepSeek-R1-0528-MXFP4 MTP3 tp4, "binding 62 mla rows = 61 target + 1 draft".
     MLA keeps one latent head, so tp 4 shares nothing out; three speculative tokens reuse the one
-    MTP layer. The config is deepseek-r1.json (its sources are not pinned to a revision)."""
+    MTP layer. deepseek-r1.json's fields are DeepSeek-V3's 671B config at a named commit, the
+    architecture R1 and R1-0528 share (its `_sources`)."""
     runner = _runner("deepseek-r1", tp_size=4, kv_dtype="fp8", num_speculative_tokens=3)
     cfg = runner.text_config
     rows = cfg.require_int("num_hidden_layers") + cfg.require_int("num_nextn_predict_layers")
@@ -185,15 +186,30 @@ def test_minimax_m3_target_pool_golden_tp4_fp8_block128():
     assert runner.row_counts() == {"h1d128": 60, "mha_index": 57, "draft.h16d128": 1}
 
 
-def test_minimax_m3_with_its_eagle3_draft_golden_rests_on_the_assumed_draft_shape():
+def test_minimax_m3_with_its_eagle3_draft_golden_tp4_fp8_block128():
     """Record: "`sub-pool kv: entry_bytes=3502080` unchanged" -- target plus the EAGLE3 draft's
-    sibling pool, one entry each per scheduler block. The draft's 64 heads x 128 are ASSUMED
-    (its config.json is not public; see minimax-m3-eagle3.json): 1 layer x 128 tokens x 16 heads
-    per rank x (128 + 128) x 1 B + 2 x 128 x 16 x 4 B = 540672, and 2961408 + 540672 = 3502080."""
+    sibling pool, one entry each per scheduler block. The draft's one layer of 64 KV heads x 128
+    is public (minimax-m3-eagle3.json `_sources`: NVIDIA/TensorRT-LLM pull request #17406 and
+    vllm-project/recipes pull request #702 read them off the published config), and every
+    number below is read from the two configs' own fields."""
     runner = _m3()
-    draft = 1 * 128 * (64 // 4) * (128 + 128) * 1 + 2 * 128 * (64 // 4) * 4
-    assert draft == 540672
-    assert runner.entry_bytes() == {EntryClass.PAGE: 2961408 + draft} == {EntryClass.PAGE: 3502080}
+    draft = load_model_config("minimax-m3-eagle3")
+    layers = draft.require_int("num_hidden_layers")
+    kv_heads = draft.require_int("num_key_value_heads") // 4
+    head_dim = draft.require_int("head_dim")
+    # MHA: one query head per KV head (what every source calls the head).
+    assert draft.require_int("num_attention_heads") == draft.require_int("num_key_value_heads")
+    assert (layers, kv_heads, head_dim) == (1, 16, 128)
+    # 1 layer x 128 tokens x 16 heads per rank x (128 K + 128 V) x 1 B (fp8) = 524288, and the
+    # fp32 scales 2 x 128 tokens x 16 heads x 4 B = 16384, blocked at the target's 128.
+    block = runner.builder.block_size
+    kv = layers * block * kv_heads * (head_dim + head_dim) * 1
+    scales = 2 * layers * block * kv_heads * 4
+    assert (block, kv, scales, kv + scales) == (128, 524288, 16384, 540672)
+    (draft_spec,) = [s for s in runner.sub_pool_specs() if s.name.startswith("draft.")]
+    assert draft_spec.entry_bytes == kv + scales
+    assert 2961408 + kv + scales == 3502080
+    assert runner.entry_bytes() == {EntryClass.PAGE: 3502080}
 
 
 def test_minimax_m3_indexer_keys_are_extra_fields_in_their_own_group():
@@ -285,9 +301,11 @@ def test_deepseek_v4_dspark5_goldens_tp2_fp8_fp4_indexer():
     cfg = runner.text_config
     ratios = cfg.require("compress_ratios")
     dense, csa, hca = ratios.count(0), ratios.count(4), ratios.count(128)
-    head, rope, idx = cfg.require_int("head_dim"), cfg.require_int("qk_rope_head_dim"), 128
+    head, rope = cfg.require_int("head_dim"), cfg.require_int("qk_rope_head_dim")
+    idx = cfg.require_int("index_head_dim")
     window, spec, block = cfg.require_int("sliding_window"), 5, 256
     assert (len(ratios), dense, csa, hca) == (46, 5, 21, 20)
+    assert (head, rope, idx, window, cfg.require_int("dspark_block_size")) == (512, 64, 128, 128, 5)
     widths = (head * 1, rope * 2)  # packed fp8 NoPE row, bf16 RoPE row: 512 + 128 B
     # PAGE, per 256-token block: 20 HCA x 2 rows + 21 CSA x 64 rows = 1384 rows x 640 B, plus
     # each CSA layer's fp4 indexer block: 64 rows x (128/128 tiles x 4 x 16 B + 4 x 1 B).

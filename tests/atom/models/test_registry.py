@@ -40,8 +40,10 @@ def test_every_config_keeps_its_sources(name):
 
 
 #: Shipped, or re-sourced from a public config, after the design copies were taken; their
-#: sources are in their own ``_sources`` (qwen3.5-27b's copy still says DERIVED).
+#: sources are in their own ``_sources`` (the copies of qwen3.5-27b and deepseek-r1 predate
+#: their public sources: one says DERIVED, the other names no repository).
 NOT_IN_DESIGN_COPIES = {
+    "deepseek-r1",
     "deepseek-v4-flash-dspark",
     "glm-5.2",
     "kimi-k3",
@@ -56,6 +58,26 @@ def test_configs_are_byte_identical_to_the_design_copies(name):
     if not SHARED_MODELS.is_dir():
         pytest.skip(f"{SHARED_MODELS} is not laid beside this checkout")
     assert config_path(name).read_bytes() == (SHARED_MODELS / f"{name}.json").read_bytes()
+
+
+#: In the design copies, and re-sourced since: their provenance was rewritten.
+RE_SOURCED = {"deepseek-r1", "qwen3.5-27b"}
+
+
+@pytest.mark.parametrize("name", sorted(RE_SOURCED))
+def test_a_re_sourced_config_keeps_every_value_of_its_design_copy(name):
+    """Re-sourcing rewrites a config's provenance and may add a public field (qwen3.5-27b's
+    `mamba_ssm_dtype`), never changes a value the pools were sized from: a value changed to
+    make a golden come out would show here."""
+    if not SHARED_MODELS.is_dir():
+        pytest.skip(f"{SHARED_MODELS} is not laid beside this checkout")
+
+    def values(path):
+        return {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith("_")}
+
+    shipped, copy = values(config_path(name)), values(SHARED_MODELS / f"{name}.json")
+    assert {k: shipped.get(k) for k in copy} == copy
+    assert config_path(name).read_bytes() != (SHARED_MODELS / f"{name}.json").read_bytes()
 
 
 def test_a_user_config_loads_from_a_file_or_a_checkpoint_dir(tmp_path):

@@ -260,3 +260,10 @@ def test_an_init_that_is_no_ancestor_of_the_package_is_not_judged(tmp_path):
     assert check(tmp_path, source, "atom/runner/__init__.py") == []
     # atom/__init__.py is, and the same import there is flagged.
     assert codes(check(tmp_path, source, "atom/__init__.py")) == [("AC201", 1, 8)]
+
+
+def test_an_init_named_like_an_ancestor_in_another_package_is_not_judged(tmp_path):
+    # vendor/atom/__init__.py passes the path pre-filter (it ends in atom/__init__.py), but its
+    # module is vendor.atom: importing atom.pool_layout never runs it, so its imports are its own.
+    files = {**TREE, "vendor/__init__.py": ""}
+    assert check(tmp_path, "import requests\n", "vendor/atom/__init__.py", files=files) == []
