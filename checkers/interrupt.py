@@ -10,9 +10,10 @@ callback for every file, so about one Ctrl-C in 200 around the end of a short
 run was lost that way.
 
 ``install`` (the ``atom-contracts`` command does it first thing) notes every
-SIGINT before raising, and the linter calls ``check`` between files: a
-dropped interrupt is raised there, one file later. The "Exception ignored"
-report of a KeyboardInterrupt so noted is not printed: it has not been lost.
+SIGINT before raising, and the linter and the fixer call ``check`` between
+files: a dropped interrupt is raised there, one file later. The "Exception
+ignored" report of a KeyboardInterrupt so noted is not printed: it has not
+been lost.
 """
 
 from __future__ import annotations
