@@ -37,7 +37,14 @@ def _unraisable(unraisable) -> None:
 
 
 def install() -> None:
-    """Answer SIGINT in this process with a noted KeyboardInterrupt (main thread only)."""
+    """Answer SIGINT in this process with a noted KeyboardInterrupt (main thread only).
+
+    Only where Python's own handler is in place: a process started with
+    SIGINT ignored (a script's background job, which the shell shields from
+    the terminal's Ctrl-C) goes on ignoring it, as Python leaves it.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
     signal.signal(signal.SIGINT, _on_sigint)
     sys.unraisablehook = _unraisable
 
