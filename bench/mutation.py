@@ -198,8 +198,13 @@ EQUIVALENT: dict[str, str] = {
     "magnitude floor: 1.25, as 0.25, is normal in bf16 and every fp8",
     "contracts/runtime/checks.py:byte_extent:const:True -> False@0": "zip strict: a tensor's "
     "shape and stride() have one entry per dim",
-    "contracts/runtime/checks.py:_declared_readback:const:True -> False@0": "zip strict: index "
-    "is meshgrid over one pick per axis of order.shape",
+    "contracts/runtime/checks.py:declared_codes:const:True -> False@0": "zip strict: index "
+    "is a meshgrid over one pick per axis of the order's shape",
+    "contracts/runtime/checks.py:declared_named:const:True -> False@0": "zip strict: "
+    "unravel_index gives one index per axis of shape, and an ElementOrder refuses axes of "
+    "another length than its shape",
+    "contracts/runtime/checks.py:byte_positions:const:True -> False@0": "zip strict: a "
+    "tensor's shape and stride() have one entry per dim",
     "contracts/runtime/checks.py:check_disjoint_in_bounds:const:1 -> 2@0": "reach starts below "
     "every byte offset either way: -1 and -2 are both below 0, the least start and stop",
     "contracts/runtime/checks.py:_write_state:binop:lo - buf_lo -> (lo + buf_lo)@0": "a STATE "

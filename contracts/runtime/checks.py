@@ -430,12 +430,20 @@ def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(raw(a), raw(b))
 
 
-def check_write_readback(
-    runner: ModelRunner, *, seed: int = 0, modules_per_builder: int = 3, tokens: int = 2
-) -> None:
-    """A token written through a bound view lands in ``block_ids[t // block]`` of that view's
-    transfer region and nowhere else, reads back identically, and a draft's write is read back
-    identically by a reader holding the target builder's block tables."""
+def check_write_readback(runner: ModelRunner, *, seed: int = 0) -> None:
+    """Through every bound module, one token each: written through each paged and indexer view,
+    it sits at the slot the scheduler's block table gives it (``block_ids[t // block] x block +
+    t % block``; a draft addresses with the target builder's), inside ``block_ids[t // block]``
+    of that view's transfer region, reads back identically, and a draft's write reads back
+    identically through a reader holding the target builder's block tables. Once every module of
+    a builder has written its token, each token still reads back and no other byte of the paged
+    buffer moved. Then one request slot written through every STATE view: each reads back, and
+    no byte outside that request's entry moved.
+
+    ``seed`` (default 0) draws each token's position and shuffles each builder's block table, so
+    a failure reproduces by running the check again with the same seed. Every byte written is
+    cleared first, so a second run over the same runner is the same check, never a false alarm.
+    """
     contract = "write-readback"
     blocks = _require_initialized(runner, contract)
     rng = random.Random(seed)
@@ -443,62 +451,65 @@ def check_write_readback(
     regions = _region_by_role(runner)
     sched = runner.engine.scheduler_block_size
     target = runner.builder
+    # One snapshot a builder, not one a write: every module is walked, and comparing a pool of
+    # tens of MiB after each write would cost a full compare per module.
+    snapshot = torch.empty_like(runner.paged_buf)
     for builder in runner.builders():
         walked = [m for m in runner.bound_modules() if runner.builder_of(m) is builder]
-        # The first and last module (a stage's edges, a draft after the target), then a sample.
-        ends = [walked[0], walked[-1]] if len(walked) > 1 else walked[:1]
-        middle = walked[1:-1]
-        extra = rng.sample(middle, min(len(middle), max(0, modules_per_builder - 2)))
-        chosen = [*ends, *extra][:modules_per_builder]
-        for module in chosen:
-            block_ids = list(range(blocks))
-            rng.shuffle(block_ids)
-            for _ in range(tokens):
-                t = rng.randrange(blocks * sched)
-                _write_paged(runner, builder, target, module, block_ids, t, regions, gen, contract)
-        # One STATE write per builder: a request's state is tens of MiB on a big hybrid, and
-        # the snapshot that proves nothing else moved costs as much again.
+        block_ids = list(range(blocks))
+        rng.shuffle(block_ids)
+        snapshot.copy_(runner.paged_buf)
+        tokens = []
+        for module in walked:
+            t = rng.randrange(blocks * sched)
+            tokens += _write_paged(runner, builder, target, module, block_ids, t, regions, gen, contract)  # fmt: skip
+        _nothing_else_moved(runner, builder, snapshot, tokens, contract)
         stateful = [m for m in walked if any(n in STATE_VIEWS for n in m.kv_views)]
         if stateful:
-            _write_state(builder, rng.choice(stateful), rng, gen, contract)
+            _write_state(builder, stateful, rng, contract)
 
 
-def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, contract) -> None:
+def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, contract) -> list:
+    """Write token ``t`` through the module's paged and indexer views and check where it went;
+    returns ``(module, view name, t, the token's view, what it must hold)`` per view written."""
     sched = runner.engine.scheduler_block_size
     paged = {n: v for n, v in module.kv_views.items() if n in PAGED_VIEWS}
     index = {n: v for n, v in module.kv_views.items() if n in INDEX_VIEWS}
     if not paged and not index:
-        return
-    # The draft addresses with the target builder's slot mapping: it has no metadata of its own.
-    slot = builder.slot_mapping(block_ids, [t])[0]
+        return []
     layout = builder.layout
     unit = block_ids[t // sched]
-    snapshot = runner.paged_buf.clone()
+    slot = unit * sched + t % sched
+    answered = builder.slot_mapping(block_ids, [t])[0]
+    if answered != slot:
+        # A slot inside the right block but at another token passes every byte range: a kernel
+        # would read another token's K/V in its place.
+        _fail(contract, f"builder {builder.name!r} maps token {t} to slot {answered}; block {unit} "
+              f"of the scheduler's block table puts it at slot {slot}")  # fmt: skip
+    for n, v in {**paged, **index}.items():
+        if _storage_key(v) != _storage_key(runner.paged_buf):
+            _fail(contract, f"{module}.{n} is not a view of the paged buffer: a write through it "
+                  "reaches no transfer region")  # fmt: skip
+        token_at(n, v, layout, slot).zero_()
     values = {
         n: _random_value(n, token_at(n, v, layout, slot), gen)
         for n, v in paged.items()
         if n in ("k_cache", "v_cache", "kv_cache")
     }
     written = store_token(paged, layout, slot, values)
-    index_slot = unit * sched + t % sched
     for n, v in index.items():
-        written[n] = _random_value(n, token_at(n, v, layout, index_slot), gen).to(v.dtype)
-        token_at(n, v, layout, index_slot).copy_(written[n])
-    allowed = []
+        written[n] = _random_value(n, token_at(n, v, layout, slot), gen).to(v.dtype)
+        token_at(n, v, layout, slot).copy_(written[n])
+    out = []
     for n in written:
         role = builder.region_role_of(module, n)
-        region = regions[role]
-        lo, hi = region.byte_range(unit)
-        allowed.append((lo, hi))
-        s = index_slot if n in INDEX_VIEWS else slot
-        if _storage_key(module.kv_views[n]) != _storage_key(runner.paged_buf):
-            _fail(contract, f"{module}.{n} is not a view of the paged buffer: a write through it "
-                  "reaches no transfer region")  # fmt: skip
-        tok_lo, tok_hi = byte_extent(token_at(n, module.kv_views[n], layout, s))
+        lo, hi = regions[role].byte_range(unit)
+        token = token_at(n, module.kv_views[n], layout, slot)
+        tok_lo, tok_hi = byte_extent(token)
         if not lo <= tok_lo < tok_hi <= hi:
             _fail(contract, f"{module}.{n} token {t} at bytes [{tok_lo}, {tok_hi}) is outside block "
                   f"{unit} of region {role!r} [{lo}, {hi})")  # fmt: skip
-        back = load_token(module.kv_views, layout, s, [n])[n]
+        back = load_token(module.kv_views, layout, slot, [n])[n]
         if not _same_bytes(back, written[n]):
             _fail(contract, f"{module}.{n} token {t} reads back different bytes than were written")
         if module.is_draft and n in PAGED_VIEWS and builder is not target:
@@ -506,17 +517,40 @@ def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, co
             if not _same_bytes(token_at(n, reader, layout, slot), written[n]):
                 _fail(contract, f"draft {module}.{n} token {t}: read with the target builder's "
                       f"{target.block_size}-token block, the verifier sees other bytes")  # fmt: skip
-    base = runner.paged_buf.storage_offset()
-    where = _changed_outside(
-        runner.paged_buf, snapshot, [(lo - base, hi - base) for lo, hi in allowed]
-    )
-    if where == "nothing":
+        out.append((module, n, t, token, written[n]))
+    # Every written byte was zero before the write: a token still all zero was never written.
+    if all(_same_bytes(token, torch.zeros_like(token)) for *_, token, _ in out):
         _fail(contract, f"{module}: writing token {t} changed no byte of the paged buffer")
-    if where is not None:
-        _fail(
-            contract,
-            f"{module}: writing token {t} changed bytes {where}, outside block {unit} of its regions",
-        )
+    return out
+
+
+def _nothing_else_moved(runner, builder, snapshot, tokens, contract) -> None:
+    """After every module of ``builder`` wrote its token: each token still holds what was
+    written (no later write reached it), and the paged buffer differs from ``snapshot`` only in
+    the bytes of those tokens."""
+    buf = runner.paged_buf
+    base = buf.storage_offset()  # a uint8 buffer: its offset is in bytes
+    for module, n, t, token, value in tokens:
+        if not _same_bytes(token, value):
+            _fail(contract, f"{module}.{n} token {t} reads back other bytes once every module of "
+                  f"builder {builder.name!r} has written a token: another write reached it")  # fmt: skip
+        at = byte_positions(token) - base
+        snapshot[at] = buf[at]
+    if not torch.equal(buf, snapshot):
+        moved = (buf != snapshot).nonzero().view(-1)
+        modules = len({m.prefix for m, *_ in tokens})
+        _fail(contract, f"writing one token through each of the {modules} modules of builder "
+              f"{builder.name!r} changed bytes {int(moved[0])} to {int(moved[-1])} of the paged "
+              "buffer, which none of those tokens holds")  # fmt: skip
+
+
+def byte_positions(t: torch.Tensor) -> torch.Tensor:
+    """Every byte ``t`` reaches, as offsets into its storage (from shape, stride and offset)."""
+    at = torch.tensor(t.storage_offset())
+    for size, stride in zip(t.shape, t.stride(), strict=True):
+        at = at.unsqueeze(-1) + torch.arange(size) * stride
+    itemsize = t.element_size()
+    return (at.reshape(-1, 1) * itemsize + torch.arange(itemsize)).reshape(-1)
 
 
 def _changed_outside(buf: torch.Tensor, snapshot: torch.Tensor, allowed: list[tuple[int, int]]):
@@ -534,25 +568,32 @@ def _changed_outside(buf: torch.Tensor, snapshot: torch.Tensor, allowed: list[tu
     return None if touched else "nothing"
 
 
-def _write_state(builder, module, rng, gen, contract) -> None:
-    state = {n: v for n, v in module.kv_views.items() if n in STATE_VIEWS}
-    if not state:
-        return
+def _write_state(builder, modules, rng, contract) -> None:
+    """One request slot written through every STATE view of ``modules``, each view its own
+    value, so a view bound to another's rows reads the other's value back."""
     views = next(iter(builder.state_views.values()))
     slot = rng.randrange(views.entries)
+    state = [(m, n, v) for m in modules for n, v in m.kv_views.items() if n in STATE_VIEWS]
+    for _, _, v in state:
+        v[slot].zero_()  # every byte written is cleared first: a write must change one
     snapshot = views.arena.buf.clone()
-    for n, v in state.items():
-        value = _random_value(n, v[slot], gen).to(v.dtype)
-        v[slot].copy_(value)
-        if not _same_bytes(v[slot], value):
+    # Each view its own small integer (exact in every state dtype up to 256): a fill costs a
+    # memset, where random values for a hybrid's tens of MiB of state a request cost seconds.
+    for k, (_, _, v) in enumerate(state):
+        v[slot].fill_(1 + k)
+    for k, (module, n, v) in enumerate(state):
+        if not _same_bytes(v[slot], torch.full_like(v[slot], 1 + k)):
             _fail(contract, f"{module}.{n} request slot {slot} reads back different bytes")
     lo, hi = byte_extent(views.entry(slot))
     buf_lo = views.arena.buf.storage_offset()
     where = _changed_outside(views.arena.buf, snapshot, [(lo - buf_lo, hi - buf_lo)])
+    if where == "nothing":
+        _fail(contract, f"writing request slot {slot} through {len(state)} STATE views changed "
+              "no byte of its arena")  # fmt: skip
     if where is not None:
         _fail(
             contract,
-            f"{module}: a state write for slot {slot} changed {where}, not only entry({slot})",
+            f"a state write for slot {slot} changed {where}, not only entry({slot})",
         )
 
 
@@ -636,22 +677,24 @@ def _view_geometry(builder, module, name: str, view: torch.Tensor) -> tuple[int,
     return builder.block_size, heads, dim, builder.num_blocks
 
 
-def check_element_readback(
-    runner: ModelRunner,
-    *,
-    importing: ModelRunner | None = None,
-    modules_per_builder: int = 2,
-    seed: int = 0,
-) -> None:
-    """Every element written through a bound view is read back as that element by every reader.
+def check_element_readback(runner: ModelRunner, *, importing: ModelRunner | None = None) -> None:
+    """Every element written through every bound module's views is read back as that element by
+    every reader.
 
     ``importing``, when given, is a runner that imported ``runner``'s own buffer (no copy), so
-    its views read what this runner's writes left. Blocks written: every backend block of the
-    first and the last scheduler block, all tokens, heads and dims of each.
+    its views read what this runner's writes left. Every module with a view of documented or
+    declared order is walked: an element-order bug confined to one layer (one transposed view) is
+    invisible to a sample of modules that skips that layer. The first module of each kind of
+    layer (each set of view names: a dense, a compressed and an indexer-owning layer bind
+    different views) is read in full -- the backend blocks of the first and the last scheduler
+    block, in each the tokens of ``_sample``, all heads and dims -- and every other module at the
+    ends of each: the first and the last of those backend blocks, and their first and last token,
+    all heads and dims (a declared order: both ends of every axis). Writing every element of
+    every layer would cost the property suite twice its time, and a view bound one block over, to
+    another row or transposed shows at either end.
     """
     contract = "write-readback"
     blocks = _require_initialized(runner, contract)
-    rng = random.Random(seed)
     regions = _region_by_role(runner)
     units = sorted({0, blocks - 1})
     imported = {m.prefix: m for m in importing.bound_modules()} if importing is not None else {}
@@ -668,21 +711,18 @@ def check_element_readback(
             # A readback that walks nothing proves nothing: never green by default.
             _fail(contract, f"builder {builder.name!r} binds {len(bound)} modules and none has a "
                   "view with a documented element order: the element readback would walk nothing")  # fmt: skip
-        # The first module of each set of view names (so every kind of layer is walked -- a
-        # dense, a compressed and an indexer-owning layer bind different views), then a sample.
         firsts: dict[tuple[str, ...], Any] = {}
         for m in walked:
             firsts.setdefault(tuple(sorted(m.kv_views)), m)
-        chosen = list(firsts.values())
-        rest = [m for m in walked if m not in chosen]
-        chosen += rng.sample(rest, min(len(rest), max(0, modules_per_builder - len(chosen))))
-        for module in chosen:
+        for module in walked:
+            full = module in firsts.values()
             if own:
-                _declared_readback(builder, module)
+                _declared_readback(builder, module, full=full)
             else:
                 _element_readback(
-                    runner, builder, target, module, units, regions, imported.get(module.prefix)
-                )
+                    runner, builder, target, module, units, regions, imported.get(module.prefix),
+                    full=full,
+                )  # fmt: skip
 
 
 def _sample(n: int) -> torch.Tensor:
@@ -692,7 +732,50 @@ def _sample(n: int) -> torch.Tensor:
     return torch.cat([torch.arange(16), torch.arange(16, n - 16, 8), torch.arange(n - 16, n)])
 
 
-def _element_readback(runner, builder, target, module, units, regions, twin) -> None:
+def _ends(n: int) -> torch.Tensor:
+    """The first and the last of ``range(n)`` (one index when ``n`` is 1)."""
+    return torch.tensor(sorted({0, n - 1}))
+
+
+def element_codes(
+    slots: torch.Tensor, *, heads: int, dim: int, fields: int, field: int
+) -> torch.Tensor:
+    """The code ``_element_readback`` writes for each ``(slot, head, dim)`` of field ``field`` of
+    ``fields``, shaped ``(len(slots), heads, dim)``: 1 + the element's row-major index in
+    (token, head, dim), times ``fields``, plus ``field``. Distinct across the fields, so a K read
+    from V's bytes finds V's codes; never 0, so a byte nothing wrote names no element.
+    :func:`element_named` reads one back."""
+    element = (slots.view(-1, 1, 1) * heads + torch.arange(heads).view(-1, 1)) * dim
+    return 1 + (element + torch.arange(dim)) * fields + field
+
+
+def element_named(code: int, *, block: int, heads: int, dim: int, names: list[str]) -> str:
+    """The element and view ``code`` (:func:`element_codes`' codes of ``names``) was written as,
+    or that no element was: what a reader found, in a failure message."""
+    if code < 1:
+        return f"{code}, which no element was written as"
+    element, field = divmod(code - 1, len(names))
+    slot, rest = divmod(element, heads * dim)
+    head, d = divmod(rest, dim)
+    return f"element (block {slot // block}, token {slot % block}, head {head}, dim {d}) of {names[field]}"  # fmt: skip
+
+
+def _rebuilt(passes: list, reader: int) -> torch.Tensor:
+    """The codes reader ``reader`` found, from its digit of every pass (least significant first),
+    each read as the unsigned number its bits are."""
+    code = 0
+    for k, (_, gots) in enumerate(passes):
+        bits = 8 * gots[reader].element_size()
+        code = code + (gots[reader].to(torch.int64) % (1 << bits) << (bits * k))
+    return code
+
+
+def _first(differs: torch.Tensor) -> tuple[int, ...]:
+    """The index of the first True, in row-major order."""
+    return tuple(differs.nonzero()[0].tolist())
+
+
+def _element_readback(runner, builder, target, module, units, regions, twin, *, full) -> None:
     contract = "write-readback"
     layout = builder.layout
     unknown = sorted(set(module.kv_views) - {*PAGED_VIEWS, *INDEX_VIEWS, *STATE_VIEWS})
@@ -723,18 +806,17 @@ def _element_readback(runner, builder, target, module, units, regions, twin) -> 
         per_unit = nblocks // runner.blocks
         bks = torch.cat([u * per_unit + _sample(per_unit) for u in units])
         toks = _sample(block)
+        if not full:
+            bks, toks = bks[_ends(len(bks))], _ends(block)
         slots = (bks.view(-1, 1) * block + toks).reshape(-1)
-        size = heads * dim
-        # One code per (block, token, head, dim), interleaved with the field's id so that two
-        # fields' codes never coincide: a K read from V's bytes finds V's codes.
-        codes = ((slots.view(-1, 1) * size + torch.arange(size)) * len(names) + field_id).view(
+        codes = element_codes(slots, heads=heads, dim=dim, fields=len(names), field=field_id).view(
             len(bks), len(toks), heads, dim
         )
         offsets = documented_offsets(
             n, layout, block=block, heads=heads, dim=dim, itemsize=itemsize
         )[toks]
         region = regions[builder.region_role_of(module, n)].tensor.reshape(-1)
-        block_bytes = block * size * itemsize
+        block_bytes = block * heads * dim * itemsize
         byte_at = (bks.view(-1, 1, 1, 1) * block_bytes + offsets.unsqueeze(0) * itemsize).unsqueeze(
             -1
         ) + torch.arange(itemsize)
@@ -748,21 +830,29 @@ def _element_readback(runner, builder, target, module, units, regions, twin) -> 
             readers.append(
                 ("the verifier's reblocked view", reblock(n, as_int, layout, target.block_size))
             )
+        who = ["the transfer region", *(w for w, _ in readers)]
+
+        passes = []  # each pass's digits, and what every reader found
         for digit in _digits(codes, itemsize, int_dtype):
             store_tokens(n, as_int, layout, slots, digit.reshape(len(slots), *token_shape))
-            got = region[byte_at].view(int_dtype).squeeze(-1)
-            if not torch.equal(got, digit):
-                bad = (got != digit).nonzero()[0].tolist()
-                b, t, h, d = bks[bad[0]].item(), toks[bad[1]].item(), *bad[2:]
-                _fail(contract, f"{module}.{n}: element (block {b}, token {t}, head {h}, dim {d}) "
-                      f"written through the bound view is not where the {layout} layout puts it "
-                      "in its transfer region -- the same bytes read in another element order")  # fmt: skip
-            for who, reader in readers:
-                back = load_tokens(n, reader, layout, slots).reshape(digit.shape)
-                if not torch.equal(back, digit):
-                    bad = (back != digit).nonzero()[0].tolist()
-                    _fail(contract, f"{module}.{n}: token {toks[bad[1]].item()} of block {bks[bad[0]].item()} "
-                          f"written through the bound view reads back other elements through {who}")  # fmt: skip
+            reads = [load_tokens(n, r, layout, slots).reshape(digit.shape) for _, r in readers]
+            passes.append((digit, [region[byte_at].view(int_dtype).squeeze(-1), *reads]))
+        if all(torch.equal(got, digit) for digit, gots in passes for got in gots):
+            continue
+        # A reader found another element: its codes, rebuilt from every pass's digits, name it.
+        for j, reader in enumerate(who):
+            got = _rebuilt(passes, j)
+            if torch.equal(got, codes):
+                continue
+            i = _first(got != codes)
+            there = element_named(int(got[i]), block=block, heads=heads, dim=dim, names=names)
+            element = f"element (block {int(bks[i[0]])}, token {int(toks[i[1]])}, head {i[2]}, dim {i[3]})"  # fmt: skip
+            if j == 0:
+                _fail(contract, f"{module}.{n}: {element} written through the bound view is not "
+                      f"where the {layout} layout puts it in its transfer region; {there} is "
+                      "there -- the same bytes read in another element order")  # fmt: skip
+            _fail(contract, f"{module}.{n}: {element} written through the bound view reads back "
+                  f"through {reader} as {there}")  # fmt: skip
 
 
 def _digits(codes: torch.Tensor, itemsize: int, int_dtype: torch.dtype):
@@ -780,11 +870,32 @@ def _digits(codes: torch.Tensor, itemsize: int, int_dtype: torch.dtype):
         yield digit.to(int_dtype)
 
 
-def _declared_readback(builder, module) -> None:
+def declared_codes(index: list[torch.Tensor], shape: tuple[int, ...], *, fields: int, field: int):
+    """The code ``_declared_readback`` writes at each ``index`` (one tensor per axis of
+    ``shape``) of field ``field`` of ``fields``: 1 + the element's row-major index in ``shape``,
+    times ``fields``, plus ``field`` -- distinct across fields, never 0."""
+    flat = torch.zeros((), dtype=torch.int64)
+    for i, size in zip(index, shape, strict=True):
+        flat = flat * size + i
+    return 1 + flat * fields + field
+
+
+def declared_named(code: int, *, shape: tuple[int, ...], axes: tuple[str, ...], names: list[str]):
+    """The element and view ``code`` (:func:`declared_codes`' codes of ``names``) was written as,
+    or that no element was."""
+    if code < 1:
+        return f"{code}, which no element was written as"
+    flat, field = divmod(code - 1, len(names))
+    where = torch.unravel_index(torch.tensor(flat), shape)
+    coords = ", ".join(f"{a} {int(i)}" for a, i in zip(axes, where, strict=True))
+    return f"element ({coords}) of {names[field]}"
+
+
+def _declared_readback(builder, module, *, full) -> None:
     """Element readback for a builder that allocates its own: a distinct code per element of
     each view, written through the module's bound view, must be found in the builder's own
     buffer at the byte its :class:`~atom.pool_layout.ElementOrder` declares, and read back
-    through the view. Sampled per axis (``_sample``): both ends of every axis and a stride."""
+    through the view. Sampled per axis: ``_sample`` when ``full``, else both ends."""
     contract = "write-readback"
     orders = builder.element_orders(module)
     undeclared = sorted(set(module.kv_views) - set(orders))
@@ -810,33 +921,36 @@ def _declared_readback(builder, module) -> None:
         itemsize = view.element_size()
         int_dtype = _INT_OF_ITEMSIZE[itemsize]
         as_int = view.view(int_dtype)
-        picks = [_sample(size) for size in order.shape]
+        picks = [(_sample if full else _ends)(size) for size in order.shape]
         index = torch.meshgrid(*picks, indexing="ij")
-        byte_at = order.address(*index)
-        byte_at = byte_at.expand(index[0].shape).unsqueeze(-1) + torch.arange(itemsize)
+        sampled = tuple(len(p) for p in picks)
+        byte_at = order.address(*index).expand(sampled).unsqueeze(-1) + torch.arange(itemsize)
         lo, hi = int(byte_at.min()), int(byte_at.max())
         if lo < 0 or hi >= buf.numel():
             _fail(contract, f"{module}.{n}: its declared element order reaches bytes [{lo}, {hi}] "
                   f"of a {buf.numel()} B own buffer")  # fmt: skip
-        # One code per element, interleaved with the view's id so two views never coincide.
-        flat = torch.zeros((), dtype=torch.int64)
-        for i, size in zip(index, order.shape, strict=True):
-            flat = flat * size + i
-        codes = flat * len(names) + field_id
+        codes = declared_codes(index, order.shape, fields=len(names), field=field_id)
+
+        passes = []  # each pass's digits, and what the declared bytes and the view hold
         for digit in _digits(codes, itemsize, int_dtype):
             as_int[index] = digit
-            got = buf[byte_at].view(int_dtype).squeeze(-1)
-            if not torch.equal(got, digit):
-                bad = (got != digit).nonzero()[0]
-                where = ", ".join(
-                    f"{a} {int(index[k][tuple(bad)])}" for k, a in enumerate(order.axes)
-                )
+            passes.append((digit, [buf[byte_at].view(int_dtype).squeeze(-1), as_int[index]]))
+        if all(torch.equal(got, digit) for digit, gots in passes for got in gots):
+            continue
+        # Another element was found: its codes, rebuilt from every pass's digits, name it.
+        for j in range(len(passes[0][1])):  # the declared bytes, then the view
+            got = _rebuilt(passes, j)
+            if torch.equal(got, codes):
+                continue
+            i = _first(got != codes)
+            where = ", ".join(f"{a} {int(index[k][i])}" for k, a in enumerate(order.axes))
+            there = declared_named(int(got[i]), shape=order.shape, axes=order.axes, names=names)
+            if j == 0:
                 _fail(contract, f"{module}.{n}: element ({where}) written through the bound view "
-                      "is not where its declared element order puts it -- the same bytes read "
-                      "in another element order")  # fmt: skip
-            if not torch.equal(as_int[index], digit):
-                _fail(contract, f"{module}.{n}: elements written through the bound view read back "
-                      "as others through it")  # fmt: skip
+                      f"is not where its declared element order puts it; {there} is there -- the "
+                      "same bytes read in another element order")  # fmt: skip
+            _fail(contract, f"{module}.{n}: element ({where}) written through the bound view reads "
+                  f"back through it as {there}")  # fmt: skip
 
 
 # -- 7. refusal by name ------------------------------------------------------------------------
@@ -857,7 +971,17 @@ def _expect_refusal(
 def check_refusals(
     make_runner: Callable[[], ModelRunner], blocks: int, *, built: ModelRunner | None = None
 ) -> None:
-    """Each bad input is refused with ValueError/TypeError naming it, before anything is backed."""
+    """Each bad input is refused with ValueError/TypeError naming it, before anything is backed.
+
+    The inputs, each wrong in one way only: on the P/D decode side a model with a STATE pool
+    (refused naming the pool, with nothing backed), else a buffer one byte short of the pool's
+    price (naming its size) and one of exactly the price at storage offset 1 (naming the
+    offset); a layer-major arena of one entry of one filled field -- 16 fp32 scores, 64 B, fill
+    -inf -- on an imported 256-byte buffer, which it fits (naming the field); an empty
+    layer-major group of one entry (naming ``[]``); a draft builder with no modules (naming the
+    draft); and ``blocks + 1`` scheduler blocks set on the built runner's transfer (naming its
+    first region) -- or, where no region was registered, every builder allocating its own.
+    """
     contract = "refusal-by-name"
     from atom.backends.mha import AiterBackend
     from atom.pool_layout import EntryField, LayerMajorArena
@@ -929,6 +1053,6 @@ def check_all(make_runner: Callable[[], ModelRunner], blocks: int, *, seed: int 
     shared = None
     if not runner._state_pool_names():
         shared = make_runner().import_paged_pool(runner.paged_buf, blocks)
-    check_element_readback(runner, importing=shared, seed=seed)
+    check_element_readback(runner, importing=shared)
     check_refusals(make_runner, blocks, built=runner)
     return runner

@@ -117,7 +117,7 @@ def test_write_readback_catches_a_view_bound_one_block_off():
     rolled = torch.as_strided(k, k.shape, k.stride(), k.storage_offset() + k.stride(0))
     module.bind({**module.kv_views, "k_cache": rolled})
     with pytest.raises(ContractViolation, match=r"write-readback.*outside block"):
-        check_write_readback(runner, modules_per_builder=1, tokens=1)
+        check_write_readback(runner)
 
 
 def test_write_readback_catches_a_densified_copy():
@@ -129,7 +129,7 @@ def test_write_readback_catches_a_densified_copy():
     with pytest.raises(
         ContractViolation, match=r"write-readback.*v_cache.*not a view of the paged"
     ):
-        check_write_readback(runner, modules_per_builder=1, tokens=1)
+        check_write_readback(runner)
 
 
 def test_rows_check_catches_a_pool_sized_from_the_configs_layer_count():

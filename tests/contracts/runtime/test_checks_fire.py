@@ -301,8 +301,6 @@ def test_readback_different_bytes(monkeypatch):
         r"token \d+ reads back different bytes than were written",
         checks.check_write_readback,
         runner,
-        modules_per_builder=1,
-        tokens=1,
     )
 
 
@@ -317,8 +315,6 @@ def test_readback_a_write_that_changes_nothing(monkeypatch):
         r"writing token \d+ changed no byte of the paged buffer",
         checks.check_write_readback,
         runner,
-        modules_per_builder=1,
-        tokens=1,
     )
 
 
@@ -332,12 +328,33 @@ def test_readback_a_write_that_spills_outside_its_block(monkeypatch):
         return out
 
     monkeypatch.setattr(checks, "store_token", spill)
+    last = runner.paged_buf.numel() - 1
     _fires(
-        r"changed bytes \[\d+, \d+\), outside block \d+ of its regions",
+        rf"writing one token through each of the 32 modules of builder 'target' changed bytes "
+        rf"{last} to {last} of the paged buffer, which none of those tokens holds",
         checks.check_write_readback,
         runner,
-        modules_per_builder=1,
-        tokens=1,
+    )
+
+
+def test_readback_a_write_that_also_changes_the_next_token_of_its_block(monkeypatch):
+    """Inside the token's own block of its own region, which a check of block ranges allows:
+    the bytes of the token after it are another token's, and they moved."""
+    runner = _runner()
+    real = checks.store_token
+
+    def neighbour(paged, layout, slot, values):
+        out = real(paged, layout, slot, values)
+        other = slot + 1 if slot % 16 < 15 else slot - 1  # the same 16-token block
+        checks.token_at("k_cache", paged["k_cache"], layout, other).add_(1)
+        return out
+
+    monkeypatch.setattr(checks, "store_token", neighbour)
+    _fires(
+        r"writing one token through each of the 32 modules of builder 'target' changed bytes "
+        r"\d+ to \d+ of the paged buffer, which none of those tokens holds",
+        checks.check_write_readback,
+        runner,
     )
 
 
@@ -348,8 +365,6 @@ def test_readback_a_verifier_reading_the_draft_elsewhere(monkeypatch):
         r"draft .* read with the target builder's 16-token block, the verifier sees other bytes",
         checks.check_write_readback,
         runner,
-        modules_per_builder=1,
-        tokens=1,
     )
 
 
@@ -362,8 +377,6 @@ def test_readback_a_state_write_outside_its_entry():
         r"a state write for slot \d changed \[\d+, \d+\), not only entry",
         checks.check_write_readback,
         runner,
-        modules_per_builder=1,
-        tokens=1,
     )
 
 

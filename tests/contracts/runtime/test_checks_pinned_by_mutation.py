@@ -197,14 +197,15 @@ def test_transfer_regions_registered_in_any_order():
 # -- write-readback -------------------------------------------------------------------------------
 
 
-def test_readback_writes_the_last_module_whatever_the_sample():
+@pytest.mark.parametrize("which", [-1, 17])
+def test_readback_writes_every_module(which):
+    # One layer's K bound to the first layer's bytes: only a write through that module shows
+    # it, so a readback that sampled modules would pass whenever the sample skipped it.
     runner = _runner()
-    first, last = runner.bound_modules()[0], runner.bound_modules()[-1]
-    # The last layer's K is bound to the first layer's bytes: only a write through the last
-    # module shows it, and with two modules a builder writes its first and its last.
-    last.bind({**last.kv_views, "k_cache": first.kv_views["k_cache"]})
-    _fires(r"k_cache token \d+ at bytes \[\d+, \d+\) is outside block \d+ of region",
-           checks.check_write_readback, runner, modules_per_builder=2, tokens=1)  # fmt: skip
+    first, other = runner.bound_modules()[0], runner.bound_modules()[which]
+    other.bind({**other.kv_views, "k_cache": first.kv_views["k_cache"]})
+    _fires(rf"{other.prefix}\.k_cache token \d+ at bytes \[\d+, \d+\) is outside block \d+ of region",
+           checks.check_write_readback, runner)  # fmt: skip
 
 
 def test_readback_uses_a_shuffled_block_table():
@@ -213,7 +214,48 @@ def test_readback_uses_a_shuffled_block_table():
     runner = _runner(blocks=4)
     real = runner.builder.slot_mapping
     runner.builder.slot_mapping = lambda block_ids, ts: real(sorted(block_ids), ts)
-    _fires(r"is outside block \d+ of region", checks.check_write_readback, runner)
+    _fires(r"builder 'target' maps token (\d+) to slot \1; block \d+ of the scheduler's block "
+           r"table puts it at slot \d+", checks.check_write_readback, runner)  # fmt: skip
+
+
+def test_readback_a_slot_one_token_over_inside_its_block():
+    # The right block, another token: every byte range agrees (the token lies in its block of
+    # its region), and a kernel would read the neighbour's K/V. The slot itself is the check.
+    runner = _runner(blocks=2)
+    real = runner.builder.slot_mapping
+    runner.builder.slot_mapping = lambda block_ids, ts: [s ^ 1 for s in real(block_ids, ts)]
+    _fires(r"builder 'target' maps token \d+ to slot \d+; block \d+ of the scheduler's block "
+           r"table puts it at slot \d+", checks.check_write_readback, runner)  # fmt: skip
+
+
+def test_readback_twice_over_one_runner_is_the_same_check():
+    # The same seed writes the same values to the same tokens: the second run must not read
+    # "changed no byte" into a write of what was already there (it did, before writes cleared
+    # their bytes first). A STATE slot likewise.
+    for name in ("llama-3.1-8b", "qwen3.5-27b"):
+        runner = _runner(name)
+        checks.check_write_readback(runner)
+        checks.check_write_readback(runner)
+
+
+def test_readback_a_later_write_that_reaches_an_earlier_token(monkeypatch):
+    runner = _runner()
+    real = checks.store_token
+    firsts = []
+
+    def reaching(paged, layout, slot, values):
+        out = real(paged, layout, slot, values)
+        if not firsts:
+            firsts.append(checks.token_at("k_cache", paged["k_cache"], layout, slot))
+        else:
+            firsts[0].add_(1)  # every later write also bumps the first module's token
+        return out
+
+    monkeypatch.setattr(checks, "store_token", reaching)
+    first = runner.bound_modules()[0].prefix
+    _fires(rf"{first}\.k_cache token \d+ reads back other bytes once every module of builder "
+           r"'target' has written a token: another write reached it",
+           checks.check_write_readback, runner)  # fmt: skip
 
 
 def test_readback_and_element_order_hold_on_an_indexer_model():
@@ -221,7 +263,8 @@ def test_readback_and_element_order_hold_on_an_indexer_model():
     # the indexer's slot is not the MLA view's.
     runner = _runner("deepseek-v3.2-exp", blocks=3)
     assert any(n in checks.INDEX_VIEWS for m in runner.bound_modules() for n in m.kv_views)
-    checks.check_write_readback(runner, tokens=4)
+    for seed in range(4):
+        checks.check_write_readback(runner, seed=seed)
     checks.check_element_readback(runner)
 
 
@@ -320,8 +363,7 @@ def test_readback_a_state_slot_that_does_not_read_back(monkeypatch):
     module = next(m for m in runner.bound_modules() if "conv_state" in m.kv_views)
     monkeypatch.setattr(checks, "_same_bytes", lambda a, b: False)
     _fires(r"conv_state request slot \d reads back different bytes",
-           checks._write_state, runner.builder, module, random.Random(0),
-           torch.Generator().manual_seed(0), "write-readback")  # fmt: skip
+           checks._write_state, runner.builder, [module], random.Random(0), "write-readback")  # fmt: skip
 
 
 def test_readback_a_token_with_no_bytes():
@@ -329,7 +371,7 @@ def test_readback_a_token_with_no_bytes():
     m = runner.bound_modules()[0]
     m.bind({**m.kv_views, "k_cache": m.kv_views["k_cache"][:, :0]})
     _fires(r"k_cache token \d+ at bytes \[(\d+), \1\) is outside block",
-           checks.check_write_readback, runner, modules_per_builder=1, tokens=1)  # fmt: skip
+           checks.check_write_readback, runner)  # fmt: skip
 
 
 def test_readback_on_an_import_from_a_slice():
@@ -338,7 +380,7 @@ def test_readback_on_an_import_from_a_slice():
     runner = _runner()
     outer = torch.zeros(runner.paged_buf.numel() + 4096, dtype=torch.uint8)
     importing = _make()().import_paged_pool(outer[4096:], 2)
-    checks.check_write_readback(importing, tokens=2)
+    checks.check_write_readback(importing)
 
 
 # -- element order: who is written, and who reads ------------------------------------------------
@@ -356,7 +398,9 @@ def test_element_readback_holds_on_a_draft_and_reads_it_through_the_verifier(mon
     runner = _draft_runner()
     checks.check_element_readback(runner)  # the draft's one layer, its own builder
     monkeypatch.setattr(checks, "reblock", lambda n, v, layout, bs: v.roll(1, 0))
-    _fires(r"reads back other elements through the verifier's reblocked view",
+    _fires(r"k_cache: element \(block 0, token 0, head 0, dim 0\) written through the bound view reads "
+           r"back through the verifier's reblocked view as element \(block 1, token 0, head 0, "
+           r"dim 0\) of k_cache",
            checks.check_element_readback, runner)  # fmt: skip
 
 
@@ -367,7 +411,7 @@ def test_element_readback_reads_the_indexer_views():
     # The first layer's indexer bound to the second layer's bytes: same shape, other region.
     first.bind({**first.kv_views, "index_cache": second.kv_views["index_cache"]})
     _fires(r"index_cache: element .* is not where the \w+ layout puts it",
-           checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip
+           checks.check_element_readback, runner)  # fmt: skip
 
 
 def test_element_readback_a_declared_geometry_beyond_the_region(monkeypatch):
@@ -380,7 +424,7 @@ def test_element_readback_a_declared_geometry_beyond_the_region(monkeypatch):
 
     monkeypatch.setattr(checks, "_view_geometry", wider)
     _fires(r"its documented layout reaches byte \d+ of a \d+ B transfer region",
-           checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip
+           checks.check_element_readback, runner)  # fmt: skip
 
 
 # -- survivors of the 2026-12-04 run: price, own allocations, the twin, check_all, refusals -----
@@ -474,6 +518,9 @@ def test_check_all_runs_every_check_once_and_returns_the_runner(monkeypatch):
     assert [n for n, _, _ in calls] == ["price_equals_carve", "rows_from_walk", "disjoint_in_bounds",
                                         "transfer_units", "write_readback", "element_readback", "refusals"]  # fmt: skip
     assert {n: k for n, _, k in calls}["element_readback"]["importing"] is None
+    calls.clear()
+    checks.check_all(_make(), 2)
+    assert {n: k for n, _, k in calls}["write_readback"] == {"seed": 0}  # the default seed
 
 
 def _refusing_short_only(make):
@@ -537,7 +584,11 @@ def test_refusals_hold_for_a_builder_that_allocates_its_own():
 
 @pytest.mark.parametrize(
     ("name", "engine"),
-    [("deepseek-v3.2-exp", {"kv_dtype": "fp8"}), ("minimax-m3", {"scheduler_block_size": 128})],
+    [
+        ("deepseek-v3.2-exp", {"kv_dtype": "fp8"}),
+        ("minimax-m3", {"scheduler_block_size": 128}),
+        ("minimax-m3", {"scheduler_block_size": 256}),  # two backend blocks an entry
+    ],
 )
 def test_indexer_geometry_covers_every_element_of_its_view(name, engine):
     # tokens x heads x dim x blocks, read from the declarations, is every element the bound
@@ -579,7 +630,7 @@ def test_readback_on_an_import_from_a_slice_a_write_one_byte_past_its_block(monk
         return out
 
     monkeypatch.setattr(checks, "store_token", spills)
-    _fires(r"changed bytes \[\d+, \d+\), outside block \d+ of its regions",
+    _fires(r"changed bytes \d+ to \d+ of the paged buffer, which none of those tokens holds",
            checks.check_write_readback, importing)  # fmt: skip
 
 
@@ -596,7 +647,7 @@ def test_element_readback_a_region_one_byte_short_of_the_layout(monkeypatch):
 
     monkeypatch.setattr(checks, "_region_by_role", short)
     _fires(r"k_cache: its documented layout reaches byte (\d+) of a \1 B transfer region",
-           checks.check_element_readback, runner, modules_per_builder=1)  # fmt: skip
+           checks.check_element_readback, runner)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -617,3 +668,256 @@ def test_digits_are_the_codes_in_base_256_to_the_itemsize(itemsize, int_dtype, t
     # Each digit's bits, read unsigned, rebuild the code: no code is lost, none collides.
     rebuilt = sum((d.to(torch.int64) % base) * base**k for k, d in enumerate(digits))
     assert torch.equal(rebuilt, codes)
+
+
+# -- survivors of the 2026-12-04 re-run: every module walked, found elements named, inputs -------
+
+
+def test_byte_positions_are_every_byte_a_view_reaches():
+    # int16 elements 2 B each; a (2, 3) view with strides (5, 2) from element 1 of its storage:
+    # element (i, j) is storage element 1 + 5i + 2j, bytes 2x and 2x + 1.
+    t = torch.as_strided(torch.zeros(16, dtype=torch.int16), (2, 3), (5, 2), 1)
+    elements = [1 + 5 * i + 2 * j for i in range(2) for j in range(3)]
+    assert checks.byte_positions(t).tolist() == [b for e in elements for b in (2 * e, 2 * e + 1)]
+    assert checks.byte_positions(torch.zeros(3, dtype=torch.uint8)[2:]).tolist() == [2]
+
+
+def test_element_codes_name_the_element_they_were_written_as():
+    # block 4 tokens, 2 heads, 3 dims, 3 fields: slot 9 is block 2, token 1.
+    slots = torch.tensor([0, 9])
+    codes = checks.element_codes(slots, heads=2, dim=3, fields=3, field=1)
+    assert codes.shape == (2, 2, 3)
+    # 1 + ((slot x heads + head) x dim + dim index) x fields + field, written out:
+    assert int(codes[1, 1, 2]) == 1 + ((9 * 2 + 1) * 3 + 2) * 3 + 1 == 179
+    names = ["k_cache", "v_cache", "k_scale"]
+    named = [checks.element_named(int(c), block=4, heads=2, dim=3, names=names) for c in codes.reshape(-1)]  # fmt: skip
+    assert named == [
+        f"element (block {s // 4}, token {s % 4}, head {h}, dim {d}) of v_cache"
+        for s in (0, 9)
+        for h in range(2)
+        for d in range(3)
+    ]
+    every = torch.cat([checks.element_codes(torch.arange(8), heads=2, dim=3, fields=3, field=f).reshape(-1) for f in range(3)])  # fmt: skip
+    assert every.unique().numel() == every.numel() and int(every.min()) == 1
+    assert checks.element_named(0, block=4, heads=2, dim=3, names=names) == (
+        "0, which no element was written as"
+    )
+
+
+def test_declared_codes_name_the_element_they_were_written_as():
+    shape, axes, names = (2, 3, 4), ("block", "row", "dim"), ["a", "b"]
+    index = torch.meshgrid(*[torch.arange(s) for s in shape], indexing="ij")
+    codes = checks.declared_codes(index, shape, fields=2, field=1)
+    # 1 + ((block x 3 + row) x 4 + dim) x 2 + 1: element (1, 2, 3) is flat 23.
+    assert int(codes[1, 2, 3]) == 1 + 23 * 2 + 1 == 48
+    assert sorted(codes.reshape(-1).tolist()) == list(range(2, 50, 2))
+    assert checks.declared_named(48, shape=shape, axes=axes, names=names) == (
+        "element (block 1, row 2, dim 3) of b"
+    )
+    assert checks.declared_named(1, shape=shape, axes=axes, names=names) == (
+        "element (block 0, row 0, dim 0) of a"
+    )
+    assert checks.declared_named(0, shape=shape, axes=axes, names=names) == (
+        "0, which no element was written as"
+    )
+
+
+def test_element_readback_walks_every_module_the_first_of_each_kind_in_full(monkeypatch):
+    real = checks._element_readback
+    calls = []
+    monkeypatch.setattr(
+        checks,
+        "_element_readback",
+        lambda *a, **k: (calls.append((a[3], k["full"])), real(*a, **k)),
+    )
+    runner = _draft_runner()
+    checks.check_element_readback(runner)
+    walked = [m for b in runner.builders() for m in runner.bound_modules() if runner.builder_of(m) is b]  # fmt: skip
+    assert [m for m, _ in calls] == walked  # every module once, builder by builder
+    kinds = {}  # the first module of each set of view names, builder by builder
+    for m in walked:
+        kinds.setdefault((runner.builder_of(m).name, tuple(sorted(m.kv_views))), m)
+    assert [m for m, full in calls if full] == list(kinds.values())
+    assert len(kinds) == 2 < len(walked)  # the target's first layer and the draft's
+
+
+def test_a_transposition_confined_to_one_middle_layer_is_caught():
+    # Read at the ends only (the first and last token of the first and last block): a view
+    # with heads and dims transposed shows at token 0.
+    runner = _runner(mha_backend="triton")
+    module = runner.bound_modules()[17]
+    v = module.kv_views["v_cache"]
+    nb, bs, h, d = v.shape
+    square = v.reshape(nb, bs, h * d)[:, :, : h * h].reshape(nb, bs, h, h)
+    module.bind({**module.kv_views, "v_cache": square.transpose(2, 3)})
+    module.v_head_dim = h
+    _fires(rf"{module.prefix}\.v_cache: element \(block 0, token 0, head 0, dim 1\) written "
+           r"through the bound view is not where the nhd layout puts it in its transfer region; "
+           r"element \(block 0, token 0, head 1, dim 0\) of v_cache is there",
+           checks.check_element_readback, runner)  # fmt: skip
+
+
+def test_element_readback_of_a_builder_binding_only_state_views_walks_nothing():
+    # Qwen3.5 with its attention layers' paged views gone: the linear layers' conv and
+    # recurrent state have no element order to read, so nothing would be walked.
+    runner = _runner("qwen3.5-27b")
+    for m in runner.bound_modules():
+        m.bind({n: v for n, v in m.kv_views.items() if n in checks.STATE_VIEWS})
+    assert any(m.kv_views for m in runner.bound_modules())
+    _fires(r"builder 'target' binds \d+ modules and none has a view with a documented element "
+           r"order: the element readback would walk nothing", checks.check_element_readback, runner)  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "lead"), [("index_cache", (64, 128)), ("index_scale", (64,))])
+def test_view_geometry_counts_every_leading_axis_as_blocks(name, lead):
+    # An indexer field of 2 backend blocks an entry (MiniMax-M3's at twice its block), 3
+    # entries: 3 x 2 = 6 blocks of 64 tokens.
+    from types import SimpleNamespace as NS
+
+    field = NS(name=name, shape=(2, *lead))
+    builder = NS(
+        view_home=lambda m, n: ("kind", "pool", n),
+        paged_pools={"pool": NS(field_groups=[[field]])},
+        blocks=3,
+    )
+    dim = lead[1] if len(lead) == 2 else 1
+    assert checks._view_geometry(builder, None, name, None) == (64, 1, dim, 6)
+
+
+def test_the_default_seed_is_0(monkeypatch):
+    # A failure reproduces by running the check again: with no seed, it is seed 0, as check_all's.
+    import random
+
+    seeds = []
+    real = random.Random
+    monkeypatch.setattr(checks.random, "Random", lambda seed: (seeds.append(seed), real(seed))[1])
+    checks.check_write_readback(_runner())
+    assert seeds == [0]
+
+
+def _recording(make, imports):
+    def made():
+        runner = make()
+        real = runner.import_paged_pool
+
+        def record(buf, blocks):
+            imports.append((buf.numel(), buf.storage_offset(), blocks))
+            return real(buf, blocks)
+
+        runner.import_paged_pool = record
+        return runner
+
+    return made
+
+
+def test_refusals_hand_the_engine_exactly_the_documented_inputs(monkeypatch):
+    import atom.pool_layout
+
+    imports, arenas, counts = [], [], []
+    real_arena = atom.pool_layout.LayerMajorArena
+
+    def arena(fields, entries, buf=None):
+        arenas.append(([(f.name, f.rows, f.shape, f.dtype, f.fill) for f in fields], entries,
+                       None if buf is None else buf.numel()))  # fmt: skip
+        return real_arena(fields, entries, buf=buf)
+
+    monkeypatch.setattr(atom.pool_layout, "LayerMajorArena", arena)
+    built = _runner(blocks=2)
+    total = built.paged_pool_bytes(2)
+    real_count = built.kv_transfer.set_block_count
+    built.kv_transfer.set_block_count = lambda b: (counts.append(b), real_count(b))
+    checks.check_refusals(_recording(_make(), imports), 2, built=built)
+    # One byte short; exactly the price at storage offset 1.
+    assert imports == [(total - 1, 0, 2), (total, 1, 2)]
+    assert arenas == [
+        ([("index_scores", 1, (16,), torch.float32, float("-inf"))], 1, 256),
+        ([], 1, None),
+    ]
+    assert counts == [3]
+
+
+def test_refusals_name_the_first_region_of_a_wrong_block_count():
+    built = _runner(blocks=2)
+    first, second = (r.semantic_role for r in built.kv_transfer.regions[:2])
+
+    def refuse(blocks):
+        raise ValueError(f"transfer region {first!r} has 2 units; the scheduler has {blocks}")
+
+    built.kv_transfer.set_block_count = refuse
+    checks.check_refusals(_make(), 2, built=built)  # the first region named: a refusal by name
+    assert second not in f"{first!r}"
+
+
+def test_an_inert_store_is_caught_over_bytes_an_earlier_run_wrote(monkeypatch):
+    # The tokens already hold values (a first run wrote them): a store that writes nothing and
+    # reports what is there would read back "right". The bytes are cleared before each write.
+    runner = _runner()
+    checks.check_write_readback(runner)
+
+    def inert(paged, layout, slot, values):
+        return {n: checks.token_at(n, paged[n], layout, slot).clone() for n in values}
+
+    monkeypatch.setattr(checks, "store_token", inert)
+    _fires(r"writing token \d+ changed no byte of the paged buffer",
+           checks.check_write_readback, runner)  # fmt: skip
+
+
+def test_a_state_write_that_lands_in_no_byte_of_its_arena():
+    # Every STATE view bound to a copy: each reads back what was written, and the arena the
+    # request slot lives in never moved.
+    runner = _runner("qwen3.5-27b")
+    for m in runner.bound_modules():
+        m.bind({n: (v.clone() if n in checks.STATE_VIEWS else v) for n, v in m.kv_views.items()})
+    _fires(r"writing request slot \d through 96 STATE views changed no byte of its arena",
+           checks.check_write_readback, runner)  # fmt: skip
+
+
+def test_ends_are_the_first_and_the_last():
+    assert checks._ends(1).tolist() == [0]
+    assert checks._ends(2).tolist() == [0, 1]
+    assert checks._ends(5).tolist() == [0, 4]
+
+
+def test_a_layer_past_the_first_of_its_kind_is_read_at_the_ends_of_each_block(monkeypatch):
+    # llama at 2 blocks of 16: the first and the last token of the first and the last block,
+    # slots 0, 15, 16 and 31, all heads and dims; the first layer every token of both blocks.
+    written = {}
+    real = checks.store_tokens
+
+    def spy(name, cache, layout, slots, values):
+        written.setdefault((cache.data_ptr(), name), set()).update(slots.tolist())
+        return real(name, cache, layout, slots, values)
+
+    monkeypatch.setattr(checks, "store_tokens", spy)
+    runner = _runner()
+    checks.check_element_readback(runner)
+    first, fifth = runner.bound_modules()[0], runner.bound_modules()[4]
+    k = lambda m: written[(m.kv_views["k_cache"].data_ptr(), "k_cache")]  # noqa: E731
+    assert k(first) == set(range(32))
+    assert k(fifth) == {0, 15, 16, 31}
+    assert len(written) == 2 * len(runner.bound_modules())  # K and V of every layer
+
+
+def test_codes_are_rebuilt_from_the_digits_of_every_pass():
+    codes = torch.tensor([1, 255, 256, 70000, 16777215])
+    for itemsize, int_dtype in ((1, torch.uint8), (2, torch.int16)):
+        passes = [(d, [d]) for d in checks._digits(codes, itemsize, int_dtype)]
+        assert torch.equal(checks._rebuilt(passes, 0), codes)
+    assert checks.element_named(1, block=4, heads=2, dim=3, names=["k_cache", "v_cache"]) == (
+        "element (block 0, token 0, head 0, dim 0) of k_cache"
+    )
+
+
+def test_an_fp8_transposition_names_the_element_found_across_every_pass():
+    # fp8 codes take three one-byte passes (K, V and their scales: 4 fields): the element named
+    # is rebuilt from all three.
+    runner = _runner(kv_dtype="fp8", mha_backend="triton")
+    module = runner.bound_modules()[0]
+    v = module.kv_views["v_cache"]
+    nb, bs, h, d = v.shape
+    square = v.reshape(nb, bs, h * d)[:, :, : h * h].reshape(nb, bs, h, h)
+    module.bind({**module.kv_views, "v_cache": square.transpose(2, 3)})
+    module.v_head_dim = h
+    _fires(r"v_cache: element \(block 0, token 0, head 0, dim 1\) written through the bound view "
+           r"is not where the nhd layout puts it in its transfer region; element \(block 0, token "
+           r"0, head 1, dim 0\) of v_cache is there", checks.check_element_readback, runner)  # fmt: skip

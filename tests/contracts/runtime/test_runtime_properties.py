@@ -102,7 +102,7 @@ def test_write_readback_through_every_bound_view(case):
     importing = None
     if not runner._state_pool_names():
         importing = case.make_runner().import_paged_pool(runner.paged_buf, case.blocks)
-    check_element_readback(runner, importing=importing, seed=case.blocks)
+    check_element_readback(runner, importing=importing)
 
 
 @SETTINGS

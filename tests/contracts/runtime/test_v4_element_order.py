@@ -53,7 +53,9 @@ def test_every_view_of_every_kind_of_layer_is_walked(monkeypatch):
     layer of each, every view of it, in both plane layouts."""
     real = checks._declared_readback
     walked = []
-    monkeypatch.setattr(checks, "_declared_readback", lambda b, m: (walked.append(m), real(b, m)))
+    monkeypatch.setattr(
+        checks, "_declared_readback", lambda b, m, **k: (walked.append(m), real(b, m, **k))
+    )
     for kv_dtype, planes in (("bf16", 1), ("fp8", 2)):
         runner = _v4(kv_dtype)
         walked.clear()
@@ -74,7 +76,9 @@ def test_compressed_rows_read_in_another_order_are_caught():
     check_disjoint_in_bounds(runner)
     with pytest.raises(
         ContractViolation,
-        match=r"kv_compressed: element \(block 0, row 0, dim 1\) .* not where its declared element order",
+        match=r"kv_compressed: element \(block 0, row 0, dim 1\) written through the bound view is "
+        r"not where its declared element order puts it; element \(block 0, row 1, dim 0\) of "
+        r"kv_compressed is there",
     ):
         check_element_readback(runner)
 
@@ -245,3 +249,86 @@ def test_an_order_declared_past_its_buffer_is_named(monkeypatch, past):
     else:
         with pytest.raises(ContractViolation, match=r"not where its declared element order puts"):
             check_element_readback(runner)
+
+
+def test_a_layer_past_the_first_of_its_kind_is_read_too():
+    """Every layer is walked, not a sample: the compressed rows of the last CSA layer alone,
+    read column-major, are caught at the ends of its axes."""
+    runner = _v4()
+    csa = [m for m in runner.bound_modules() if m.compress_ratio == 4]
+    assert len(csa) > 2
+    last = csa[-1]
+    _rebind(last, "kv_compressed", _column_major(last.kv_views["kv_compressed"]))
+    with pytest.raises(
+        ContractViolation,
+        match=rf"{last.prefix}\.kv_compressed: element \(block 0, row 0, dim \d+\) written "
+        r"through the bound view is not where its declared element order puts it",
+    ):
+        check_element_readback(runner)
+
+
+def test_the_first_layer_of_each_kind_is_read_in_full_and_the_rest_at_their_ends(monkeypatch):
+    real = checks._declared_readback
+    calls = []
+    monkeypatch.setattr(
+        checks, "_declared_readback", lambda b, m, **k: (calls.append((m, k)), real(b, m, **k))
+    )
+    runner = _v4()
+    check_element_readback(runner)
+    walked = [m for m in runner.bound_modules() if m.kv_views]
+    assert [m for m, _ in calls] == walked  # each once, in walk order
+    full = [m for m, k in calls if k["full"]]
+    assert 3 <= len(full) < len(walked)  # a dense, a CSA and an HCA layer at least
+    kinds = {}
+    for m in walked:
+        kinds.setdefault(tuple(sorted(m.kv_views)), m)
+    assert full == list(kinds.values())
+
+
+@pytest.mark.filterwarnings("ignore:Use of index_put_ on expanded tensors")
+def test_a_view_reading_other_bytes_than_it_wrote_is_named_where_its_declared_bytes_agree():
+    """The declared bytes can hold the right codes without this view having put them there: a
+    second run over bytes the first left (fp32 codes take one pass), through a view whose every
+    element is one byte no sampled element is declared at. Only the read back through the view
+    sees it."""
+    runner = _v4()
+    hca = _layer(runner, 128)
+    check_element_readback(runner)
+    v = hca.kv_views["compressor_kv"]
+    assert v.dtype == torch.float32 and v.shape[1] > 33 and v.shape[2] > 33
+    # (slot 0, position 17, dim 17): 17 is in no axis' sample (0..15, 16, 24, ...).
+    stuck = torch.as_strided(v, v.shape, (0, 0, 0), v.storage_offset() + 17 * v.stride(1) + 17)
+    _rebind(hca, "compressor_kv", stuck)
+    with pytest.raises(
+        ContractViolation,
+        match=r"compressor_kv: element \(slot 0, position 0, dim [01]\) written through the bound "
+        r"view reads back through it as element \(slot \d+, position \d+, dim \d+\) of "
+        r"compressor_kv",
+    ):
+        check_element_readback(runner)
+
+
+def test_a_layer_past_the_first_of_its_kind_is_read_at_both_ends_of_every_axis(monkeypatch):
+    import dataclasses
+
+    runner = _v4()
+    builder = runner.builder
+    real = builder.element_orders
+    grids = {}
+
+    def recording(m):
+        def wrap(n, o):
+            def address(*i):
+                grids[(m.prefix, n)] = tuple(i[0].shape)
+                return o.address(*i)
+
+            return dataclasses.replace(o, address=address)
+
+        return {n: wrap(n, o) for n, o in real(m).items()}
+
+    monkeypatch.setattr(builder, "element_orders", recording)
+    check_element_readback(runner)
+    first, second = [m for m in runner.bound_modules() if m.compress_ratio == 4][:2]
+    shape = first.kv_views["kv_compressed"].shape
+    assert grids[(second.prefix, "kv_compressed")] == tuple(min(s, 2) for s in shape)
+    assert grids[(first.prefix, "kv_compressed")] == tuple(len(checks._sample(s)) for s in shape)
