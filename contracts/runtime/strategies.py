@@ -28,13 +28,22 @@ DRAFT_PAIRS: dict[str, tuple[str, str]] = {
     "minimax-m2+eagle3-draft-llama": ("minimax-m2", "eagle3-draft-llama"),
     "minimax-m3+minimax-m3-eagle3": ("minimax-m3", "minimax-m3-eagle3"),
 }
+#: One device, and the tensor-parallel sizes the pull request's goldens were measured at (2:
+#: Qwen3.5-27B; 4: DeepSeek-R1 and MiniMax-M3; 8: Kimi-K3).
 TP_SIZES = (1, 2, 4, 8)
+#: One stage, and the smallest pipeline with a first and a later stage.
 PP_SIZES = (1, 2)
 #: Every KV dtype the engine names: fp8 is three dtypes (e4m3fn, ROCm's e4m3fnuz, e5m2), and a
 #: reader that recognised only one would price a pool without its scales.
 KV_DTYPES = tuple(ENGINE_KV_DTYPES)
+#: The engine's default (one 16-token backend block a scheduler block), two and four backend
+#: blocks a scheduler block (a slot's backend block within its scheduler block), and 256 (the
+#: block DeepSeek-V4 and MiniMax-M3 page at).
 SCHEDULER_BLOCK_SIZES = (16, 32, 64, 256)
+#: 1 to 4 blocks a case: one block (its first and last coincide) and several, kept tiny.
 MAX_BLOCKS = 4
+#: 24 MiB: the most paged buffer a case holds (the block count is lowered to fit, never below
+#: one), so a write-readback's snapshot and compare stay cheap.
 MAX_PAGED_BYTES = 24 << 20
 #: One request slot more than the minimum, so a STATE write has a neighbour that must not move.
 STATE_ENTRIES = 2
@@ -114,14 +123,21 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     if not options:  # pragma: no cover - every shipped model builds at tp 1, pp 1
         raise ValueError(f"{name} builds at no tp in {TP_SIZES} and pp in {PP_SIZES}")
     engine = draw(st.sampled_from(options))
-    per_block = _buildable(name, engine)
-    wanted = draw(st.integers(1, MAX_BLOCKS))
-    blocks = max(1, min(wanted, MAX_PAGED_BYTES // max(per_block, 1)))
+    blocks = capped_blocks(draw(st.integers(1, MAX_BLOCKS)), _buildable(name, engine))
     # `pytest --hypothesis-show-statistics` lists these; test_strategies asserts the reach.
     event(f"tp {engine.tp_size}, pp {engine.pp_rank}/{engine.pp_size}")
     event(f"kv {kv_dtype}, {mha_backend}")
     event(f"blocks {blocks}")
     return EngineCase(name, engine, blocks)
+
+
+def capped_blocks(wanted: int, per_block: int) -> int:
+    """``wanted`` blocks, lowered until a case's paged buffer (``per_block`` bytes a block) is at
+    most ``MAX_PAGED_BYTES``, never below one: a case stays small by its block count, never by
+    skipping the model. A block that costs nothing is no case: refused by name."""
+    if per_block < 1:
+        raise ValueError(f"a block priced at {per_block} B is no case: its model pages nothing")
+    return max(1, min(wanted, MAX_PAGED_BYTES // per_block))
 
 
 def accepted_blocks(name: str) -> tuple[int, ...]:
@@ -152,7 +168,8 @@ def _accepted_blocks(name: str) -> tuple[int, ...]:
 
 def default_case(name: str, *, blocks: int = 2) -> EngineCase:
     """The model at the engine's defaults (tp 1, bf16, scheduler block 16), or at the smallest
-    scheduler block it accepts when its kernels page at a larger one (MiniMax-M3: 128)."""
+    scheduler block it accepts when its kernels page at a larger one (MiniMax-M3: 128); two
+    blocks by default, the fewest whose first and last differ."""
     engine = EngineConfig(state_entries=STATE_ENTRIES)
     if _buildable(name, engine) is None:
         engine = EngineConfig(

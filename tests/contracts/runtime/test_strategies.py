@@ -174,3 +174,61 @@ def test_accepted_blocks_are_exactly_the_blocks_the_model_builds_at(name):
     assert default == (
         EngineConfig().scheduler_block_size if name == "llama-3.1-8b" else accepted[0]
     )
+
+
+def test_the_drawn_axes_are_the_documented_ones():
+    """The values docs/testing.md ("What the strategies reach") names, each for a reason: tp 1
+    and the tps of the pull request's goldens (2, 4, 8), the first and the later stage of a
+    two-stage pipeline, the default 16-token block and two, four and sixteen 16-token backend
+    blocks a scheduler block (32, 64, 256; 256 is what V4 and M3 page at)."""
+    e = [c.engine for c in _suite_draws()]
+    assert {x.tp_size for x in e} == {1, 2, 4, 8}
+    assert {(x.pp_size, x.pp_rank) for x in e} == {(1, 0), (2, 0), (2, 1)}
+    assert {x.scheduler_block_size for x in e} == {16, 32, 64, 256}
+    assert {x.state_entries for x in e} == {2}  # one request slot more than the minimum, 1
+
+
+def test_a_case_has_one_to_four_blocks():
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    small = engine_cases(["llama-3.1-8b"])  # 2 MiB a block at most: the cap never binds
+    assert find(small, lambda c: c.blocks == 1).blocks == 1
+    assert find(small, lambda c: c.blocks == 4).blocks == 4
+    with pytest.raises(NoSuchExample):
+        find(small, lambda c: c.blocks > 4, settings=settings(max_examples=200, database=None))
+
+
+@pytest.mark.parametrize(
+    ("wanted", "per_block", "blocks"),
+    [
+        (4, 8 << 20, 3),  # 3 x 8 MiB = 24 MiB: exactly the cap
+        (4, (8 << 20) + 1, 2),  # one byte more a block, and the third no longer fits
+        (2, 1, 2),  # under the cap: what was wanted
+        (4, 1, 4),
+        (4, 25 << 20, 1),  # one block over the cap is still one block, never none
+    ],
+)
+def test_the_block_count_is_capped_at_24_mib_of_paged_buffer_and_never_below_one(
+    wanted, per_block, blocks
+):
+    from contracts.runtime.strategies import capped_blocks
+
+    assert capped_blocks(wanted, per_block) == blocks
+
+
+def test_a_block_that_costs_nothing_is_no_case(monkeypatch):
+    from atom.runner.model_runner import ModelRunner
+    from contracts.runtime.strategies import _buildable, capped_blocks
+
+    with pytest.raises(ValueError, match="a block priced at 0 B is no case"):
+        capped_blocks(4, 0)
+    # A runner that prices no PAGE entry and asks nothing of the paged buffer: 0 B a block.
+    monkeypatch.setattr(ModelRunner, "entry_bytes", lambda self: {})
+    monkeypatch.setattr(ModelRunner, "paged_pool_bytes", lambda self, blocks: 0)
+    assert _buildable.__wrapped__("llama-3.1-8b", EngineConfig(state_entries=2)) == 0
+
+
+def test_a_default_case_has_two_blocks():
+    # The fewest whose first and last scheduler block differ.
+    assert default_case("llama-3.1-8b").blocks == 2
