@@ -220,10 +220,6 @@ EQUIVALENT: dict[str, str] = {
     ),
     "contracts/runtime/checks.py:_digits:binop:(digit + base // 2) % base - base // 2 -> ((digit + base // 2) % base + base // 2)@0": "the same: congruent to digit mod base",
     "contracts/runtime/checks.py:_digits:binop:digit + base // 2 -> (digit - base // 2)@0": "the same: congruent to digit mod base",
-    "contracts/runtime/checks.py:_digits:binop:base // 2 -> (base * 2)@0": "the same: congruent to digit mod base",
-    "contracts/runtime/checks.py:_digits:const:2 -> 3@0": "the same: congruent to digit mod base",
-    "contracts/runtime/checks.py:_digits:binop:base // 2 -> (base * 2)@1": "the same: congruent to digit mod base",
-    "contracts/runtime/checks.py:_digits:const:2 -> 3@1": "the same: congruent to digit mod base",
     "contracts/runtime/checks.py:_element_readback:const:0 -> 1@0": "every token of a view has one shape, and every view has a slot 1 (blocks >= 1, a scheduler block >= 16 tokens)",
     "contracts/runtime/checks.py:check_price_equals_carve:const:0 -> 1@3": "the default of "
     "entry_bytes().get(PAGE, 0) is never read: every registered model pages its attention, so "

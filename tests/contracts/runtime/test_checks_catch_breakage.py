@@ -70,7 +70,10 @@ def test_transfer_check_catches_a_region_registered_per_token():
     tokens = runner.engine.scheduler_block_size
     per_token = region.tensor.reshape(region.units * tokens, -1)
     runner.kv_transfer.regions[0] = TransferRegion(region.semantic_role, per_token)
-    with pytest.raises(ContractViolation, match=r"transfer-units.*units"):
+    with pytest.raises(
+        ContractViolation,
+        match=rf"transfer-units\] region '{region.semantic_role}' has {2 * tokens} units, scheduler 2",
+    ):
         check_transfer_units(runner)
 
 

@@ -398,7 +398,9 @@ def test_element_readback_holds_on_a_draft_and_reads_it_through_the_verifier(mon
     runner = _draft_runner()
     checks.check_element_readback(runner)  # the draft's one layer, its own builder
     monkeypatch.setattr(checks, "reblock", lambda n, v, layout, bs: v.roll(1, 0))
-    _fires(r"k_cache: element \(block 0, token 0, head 0, dim 0\) written through the bound view reads "
+    # The draft builder's layer, not the target's own MTP layer (read at the target's block).
+    _fires(r"^\[write-readback\] draft\.layers\.0\.self_attn\.k_cache: element \(block 0, token 0, "
+           r"head 0, dim 0\) written through the bound view reads "
            r"back through the verifier's reblocked view as element \(block 1, token 0, head 0, "
            r"dim 0\) of k_cache",
            checks.check_element_readback, runner)  # fmt: skip
