@@ -490,7 +490,16 @@ def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, co
         if _storage_key(v) != _storage_key(runner.paged_buf):
             _fail(contract, f"{module}.{n} is not a view of the paged buffer: a write through it "
                   "reaches no transfer region")  # fmt: skip
-        token_at(n, v, layout, slot).zero_()
+        _check_kernel_block(
+            module, n, v, layout, _view_geometry(builder, module, n, v)[0], contract
+        )
+        try:
+            token = token_at(n, v, layout, slot)
+        except ValueError as exc:  # a slot the view does not hold: a violation, not a traceback
+            _fail(
+                contract, f"{module}.{n}: token {t} (slot {slot}) is not in the bound view: {exc}"
+            )
+        token.zero_()
     values = {
         n: _random_value(n, token_at(n, v, layout, slot), gen)
         for n, v in paged.items()
@@ -522,6 +531,14 @@ def _write_paged(runner, builder, target, module, block_ids, t, regions, gen, co
     if all(_same_bytes(token, torch.zeros_like(token)) for *_, token, _ in out):
         _fail(contract, f"{module}: writing token {t} changed no byte of the paged buffer")
     return out
+
+
+def _check_kernel_block(module, name: str, view: torch.Tensor, layout: str, block: int, contract):
+    """A kernel takes the block size off the bound view's shape: it must be the builder's."""
+    kernel_block = block_size_of(name, view, layout)
+    if kernel_block != block:
+        _fail(contract, f"{module}.{name}: a kernel reads a {kernel_block}-token block off the "
+              f"bound view's shape {tuple(view.shape)}; the builder pages at {block}")  # fmt: skip
 
 
 def _nothing_else_moved(runner, builder, snapshot, tokens, contract) -> None:
@@ -790,10 +807,7 @@ def _element_readback(runner, builder, target, module, units, regions, twin, *, 
         itemsize = view.element_size()
         int_dtype = _INT_OF_ITEMSIZE[itemsize]
         as_int = view.view(int_dtype)
-        kernel_block = block_size_of(n, view, layout)
-        if kernel_block != block:
-            _fail(contract, f"{module}.{n}: a kernel reads a {kernel_block}-token block off the "
-                  f"bound view's shape {tuple(view.shape)}; the builder pages at {block}")  # fmt: skip
+        _check_kernel_block(module, n, view, layout, block, contract)
         token_shape = documented_token_shape(n, layout, heads=heads, dim=dim, itemsize=itemsize)
         first = token_at(n, as_int, layout, 0)
         if tuple(first.shape) != token_shape:

@@ -923,3 +923,30 @@ def test_an_fp8_transposition_names_the_element_found_across_every_pass():
     _fires(r"v_cache: element \(block 0, token 0, head 0, dim 1\) written through the bound view "
            r"is not where the nhd layout puts it in its transfer region; element \(block 0, token "
            r"0, head 1, dim 0\) of v_cache is there", checks.check_element_readback, runner)  # fmt: skip
+
+
+def test_readback_a_view_read_at_another_block_size_is_named_not_a_traceback(monkeypatch):
+    # NHD V declared (heads, block, dim): a kernel reads a 4-token block off it (tp 2: 4 KV
+    # heads), and token 20's slot is past its blocks. A violation naming the block, before any
+    # slot is computed from it.
+    import atom.pool_layout.mha_pool as mha_pool
+
+    real = mha_pool.v_block_shape
+
+    def swapped(layout, **kw):
+        shape = real(layout, **kw)
+        return (shape[1], shape[0], shape[2]) if layout.value == "nhd" else shape
+
+    monkeypatch.setattr(mha_pool, "v_block_shape", swapped)
+    runner = _runner(tp_size=2, mha_backend="triton")
+    _fires(r"model\.layers\.0\.self_attn\.v_cache: a kernel reads a 4-token block off the bound "
+           r"view's shape \(2, 4, 16, 128\); the builder pages at 16",
+           checks.check_write_readback, runner)  # fmt: skip
+
+
+def test_readback_a_view_holding_no_block_is_named_not_a_traceback():
+    runner = _runner()
+    m = runner.bound_modules()[3]
+    m.bind({**m.kv_views, "k_cache": m.kv_views["k_cache"][:0]})
+    _fires(rf"{m.prefix}\.k_cache: token \d+ \(slot \d+\) is not in the bound view: slot \d+ is "
+           r"block \d; view 'k_cache' has 0 blocks", checks.check_write_readback, runner)  # fmt: skip
