@@ -44,8 +44,19 @@ def test_draft_pool_is_blocked_at_the_target_builders_block_not_its_own_rule():
         check_write_readback(runner, seed=seed)
 
 
-def test_a_draft_pool_at_its_own_block_is_read_back_wrong_by_the_verifier():
-    """The contract the regression broke: the verifier reads with the target's block tables."""
+@pytest.mark.parametrize("builder_says", [128, 16])
+def test_a_draft_pool_at_its_own_block_is_read_back_wrong_by_the_verifier(
+    monkeypatch, builder_says
+):
+    """The contract the regression broke: the verifier reads with the target's block tables.
+
+    The draft's pool blocked at 16 where the target pages at 128. Where the draft builder still
+    says 128, a kernel reading the draft's view takes a 16-token block off its shape and the
+    check names that first; where it says 16 too (the regression itself: the block came from
+    the draft's own config), the view agrees with its builder and the verifier, reading at the
+    target's 128, sees other bytes."""
+    from atom.spec_decode.draft_kv_builder import DraftKvBuilder
+
     runner = _eagle(M3_LIKE, scheduler_block_size=128, tp_size=8)
     rows = runner.draft_builder.pool_rows
     runner.draft_builder._kv_pool = AiterBackend.make_kv_pool(
@@ -56,8 +67,18 @@ def test_a_draft_pool_at_its_own_block_is_read_back_wrong_by_the_verifier():
         blocks_per_entry=8,
         kv_dtype=runner.engine.kv_torch_dtype,
     )
+    if builder_says == 16:
+        monkeypatch.setattr(DraftKvBuilder, "block_size", property(lambda self: 16))
+        monkeypatch.setattr(DraftKvBuilder, "blocks_per_entry", property(lambda self: 8))
     runner.initialize(2)
-    with pytest.raises(ContractViolation, match=r"verifier sees other bytes"):
+    message = (
+        r"draft draft\.layers\.0\.self_attn\.[kv]_cache token \d+: read with the target builder's "
+        r"128-token block, the verifier sees other bytes"
+        if builder_says == 16
+        else r"draft\.layers\.0\.self_attn\.k_cache: a kernel reads a 16-token block off the bound "
+        r"view's shape \(16, 1, 16, 16, 8\); the builder pages at 128"
+    )
+    with pytest.raises(ContractViolation, match=message):
         for seed in range(8):
             check_write_readback(runner, seed=seed)
 
