@@ -1,6 +1,7 @@
 """Ctrl-C at several points of a stdlib run: time to exit, exit status, orphans, the cache.
 
-    python bench/interrupt.py [--at 0.5,0.875,1.25,1.625,2.0] [--jobs 2] [--cache] [--stdlib-only]
+    python bench/interrupt.py [--at 0.5,0.875,1.25,1.625,2.0 | --tries N [--seed S]]
+                              [--jobs 2] [--cache] [--stdlib-only]
 
 For each offset (seconds after the start), in a scratch project declaring
 input-assert and retired-name over the standard library and torch's sources
@@ -16,6 +17,16 @@ alive 0.5 s after it exited (must be 0), whether ``Traceback`` reached stderr,
 and whether every file of ``.atom-contracts-cache`` is byte for byte as
 before. Exits 1 when a try misses any of those.
 
+``--tries N`` draws N offsets uniformly from 0.05 s to 1.2 times the
+uninterrupted run's measured length (``--seed`` for a repeatable draw), so
+the interrupts cover the whole run -- start-up, discovery, the pool's
+forking, the parallel phase, the cache save -- and some fall after its end.
+A try whose run ended before its SIGINT is counted as ``finished`` (it must
+have exited 0: ``--exit-zero``), not as a miss; so is one that exited 0 with
+its output byte for byte the uninterrupted run's (``completed``: the SIGINT
+came once its work was done, and a Ctrl-C is ignored from there on). Any other
+status -- 0 with output missing, a death by the signal -- is a miss.
+
 The machine is shared: write the load average beside the figures. Process
 trees are read from /proc, so this runs on Linux only.
 """
@@ -25,6 +36,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -97,15 +109,27 @@ def cache_files(folder: Path) -> dict[str, bytes]:
     }
 
 
-def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> dict[str, object]:
+def one_try(
+    command: list[str], project: Path, at_s: float, wait_s: float, whole: bytes
+) -> dict[str, object]:
+    # Its output to a file, not a pipe: nobody reads it while the run writes.
+    with tempfile.TemporaryFile() as out:
+        return _one_try(command, project, at_s, wait_s, whole, out)
+
+
+def _one_try(command, project, at_s, wait_s, whole, out) -> dict[str, object]:
     cache_dir = project / ".atom-contracts-cache"
     before = cache_files(cache_dir)
     proc = subprocess.Popen(
         command,
         cwd=project,
-        stdout=subprocess.DEVNULL,
+        stdout=out,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, as a terminal's foreground job
+        # ... with SIGINT's default action, as a foreground job has: started
+        # from a script's background job this would inherit SIGINT ignored,
+        # and a run started so rightly goes on ignoring it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         # A hung run is sent SIGABRT before the kill: with the fault handler
         # on, every thread's Python stack reaches stderr, which says where.
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
@@ -134,6 +158,8 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     err = proc.stderr.read().decode("utf-8", "replace")
+    out.seek(0)
+    printed = out.read()
     if rc == "hung":
         print("  the hung run's stacks (SIGABRT, fault handler):")
         print("    " + err.rstrip().replace("\n", "\n    "))
@@ -142,15 +168,25 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
     for p in survivors:
         os.kill(p, signal.SIGKILL)
     after = cache_files(cache_dir)
-    if "Traceback" in err:
+    if "Traceback" in err or "Exception ignored" in err:
         print(err.rstrip())
+    if rc == 0 and printed == whole:
+        # The SIGINT came once the run was over (its verdict printed whole):
+        # it is ignored, and the run's own status stands. A completed run
+        # with the cache has saved it, so "as before" does not apply.
+        return {
+            "at_s": at_s,
+            "result": "completed, its output whole (the SIGINT came after its work)",
+            "survivors": len(survivors),
+            "traceback": "Traceback" in err or "Exception ignored" in err,
+        }
     return {
         "at_s": at_s,
         "exit": rc,
         "exit_s": took,
         "workers_seen": len(seen),
         "survivors": len(survivors),
-        "traceback": "Traceback" in err,
+        "traceback": "Traceback" in err or "Exception ignored" in err,
         "cache_intact": {k: after.get(k) for k in before} == before
         and not [k for k in after if k.rpartition("/")[2].startswith(".tmp")],
     }
@@ -159,6 +195,10 @@ def one_try(command: list[str], project: Path, at_s: float, wait_s: float) -> di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--at", default="0.5,0.875,1.25,1.625,2.0", help="offsets in seconds")
+    parser.add_argument(
+        "--tries", type=int, help="draw this many offsets across the whole run instead of --at"
+    )
+    parser.add_argument("--seed", type=int, help="seed for --tries' draw")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cache", action="store_true", help="with the cache, not --no-cache")
     parser.add_argument("--stdlib-only", action="store_true", help="leave torch's sources out")
@@ -195,16 +235,35 @@ def main(argv: list[str] | None = None) -> int:
     command.extend(str(t) for t in trees)
     # One run left alone first: how long the run is that the offsets fall into.
     started = time.monotonic()
-    subprocess.run(command, cwd=project, stdout=subprocess.DEVNULL, check=False)
-    print(f"uninterrupted run: {time.monotonic() - started:.2f} s")
+    whole = subprocess.run(command, cwd=project, stdout=subprocess.PIPE, check=False).stdout
+    run_s = time.monotonic() - started
+    print(f"uninterrupted run: {run_s:.2f} s")
     restore()
+    if args.tries is not None:
+        if args.tries < 1:
+            parser.error(f"--tries must be at least 1, not {args.tries}")
+        draw = random.Random(args.seed)
+        offsets = [round(draw.uniform(0.05, 1.2 * run_s), 3) for _ in range(args.tries)]
+        print(f"offsets: {args.tries} drawn from 0.05-{1.2 * run_s:.2f} s (seed {args.seed})")
+    else:
+        offsets = [float(x) for x in args.at.split(",")]
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     print(" ".join(command))
-    bad = 0
-    for at in (float(x) for x in args.at.split(",")):
-        row = one_try(command, project, at, args.wait)
+    bad = finished = completed = 0
+    exit_times: list[float] = []
+    for at in offsets:
+        row = one_try(command, project, at, args.wait, whole)
         restore()
-        print("  " + ", ".join(f"{k} {v}" for k, v in row.items()))
+        print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+        if row.get("result") == "finished before the interrupt (exit 0)":
+            finished += 1
+            continue
+        if str(row.get("result", "")).startswith("completed"):
+            completed += 1
+            bad += row["survivors"] != 0 or row["traceback"] is not False
+            continue
+        if isinstance(row.get("exit_s"), float):
+            exit_times.append(row["exit_s"])
         ok = (
             row.get("exit") == 130
             and isinstance(row.get("exit_s"), float)
@@ -216,6 +275,13 @@ def main(argv: list[str] | None = None) -> int:
         bad += not ok
     shutil.rmtree(project, ignore_errors=True)
     shutil.rmtree(baseline.parent, ignore_errors=True)
+    interrupted = len(offsets) - finished - completed
+    print(
+        f"{interrupted} interrupted, {completed} completed with the SIGINT in their exit, "
+        f"{finished} finished before their SIGINT"
+        + (f"; exit {min(exit_times):.3f}-{max(exit_times):.3f} s" if exit_times else "")
+    )
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     print("interrupt: clean" if not bad else f"interrupt: {bad} tries missed")
     return 1 if bad else 0
 

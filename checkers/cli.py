@@ -192,6 +192,9 @@ def _parser():
 def console_main() -> None:
     """The ``atom-contracts`` command: ``main``, then leave without waiting on abandoned threads.
 
+    SIGINT is answered through ``checkers.interrupt``, so a Ctrl-C that lands
+    in a weakref callback (and that Python would drop) still ends the run.
+
     After a Ctrl-C in the parallel phase the pool has been killed and let go
     (``linter._end_pool``), and every ``finally`` on the way out has run (an
     interrupted cache save has removed its temporary). What is left for a normal
@@ -199,8 +202,23 @@ def console_main() -> None:
     to be killed after 10 s was waiting there. So such a run flushes its output
     and ends with ``os._exit``: exit 130 however those threads stand. A run
     that abandoned nothing exits normally.
+
+    Either way, once ``main`` has returned the run is over (its verdict
+    printed, its cache saved) and a Ctrl-C is ignored: it could only land in
+    the interpreter's teardown, where it printed "Exception ignored ...
+    KeyboardInterrupt" with a traceback, or, after the teardown puts Python's
+    handlers back to the default action, killed the process by the signal.
+    ``SIG_IGN`` is the one disposition the teardown leaves in place, and
+    what is left to run -- atexit's joins of finished threads, the flushes --
+    does not wait on anything a Ctrl-C would need to break.
     """
+    from . import interrupt
+
+    interrupt.install()
     rc = main()
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from . import linter
 
     if linter.POOL_ABANDONED:

@@ -32,6 +32,7 @@ from contracts.config import Config
 from contracts.contract import Contract
 from contracts.finding import Finding
 
+from . import interrupt
 from .codes import CHECKER_FAILED, UNCHECKABLE
 from .selection import Selection
 from .source import DecodeError, SourceFile
@@ -379,6 +380,7 @@ class Linter:
             # round trip; only the rest decide whether a pool is worth starting.
             todo = []
             for rel, abspath in files:
+                interrupt.check()
                 if self._answered(rel, abspath, entries.get(rel), unchanged):
                     results.append(
                         self.check_file(rel, abspath, entries[rel], tree_unchanged=unchanged)
@@ -389,6 +391,7 @@ class Linter:
             results.extend(self._check_parallel(todo, entries, jobs, progress, unchanged))
         else:
             for index, (rel, abspath) in enumerate(todo, 1):
+                interrupt.check()  # a Ctrl-C a callback dropped ends the run here
                 results.append(
                     self.check_file(rel, abspath, entries.get(rel), tree_unchanged=unchanged)
                 )
@@ -466,6 +469,7 @@ class Linter:
                 # interrupted, and the pool's manager thread then trips over them.
                 futures = [pool.submit(_check_chunk, chunk) for chunk in payload]
             for future in futures:
+                interrupt.check()
                 chunk_results, summaries = future.result()
                 results.extend(chunk_results)
                 if summaries:

@@ -42,6 +42,13 @@ from pathlib import Path
 
 from hooks._report import Problem
 
+#: Seconds an interrupted hook waits for a running ``ruff check --fix`` to
+#: finish writing before it is killed (``RuffFix.cancel``); ruff takes tens of
+#: milliseconds on one file. Interrupted inside ``communicate``, CPython has
+#: already waited up to 0.25 s for it (``Popen._sigint_wait_secs``), so the
+#: hook still ends within a second.
+WRITE_GRACE_S = 0.4
+
 
 class RuffUnavailable(Exception):
     """ruff could not be run or did not answer; ``str()`` says why, in one line."""
@@ -106,7 +113,7 @@ class RuffFix:
             self.cancel()
             raise RuffTimeout("ruff did not finish in time") from None
         except BaseException:
-            self.cancel()
+            self.cancel(grace_s=WRITE_GRACE_S)
             raise
         return _parse(stdout, stderr, self.process.returncode, self.ruff)
 
@@ -137,9 +144,25 @@ class RuffFix:
             env=self.env,
         )
 
-    def cancel(self) -> None:
-        if self.process.returncode is None:
-            _kill_group(self.process)
+    def cancel(self, grace_s: float = 0.0) -> None:
+        """End this ruff, after up to ``grace_s`` seconds for it to end on its own.
+
+        ``ruff check --fix`` writes a fixed file in place (``File::create``,
+        which truncates, then the text: crates/ruff/src/diagnostics.rs), so a
+        kill mid-write leaves the file empty or short. On a Ctrl-C the hook
+        gives it ``WRITE_GRACE_S`` to finish, a bound far above its run on one
+        file; it writes before it prints, so one still running after that is
+        blocked on output or stuck, not writing.
+        """
+        if self.process.returncode is not None:
+            return
+        try:
+            if grace_s > 0:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=grace_s)
+        finally:  # a second Ctrl-C during the grace must not leave it running
+            if self.process.returncode is None:
+                _kill_group(self.process)
 
 
 class FixedCodes:

@@ -41,7 +41,13 @@ from pathlib import Path
 
 from hooks import _payload as payload
 from hooks._report import Problem, render
-from hooks._ruff_process import RuffFix, RuffTimeout, RuffUnavailable
+from hooks._ruff_process import (
+    WRITE_GRACE_S,
+    FixedCodes,
+    RuffFix,
+    RuffTimeout,
+    RuffUnavailable,
+)
 
 PREFIX = "atom-contracts hook: "
 # Under Claude Code's own timeout in .claude/settings.json (30 s), so the hook
@@ -176,6 +182,26 @@ def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
 
 
 def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
+    # The ruffs this run starts, ended on any way out (a Ctrl-C included): each
+    # runs in its own session, which a terminal's Ctrl-C never reaches.
+    started: list[RuffFix | FixedCodes] = []
+    try:
+        return _run_with(options, edited, deadline, started)
+    except BaseException:
+        for process in started:
+            if isinstance(process, RuffFix):
+                process.cancel(grace_s=WRITE_GRACE_S)  # it may be writing the file
+            else:
+                process.cancel()  # reads stdin, writes nothing
+        raise
+
+
+def _run_with(
+    options: _Options,
+    edited: payload.EditedFile,
+    deadline: float,
+    started: list[RuffFix | FixedCodes],
+) -> int:
     before = edited.path.read_bytes()
     problems: list[Problem] = []
     notes: list[str] = []
@@ -186,6 +212,7 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
     if options.ruff:
         try:
             ruff = RuffFix(edited.path, cwd=edited.project, environ=os.environ)
+            started.append(ruff)
         except RuffUnavailable as exc:
             notes.append(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not linted by ruff")
     want_contracts = options.contracts and not edited.is_notebook
@@ -212,6 +239,8 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
     changed = edited.path.read_bytes() != before if edited.path.exists() else True
     # What ruff fixed is read while the contracts are checked (two cores, two processes).
     fixing = ruff.start_fixed_codes(before) if changed and ruff_ran else None
+    if fixing is not None:
+        started.append(fixing)
 
     if want_contracts:
         remaining_s = deadline - time.monotonic()

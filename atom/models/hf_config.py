@@ -13,6 +13,7 @@ wrapper's own ``model_type`` stays available to whoever asks the wrapper.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,28 @@ class ConfigFieldError(ValueError):
         self.source = source
         self.field = field
         super().__init__(f"{source}: field {field!r} {problem}")
+
+
+def read_config_json(raw: bytes, where: str) -> Any:
+    """The JSON document in ``raw``, or a ValueError naming ``where`` -- never a traceback.
+
+    HF writes config.json as UTF-8; anything else, text that is not JSON, and a
+    document nested deeper than the stdlib decoder can recurse (it raises
+    RecursionError, not JSONDecodeError) are each refused by file.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"config file {where!r} is not UTF-8: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"config file {where!r} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(
+            f"config file {where!r} is nested too deeply to read "
+            f"(deeper than about {sys.getrecursionlimit()} levels)"
+        ) from None
 
 
 class HfConfig:
@@ -53,11 +76,7 @@ class HfConfig:
             p = p / "config.json"
         if not p.is_file():
             raise ValueError(f"config file {str(p)!r} does not exist")
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"config file {str(p)!r} is not JSON: {exc}") from None
-        return cls(data, str(p))
+        return cls(read_config_json(p.read_bytes(), str(p)), str(p))
 
     # -- reads -------------------------------------------------------------------------------
 

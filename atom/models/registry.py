@@ -7,11 +7,10 @@ loaded from a path by the same function, which is why both return the same :clas
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
-from atom.models.hf_config import HfConfig
+from atom.models.hf_config import HfConfig, read_config_json
 
 _CONFIG_PACKAGE = "atom.models"
 
@@ -37,7 +36,7 @@ def load_model_config(name: str) -> HfConfig:
     if not entry.is_file():
         known = ", ".join(model_names())
         raise ValueError(f"no model {name!r} in the registry (known: {known})")
-    return HfConfig(json.loads(entry.read_text(encoding="utf-8")), name)
+    return HfConfig(read_config_json(entry.read_bytes(), str(entry)), name)
 
 
 def load_config(name_or_path: str | Path) -> HfConfig:

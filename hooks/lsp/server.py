@@ -28,6 +28,7 @@ import functools
 import hashlib
 import logging
 import os
+import signal
 import sys
 import time
 import traceback
@@ -668,7 +669,28 @@ class _NoTracebackForTooDeep(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], RecursionError))
 
 
+def _end_on_interrupt(signum, frame) -> None:
+    """Ctrl-C: exit 130 now.
+
+    pygls catches the KeyboardInterrupt and then shuts its thread pool down
+    waiting, with no time limit, for the thread reading stdin -- which waits
+    for the editor's next message, so a server on a terminal never ended (and
+    interpreter exit would join that thread too). The server writes no file
+    and starts no process (an edit is sent to the editor, which applies it),
+    so leaving at once loses nothing: what it logged and sent is flushed first.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # closed, broken, or mid-write in this thread
+            stream.flush()
+    with contextlib.suppress(Exception):
+        logging.shutdown()  # a --log-file's last lines
+    os._exit(130)
+
+
 def serve() -> int:
     logging.getLogger("pygls.server").addFilter(_NoTracebackForTooDeep())
-    create_server().start_io()
+    server = create_server()
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # started ignoring it: go on so
+        signal.signal(signal.SIGINT, _end_on_interrupt)
+    server.start_io()
     return 0

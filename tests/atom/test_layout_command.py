@@ -157,6 +157,15 @@ def test_refusals_exit_2_with_the_value_named(capsys, argv, needle):
     assert needle in err and "Traceback" not in err
 
 
+def test_a_config_nested_too_deeply_is_a_refusal_not_an_internal_error(tmp_path, capsys):
+    deep = tmp_path / "config.json"
+    deep.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    for argv in (["--config", str(deep)], ["minimax-m2", "--draft", str(deep)]):
+        assert layout_main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{deep}" in err and "nested too deeply" in err, err
+
+
 def test_a_bad_command_line_is_argparse_exit_2_and_help_is_0(capsys):
     assert layout_main(["deepseek-r1", "--kv-dtype", "fp4"]) == 2
     assert layout_main(["--help"]) == 0

@@ -108,6 +108,41 @@ def test_missing_file_and_non_json_are_refused_by_path(tmp_path):
         HfConfig.from_file(bad)
 
 
+def _nested(depth: int) -> str:
+    # Valid JSON, `[` x depth then `]` x depth: the stdlib decoder recurses
+    # once per level, so 100,000 is well past any recursion limit.
+    return '{"a": ' + "[" * depth + "]" * depth + "}"
+
+
+def test_a_config_nested_too_deeply_is_refused_by_path_not_a_recursion_error(tmp_path):
+    deep = tmp_path / "config.json"
+    deep.write_text(_nested(100_000))
+    # By path, by directory, and through load_config (the --draft reader).
+    for spelling in (deep, tmp_path, str(deep)):
+        reader = HfConfig.from_file if spelling is not deep else load_config
+        with pytest.raises(ValueError, match=r"config\.json.*nested too deeply"):
+            reader(spelling)
+
+
+def test_a_config_that_is_not_utf_8_is_refused_by_path(tmp_path):
+    bad = tmp_path / "latin.json"
+    bad.write_bytes(b'{"model_type": "caf\xe9"}')
+    with pytest.raises(ValueError, match=r"latin\.json.*not UTF-8"):
+        HfConfig.from_file(bad)
+
+
+def test_a_shipped_config_nested_too_deeply_names_the_model(tmp_path, monkeypatch):
+    # The registry reads its own files through the same reader: a packaging
+    # accident there is a refusal naming the model, not a RecursionError.
+    import atom.models.registry as registry
+
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "deep.json").write_text(_nested(100_000))
+    monkeypatch.setattr(registry, "_config_dir", lambda: tmp_path / "configs")
+    with pytest.raises(ValueError, match=r"deep\.json.*nested too deeply"):
+        load_model_config("deep")
+
+
 def test_required_fields_name_the_field_and_the_source():
     cfg = HfConfig({"num_hidden_layers": True, "x": 0}, "mine.json")
     with pytest.raises(ConfigFieldError, match=r"mine.json: field 'kv_lora_rank' is missing"):
