@@ -719,3 +719,52 @@ def test_a_run_started_with_sigint_ignored_goes_on_ignoring_it(tmp_path):
     )
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.count("AC301") == 300
+
+
+# A Ctrl-C in the first moments of the command, once Python's own handler is
+# in place but before the run has begun: while console_main loads and
+# installs checkers.interrupt (found here: a KeyboardInterrupt traceback and
+# death by the signal, 1 try in 80 at about 33 ms), and, for the agent hook,
+# while the hook module loads (exit 130, which Claude Code shows the user as
+# a hook error, where an interrupted hook documents exit 0).
+_EARLY = """
+import importlib, sys
+from checkers import cli, interrupt
+
+def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+
+if sys.argv[1] == "install":
+    interrupt.install = interrupted
+    sys.argv = ["atom-contracts", "explain", "AC301"]
+else:
+    real = importlib.import_module
+    importlib.import_module = (
+        lambda name, *a: interrupted() if name == "hooks.post_tool_use" else real(name, *a)
+    )
+    sys.argv = ["atom-contracts", "hook", "post-tool-use"]
+cli.console_main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "status", "said"),
+    [
+        ("install", 130, ""),
+        ("hook", 0, "atom-contracts hook: interrupted; nothing reported\n"),
+    ],
+)
+def test_a_ctrl_c_before_the_run_begins_is_its_status_without_a_traceback(
+    tmp_path, where, status, said
+):
+    done = subprocess.run(
+        [sys.executable, "-c", _EARLY, where],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (status, said)
+    assert done.stdout == ""
