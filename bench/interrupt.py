@@ -126,6 +126,10 @@ def _one_try(command, project, at_s, wait_s, whole, out) -> dict[str, object]:
         stdout=out,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, as a terminal's foreground job
+        # ... with SIGINT's default action, as a foreground job has: started
+        # from a script's background job this would inherit SIGINT ignored,
+        # and a run started so rightly goes on ignoring it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         # A hung run is sent SIGABRT before the kill: with the fault handler
         # on, every thread's Python stack reaches stderr, which says where.
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},

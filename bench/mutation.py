@@ -167,6 +167,19 @@ EQUIVALENT: dict[str, str] = {
     "field names are fixed and distinct and every field is at the pool's own align",
     "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    "atom/pool_layout/element_order.py:row_major:const:True -> False@0": "row_major zip strict: "
+    "the line before refuses an index of another length than the shape",
+    "atom/pool_layout/transfer.py:TransferRegion.unit_data_bytes:const:True -> False@0": "zip "
+    "strict: a tensor's shape and stride() have one entry per dim",
+    "atom/pool_layout/v4_pool_fields.py:plan_shared_row_planes.rows:const:True -> False@0": "zip "
+    "strict: split() returns one group per plane width",
+    "atom/pool_layout/v4_pool_fields.py:plane_row_widths:binop:head_dim * "
+    "torch.float8_e4m3fn.itemsize -> (head_dim // torch.float8_e4m3fn.itemsize)@0": "fp8's "
+    "itemsize is 1, and x * 1 == x // 1",
+    "atom/pool_layout/v4_pool_fields.py:indexer_block_regions:binop:rows * index_head_dim * "
+    "torch.float8_e4m3fn.itemsize -> (rows * index_head_dim // torch.float8_e4m3fn.itemsize)@0": (
+        "the same: fp8's itemsize is 1"
+    ),
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_statement_parents.visit:boolop:isinstance(child, "

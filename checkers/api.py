@@ -365,6 +365,7 @@ def _fix(
     With ``diffs`` (``--diff``) nothing is written: each file's unified diff is
     appended instead, of exactly the text ``--fix`` would write.
     """
+    from . import interrupt
     from .fixer import WriteRefused, applies, encode_like, fix_text, write_fixed
     from .source import DecodeError, decode_source
 
@@ -377,6 +378,7 @@ def _fix(
 
     fixed = 0
     for index, result in enumerate(results):
+        interrupt.check()  # between files: each one written is whole
         if not any(applies(f, unsafe=unsafe) for f in result.findings):
             continue
         abspath = abspaths[result.path]

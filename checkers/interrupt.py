@@ -10,9 +10,10 @@ callback for every file, so about one Ctrl-C in 200 around the end of a short
 run was lost that way.
 
 ``install`` (the ``atom-contracts`` command does it first thing) notes every
-SIGINT before raising, and the linter calls ``check`` between files: a
-dropped interrupt is raised there, one file later. The "Exception ignored"
-report of a KeyboardInterrupt so noted is not printed: it has not been lost.
+SIGINT before raising, and the linter and the fixer call ``check`` between
+files: a dropped interrupt is raised there, one file later. The "Exception
+ignored" report of a KeyboardInterrupt so noted is not printed: it has not
+been lost.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ def _unraisable(unraisable) -> None:
 
 
 def install() -> None:
-    """Answer SIGINT in this process with a noted KeyboardInterrupt (main thread only)."""
+    """Answer SIGINT in this process with a noted KeyboardInterrupt (main thread only).
+
+    Only where Python's own handler is in place: a process started with
+    SIGINT ignored (a script's background job, which the shell shields from
+    the terminal's Ctrl-C) goes on ignoring it, as Python leaves it.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
     signal.signal(signal.SIGINT, _on_sigint)
     sys.unraisablehook = _unraisable
 

@@ -690,6 +690,7 @@ def _end_on_interrupt(signum, frame) -> None:
 def serve() -> int:
     logging.getLogger("pygls.server").addFilter(_NoTracebackForTooDeep())
     server = create_server()
-    signal.signal(signal.SIGINT, _end_on_interrupt)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # started ignoring it: go on so
+        signal.signal(signal.SIGINT, _end_on_interrupt)
     server.start_io()
     return 0

@@ -265,6 +265,30 @@ def test_an_interrupted_in_place_write_puts_the_original_back(tmp_path, monkeypa
     assert sorted(os.listdir(tmp_path)) == ["m.py", "n.py"]
 
 
+@pytest.mark.parametrize("step", ["fsync", "chmod", "replace"])
+def test_an_interrupted_atomic_write_leaves_the_original_and_no_temporary(
+    tmp_path, monkeypatch, step
+):
+    # The normal write (one link, our own file): a temporary beside the file,
+    # renamed over it. A Ctrl-C (or a crash) at any step before the rename
+    # must leave the file as it was and no temporary behind; the in-place
+    # path has its own test above.
+    from checkers import fixer
+
+    path = tmp_path / "m.py"
+    path.write_bytes(b"x = 1\n")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, step, interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fixer.write_fixed(str(path), b"x = 1\n", "x = 22\n", root=tmp_path)
+    monkeypatch.undo()
+    assert path.read_bytes() == b"x = 1\n"
+    assert os.listdir(tmp_path) == ["m.py"]
+
+
 def test_a_file_deleted_between_the_check_and_the_fix_is_named_and_the_rest_fixed(
     project, monkeypatch
 ):
