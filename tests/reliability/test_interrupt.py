@@ -589,6 +589,22 @@ def test_ctrl_c_in_the_hook_lets_ruff_finish_writing_the_file(tmp_path):
     assert mod.read_text() == before + "# rewritten\n"
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_ctrl_c_in_the_hook_puts_the_edit_back_over_a_rewrite_ruff_never_finished(tmp_path):
+    """A ruff still mid-rewrite after the grace is killed: what it left on disk
+    (here the truncated file and one line) is nobody's file, the edit is."""
+    fake = '#!/bin/sh\nfor last; do :; done\nprintf "import os\\n" > "$last"\nexec sleep 60\n'
+    mod, env, payload = _hook_project(tmp_path, fake)
+    before = mod.read_text()
+    rc, took, err, left = _interrupt_hook(
+        tmp_path, env, payload, lambda cmd: cmd.startswith(b"sleep"), 0.1
+    )
+    assert rc == 0 and "interrupted; nothing reported" in err, (rc, err)
+    assert took < 1.0, f"took {took:.2f} s to exit"
+    assert not left, "a ruff outlived the interrupted hook"
+    assert mod.read_text() == before
+
+
 # A Ctrl-C that lands once the run is over -- its verdict printed, its cache
 # saved -- while the interpreter tears down. An atexit handler stands in for
 # that moment (atexit runs inside the teardown): SIGINT then went to
