@@ -189,6 +189,9 @@ EQUIVALENT: dict[str, str] = {
     ),
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
     "`0 <= index`",
+    "checkers/rules/input_assert.py:_has_assert_statement:const:6 -> 7@1": "an 'assert' "
+    "starting right after the last one (at + 6) follows its 't', which is no blank and no "
+    "line break, so it can never answer True: searching from at + 7 skips only it",
     "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
     "two module lists were just compared equal by prefix, so their lengths agree",
     "contracts/runtime/checks.py:byte_runs:const:True -> False@0": "zip strict: lead is "
