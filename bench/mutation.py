@@ -167,6 +167,19 @@ EQUIVALENT: dict[str, str] = {
     "field names are fixed and distinct and every field is at the pool's own align",
     "atom/pool_layout/paged_layout.py:shuffle_vector:guard:dtype.itemsize > VECTOR_BYTES -> False@0": "no torch "
     "dtype is wider than 16 bytes (complex128 is 16, pinned by the >= mutant's test)",
+    "atom/pool_layout/element_order.py:row_major:const:True -> False@0": "row_major zip strict: "
+    "the line before refuses an index of another length than the shape",
+    "atom/pool_layout/transfer.py:TransferRegion.unit_data_bytes:const:True -> False@0": "zip "
+    "strict: a tensor's shape and stride() have one entry per dim",
+    "atom/pool_layout/v4_pool_fields.py:plan_shared_row_planes.rows:const:True -> False@0": "zip "
+    "strict: split() returns one group per plane width",
+    "atom/pool_layout/v4_pool_fields.py:plane_row_widths:binop:head_dim * "
+    "torch.float8_e4m3fn.itemsize -> (head_dim // torch.float8_e4m3fn.itemsize)@0": "fp8's "
+    "itemsize is 1, and x * 1 == x // 1",
+    "atom/pool_layout/v4_pool_fields.py:indexer_block_regions:binop:rows * index_head_dim * "
+    "torch.float8_e4m3fn.itemsize -> (rows * index_head_dim // torch.float8_e4m3fn.itemsize)@0": (
+        "the same: fp8's itemsize is 1"
+    ),
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_statement_parents.visit:boolop:isinstance(child, "
@@ -176,6 +189,9 @@ EQUIVALENT: dict[str, str] = {
     ),
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
     "`0 <= index`",
+    "checkers/rules/input_assert.py:_has_assert_statement:const:6 -> 7@1": "an 'assert' "
+    "starting right after the last one (at + 6) follows its 't', which is no blank and no "
+    "line break, so it can never answer True: searching from at + 7 skips only it",
     "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
     "two module lists were just compared equal by prefix, so their lengths agree",
     "contracts/runtime/checks.py:byte_runs:const:True -> False@0": "zip strict: lead is "

@@ -212,10 +212,13 @@ def console_main() -> None:
     what is left to run -- atexit's joins of finished threads, the flushes --
     does not wait on anything a Ctrl-C would need to break.
     """
-    from . import interrupt
+    try:
+        from . import interrupt
 
-    interrupt.install()
-    rc = main()
+        interrupt.install()
+        rc = main()
+    except KeyboardInterrupt:  # before main's own handler (or after it): still 130, quietly
+        rc = 130
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -402,7 +405,14 @@ def _hook(args: list[str]) -> int:
     if _find_entry_point(HOOKS_GROUP, args[0]) is None:
         print(f"{PROG}: error: no hook named {args[0]!r}", file=sys.stderr)
         return 2
-    return _delegate(HOOKS_GROUP, args[0], args[1:], f"{PROG} hook {args[0]}")
+    try:
+        return _delegate(HOOKS_GROUP, args[0], args[1:], f"{PROG} hook {args[0]}")
+    except KeyboardInterrupt:
+        # Interrupted before the hook's own handler (while it loads): answered
+        # as the hook answers one, exit 0 -- an agent shows the user any other
+        # status as a hook error (docs/hooks.md).
+        print(f"{PROG} hook: interrupted; nothing reported", file=sys.stderr)
+        return 0
 
 
 def _check(ns) -> int:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import bisect
 import os
-import re
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
@@ -474,6 +473,10 @@ class Project:
         walker = _ImportWalker(
             self,
             package=self.package_of(source.abspath),
+            # Every import statement and dynamic import spells `import` on one of
+            # its lines ("import_module" and "__import__" contain it): a statement
+            # with none is not entered (most function bodies of a module).
+            import_lines=_lines_mentioning(source.text, ("import",)),
             dynamic_lines=_lines_mentioning(source.text, _DYNAMIC_IMPORT_NEEDLES),
         )
         walker.visit_body(tree.body, in_function=False, guarded=False, type_checking=False)
@@ -557,24 +560,44 @@ class _ImportWalker:
     """
 
     def __init__(
-        self, project: Project, *, package: str | None, dynamic_lines: tuple[int, ...]
+        self,
+        project: Project,
+        *,
+        package: str | None,
+        import_lines: tuple[int, ...],
+        dynamic_lines: tuple[int, ...],
     ) -> None:
         self.project = project
         self.package = package
+        self.import_lines = import_lines
         self.dynamic_lines = dynamic_lines
         self.refs: list[ImportRef] = []
 
+    @staticmethod
+    def _spans(lines: tuple[int, ...], stmt: ast.stmt) -> bool:
+        """Whether one of ``lines`` lies within the statement's own lines, decorators included.
+
+        A decorator sits on lines before the ``def``/``class`` line that ``lineno`` names.
+        """
+        if not lines:
+            return False
+        start = stmt.lineno
+        for decorator in getattr(stmt, "decorator_list", ()):
+            start = min(start, decorator.lineno)
+        i = bisect.bisect_left(lines, start)
+        end = getattr(stmt, "end_lineno", None) or stmt.lineno
+        return i < len(lines) and lines[i] <= end
+
     def _mentions_dynamic(self, stmt: ast.stmt) -> bool:
         """Whether a dynamic-import name appears on the statement's own lines."""
-        if not self.dynamic_lines:
-            return False
-        i = bisect.bisect_left(self.dynamic_lines, stmt.lineno)
-        end = getattr(stmt, "end_lineno", None) or stmt.lineno
-        return i < len(self.dynamic_lines) and self.dynamic_lines[i] <= end
+        return self._spans(self.dynamic_lines, stmt)
 
     def visit_body(self, body, *, in_function: bool, guarded: bool, type_checking: bool) -> None:
         for stmt in body:
-            self.visit(stmt, in_function=in_function, guarded=guarded, type_checking=type_checking)
+            if self._spans(self.import_lines, stmt):
+                self.visit(
+                    stmt, in_function=in_function, guarded=guarded, type_checking=type_checking
+                )
 
     def visit(self, stmt, *, in_function: bool, guarded: bool, type_checking: bool) -> None:
         ctx = {"in_function": in_function, "guarded": guarded, "type_checking": type_checking}
@@ -720,11 +743,30 @@ def _stat_mtime(st: os.stat_result) -> int:
 
 
 def _lines_mentioning(text: str, needles: tuple[str, ...]) -> tuple[int, ...]:
-    """1-based numbers of the lines containing any needle (Python's line breaks)."""
-    if not any(n in text for n in needles):
-        return ()
-    lines = re.split(r"\r\n|\r|\n", text)
-    return tuple(i for i, line in enumerate(lines, start=1) if any(n in line for n in needles))
+    """1-based numbers of the lines containing any needle (Python's line breaks), ascending.
+
+    From each occurrence, not from each line: a module has far more lines than
+    imports, and ``str.find``/``str.count`` run in C. No needle holds a line
+    break, so each one lies within a line, and the line breaks counted between two
+    occurrences are whole (a ``\r\n`` is never split across the count's bounds:
+    each bound is a needle's first character).
+    """
+    found: set[int] = set()
+    for needle in needles:
+        at = text.find(needle)
+        while at != -1:
+            found.add(at)
+            at = text.find(needle, at + 1)
+    lines: list[int] = []
+    line, prev = 1, 0
+    for at in sorted(found):
+        line += (
+            text.count("\n", prev, at) + text.count("\r", prev, at) - text.count("\r\n", prev, at)
+        )
+        prev = at
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return tuple(lines)
 
 
 def _dotted_str(path: str, src_roots: tuple[str, ...]) -> str | None:

@@ -55,7 +55,18 @@ class RuffUnavailable(Exception):
 
 
 class RuffTimeout(RuffUnavailable):
-    pass
+    """ruff outlived the hook's time; ``outcome`` is what ``RuffFix.stop`` left of the file."""
+
+    def __init__(self, message: str, outcome: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+#: What ``RuffFix.stop`` left of the file (any other outcome is why the edit
+#: could not be put back).
+UNTOUCHED = "untouched"  # it holds the edit: ruff had not begun a rewrite
+REWRITTEN = "rewritten"  # ruff ended by itself within the grace: its rewrite is whole
+RESTORED = "restored"  # ruff was killed after changing it: the edit is back
 
 
 def find_ruff(environ: Mapping[str, str]) -> list[str]:
@@ -75,7 +86,13 @@ class RuffFix:
     the two costs overlap instead of adding up.
     """
 
-    def __init__(self, path: Path, *, cwd: Path, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self, path: Path, *, cwd: Path, environ: Mapping[str, str], edit: bytes | None = None
+    ) -> None:
+        self.path = path
+        # The file's bytes as ruff starts: what ``stop`` puts back when it has
+        # to kill a ruff that may be mid-rewrite.
+        self.edit = edit
         self.ruff = find_ruff(environ)
         self.command = (
             *self.ruff,
@@ -110,10 +127,12 @@ class RuffFix:
         try:
             stdout, stderr = self.process.communicate(timeout=max(timeout_s, 0.001))
         except subprocess.TimeoutExpired:
-            self.cancel()
-            raise RuffTimeout("ruff did not finish in time") from None
+            # At the timeout ruff may be between its truncate and its write,
+            # as on a Ctrl-C (see ``cancel``): the same grace, then the edit back.
+            outcome = self.stop()
+            raise RuffTimeout(f"ruff did not finish in time ({outcome})", outcome) from None
         except BaseException:
-            self.cancel(grace_s=WRITE_GRACE_S)
+            self.stop()
             raise
         return _parse(stdout, stderr, self.process.returncode, self.ruff)
 
@@ -144,8 +163,10 @@ class RuffFix:
             env=self.env,
         )
 
-    def cancel(self, grace_s: float = 0.0) -> None:
+    def cancel(self, grace_s: float = 0.0) -> bool:
         """End this ruff, after up to ``grace_s`` seconds for it to end on its own.
+
+        True when it had to be killed, False when it had already ended.
 
         ``ruff check --fix`` writes a fixed file in place (``File::create``,
         which truncates, then the text: crates/ruff/src/diagnostics.rs), so a
@@ -155,14 +176,48 @@ class RuffFix:
         blocked on output or stuck, not writing.
         """
         if self.process.returncode is not None:
-            return
+            return False
+        killed = False
         try:
             if grace_s > 0:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.process.wait(timeout=grace_s)
         finally:  # a second Ctrl-C during the grace must not leave it running
             if self.process.returncode is None:
+                killed = True
                 _kill_group(self.process)
+        return killed
+
+    def stop(self, grace_s: float = WRITE_GRACE_S) -> str:
+        """End this ruff (timed out or interrupted) and leave the file whole.
+
+        ``grace_s`` for a rewrite it has begun to finish; one still running
+        after it is killed, and then whatever is on disk -- nothing, part or all
+        of its fix -- is not known to be a file anyone meant, while the edit is:
+        the edit goes back. Returns UNTOUCHED, REWRITTEN, RESTORED, or why the
+        edit could not be put back.
+        """
+        killed = self.cancel(grace_s=grace_s)
+        try:
+            now = self.path.read_bytes()
+        except OSError as exc:
+            now, unreadable = None, exc.strerror or str(exc)
+        if self.edit is None or now == self.edit:
+            return UNTOUCHED
+        if not killed:
+            return REWRITTEN
+        if now is None:
+            return f"cannot be read back: {unreadable}"
+        try:
+            # In place, as ruff writes: the file keeps its inode, links, owner and mode.
+            with open(self.path, "r+b") as fh:
+                fh.write(self.edit)
+                fh.truncate()
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            return f"cannot be written: {exc.strerror or exc}"
+        return RESTORED
 
 
 class FixedCodes:

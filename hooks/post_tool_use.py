@@ -42,7 +42,9 @@ from pathlib import Path
 from hooks import _payload as payload
 from hooks._report import Problem, render
 from hooks._ruff_process import (
-    WRITE_GRACE_S,
+    RESTORED,
+    REWRITTEN,
+    UNTOUCHED,
     FixedCodes,
     RuffFix,
     RuffTimeout,
@@ -190,10 +192,21 @@ def _run(options: _Options, edited: payload.EditedFile, deadline: float) -> int:
     except BaseException:
         for process in started:
             if isinstance(process, RuffFix):
-                process.cancel(grace_s=WRITE_GRACE_S)  # it may be writing the file
+                process.stop()  # it may be writing the file
             else:
                 process.cancel()  # reads stdin, writes nothing
         raise
+
+
+def _left_by_a_timeout(outcome: str) -> str:
+    """What a timed-out ruff left of the file, as the end of the timeout's one line."""
+    if outcome == UNTOUCHED:
+        return ""
+    if outcome == REWRITTEN:
+        return "; ruff rewrote it: read it again before the next edit"
+    if outcome == RESTORED:
+        return "; ruff was stopped mid-rewrite, and the file is put back as the edit left it"
+    return f"; ruff was stopped mid-rewrite, and the edit could not be put back: the file {outcome}"
 
 
 def _run_with(
@@ -211,7 +224,7 @@ def _run_with(
     ruff_found: list[Problem] = []
     if options.ruff:
         try:
-            ruff = RuffFix(edited.path, cwd=edited.project, environ=os.environ)
+            ruff = RuffFix(edited.path, cwd=edited.project, environ=os.environ, edit=before)
             started.append(ruff)
         except RuffUnavailable as exc:
             notes.append(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not linted by ruff")
@@ -227,12 +240,13 @@ def _run_with(
             ruff_found = ruff.problems(deadline - time.monotonic())
             problems.extend(ruff_found)
             ruff_ran = True
-        except RuffTimeout:
+        except RuffTimeout as exc:
             _say(
                 f"{PREFIX}ruff did not finish within {options.timeout_s:g} s; "
-                f"{edited.relpath} was not checked"
+                f"{edited.relpath} was not checked{_left_by_a_timeout(exc.outcome)}"
             )
-            return 0
+            # Not a reason to stop the agent, unless its copy of the file is stale.
+            return 0 if exc.outcome in (UNTOUCHED, RESTORED) else 2
         except RuffUnavailable as exc:
             notes.append(f"{PREFIX}{_one_line(exc)}; {edited.relpath} was not linted by ruff")
 

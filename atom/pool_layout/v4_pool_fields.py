@@ -106,8 +106,8 @@ HCA_RING = 128
 
 
 def plane_state_bytes(fields: Sequence[EntryField]) -> int:
-    """Bytes a plane's share of the state takes a slot: the same walk its arena carves."""
-    return walk(fields, align=DEFAULT_ALIGN).entry_bytes if fields else 0
+    """Bytes a plane's share of the state takes a slot: its arena's walk (0 B for no fields)."""
+    return walk(fields, align=DEFAULT_ALIGN).entry_bytes
 
 
 def plan_shared_row_planes(

@@ -141,6 +141,80 @@ def test_dynamic_imports_with_a_literal_name_are_imports(tmp_path):
     ]
 
 
+def test_a_dynamic_import_in_a_decorator_above_its_def_or_class_runs_at_import(tmp_path):
+    # A decorator's line comes before the `def`/`class` line the statement's
+    # lineno names: the walk looked for a dynamic import from that line on only.
+    text = (
+        "import importlib\n"
+        "@register(\n"
+        "    importlib.import_module('in_def_decorator'))\n"
+        "def f():\n"
+        "    pass\n"
+        "@register(__import__('in_class_decorator'))\n"
+        "class C:\n"
+        "    pass\n"
+    )
+    refs = [r for r in refs_of(tmp_path, "mod.py", text) if r.dynamic]
+    assert [(r.module, r.at_module_level, r.lineno) for r in refs] == [
+        ("in_def_decorator", True, 3),
+        ("in_class_decorator", True, 6),
+    ]
+
+
+def test_the_import_walk_skips_only_statements_that_spell_no_import(tmp_path):
+    # The walk enters a statement only when one of its lines (decorators
+    # included) spells `import`: every import statement and every dynamic
+    # import does. Compared here with the walk that enters everything, over
+    # this repository's own modules.
+    from checkers import project as project_module
+
+    root = Path(__file__).resolve().parents[2]
+    files = sorted(
+        p
+        for top in ("checkers", "contracts", "hooks", "atom", "tests")
+        for p in (root / top).rglob("*.py")
+    )
+    assert len(files) > 100
+    project = Project(root, (root,))
+    pruned, whole = [], []
+    for path in files:
+        source = SourceFile(str(path.relative_to(root)), path.read_text(), abspath=str(path))
+        pruned.append(project.imports_of(source))
+        saved = project_module._lines_mentioning
+        try:
+            project_module._lines_mentioning = lambda text, needles: tuple(
+                range(1, text.count("\n") + 2)
+            )
+            whole.append(project.imports_of(source))
+        finally:
+            project_module._lines_mentioning = saved
+    assert pruned == whole
+    assert sum(len(r) for r in whole) > 1000
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["import", "__import__", "import_module", "x", " ", "\n", "\r", "\r\n", "#"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_lines_mentioning_a_needle_are_python_s_lines(text):
+    # Python's line breaks are \n, \r\n and a lone \r; the line numbers are the
+    # tokenizer's, which the AST's linenos are.
+    import re
+
+    from checkers.project import _lines_mentioning
+
+    for needles in (("import",), ("import_module", "__import__")):
+        lines = re.split(r"\r\n|\r|\n", text)
+        expected = tuple(
+            i for i, line in enumerate(lines, start=1) if any(n in line for n in needles)
+        )
+        assert _lines_mentioning(text, needles) == expected
+
+
 def test_imports_are_memoised_and_a_registered_source_wins_over_disk(tmp_path):
     write(tmp_path, {"mod.py": "import on_disk\n"})
     project = Project(tmp_path, (tmp_path,))

@@ -425,6 +425,52 @@ def test_timeout_exits_0_with_one_line(project, tmp_path: Path) -> None:
     assert mod.read_text() == project.VIOLATING
 
 
+def _ruff_script(tmp_path: Path, body: str) -> Path:
+    """A stand-in ruff named ``ruff`` on PATH; ``$last`` is the file it fixes."""
+    bindir = tmp_path / "script-bin"
+    bindir.mkdir()
+    script = bindir / "ruff"
+    script.write_text("#!/bin/sh\nfor last; do :; done\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return bindir
+
+
+def test_a_ruff_stopped_mid_rewrite_at_the_timeout_leaves_the_edit_whole(project, tmp_path):
+    # ruff --fix truncates the file, then writes (File::create): one killed
+    # between the two at the timeout left the file empty or cut short, and the
+    # hook said only "was not checked".
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    bindir = _ruff_script(tmp_path, 'printf "import os\\n" > "$last"\nexec sleep 30\n')
+    env = project.env(PATH=os.pathsep.join([str(bindir), os.environ["PATH"]]))
+
+    run = project.run_hook(project.payload("Write", mod), "--timeout", "0.3", env=env)
+
+    assert run.returncode == 0
+    line = _one_line(run.stderr)
+    assert "did not finish within 0.3 s" in line and "put back as the edit left it" in line, line
+    assert mod.read_text() == project.VIOLATING
+
+
+def test_a_ruff_that_finishes_its_rewrite_in_the_grace_keeps_it_and_says_so(project, tmp_path):
+    # Past the timeout, ruff gets the same grace to finish writing as on a
+    # Ctrl-C; a rewrite it completes there is its fix, and the agent is told
+    # to read the file again rather than that nothing happened.
+    mod = project.write("pkg/mod.py", project.VIOLATING)
+    bindir = _ruff_script(
+        tmp_path,
+        'fixed=$(cat "$last")\n: > "$last"\nsleep 0.35\n'
+        'printf "%s\\n# rewritten\\n" "$fixed" > "$last"\necho \'[]\'\n',
+    )
+    env = project.env(PATH=os.pathsep.join([str(bindir), os.environ["PATH"]]))
+
+    run = project.run_hook(project.payload("Write", mod), "--timeout", "0.3", env=env)
+
+    assert run.returncode == 2  # the agent's copy of the file is stale: it must see the line
+    line = _one_line(run.stderr)
+    assert "did not finish within 0.3 s" in line and "read it again" in line, line
+    assert mod.read_text() == project.VIOLATING + "# rewritten\n"
+
+
 def test_contract_config_error_does_not_block(project) -> None:
     mod = project.write("pkg/mod.py", project.CLEAN)
     pyproject = project.root / "pyproject.toml"

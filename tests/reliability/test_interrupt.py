@@ -589,6 +589,22 @@ def test_ctrl_c_in_the_hook_lets_ruff_finish_writing_the_file(tmp_path):
     assert mod.read_text() == before + "# rewritten\n"
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_ctrl_c_in_the_hook_puts_the_edit_back_over_a_rewrite_ruff_never_finished(tmp_path):
+    """A ruff still mid-rewrite after the grace is killed: what it left on disk
+    (here the truncated file and one line) is nobody's file, the edit is."""
+    fake = '#!/bin/sh\nfor last; do :; done\nprintf "import os\\n" > "$last"\nexec sleep 60\n'
+    mod, env, payload = _hook_project(tmp_path, fake)
+    before = mod.read_text()
+    rc, took, err, left = _interrupt_hook(
+        tmp_path, env, payload, lambda cmd: cmd.startswith(b"sleep"), 0.1
+    )
+    assert rc == 0 and "interrupted; nothing reported" in err, (rc, err)
+    assert took < 1.0, f"took {took:.2f} s to exit"
+    assert not left, "a ruff outlived the interrupted hook"
+    assert mod.read_text() == before
+
+
 # A Ctrl-C that lands once the run is over -- its verdict printed, its cache
 # saved -- while the interpreter tears down. An atexit handler stands in for
 # that moment (atexit runs inside the teardown): SIGINT then went to
@@ -719,3 +735,52 @@ def test_a_run_started_with_sigint_ignored_goes_on_ignoring_it(tmp_path):
     )
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.count("AC301") == 300
+
+
+# A Ctrl-C in the first moments of the command, once Python's own handler is
+# in place but before the run has begun: while console_main loads and
+# installs checkers.interrupt (found here: a KeyboardInterrupt traceback and
+# death by the signal, 1 try in 80 at about 33 ms), and, for the agent hook,
+# while the hook module loads (exit 130, which Claude Code shows the user as
+# a hook error, where an interrupted hook documents exit 0).
+_EARLY = """
+import importlib, sys
+from checkers import cli, interrupt
+
+def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+
+if sys.argv[1] == "install":
+    interrupt.install = interrupted
+    sys.argv = ["atom-contracts", "explain", "AC301"]
+else:
+    real = importlib.import_module
+    importlib.import_module = (
+        lambda name, *a: interrupted() if name == "hooks.post_tool_use" else real(name, *a)
+    )
+    sys.argv = ["atom-contracts", "hook", "post-tool-use"]
+cli.console_main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "status", "said"),
+    [
+        ("install", 130, ""),
+        ("hook", 0, "atom-contracts hook: interrupted; nothing reported\n"),
+    ],
+)
+def test_a_ctrl_c_before_the_run_begins_is_its_status_without_a_traceback(
+    tmp_path, where, status, said
+):
+    done = subprocess.run(
+        [sys.executable, "-c", _EARLY, where],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (status, said)
+    assert done.stdout == ""

@@ -12,25 +12,31 @@ import pytest
 import torch
 
 from atom.pool_layout import (
+    ElementOrder,
+    EntryClass,
     EntryField,
     EntryMajorArena,
     IndexerField,
     KvGeometry,
+    KVTransferTensors,
     LayerMajorArena,
     LinearStatePool,
     MhaKvPool,
     MlaKvPool,
     PoolRows,
+    PoolSpec,
     SplitEntryMajorArena,
     carve_layer_major,
     is_fp8,
     plan_field_planes,
     plan_layer_major,
     plan_regions,
+    row_major,
     shuffle_vector,
     walk,
 )
 from atom.pool_layout.pool_rows import describe_module
+from atom.pool_layout.refusals import require_count
 from atom.pool_layout.regions import Region
 
 U8 = torch.uint8
@@ -225,6 +231,9 @@ def test_mha_pool_refusals_and_views():
     views = _mha(layout="shuffle", head_dim=16).allocate(2)
     with pytest.raises(ValueError, match=r"layout 'nhd' was asked of a pool declared 'shuffle'"):
         views.v_cache(0, layout="nhd")
+    with pytest.raises(ValueError, match=r"layout 'nhd' was asked of a pool declared 'shuffle'"):
+        views.k_cache(0, layout="nhd")
+    assert views.k_cache(0, layout="shuffle").shape == views.k_cache(0).shape
     assert views.buffers == [views.arenas[0].buf]  # a u8 pool: no scale arena, no extra arena
     assert views.pool.num_blocks(3) == 6
     with pytest.raises(ValueError, match=r"entries must be at least 1, got 0"):
@@ -346,3 +355,87 @@ def test_pool_rows_from_rows_orders_by_row_and_counts_a_single_row():
     rows = PoolRows.from_rows({"k": {a: 1, b: 0}})
     assert list(rows["k"]) == [b, a]
     assert PoolRows({"j": [b]}).rows("j") == 1
+
+
+# -- element_order: the declared order of a view a builder allocates itself ----------------------
+
+
+def _order(**kw):
+    args = {
+        "buffer": 0,
+        "dtype": torch.bfloat16,
+        "shape": (2, 3),
+        "axes": ("row", "dim"),
+        "address": lambda r, d: r * 6 + d * 2,
+        **kw,
+    }
+    return ElementOrder(**args)
+
+
+def test_an_element_order_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _order().buffer = 1
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "needle"),
+    [
+        ({"buffer": -1}, ValueError, "ElementOrder buffer must be at least 0, got -1"),
+        ({"buffer": "0"}, TypeError, "ElementOrder buffer must be an int"),
+        ({"dtype": "bf16"}, TypeError, "ElementOrder dtype must be a torch.dtype, got 'bf16'"),
+        ({"axes": ("row",)}, ValueError, r"names 1 axes \('row',\) for shape \(2, 3\)"),
+        ({"axes": ("a", "b", "c")}, ValueError, "names 3 axes"),
+        ({"shape": (2, 0)}, ValueError, "ElementOrder axis 'dim' must be at least 1, got 0"),
+    ],
+)
+def test_an_element_order_refuses_by_name(kw, error, needle):
+    with pytest.raises(error, match=needle):
+        _order(**kw)
+
+
+def test_row_major_is_the_flat_offset_of_a_dense_block_with_the_last_axis_fastest():
+    shape = (2, 3, 4)
+    dense = torch.arange(24).reshape(shape)
+    index = torch.meshgrid(*(torch.arange(n) for n in shape), indexing="ij")
+    assert torch.equal(row_major(index, shape), dense)
+    # One element written out: (1, 2, 3) -> (1 x 3 + 2) x 4 + 3 = 23.
+    assert int(row_major([torch.tensor(1), torch.tensor(2), torch.tensor(3)], shape)) == 23
+    assert row_major([torch.tensor(1)], (5,)).dtype is torch.int64
+
+
+def test_row_major_refuses_an_index_of_another_rank_by_both_counts():
+    with pytest.raises(ValueError, match=r"2 indices for a 3-axis shape \(2, 3, 4\)"):
+        row_major([torch.tensor(0), torch.tensor(0)], (2, 3, 4))
+
+
+# -- the split arena's plane and field lookups ---------------------------------------------------
+
+
+def test_split_arena_plane_and_view_lookups_refuse_by_name():
+    arena = SplitEntryMajorArena([[_f("a")], [_f("b", shape=(4,))]], 2)
+    assert arena.plane(1) is arena.planes[1]
+    assert arena.view("b").data_ptr() == arena.planes[1].view("b").data_ptr()
+    with pytest.raises(ValueError, match="plane 2 is out of range; 2 planes exist"):
+        arena.plane(2)
+    with pytest.raises(ValueError, match="plane index must be at least 0, got -1"):
+        arena.plane(-1)
+    with pytest.raises(TypeError, match="plane index must be an int"):
+        arena.plane(True)
+    with pytest.raises(KeyError, match=r"no field named 'c'; the planes hold \['a', 'b'\]"):
+        arena.view("c")
+
+
+def test_a_pool_spec_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PoolSpec("p", EntryClass.PAGE, 8).entry_bytes = 0
+
+
+def test_a_count_refusal_names_the_unit_counted():
+    with pytest.raises(
+        ValueError, match=r"^blocks must be at least 1 \(scheduler blocks\), got 0$"
+    ):
+        KVTransferTensors([]).set_block_count(0)
+    with pytest.raises(TypeError, match=r"^n must be an int \(bytes\), got 1.5 \(float\)$"):
+        require_count("n", 1.5, unit="bytes")
+    with pytest.raises(ValueError, match=r"^n must be at least 0, got -1$"):  # no unit, no ()
+        require_count("n", -1)
