@@ -182,11 +182,6 @@ EQUIVALENT: dict[str, str] = {
     ),
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
-    "checkers/rules/required_keyword.py:_statement_parents.visit:boolop:isinstance(child, "
-    "ast.Call) and here is not None -> (isinstance(child, ast.Call) or here is not None)@0": (
-        "every node below the module is inside a statement, so `here` is never None under it; "
-        "the extra entries for non-calls are never looked up"
-    ),
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
     "`0 <= index`",
     "checkers/rules/input_assert.py:_has_assert_statement:const:6 -> 7@1": "an 'assert' "
