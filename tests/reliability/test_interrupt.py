@@ -36,6 +36,23 @@ def _sigint_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _python(cwd, script: str, *args: str, terminal_sigint: bool = True, timeout: float = 120):
+    """``python -c script args`` on this checkout's code, run in ``cwd``, its output as text.
+
+    ``terminal_sigint``: SIGINT's default action in the child (``_sigint_as_in_a_terminal``);
+    False hands on the suite's own disposition.
+    """
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        preexec_fn=_sigint_as_in_a_terminal if terminal_sigint else None,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def _children(pid: int) -> set[int]:
     """Every live descendant of ``pid``, from /proc (no psutil here)."""
     parents: dict[int, int] = {}
@@ -288,15 +305,7 @@ def _fork_hit_tree(tmp_path: Path) -> None:
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
 def test_ctrl_c_in_the_parent_as_the_pool_forks_still_ends_the_run(tmp_path):
     _fork_hit_tree(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", _FORK_HIT, "parent"],
-        preexec_fn=_sigint_as_in_a_terminal,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _python(tmp_path, _FORK_HIT, "parent")
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
 
@@ -306,15 +315,7 @@ def test_ctrl_c_in_a_worker_before_it_ignores_sigint_is_dropped(tmp_path):
     # The terminal's Ctrl-C reaches the parent too, which ends the run; the
     # worker's copy must make no noise of its own and cost no file its findings.
     _fork_hit_tree(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", _FORK_HIT, "child"],
-        preexec_fn=_sigint_as_in_a_terminal,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _python(tmp_path, _FORK_HIT, "child")
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     assert done.stdout.count("AC301") == 300
@@ -340,15 +341,7 @@ cli.console_main()
 
 
 def test_a_run_that_let_its_pool_go_exits_without_waiting_for_its_threads(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", _ABANDONED],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _python(tmp_path, _ABANDONED, terminal_sigint=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "before the exit" in proc.stdout
     assert "AC301" in proc.stdout  # explain's own output, flushed before os._exit
@@ -363,15 +356,7 @@ def test_a_run_that_abandoned_nothing_exits_normally(tmp_path):
         "sys.argv = ['atom-contracts', 'explain', 'AC301']\n"
         "cli.console_main()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _python(tmp_path, script, terminal_sigint=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith("atexit ran")
 
@@ -623,16 +608,7 @@ cli.console_main()
 
 
 def test_a_ctrl_c_after_the_run_is_over_changes_neither_its_output_nor_its_status(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", _AT_TEARDOWN],
-        preexec_fn=_sigint_as_in_a_terminal,
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _python(tmp_path, _AT_TEARDOWN, timeout=60)
     assert proc.returncode == 0, (proc.returncode, proc.stderr)
     assert proc.stderr == "", proc.stderr
     assert "AC301" in proc.stdout
@@ -677,15 +653,7 @@ cli.console_main()
 @pytest.mark.parametrize("phase", ["check", "fix"])
 def test_a_ctrl_c_a_callback_would_drop_still_ends_the_run(tmp_path, phase):
     _fork_hit_tree(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", _IN_A_CALLBACK, phase],
-        preexec_fn=_sigint_as_in_a_terminal,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _python(tmp_path, _IN_A_CALLBACK, phase)
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     if phase == "check":
@@ -725,14 +693,7 @@ cli.console_main()
 
 def test_a_run_started_with_sigint_ignored_goes_on_ignoring_it(tmp_path):
     _fork_hit_tree(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", _IGNORING],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _python(tmp_path, _IGNORING, terminal_sigint=False)
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.count("AC301") == 300
 
