@@ -547,22 +547,34 @@ def test_ctrl_c_in_the_hook_leaves_no_ruff_behind(tmp_path):
     assert mod.read_text().endswith("# rewritten\n")
 
 
+# ruff --fix writes a file in place (File::create, which truncates, then the
+# text: crates/ruff/src/diagnostics.rs), so killing it mid-write loses the file.
+# A stand-in that truncates, waits 0.4 s, then writes must be let finish (an
+# interrupted hook that killed it at once left the file empty; one interrupted
+# before it waited for ruff left ruff running); one still mid-rewrite after the
+# grace is killed, and what it left on disk (here the truncated file and one
+# line) is nobody's file: the edit is put back.
+_FINISHES_IN_THE_GRACE = (
+    "#!/bin/sh\n"
+    "for last; do :; done\n"
+    'fixed=$(cat "$last")\n'
+    ': > "$last"\n'
+    "sleep 0.4\n"
+    'printf "%s\\n# rewritten\\n" "$fixed" > "$last"\n'
+    "echo '[]'\n"
+)
+_NEVER_FINISHES = (
+    '#!/bin/sh\nfor last; do :; done\nprintf "import os\\n" > "$last"\nexec sleep 60\n'
+)
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
-def test_ctrl_c_in_the_hook_lets_ruff_finish_writing_the_file(tmp_path):
-    """ruff --fix writes a file in place (File::create, which truncates, then
-    the text: crates/ruff/src/diagnostics.rs), so killing it mid-write loses
-    the file. The fake ruff truncates, waits 0.4 s, then writes: an
-    interrupted hook that killed it at once left the file empty; one
-    interrupted before it waited for ruff left ruff running."""
-    fake = (
-        "#!/bin/sh\n"
-        "for last; do :; done\n"
-        'fixed=$(cat "$last")\n'
-        ': > "$last"\n'
-        "sleep 0.4\n"
-        'printf "%s\\n# rewritten\\n" "$fixed" > "$last"\n'
-        "echo '[]'\n"
-    )
+@pytest.mark.parametrize(
+    ("fake", "kept"),
+    [(_FINISHES_IN_THE_GRACE, "# rewritten\n"), (_NEVER_FINISHES, "")],
+    ids=["finishes-in-the-grace", "never-finishes"],
+)
+def test_ctrl_c_in_the_hook_leaves_ruff_s_whole_rewrite_or_the_edit(tmp_path, fake, kept):
     mod, env, payload = _hook_project(tmp_path, fake)
     before = mod.read_text()
     rc, took, err, left = _interrupt_hook(
@@ -571,23 +583,7 @@ def test_ctrl_c_in_the_hook_lets_ruff_finish_writing_the_file(tmp_path):
     assert rc == 0 and "interrupted; nothing reported" in err, (rc, err)
     assert took < 1.0, f"took {took:.2f} s to exit"
     assert not left, "a ruff outlived the interrupted hook"
-    assert mod.read_text() == before + "# rewritten\n"
-
-
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
-def test_ctrl_c_in_the_hook_puts_the_edit_back_over_a_rewrite_ruff_never_finished(tmp_path):
-    """A ruff still mid-rewrite after the grace is killed: what it left on disk
-    (here the truncated file and one line) is nobody's file, the edit is."""
-    fake = '#!/bin/sh\nfor last; do :; done\nprintf "import os\\n" > "$last"\nexec sleep 60\n'
-    mod, env, payload = _hook_project(tmp_path, fake)
-    before = mod.read_text()
-    rc, took, err, left = _interrupt_hook(
-        tmp_path, env, payload, lambda cmd: cmd.startswith(b"sleep"), 0.1
-    )
-    assert rc == 0 and "interrupted; nothing reported" in err, (rc, err)
-    assert took < 1.0, f"took {took:.2f} s to exit"
-    assert not left, "a ruff outlived the interrupted hook"
-    assert mod.read_text() == before
+    assert mod.read_text() == before + kept
 
 
 # A Ctrl-C that lands once the run is over -- its verdict printed, its cache
