@@ -237,9 +237,14 @@ def console_main() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = "-v" in args or "--verbose" in args
+    from . import interrupt
+
     try:
-        return _main(args)
+        rc = _main(args)
+        interrupt.check()  # a Ctrl-C dropped after the last file, where no file loop raised it
+        return rc
     except KeyboardInterrupt:
+        interrupt.forget()  # answered: an in-process caller's next run must not inherit it
         return 130
     except Exception as exc:
         from contracts.fields import ConfigError

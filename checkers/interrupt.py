@@ -10,8 +10,13 @@ callback for every file, so about one Ctrl-C in 200 around the end of a short
 run was lost that way.
 
 ``install`` (the ``atom-contracts`` command does it first thing) notes every
-SIGINT before raising, and the linter and the fixer call ``check`` between
-files: a dropped interrupt is raised there, one file later. The "Exception
+SIGINT before raising, and marks the KeyboardInterrupts that reach Python's
+unraisable hook -- the dropped ones. The linter and the fixer call ``check``
+between files, and ``cli.main`` once more when the command returns (after
+the report, where no file is left to check): a dropped interrupt is raised
+there, so the run still ends 130, one file later or with its report printed
+whole. An interrupt that propagated is not raised again: whoever caught it
+has answered it (the agent hook answers one with exit 0). The "Exception
 ignored" report of a KeyboardInterrupt so noted is not printed: it has not
 been lost.
 """
@@ -21,17 +26,20 @@ from __future__ import annotations
 import signal
 import sys
 
-_pending = False
+_noted = False  # a SIGINT came, and its KeyboardInterrupt was raised
+_dropped = False  # ... and Python dropped one (printed it as "Exception ignored")
 
 
 def _on_sigint(signum, frame) -> None:
-    global _pending
-    _pending = True
+    global _noted
+    _noted = True
     raise KeyboardInterrupt
 
 
 def _unraisable(unraisable) -> None:
-    if _pending and issubclass(unraisable.exc_type, KeyboardInterrupt):
+    global _dropped
+    if _noted and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        _dropped = True
         return  # noted: ``check`` raises it again where it can propagate
     sys.__unraisablehook__(unraisable)
 
@@ -50,8 +58,14 @@ def install() -> None:
 
 
 def check() -> None:
-    """Raise the KeyboardInterrupt of a Ctrl-C that has not ended the run yet."""
-    global _pending
-    if _pending:
-        _pending = False
+    """Raise the KeyboardInterrupt of a Ctrl-C that Python dropped, if one was."""
+    global _dropped
+    if _dropped:
+        _dropped = False
         raise KeyboardInterrupt
+
+
+def forget() -> None:
+    """A run a Ctrl-C ended has answered it: a later run in this process starts afresh."""
+    global _noted, _dropped
+    _noted = _dropped = False

@@ -617,7 +617,7 @@ def test_a_ctrl_c_after_the_run_is_over_changes_neither_its_output_nor_its_statu
 # The SIGINT is sent from inside a callback here, so that is certain.
 _IN_A_CALLBACK = """
 import os, signal, sys, weakref
-from checkers import cli, fixer, linter
+from checkers import cli, fixer, linter, reporters
 
 phase = sys.argv[1]
 hit = []
@@ -638,6 +638,10 @@ def hitting(real):
 if phase == "check":
     linter.Linter.check_file = hitting(linter.Linter.check_file)
     flags = []
+elif phase == "report":  # after the last file: no file loop is left to raise it
+    hit.extend([1] * 5)
+    reporters.render = hitting(reporters.render)
+    flags = []
 else:  # the fix phase: api imports write_fixed when it starts fixing
     fixer.write_fixed = hitting(fixer.write_fixed)
     flags = ["--fix", "--unsafe-fixes"]
@@ -646,7 +650,7 @@ cli.console_main()
 """
 
 
-@pytest.mark.parametrize("phase", ["check", "fix"])
+@pytest.mark.parametrize("phase", ["check", "fix", "report"])
 def test_a_ctrl_c_a_callback_would_drop_still_ends_the_run(tmp_path, phase):
     _fork_hit_tree(tmp_path)
     done = _python(tmp_path, _IN_A_CALLBACK, phase)
@@ -654,6 +658,8 @@ def test_a_ctrl_c_a_callback_would_drop_still_ends_the_run(tmp_path, phase):
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     if phase == "check":
         assert done.stdout.count("AC301") <= 6  # ended at the next file, not the 300th
+    elif phase == "report":  # the report was under way: it is printed whole, and the run is 130
+        assert done.stdout.count("AC301") == 300, done.stdout[-300:]
     else:  # ended at the next file to fix; each one written is whole and compiles
         sources = [p.read_text() for p in sorted(tmp_path.glob("m*.py"))]
         changed = [text for text in sources if "assert x" not in text]
@@ -741,3 +747,20 @@ def test_a_ctrl_c_before_the_run_begins_is_its_status_without_a_traceback(
     )
     assert (done.returncode, done.stderr) == (status, said)
     assert done.stdout == ""
+
+
+def test_a_later_run_in_the_same_process_does_not_inherit_an_ended_run_s_ctrl_c(monkeypatch):
+    """One Ctrl-C dropped, a second one ending the run: both answered by its 130."""
+    from types import SimpleNamespace
+
+    from checkers import cli, interrupt
+
+    def interrupted(args):
+        interrupt._noted = True
+        interrupt._unraisable(SimpleNamespace(exc_type=KeyboardInterrupt))  # the dropped one
+        raise KeyboardInterrupt  # the one that ended the run
+
+    with monkeypatch.context() as patched:
+        patched.setattr(cli, "_main", interrupted)
+        assert cli.main(["explain", "AC301"]) == 130
+    assert cli.main(["explain", "AC301"]) == 0
