@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contracts.config import TABLE, Config, missing_declaration, parse_codes
-from contracts.fields import ConfigError
+from contracts.fields import ConfigError, did_you_mean
 from contracts.finding import Finding
 
 from .selection import Selection
@@ -66,13 +66,13 @@ def load_config(
 
 def _require_rules(prefixes: Sequence[str], where: str, config: Config) -> None:
     """ConfigError naming the first code prefix that no rule has: it would select nothing."""
-    from .rules import matching_no_rule
+    from .rules import all_codes, matching_no_rule
 
     unknown = matching_no_rule(prefixes, {type(c) for c in config.contracts})
     if unknown:
         raise ConfigError(
             f"{where}: {unknown[0]!r} is no rule's code or prefix, so it selects nothing "
-            "(`atom-contracts rules` lists the codes)"
+            "(`atom-contracts rules` lists the codes)" + did_you_mean(unknown[0], all_codes())
         )
 
 

@@ -408,7 +408,10 @@ def _hook(args: list[str]) -> int:
         )
         return 0 if args else 2
     if _find_entry_point(HOOKS_GROUP, args[0]) is None:
-        print(f"{PROG}: error: no hook named {args[0]!r}", file=sys.stderr)
+        from contracts.fields import did_you_mean
+
+        hint = did_you_mean(args[0], entry_points(HOOKS_GROUP))
+        print(f"{PROG}: error: no hook named {args[0]!r}{hint}", file=sys.stderr)
         return 2
     try:
         return _delegate(HOOKS_GROUP, args[0], args[1:], f"{PROG} hook {args[0]}")
@@ -612,7 +615,13 @@ def _explain(code: str, fmt: str) -> int:
             else:
                 sys.stdout.write(render_text(entry))
             return 0
-    print(f"{PROG}: error: no rule {code!r} (see `{PROG} rules`)", file=sys.stderr)
+    from contracts.fields import did_you_mean
+
+    names = [
+        name for entry in all_entries(strict=False) for name in (entry.rule.code, entry.rule.name)
+    ]
+    hint = did_you_mean(wanted, names) or did_you_mean(code, names)
+    print(f"{PROG}: error: no rule {code!r} (see `{PROG} rules`){hint}", file=sys.stderr)
     return 2
 
 

@@ -188,7 +188,7 @@ def apply_suppressions(
                         path,
                         d,
                         f"`# noqa: {code}` names no rule, so it suppresses nothing "
-                        "(`atom-contracts rules` lists the codes)",
+                        "(`atom-contracts rules` lists the codes)" + _nearest_code(code),
                         fix=d.without(code),
                     )
                 )
@@ -221,3 +221,12 @@ def _suppression_finding(
         message=message,
         span_lines=(d.line, d.line),
     )
+
+
+def _nearest_code(code: str) -> str:
+    """The did-you-mean hint for a code no rule has (every kind imported: a rare path)."""
+    from contracts.fields import did_you_mean
+
+    from .rules import all_codes
+
+    return did_you_mean(code, all_codes())

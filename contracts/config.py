@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fields import ConfigError, compile_globs
+from .fields import ConfigError, compile_globs, did_you_mean
 
 try:
     # The built-in module, not hashlib: hashlib loads OpenSSL first (~2.5 ms
@@ -291,7 +291,10 @@ def parse_table(
         raise ConfigError(f"{where} must be a table, got {table!r}")
     for key in table:
         if key not in _TOP_LEVEL_KEYS:
-            raise ConfigError(f"{where}: unknown key `{key}` (known: {', '.join(_TOP_LEVEL_KEYS)})")
+            raise ConfigError(
+                f"{where}: unknown key `{key}` (known: {', '.join(_TOP_LEVEL_KEYS)})"
+                + did_you_mean(key, _TOP_LEVEL_KEYS)
+            )
     src = _string_list(table, "src", where, default=(".",))
     for s in src:
         if not (root / s).is_dir():

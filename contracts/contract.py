@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .fields import ConfigError, Field, Globs
+from .fields import ConfigError, Field, Globs, did_you_mean
 from .finding import Finding, Fix
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
@@ -127,6 +127,7 @@ class Contract:
                 known = ", ".join(sorted(by_key)) or "none"
                 raise ConfigError(
                     f"{where}: unknown parameter `{key}` for kind `{cls.KIND}` (known: {known})"
+                    + did_you_mean(key, by_key)
                 )
             name, f = by_key[key]
             params[name] = f.parse(value, where)

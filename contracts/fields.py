@@ -9,7 +9,7 @@ before anything is checked.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
 if TYPE_CHECKING:
@@ -21,6 +21,21 @@ class ConfigError(ValueError):
 
 
 _MISSING: Any = object()
+
+
+def did_you_mean(value: str, known: Iterable[str], *, cutoff: float = 0.75) -> str:
+    """``"; did you mean `X`?"`` for the known spelling nearest ``value``, else ``""``.
+
+    difflib's ratio (twice the matching characters over both lengths): 0.75
+    names a typo -- a letter dropped, doubled or swapped in a word of five or
+    more (``incldue`` -> ``include`` is 0.86, ``input-asert`` -> ``input-assert``
+    0.96) -- and not a different word of the same shape (``AC999`` -> ``AC901``
+    is 0.6). Only ever on the way to an error, so difflib is imported there.
+    """
+    from difflib import get_close_matches
+
+    match = get_close_matches(value, list(known), n=1, cutoff=cutoff)
+    return f"; did you mean `{match[0]}`?" if match else ""
 
 
 class Field:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib import import_module
 
+from contracts.fields import did_you_mean
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contracts/finding.py)
 if TYPE_CHECKING:
     from contracts.contract import Contract
@@ -30,7 +32,10 @@ def kind_class(kind: str) -> type[Contract]:
     try:
         target = KIND_PATHS[kind]
     except KeyError:
-        raise KeyError(f"unknown contract kind {kind!r} (known: {', '.join(KIND_PATHS)})") from None
+        raise KeyError(
+            f"unknown contract kind {kind!r} (known: {', '.join(KIND_PATHS)})"
+            + did_you_mean(kind, KIND_PATHS)
+        ) from None
     module, _, cls = target.partition(":")
     return getattr(import_module(f"{__name__}.{module}"), cls)
 
@@ -51,6 +56,14 @@ def matching_no_rule(prefixes: Iterable[str], loaded: Iterable[type[Contract]] =
 
     pending = unmatched(prefixes)
     if pending:
-        codes.update(c for kind in KIND_PATHS for c in kind_class(kind).codes())
+        codes.update(all_codes())
         pending = unmatched(pending)
     return pending
+
+
+def all_codes() -> list[str]:
+    """Every rule's code, the linter's own and every kind's (each kind imported)."""
+    from ..builtin_rules import BUILTIN_RULES
+
+    kinds = [c for kind in KIND_PATHS for c in kind_class(kind).codes()]
+    return sorted({r.code for r in BUILTIN_RULES}.union(kinds))

@@ -105,6 +105,35 @@ def test_an_unknown_code_is_named(project, capsys, where, args):
     assert "no rule" in err
 
 
+@pytest.mark.parametrize(
+    ("declared", "settings", "args", "meant"),
+    [
+        ((KEYWORD,), {"exlcude": ["build/**"]}, ["check"], "exclude"),
+        ((contract(KEYWORD, kind="keyword-onyl"),), None, ["check"], "keyword-only"),
+        ((contract(KEYWORD, paramters=["blocks"]),), None, ["check"], "parameters"),
+        ((KEYWORD,), {"select": ["AC110"]}, ["check"], "AC101"),
+        ((KEYWORD,), None, ["check", "--ignore", "AC310"], "AC301"),
+        ((KEYWORD,), None, ["explain", "AC310"], "AC301"),
+        ((KEYWORD,), None, ["explain", "keyword-only-paramter"], "keyword-only-parameter"),
+        ((KEYWORD,), None, ["hook", "post-tool-us"], "post-tool-use"),
+    ],
+    ids=["key", "kind", "parameter", "select", "--ignore", "explain", "explain-name", "hook"],
+)
+def test_a_near_miss_is_named_with_what_was_meant(project, capsys, declared, settings, args, meant):
+    project(*declared, settings=settings)
+    assert main([*args, "--no-cache"] if args[0] == "check" else args) == 2
+    assert _error(capsys).endswith(f"; did you mean `{meant}`?")
+
+
+@pytest.mark.parametrize(
+    "args", [["check", "--select", "AC999"], ["explain", "zzz"], ["hook", "lsp-server"]]
+)
+def test_nothing_is_suggested_where_nothing_is_near(project, capsys, args):
+    project(KEYWORD)
+    assert main(args) == 2
+    assert "did you mean" not in _error(capsys)
+
+
 def test_known_codes_and_prefixes_of_undeclared_kinds_are_accepted(project):
     # AC3 (input-assert) is a real prefix though no contract of that kind is declared here.
     project(KEYWORD, settings={"ignore": ["AC3", "AC902"]})
@@ -118,6 +147,14 @@ def test_an_unknown_code_in_noqa_is_a_finding_naming_it(project, capsys):
     assert main(["check", "--no-cache"]) == 1
     out = capsys.readouterr().out
     assert "pkg/x.py:1:8: AC902" in out and "`# noqa: AC999` names no rule" in out
+    assert "did you mean" not in out
+
+
+def test_a_misspelled_code_in_noqa_is_named_with_the_code_meant(project, capsys):
+    project(KEYWORD, files={"pkg/x.py": "x = 1  # noqa: AC110 -- a typo of AC101\n"})
+    assert main(["check", "--no-cache"]) == 1
+    assert "`# noqa: AC110` names no rule" in (out := capsys.readouterr().out)
+    assert "did you mean `AC101`?" in out
 
 
 @pytest.mark.parametrize(
