@@ -90,8 +90,40 @@ def selection_for(config: Config, select=None, ignore=None) -> Selection:
     extra_ignore = _codes(ignore, "--ignore") or ()
     _require_rules(chosen or (), "--select", config)
     _require_rules(extra_ignore, "--ignore", config)
-    return Selection(
+    selection = Selection(
         chosen if chosen is not None else config.select, (*config.ignore, *extra_ignore)
+    )
+    _require_a_rule_on(selection, config)
+    return selection
+
+
+def _require_a_rule_on(selection: Selection, config: Config) -> None:
+    """ConfigError when ``select``/``ignore`` leave no rule on: the run would check nothing.
+
+    Each code prefix is a real one (``_require_rules``), yet together they can
+    still turn off every rule this declaration has -- ``select = []``, ``--ignore
+    ALL``, ``--select AC3`` where no input-assert contract is declared -- and the
+    run printed "All contracts hold." having checked nothing. The linter's own
+    AC001/AC002 do not count (they judge files a rule reads), nor AC000 (a
+    declaration that does not load); its suppression rules do: auditing the
+    ``# noqa`` comments alone is a check.
+    """
+    from .builtin_rules import BUILTIN_RULES
+    from .codes import CONFIG_ERROR
+    from .selection import ALWAYS_ON
+
+    declared = sorted({code for c in config.contracts for code in type(c).codes()})
+    own = sorted({r.code for r in BUILTIN_RULES} - ALWAYS_ON - {CONFIG_ERROR})
+    if any(selection.enabled(code) for code in (*declared, *own)):
+        return
+
+    def spelled(codes: tuple[str, ...]) -> str:
+        return ", ".join(code or "ALL" for code in codes) or "nothing"
+
+    raise ConfigError(
+        f"the selection (select: {spelled(selection.select)}; ignore: {spelled(selection.ignore)}) "
+        f"turns on no rule, so nothing would be checked (the declared contracts' codes: "
+        f"{', '.join(declared)}; the linter's own: {', '.join(own)})"
     )
 
 

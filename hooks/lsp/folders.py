@@ -176,7 +176,9 @@ def error_line(message: str, text: str) -> int:
     lines = text.splitlines()
     if found:
         return max(min(int(found.group(1)), len(lines)) - 1, 0)
-    names = [next(g for g in m.groups() if g) for m in _NAMED.finditer(message)]
+    # The hint after a near miss names what the file does not spell: not a place.
+    said = message.partition("; did you mean ")[0]
+    names = [next(g for g in m.groups() if g) for m in _NAMED.finditer(said)]
     start = next((i for i, line in enumerate(lines) if "atom-contracts" in line), 0)
     for name in reversed(names):
         for i in range(start, len(lines)):

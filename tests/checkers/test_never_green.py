@@ -134,6 +134,45 @@ def test_nothing_is_suggested_where_nothing_is_near(project, capsys, args):
     assert "did you mean" not in _error(capsys)
 
 
+@pytest.mark.parametrize(
+    ("settings", "args"),
+    [
+        ({"select": []}, []),
+        ({}, ["--select", ""]),
+        ({}, ["--select", ","]),
+        ({}, ["--ignore", "ALL"]),
+        ({"ignore": ["AC"]}, []),
+        ({}, ["--select", "AC3"]),  # a real prefix, but no input-assert contract is declared
+        ({"select": ["AC1"]}, ["--ignore", "AC101"]),
+        ({}, ["--select", "AC000"]),  # a declaration that does not load: judges no file
+    ],
+    ids=[
+        "select-empty",
+        "--select-empty",
+        "--select-comma",
+        "--ignore-ALL",
+        "ignore-AC",
+        "--select-undeclared-kind",
+        "select-then-ignore",
+        "--select-AC000",
+    ],
+)
+def test_a_selection_that_turns_every_rule_off_is_refused(project, capsys, settings, args):
+    # Each printed "All contracts hold." and exited 0, having checked nothing.
+    project(KEYWORD, files={"pkg/bad.py": "def f(blocks):\n    pass\n"}, settings=settings)
+    assert main(["check", "--no-cache", *args]) == 2
+    err = _error(capsys)
+    assert "turns on no rule" in err and "AC101" in err, err
+    assert ("ignore: ALL" in err) == ("ALL" in args), err  # ALL spelled as written
+
+
+def test_a_selection_of_the_linter_s_own_rules_alone_still_runs(project, capsys):
+    # Auditing the suppressions (a reason on every `# noqa`) is a check of its own.
+    project(KEYWORD, files={"pkg/x.py": "x = 1  # noqa: AC101\n"})
+    assert main(["check", "--no-cache", "--select", "AC901"]) == 1
+    assert "AC901" in capsys.readouterr().out
+
+
 def test_known_codes_and_prefixes_of_undeclared_kinds_are_accepted(project):
     # AC3 (input-assert) is a real prefix though no contract of that kind is declared here.
     project(KEYWORD, settings={"ignore": ["AC3", "AC902"]})
