@@ -399,7 +399,7 @@ def _fix(
     """
     from . import interrupt
     from .fixer import WriteRefused, applies, encode_like, fix_text, write_fixed
-    from .source import DecodeError, decode_source
+    from .source import DecodeError, decode_source, read_regular
 
     keep = None
     if hunks is not None:
@@ -416,8 +416,7 @@ def _fix(
         abspath = abspaths[result.path]
         path = result.path
         try:
-            with open(abspath, "rb") as fh:
-                original = fh.read()
+            original = read_regular(abspath)
             text = decode_source(original)
             encode_like(original, text)  # refuse before fixing what cannot be written back
         except OSError as exc:

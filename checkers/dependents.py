@@ -26,7 +26,7 @@ from collections.abc import Callable
 from contracts.finding import Finding
 
 from .linter import Linter, decode
-from .source import SourceFile
+from .source import SourceFile, read_regular
 from .suppression import parse_directives
 
 
@@ -95,8 +95,7 @@ def recheck(
     checked = 0
     for rel, abspath, asked, pfi in dependent_files(linter, edited, listing):
         try:
-            with open(abspath, "rb") as fh:
-                text = decode(fh.read())
+            text = decode(read_regular(abspath))
         except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
             continue  # the file's own run reports why it cannot be read
         checked += 1

@@ -55,24 +55,43 @@ def discover(paths: list[Path], config: Config) -> list[tuple[str, str]]:
     root = config.root
     exclude = config.exclude_spec()
     found: dict[str, str] = {}
+    barren: list[str] = []  # paths given that hold no Python file, excluded or not
+    excluded = False
     for given in paths or [root]:
         abspath = os.path.abspath(given)
         if os.path.isfile(abspath):
             rel = relative(abspath, root)
-            if rel.endswith(PYTHON_SUFFIXES) and not (exclude and exclude.match_file(rel)):
+            if not rel.endswith(PYTHON_SUFFIXES):
+                barren.append(f"{given} (not a Python file)")
+            elif exclude and exclude.match_file(rel):
+                excluded = True
+            else:
                 found[rel] = abspath
             continue
         if not os.path.isdir(abspath):
+            if os.path.exists(abspath):
+                raise PathError(f"{given}: not a regular file or a directory")
             raise PathError(f"{given}: no such file or directory")
         listed = _git_listing(abspath)
         if listed is None:
             listed = _walk(abspath)
+        before = len(found)
         for name in listed:
             file_abs = os.path.join(abspath, name)
             rel = relative(file_abs, root)
-            if _hidden_or_skipped(name) or (exclude and exclude.match_file(rel)):
+            if _hidden_or_skipped(name):
+                continue
+            if exclude and exclude.match_file(rel):
+                excluded = True
                 continue
             found[rel] = file_abs
+        if len(found) == before:
+            barren.append(f"{given} (no Python file git or the walk lists there)")
+    if paths and not found and not excluded:
+        # Every path named held nothing to check: a wrong directory, a file of
+        # another language. Passing would be green for a check that never ran;
+        # files that `exclude` covers are different -- excluded on purpose.
+        raise PathError(f"no Python file to check in the paths given: {'; '.join(barren)}")
     return sorted(found.items())
 
 
@@ -138,13 +157,23 @@ def _walk(directory: str) -> list[str]:
             kept.append(d)
         dirnames[:] = sorted(kept)
         for name in filenames:
-            if not name.endswith(PYTHON_SUFFIXES):
+            if not name.endswith(PYTHON_SUFFIXES) or _special(os.path.join(dirpath, name)):
                 continue
             rel = rel_dir + name
             if any(spec.match_file(rel[len(base) :]) for base, spec in active):
                 continue
             out.append(rel)
     return out
+
+
+def _special(path: str) -> bool:
+    """A FIFO, socket or device: not source, and git's listing leaves it out too."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # dangling or gone: listed, as git lists it, and reported when read
 
 
 def _read_gitignore(path: str):

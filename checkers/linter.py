@@ -35,7 +35,7 @@ from contracts.finding import Finding
 from . import interrupt
 from .codes import CHECKER_FAILED, UNCHECKABLE
 from .selection import Selection
-from .source import DecodeError, SourceFile
+from .source import DecodeError, SourceFile, read_regular
 from .suppression import Directive, apply_suppressions, parse_directives
 
 PARALLEL_THRESHOLD = 200
@@ -305,8 +305,7 @@ class Linter:
             raw_tuples, directive_tuples = entry[3], entry[4]
         else:
             try:
-                with open(abspath, "rb") as fh:
-                    data = fh.read()
+                data = read_regular(abspath)
             except OSError as exc:
                 return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])
             from contracts.config import blake2b
@@ -339,8 +338,7 @@ class Linter:
                 tree_raw: list[Finding] = []
                 if source is None:
                     try:
-                        with open(abspath, "rb") as fh:
-                            source = SourceFile(path, decode(fh.read()), abspath=abspath)
+                        source = SourceFile(path, decode(read_regular(abspath)), abspath=abspath)
                     except (OSError, DecodeError):
                         source = None  # already reported as AC001 by the cached pass
                 if source is not None:

@@ -34,7 +34,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .source import DecodeError, SourceFile, decode_source
+from .source import DecodeError, SourceFile, decode_source, read_regular
 
 # Handlers that make a failed import survivable: `try: import x except
 # ImportError:`. `Exception` and a bare `except:` catch it too.
@@ -158,9 +158,8 @@ class Project:
                     if not name.endswith((".py", ".pyi")):
                         continue
                     try:
-                        with open(os.path.join(folder, name), "rb") as fh:
-                            if needle in fh.read():
-                                return True
+                        if needle in read_regular(os.path.join(folder, name)):
+                            return True
                     except OSError:
                         continue
         return False
@@ -349,7 +348,7 @@ class Project:
 
     def _read(self, path: Path) -> SourceFile | None:
         try:
-            data = path.read_bytes()
+            data = read_regular(str(path))
         except OSError:
             return None
         return self._decode(path, data)
@@ -393,7 +392,7 @@ class Project:
                 self._imports[key] = found
                 return found
         try:
-            data = Path(key).read_bytes()
+            data = read_regular(key)
         except OSError:
             self._imports[key] = ()
             return ()

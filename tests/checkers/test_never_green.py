@@ -173,6 +173,32 @@ def test_a_selection_of_the_linter_s_own_rules_alone_still_runs(project, capsys)
     assert "AC901" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("named", "why"),
+    [
+        (["empty"], "empty (no Python file"),
+        (["README.md"], "README.md (not a Python file)"),
+        (["README.md", "empty"], "README.md (not a Python file); "),
+    ],
+)
+def test_paths_that_hold_no_python_file_are_refused(project, capsys, named, why):
+    # Each printed "All contracts hold.": a wrong directory, another language's file.
+    root = project(KEYWORD, files={"README.md": "# x\n"})
+    (root / "empty").mkdir()
+    assert main(["check", "--no-cache", *named]) == 2
+    err = _error(capsys)
+    assert "no Python file to check in the paths given" in err and why in err, err
+
+
+def test_paths_whose_files_are_all_excluded_still_pass(project, capsys):
+    # `exclude` is deliberate: pre-commit passes excluded files, and they must stay green.
+    files = {"gen/out.py": "x = 1\n", "README.md": "# x\n"}
+    project(KEYWORD, files=files, settings={"exclude": ["gen/**"]})
+    assert main(["check", "--no-cache", "gen/out.py"]) == 0
+    assert main(["check", "--no-cache", "gen"]) == 0
+    assert main(["check", "--no-cache", "gen", "README.md"]) == 0
+
+
 def test_known_codes_and_prefixes_of_undeclared_kinds_are_accepted(project):
     # AC3 (input-assert) is a real prefix though no contract of that kind is declared here.
     project(KEYWORD, settings={"ignore": ["AC3", "AC902"]})

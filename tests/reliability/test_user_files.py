@@ -122,3 +122,99 @@ def test_a_pyproject_nested_too_deeply_is_a_config_error_not_a_crash(project, ca
     err = capsys.readouterr().err
     assert "pyproject.toml: not readable TOML" in err and "nested too deep" in err
     assert "internal error" not in err
+
+
+# A FIFO named like a module (a test harness's pipe, a `mkfifo` left behind):
+# reading it waits for a writer that never comes, and the run hung -- in the
+# tree walk, and in a cross-file contract reading a neighbour it imports.
+_RUN = "import sys; from checkers.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _run_check(cwd, *args):
+    import subprocess
+    import sys
+
+    from ..conftest import REPO_ROOT
+
+    return subprocess.run(
+        [sys.executable, "-c", _RUN, "check", "--no-cache", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_fifo_in_the_tree_is_passed_over_and_never_waited_on(make_project):
+    project = make_project(
+        "no-input-asserts",
+        "leaf",
+        files={
+            "pkg/__init__.py": "",
+            "pkg/leaf/other.py": "",
+            "user.py": "from pkg.leaf import piped\n" + "\n".join(ASSERT_LINES),
+        },
+    ).root
+    os.mkfifo(project / "piped.py")
+    os.mkfifo(project / "pkg" / "leaf" / "__init__.py")  # read for what it binds
+    done = _run_check(project)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "internal error" not in done.stderr, done.stderr
+    assert "user.py:3:12: AC301" in done.stdout
+    assert "piped.py" not in done.stdout  # not source: git's listing leaves a FIFO out too
+
+
+def test_a_fifo_named_on_the_command_line_is_refused_by_name(project):
+    os.mkfifo(project / "piped.py")
+    done = _run_check(project, "piped.py")
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "piped.py: not a regular file or a directory" in done.stderr
+
+
+def _within_10_s(call):
+    """``call()``'s value, from a thread that must be done within 10 s (a FIFO read waits)."""
+    import threading
+
+    out = []
+    worker = threading.Thread(target=lambda: out.append(call()), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), f"{call} waited on a FIFO"
+    return out[0]
+
+
+def test_the_project_index_reads_no_fifo(tmp_path):
+    # Cross-file contracts read neighbours through it: what a module binds and
+    # imports, and whether any file spells a name.
+    from checkers.project import Project
+
+    os.mkfifo(tmp_path / "piped.py")
+    project = Project(tmp_path, (tmp_path,))
+    assert _within_10_s(lambda: project.read_source("piped.py")) is None
+    assert _within_10_s(lambda: project.module_imports("piped.py")) == ()
+    assert _within_10_s(lambda: project.mentions("anything")) is False
+
+
+def test_reading_a_fifo_is_an_oserror_not_a_wait(tmp_path):
+    import threading
+
+    from checkers.source import read_regular
+
+    os.mkfifo(tmp_path / "piped.py")
+    outcome = []
+
+    def read():
+        try:
+            read_regular(str(tmp_path / "piped.py"))
+        except OSError as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "read_regular waited on a FIFO"
+    (error,) = outcome
+    assert "not a regular file" in str(error)
+    (tmp_path / "plain.py").write_bytes(b"x = 1\r\n")
+    assert read_regular(str(tmp_path / "plain.py")) == b"x = 1\r\n"
