@@ -35,6 +35,9 @@ class CheckResult:
     # With diff=True: a unified diff per file that --fix would rewrite; nothing written.
     diffs: list[str] = field(default_factory=list)
     fixed_text: str | None = None  # with stdin: the text after fixes (the input when none)
+    # With diff_base: the revision, and how many Python files the diff touches. A
+    # clean result then speaks of what changed, not of the tree it did not read.
+    diff_scope: tuple[str, int] | None = None
 
 
 def load_config(
@@ -297,6 +300,7 @@ def check(
         warnings=warnings,
         fixes=fixes,
         diffs=diffs,
+        diff_scope=None if diff_base is None else (diff_base, len(files)),
     )
 
 

@@ -555,6 +555,17 @@ def _summary(result, *, show_fixes: bool = False) -> str:
     if fixed and show_fixes:
         fixed = fixed[:-2] + ":\n" + _fixes_by_file(result.fixes)
     n = len(result.findings)
+    if not n and result.diff_scope is not None:
+        # A diff run read only what changed: a bare "All contracts hold." read as
+        # a verdict on the tree, and a base equal to HEAD makes every run clean.
+        rev, changed = result.diff_scope
+        if not changed:
+            return fixed + f"No Python file changed since {rev}: nothing to check.\n"
+        s = "s" if changed != 1 else ""
+        return (
+            fixed
+            + f"All contracts hold on the lines of {changed} Python file{s} changed since {rev}.\n"
+        )
     if not n:
         return fixed + "All contracts hold.\n"
     fixable = sum(1 for f in result.findings if f.fix is not None and f.fix.applicability == "safe")

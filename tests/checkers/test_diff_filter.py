@@ -102,3 +102,31 @@ def test_parse_hunks_reads_counts_and_pure_deletions():
         "diff --git a/y.py b/y.py\ndeleted file mode 100644\n--- a/y.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
     )
     assert parse_hunks(diff) == {"x.py": [(1, 4), (20, 20)]}
+
+
+def test_the_result_names_the_revision_and_the_python_files_the_diff_touches(repo):
+    assert check(repo, diff_base="main").diff_scope == ("main", 0)
+    (repo / "notes.md").write_text("old_name\n")  # untracked, not Python: not a file checked
+    (repo / "c.py").write_text("x = 1\n")  # untracked Python counts whole
+    (repo / "b.py").write_text("old_name  # edited\n")
+    assert check(repo, diff_base="main").diff_scope == ("main", 2)
+    assert check(repo).diff_scope is None
+
+
+@pytest.mark.parametrize(
+    ("scope", "said"),
+    [
+        (None, "All contracts hold.\n"),
+        (("main", 0), "No Python file changed since main: nothing to check.\n"),
+        (("main", 1), "All contracts hold on the lines of 1 Python file changed since main.\n"),
+        (
+            ("HEAD~2", 3),
+            "All contracts hold on the lines of 3 Python files changed since HEAD~2.\n",
+        ),
+    ],
+)
+def test_a_clean_diff_run_says_what_it_read_not_that_the_tree_holds(tmp_path, scope, said):
+    # A base equal to HEAD makes every run clean: "All contracts hold." read as the tree's verdict.
+    from checkers.cli import _summary
+
+    assert _summary(api.CheckResult(root=tmp_path, diff_scope=scope)) == said
