@@ -505,7 +505,7 @@ def check_source(source, config: Config, *, linter=None) -> list[Finding]:
     if exclude is not None and exclude.match_file(rel):
         return []
     if linter is None:
-        linter = Linter(config, Selection(config.select, config.ignore))
+        linter = Linter(config, selection_for(config))
     contracts, pfi = linter.applying(rel)
     # A long-lived linter's project index must see this text as that file
     # from now on, for the cross-file questions other files ask about it.

@@ -46,11 +46,12 @@ def _config_for(directory: str) -> Any:
         return _CONFIGS[directory]
     except KeyError:
         pass
-    from checkers.api import load_config
+    from checkers.api import load_config, selection_for
     from contracts.fields import ConfigError
 
     try:
         config: Any = load_config(Path(directory))
+        selection_for(config)  # a selection that turns every rule off is refused here too
     except ConfigError as exc:
         config = _ConfigFailure(str(exc))
     _CONFIGS[directory] = config

@@ -99,6 +99,18 @@ def test_broken_declaration_is_one_finding_not_a_crash(project: Path) -> None:
     assert "no-such-kind" in lines[0]
 
 
+def test_a_selection_that_turns_every_rule_off_is_one_finding(project: Path) -> None:
+    # flake8 printed nothing: its own --select AC was on, the declaration's `select = []` off.
+    (project / "pyproject.toml").write_text(
+        pyproject("blocks-keyword-only", src=None, settings={"select": []})
+    )
+    run = _flake8(project, "--select", "AC", "pkg/builder.py")
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pkg/builder.py:1:1: AC000 "), run.stdout
+    assert "turns on no rule" in lines[0]
+
+
 def test_import_is_cheap() -> None:
     # flake8 imports every plugin on every run, AC selected or not.
     probe = textwrap.dedent(
