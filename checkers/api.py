@@ -8,6 +8,7 @@ check them (cached, in parallel when there are many), fix, filter to a diff
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,8 +148,16 @@ def check(
     config_file: str | Path | None = None,
     progress: bool | None = None,
     stdin: str | None = None,
+    _governed: bool = False,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
+
+    Each file is checked against the declaration nearest above it, as ruff
+    reads its configuration: paths under two declarations (pre-commit at the
+    top of a repository holding several projects) are checked as two runs,
+    and a project declared inside a tree being checked is checked under its
+    own contracts, not the outer ones. ``config`` or ``config_file`` (the
+    CLI's ``--config``) chooses one declaration for every file instead.
 
     ``write_cache`` False (with ``use_cache``) reads ``.atom-contracts-cache/``
     -- findings, import summaries, the stored listing -- and writes nothing
@@ -170,6 +179,16 @@ def check(
 
     base = Path(cwd) if cwd is not None else Path.cwd()
     targets = [Path(p) if os.path.isabs(p) else base / p for p in paths]
+    options = dict(
+        cwd=base, select=select, ignore=ignore, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff,
+        diff_base=diff_base, use_cache=use_cache, write_cache=write_cache, jobs=jobs,
+        progress=progress,
+    )  # fmt: skip
+    governed = _governed or (config is None and config_file is None and stdin is None)
+    if config is None and config_file is None and stdin is None and len(targets) > 1:
+        groups = _by_declaration(targets, use_cache=use_cache, write_cache=write_cache)
+        if len(groups) > 1:
+            return _merged([_check_group(group, options) for group in groups.values()])
     if config is None:
         if config_file is not None and not os.path.isabs(config_file):
             config_file = base / config_file
@@ -202,6 +221,17 @@ def check(
     deleted = _deleted_modules(targets, config)
     present = [t for t in targets if t not in deleted]
     files = discover(present, config) if present or not targets else []
+    nested = _nested_declarations(files, config) if governed and files else {}
+    theirs: dict[str, list[str]] = {}  # a nested declaration's folder -> its files, checked below
+    if nested:
+        ours = []
+        for rel, abspath in files:
+            owner = _owner(rel, nested)
+            if owner is None:
+                ours.append((rel, abspath))
+            else:
+                theirs.setdefault(owner, []).append(abspath)
+        files = ours
     # A contract covering no file of the project checks nothing: judged on the
     # project's listing, the whole-tree run's, never on the files named. A run
     # on some files reads the project's listing only when a question needs it,
@@ -292,7 +322,7 @@ def check(
 
         findings = [f for f in findings if in_diff(f, hunks)]
     findings.sort(key=Finding.sort_key)
-    return CheckResult(
+    result = CheckResult(
         root=config.root,
         findings=findings,
         files_checked=checked,
@@ -301,6 +331,11 @@ def check(
         fixes=fixes,
         diffs=diffs,
         diff_scope=None if diff_base is None else (diff_base, len(files)),
+    )
+    if not theirs:
+        return result
+    return _merged(
+        [result, *(check(group, **options, _governed=True) for group in theirs.values())]
     )
 
 
@@ -363,6 +398,116 @@ def _deleted_modules(targets: list[Path], config: Config) -> dict[Path, str]:
         if proc.returncode == 0:
             known.update(n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
     return {t: rel for t, rel in missing.items() if rel in known}
+
+
+def _check_group(group: list[Path], options: dict) -> CheckResult:
+    """One declaration's share of a run over several: paths that no declaration governs
+    (a script beside the declared projects) are named on stderr as not checked -- the
+    others were, so the run is not one that checked nothing."""
+    from contracts.config import NoDeclaration
+
+    try:
+        return check(group, **options, _governed=True)
+    except NoDeclaration:
+        base = options["cwd"]
+        return CheckResult(
+            root=Path(base),
+            warnings=[
+                f"{os.path.relpath(path, base)}: not checked: no [{TABLE}] declaration "
+                "governs it (none above it, none in the working directory)"
+                for path in group
+            ],
+        )
+
+
+def _by_declaration(
+    targets: list[Path], *, use_cache: bool, write_cache: bool
+) -> dict[Path | None, list[Path]]:
+    """``targets`` grouped by the pyproject declaring the table nearest above each, in order.
+
+    ``None`` groups the targets no declaration governs (the working directory's
+    then does, as for a single target). One ``find_pyproject`` per directory.
+    """
+    from contracts.config import find_pyproject
+
+    by_directory: dict[str, Path | None] = {}
+    groups: dict[Path | None, list[Path]] = {}
+    for target in targets:
+        directory = str(target if os.path.isdir(target) else target.parent)
+        if directory not in by_directory:
+            found = find_pyproject(Path(directory), use_cache=use_cache, write_cache=write_cache)
+            by_directory[directory] = found[0] if found else None
+        groups.setdefault(by_directory[directory], []).append(target)
+    return groups
+
+
+def _nested_declarations(files: list[tuple[str, str]], config: Config) -> dict[str, Path]:
+    """``{folder: pyproject}`` of the declarations below ``config.root`` governing some of
+    ``files``, folders relative to the root as the files' paths are.
+
+    Each folder holding one of the files, and each folder above it up to the
+    root, is asked whether its ``pyproject.toml`` declares the table: a stat a
+    folder (a few hundred on vLLM's tree), a read only where one exists and
+    spells ``atom-contracts``.
+    """
+    from contracts.config import find_pyproject
+
+    folders: set[str] = set()
+    for rel, _ in files:
+        folder = posixpath.dirname(rel)
+        while folder and folder not in folders and not posixpath.isabs(folder):
+            folders.add(folder)
+            folder = posixpath.dirname(folder)
+    nested: dict[str, Path] = {}
+    for folder in folders:
+        where = config.root / folder
+        if (where / "pyproject.toml").is_file():
+            found = find_pyproject(where, use_cache=False)
+            if found is not None and found[0].parent == where.resolve():
+                nested[folder] = found[0]
+    return nested
+
+
+def _owner(rel: str, nested: dict[str, Path]) -> str | None:
+    """The folder of the nested declaration governing ``rel`` (the deepest), or None."""
+    folder = posixpath.dirname(rel)
+    while folder:
+        if folder in nested:
+            return folder
+        folder = posixpath.dirname(folder)
+    return None
+
+
+def _merged(results: list[CheckResult]) -> CheckResult:
+    """Runs under several declarations as one result, every path relative to their common root."""
+    import dataclasses
+
+    root = Path(os.path.commonpath([str(r.root) for r in results]))
+
+    def rebased(path: str, own: Path) -> str:
+        if os.path.isabs(path):
+            return path
+        return Path(os.path.relpath(own / path, root)).as_posix()
+
+    findings: list[Finding] = []
+    merged = CheckResult(root=root)
+    scopes = [r.diff_scope for r in results if r.diff_scope is not None]
+    for r in results:
+        findings += [dataclasses.replace(f, path=rebased(f.path, r.root)) for f in r.findings]
+        merged.files_checked += r.files_checked
+        merged.fixed += r.fixed
+        merged.warnings += r.warnings
+        merged.fixes.update({rebased(p, r.root): codes for p, codes in r.fixes.items()})
+        for text in r.diffs:
+            path = text.split("\n", 1)[0].removeprefix("--- ")
+            new = rebased(path, r.root)
+            merged.diffs.append(
+                text.replace(f"--- {path}\n+++ {path}\n", f"--- {new}\n+++ {new}\n", 1)
+            )
+    merged.findings = sorted(findings, key=Finding.sort_key)
+    if scopes:
+        merged.diff_scope = (scopes[0][0], sum(n for _, n in scopes))
+    return merged
 
 
 def _lists_whole_project(targets: list[Path], config: Config) -> bool:

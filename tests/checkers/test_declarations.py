@@ -1,0 +1,93 @@
+"""Each file is checked against the declaration nearest above it, as ruff reads its configuration.
+
+Before: the first path's declaration governed every path of the run, so
+``check a/x.py b/y.py`` passed where ``check b/y.py a/x.py`` failed (pre-commit
+at the top of a repository holding two projects), and a project declared
+inside a tree was checked under the outer contracts, never its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers import api
+from checkers.cli import main
+
+from ..scaffold import pyproject, write_tree
+
+ASSERTS = {"id": "asserts", "kind": "input-assert"}
+RETIRED = {"id": "retired", "kind": "retired-name", "names": ["Old"]}
+BOTH = "def f(x):\n    assert x\n    return Old\n"  # AC301 under one, AC401 under the other
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A repository with no declaration at its top and two projects, each declaring its own."""
+    write_tree(
+        tmp_path,
+        {
+            "one/pyproject.toml": pyproject(ASSERTS),
+            "one/m.py": BOTH,
+            "two/pyproject.toml": pyproject(RETIRED),
+            "two/m.py": BOTH,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _found(result):
+    return sorted((f.path, f.code) for f in result.findings)
+
+
+@pytest.mark.parametrize("order", [["one/m.py", "two/m.py"], ["two/m.py", "one/m.py"]])
+def test_files_under_two_declarations_are_each_checked_under_their_own(repo, order):
+    result = api.check(order, use_cache=False, jobs=1)
+    assert _found(result) == [("one/m.py", "AC301"), ("two/m.py", "AC401")]
+    assert result.files_checked == 2
+
+
+def test_the_cli_prints_them_relative_to_where_it_runs(repo, capsys):
+    assert main(["check", "--no-cache", "two/m.py", "one/m.py"]) == 1
+    out = capsys.readouterr().out
+    assert "one/m.py:2:12: AC301" in out and "two/m.py:3:12: AC401" in out
+    assert "Found 2 findings." in out
+
+
+def test_a_project_declared_inside_the_tree_is_checked_under_its_own_contracts(repo):
+    (repo / "pyproject.toml").write_text(pyproject(RETIRED))
+    (repo / "top.py").write_text(BOTH)
+    result = api.check(use_cache=False, jobs=1)
+    # one/ declares input-assert only: the outer retired-name does not reach into it.
+    assert _found(result) == [("one/m.py", "AC301"), ("top.py", "AC401"), ("two/m.py", "AC401")]
+    assert result.root == repo.resolve()
+
+
+def test_config_names_one_declaration_for_every_file(repo, capsys):
+    assert main(["check", "--no-cache", "--config", "two/pyproject.toml", "one/m.py"]) == 1
+    out = capsys.readouterr().out
+    assert "AC401" in out and "AC301" not in out
+
+
+def test_fixes_and_diffs_under_two_declarations_name_each_file_from_the_common_root(repo):
+    (repo / "two" / "pyproject.toml").write_text(pyproject(ASSERTS, RETIRED))  # both fixable
+    both = ["one/m.py", "two/m.py"]
+    shown = api.check(both, use_cache=False, jobs=1, diff=True, unsafe_fixes=True)
+    headers = sorted(line for text in shown.diffs for line in text.splitlines()[:2])
+    assert headers == ["+++ one/m.py", "+++ two/m.py", "--- one/m.py", "--- two/m.py"]
+    fixed = api.check(both, use_cache=False, jobs=1, fix=True, unsafe_fixes=True)
+    assert fixed.fixed == 2 and sorted(fixed.fixes) == both
+    for path in both:
+        assert "assert x" not in (repo / path).read_text()
+
+
+def test_a_file_no_declaration_governs_is_named_and_the_others_checked(repo, capsys):
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "tool.py").write_text(BOTH)
+    for order in (["scripts/tool.py", "one/m.py"], ["one/m.py", "scripts/tool.py"]):
+        assert main(["check", "--no-cache", *order]) == 1
+        captured = capsys.readouterr()
+        assert "one/m.py:2:12: AC301" in captured.out and "scripts/tool.py:" not in captured.out
+        assert "scripts/tool.py: not checked: no [tool.atom-contracts] declaration" in captured.err
+    # Alone, it is a run that checks nothing: refused, as before.
+    assert main(["check", "--no-cache", "scripts/tool.py"]) == 2
