@@ -179,11 +179,19 @@ def check(
 
     base = Path(cwd) if cwd is not None else Path.cwd()
     targets = [Path(p) if os.path.isabs(p) else base / p for p in paths]
-    options = dict(
-        cwd=base, select=select, ignore=ignore, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff,
-        diff_base=diff_base, use_cache=use_cache, write_cache=write_cache, jobs=jobs,
-        progress=progress,
-    )  # fmt: skip
+    options = {
+        "cwd": base,
+        "select": select,
+        "ignore": ignore,
+        "fix": fix,
+        "unsafe_fixes": unsafe_fixes,
+        "diff": diff,
+        "diff_base": diff_base,
+        "use_cache": use_cache,
+        "write_cache": write_cache,
+        "jobs": jobs,
+        "progress": progress,
+    }
     governed = _governed or (config is None and config_file is None and stdin is None)
     if config is None and config_file is None and stdin is None and len(targets) > 1:
         groups = _by_declaration(targets, use_cache=use_cache, write_cache=write_cache)
