@@ -261,6 +261,8 @@ def check(
     coverage.require_coverage(
         config, coverage.Listed(lambda: [rel for rel, _ in project_listing()])
     )
+    if listing is not None:
+        coverage.require_reach(config, selection, [rel for rel, _ in listing])
     hunks = None
     if diff_base is not None:
         from .diff_filter import changed_lines

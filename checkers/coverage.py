@@ -129,4 +129,36 @@ def require_coverage(config: Config, index: Listed | Probed) -> None:
             )
 
 
-__all__ = ["Listed", "Probed", "require_coverage"]
+def require_reach(config: Config, selection, files: Sequence[str]) -> None:
+    """ConfigError naming the first contract that ``per-file-ignores`` turns off on every
+    file it covers: it checks nothing, as a glob matching no file does.
+
+    Asked of a whole-tree run's listing only (the exact one, CI's); a run on a
+    few files does not list the project for it. Stops at the first file the
+    contract still runs on, which is the first it covers unless the
+    declaration is wrong.
+    """
+    if not config.per_file_ignores:
+        return
+    from contracts.fields import ConfigError
+
+    for contract in config.contracts:
+        codes = type(contract).codes()
+        covered = 0
+        for path in files:
+            if not contract.applies_to(path):
+                continue
+            covered += 1
+            if any(selection.enabled(code, config.ignored_codes(path)) for code in codes):
+                break
+        else:
+            if covered:
+                s = "s" if covered != 1 else ""
+                raise ConfigError(
+                    f"contract `{contract.id}` ({contract.KIND}) covers no file: "
+                    f"`per-file-ignores` turns off {', '.join(codes)} on each of the "
+                    f"{covered} file{s} it covers (under {config.root})"
+                )
+
+
+__all__ = ["Listed", "Probed", "require_coverage", "require_reach"]

@@ -199,6 +199,27 @@ def test_paths_whose_files_are_all_excluded_still_pass(project, capsys):
     assert main(["check", "--no-cache", "gen", "README.md"]) == 0
 
 
+@pytest.mark.parametrize("ignored", [{"**": ["ALL"]}, {"*.py": ["AC1"]}, {"pkg/**": ["AC101"]}])
+def test_per_file_ignores_that_turn_a_contract_off_everywhere_are_refused(project, capsys, ignored):
+    # Each printed "All contracts hold." over a violating file: the contract ran on nothing.
+    project(
+        KEYWORD,
+        files={"pkg/bad.py": "def f(blocks):\n    pass\n"},
+        settings={"per-file-ignores": ignored},
+    )
+    assert main(["check", "--no-cache"]) == 2
+    err = _error(capsys)
+    assert f"`{KEYWORD}`" in err and "`per-file-ignores` turns off AC101 on each of the" in err, err
+
+
+def test_per_file_ignores_that_leave_a_contract_some_file_still_run(project, capsys):
+    project(KEYWORD, settings={"per-file-ignores": {"pkg/__init__.py": ["AC101"]}})
+    assert main(["check", "--no-cache"]) == 0
+    # and --select, more specific than the per-file prefix, turns the code back on
+    project(KEYWORD, settings={"per-file-ignores": {"**": ["AC1"]}})
+    assert main(["check", "--no-cache", "--select", "AC101"]) == 0
+
+
 def test_known_codes_and_prefixes_of_undeclared_kinds_are_accepted(project):
     # AC3 (input-assert) is a real prefix though no contract of that kind is declared here.
     project(KEYWORD, settings={"ignore": ["AC3", "AC902"]})
