@@ -51,7 +51,10 @@ def test_an_unused_code_is_ac902_but_a_plain_noqa_and_other_tools_codes_are_not(
 def test_a_code_that_did_not_run_is_not_reported_unused(tmp_path):
     write_tree(tmp_path, {"a.py": "a = 1  # noqa: AC991 -- only when AC991 runs\n"})
     assert codes(run(tmp_path, select="AC901")) == []
+    # (b.py keeps the contract some file: one it runs on nowhere is refused, test_never_green)
+    write_tree(tmp_path, {"b.py": "b = 1\n"})
     assert codes(run(tmp_path, table={"per-file-ignores": {"a.py": ["AC991"]}})) == []
+    (tmp_path / "b.py").unlink()
     # A contract that does not apply to the file makes the suppression unused.
     write_tree(tmp_path, {"src/b.py": ""})
     assert codes(run(tmp_path, ({**RENAME, "paths": ["src/**"]},))) == [("a.py", "AC902", 1, 8)]
