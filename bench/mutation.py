@@ -29,6 +29,13 @@ argued one by one in docs/testing.md; they are reported apart and left out of th
         --jobs 2 > /tmp/mutation-retired.log &        # one rule, its own tests, two at once
     python bench/mutation.py --target checkers/rules --recheck /tmp/mutation-*.log
                                                       # after adding tests: the rest only
+    nice -n 19 python bench/mutation.py --target checkers/core --since main --jobs 1
+                                                      # only the lines changed since main
+
+``--since REV`` mutates only the lines ``git diff REV -U0`` shows added or changed in the
+working tree (and every line of a Python file git does not track yet): a change is proved by
+mutation without re-scoring its whole package. A mutant is taken when any line of the span it
+replaces is such a line, so the deletion of a call whose argument changed is among them.
 
 Each rule module of checkers/rules runs its own tests and its own VALID/INVALID examples
 (``TARGETS``); ``--jobs N`` runs N mutants at once, each in its own scratch copy. The children
@@ -135,6 +142,60 @@ TARGETS: dict[str, dict[str, list[str]]] = {
         },
     },
     "checkers/analysis": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
+    # The checker's own modules (TARGET_FILES), each with the tests that hold it -- the
+    # pointed files first, seconds each. The default, every checkers test, is for a module no
+    # entry names: minutes a mutant, so a whole-package run of this target is hours; prove a
+    # change with --since instead.
+    "checkers/core": {
+        "*": ["tests/checkers", "tests/reliability/test_user_files.py"],
+        "checkers/api.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_declarations.py",
+            "tests/checkers/test_diff_filter.py",
+            "tests/checkers/test_cli.py",
+            "tests/reliability/test_user_files.py",
+        ],
+        "checkers/cli.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_diff_filter.py",
+            "tests/checkers/test_cli.py",
+            "tests/reliability/test_interrupt.py",
+        ],
+        "checkers/coverage.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_one_file_fast_path.py",
+        ],
+        "checkers/discovery.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/reliability/test_user_files.py",
+            "tests/checkers/test_cli.py",
+        ],
+        "checkers/flake8_plugin.py": ["tests/checkers/test_flake8_plugin.py"],
+        "checkers/interrupt.py": ["tests/reliability/test_interrupt.py"],
+        "checkers/project.py": [
+            "tests/reliability/test_user_files.py",
+            "tests/checkers/test_project.py",
+        ],
+        "checkers/source.py": ["tests/reliability/test_user_files.py"],
+        "checkers/suppression.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_suppression.py",
+        ],
+        "contracts/fields.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_config.py",
+        ],
+        "hooks/lsp/folders.py": ["tests/hooks/lsp/test_server.py", "-k", "broken_config"],
+    },
+}
+
+#: Targets that are not one package's whole tree (``TARGETS`` names the rest: every ``.py``
+#: under the folder, subpackages included). Globs relative to the repository, each matched
+#: within its folder only. ``checkers/core`` is the checker's own top-level modules --
+#: checkers/analysis and checkers/rules are targets of their own -- and the two helpers of
+#: other packages they lean on: the did-you-mean hint and the language server's error line.
+TARGET_FILES: dict[str, list[str]] = {
+    "checkers/core": ["checkers/*.py", "contracts/fields.py", "hooks/lsp/folders.py"],
 }
 
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
@@ -292,6 +353,8 @@ class Mutant:
     after: str
     #: The enclosing class and function (``Cls.method``; ``<module>`` at top level).
     scope: str = "<module>"
+    #: The last line of the replaced span (``line`` is its first); set by enumerate_mutants.
+    end_line: int = 0
 
     @property
     def key(self) -> str:
@@ -512,12 +575,76 @@ def enumerate_mutants(path: Path, repo: Path = REPO) -> list[Mutant]:
         k = (m.path, m.scope, m.operator, " ".join(m.before.split()), " ".join(m.after.split()))
         n = seen.get(k, 0)
         seen[k] = n + 1
-        numbered.append(_with_ordinal(m, n))
+        numbered.append(_with_ordinal(m, n, source.count("\n", 0, m.stop) + 1))
     return numbered
 
 
-def _with_ordinal(m: Mutant, n: int) -> Mutant:
-    return dataclasses.replace(m, _ordinal=n)
+def _with_ordinal(m: Mutant, n: int, end_line: int) -> Mutant:
+    return dataclasses.replace(m, _ordinal=n, end_line=end_line)
+
+
+def target_files(target: str, repo: Path = REPO) -> list[Path]:
+    """The modules a target mutates: its ``TARGET_FILES`` globs (non-recursive), else every
+    ``.py`` under the package, subpackages included."""
+    if target in TARGET_FILES:
+        return sorted({f for glob in TARGET_FILES[target] for f in repo.glob(glob) if f.is_file()})
+    return sorted((repo / target).rglob("*.py"))
+
+
+def changed_lines(rev: str, repo: Path = REPO) -> dict[str, set[int]]:
+    """``{repository-relative path: line numbers}`` of the Python lines the working tree adds
+    or changes against ``rev`` (the new side of ``git diff rev -U0``), and every line of a
+    Python file git does not track. A hunk that only deletes adds no line: nothing of it is
+    left to mutate. ValueError naming ``rev`` when git cannot diff against it."""
+    import subprocess
+
+    # The hunk parser of --diff-base (quoted paths, pure deletions), at zero lines of context,
+    # from this checkout (`python bench/mutation.py` puts bench/, not the root, on sys.path).
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from checkers.diff_filter import parse_hunks
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "-c", "core.quotePath=false", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode:
+            raise ValueError(f"git cannot diff against {rev!r}: {done.stderr.strip()}")
+        return done.stdout
+
+    diff = git("diff", "--no-color", "--no-ext-diff", "-M", "-U0", rev, "--", "*.py")
+    lines = {
+        path: {n for a, b in ranges for n in range(a, b + 1)}
+        for path, ranges in parse_hunks(diff).items()
+    }
+    untracked = git("ls-files", "-z", "--others", "--exclude-standard", "--", "*.py")
+    for name in filter(None, untracked.split("\0")):
+        n = len((repo / name).read_text(encoding="utf-8").splitlines())
+        lines[name] = set(range(1, n + 1))
+    return {path: found for path, found in lines.items() if found}
+
+
+def select_mutants(
+    target: str,
+    *,
+    only: str | None = None,
+    since: dict[str, set[int]] | None = None,
+    repo: Path = REPO,
+) -> list[Mutant]:
+    """The target's mutants, narrowed to files whose path contains ``only`` and, with
+    ``since`` (``changed_lines``), to those whose span touches a changed line."""
+    out = []
+    for f in target_files(target, repo):
+        rel = f.relative_to(repo).as_posix()
+        if (only and only not in rel) or (since is not None and rel not in since):
+            continue
+        for m in enumerate_mutants(f, repo):
+            if since is None or since[rel].intersection(range(m.line, m.end_line + 1)):
+                out.append(m)
+    return out
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -578,8 +705,9 @@ def _tests_for(target: str, rel: str) -> list[str]:
     if _OVERRIDE:
         return list(_OVERRIDE)
     table = TARGETS[target]
-    name = Path(rel).name
-    tests = table.get(name, table["*"])
+    # A repository-relative path first (a target listing files of several folders), then the
+    # bare name (the rule modules), then the target's default.
+    tests = table.get(rel, table.get(Path(rel).name, table["*"]))
     # A test path that does not exist (yet) is dropped; pytest options ("-k", its expression)
     # pass through.
     return [t for t in tests if not t.startswith("tests/") or (REPO / t.split("::")[0]).exists()]
@@ -630,11 +758,9 @@ def run_target(
     recheck: Counter | None = None,
     score_only: bool = False,
     skip_equivalent: bool = False,
+    since: dict[str, set[int]] | None = None,
 ) -> dict:
-    files = sorted((REPO / target).rglob("*.py"))
-    mutants = [m for f in files for m in enumerate_mutants(f)]
-    if only:
-        mutants = [m for m in mutants if only in m.path]
+    mutants = select_mutants(target, only=only, since=since)
     results = {"target": target, "killed": [], "survived": [], "equivalent": [], "timeout": []}
     if recheck is not None:
         # An earlier full run killed every mutant but these; tests only grew since, so only
@@ -666,6 +792,11 @@ def run_target(
         return results
     if not mutants:
         return results
+    # Every file about to be mutated, in every scratch copy, with its own subset: proof that
+    # the children import the copy, and that the subset imports that module at all.
+    for path in dict.fromkeys(m.path for m in mutants):
+        for scratch in scratches:
+            _planted_kill(target, scratch, path)
     baseline: dict[str, float] = {}
     for tests in {tuple(_tests_for(target, m.path)) for m in mutants}:
         code, secs = _run_tests(scratches[0], list(tests), None)
@@ -718,23 +849,20 @@ def run_target(
     return results
 
 
-def _planted_kill(target: str, scratch: Path) -> None:
-    """Refuse to score a target whose children do not see the scratch copy: plant a module that
-    raises on import into the first file and require the tests to fail."""
-    files = sorted((scratch / target).rglob("*.py"))
-    first = next(f for f in files if f.name != "__init__.py") if len(files) > 1 else files[0]
-    original = first.read_text(encoding="utf-8")
-    first.write_text('raise RuntimeError("planted by bench/mutation.py")\n' + original)
+def _planted_kill(target: str, scratch: Path, rel: str) -> None:
+    """Refuse to score a file whose tests do not see the scratch copy: plant a line that raises
+    on import into it and require its subset to fail."""
+    planted = scratch / rel
+    original = planted.read_text(encoding="utf-8")
+    planted.write_text('raise RuntimeError("planted by bench/mutation.py")\n' + original)
     try:
-        code, _ = _run_tests(
-            scratch, _tests_for(target, first.relative_to(scratch).as_posix()), None
-        )
+        code, _ = _run_tests(scratch, _tests_for(target, rel), None)
     finally:
-        first.write_text(original, encoding="utf-8")
+        planted.write_text(original, encoding="utf-8")
     if code == 0:
         raise SystemExit(
-            f"a planted import error in {first} went unnoticed: the tests do not import the "
-            "scratch copy, so no score would mean anything"
+            f"a planted import error in {planted} went unnoticed: its tests do not import the "
+            "scratch copy of it, so no score of it would mean anything"
         )
 
 
@@ -786,22 +914,32 @@ def main(argv: list[str] | None = None) -> int:
         help="run these tests for every mutant instead of the target's subset (with --recheck: "
         "the tests added since the earlier run, which the rest already failed to kill with)",
     )
+    parser.add_argument(
+        "--since",
+        metavar="REV",
+        help="mutate only the lines `git diff REV -U0` shows added or changed in the working "
+        "tree (and untracked Python files): a change proved without re-scoring its package",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.score and not args.recheck:
         parser.error("--score needs --recheck LOG: the logs are what it scores")
     _OVERRIDE[:] = args.tests
-    targets = args.target or [t for t in TARGETS if (REPO / t).is_dir()]
+    targets = args.target or [t for t in TARGETS if target_files(t)]
     for t in targets:
-        if not (REPO / t).is_dir():
-            parser.error(f"target {t!r} does not exist in {REPO}")
+        if not target_files(t):
+            parser.error(f"target {t!r} has no module in {REPO}")
+    since = None
+    if args.since is not None:
+        try:
+            since = changed_lines(args.since)
+        except ValueError as e:
+            parser.error(f"--since: {e}")
     if args.list:
         for t in targets:
-            for f in sorted((REPO / t).rglob("*.py")):
-                for m in enumerate_mutants(f):
-                    if not args.only or args.only in m.path:
-                        print(m.describe())
+            for m in select_mutants(t, only=args.only, since=since):
+                print(m.describe())
         return 0
     if not args.score:
         _preimport()
@@ -813,8 +951,6 @@ def main(argv: list[str] | None = None) -> int:
             _copy_repo(scratch)
         for t in targets:
             print(f"{t}:", flush=True)
-            for scratch in [] if args.score else scratches:
-                _planted_kill(t, scratch)
             r = run_target(
                 t,
                 scratches=scratches,
@@ -828,6 +964,7 @@ def main(argv: list[str] | None = None) -> int:
                 else None,
                 score_only=args.score,
                 skip_equivalent=args.skip_equivalent,
+                since=since,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}
