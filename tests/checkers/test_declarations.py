@@ -13,7 +13,7 @@ import pytest
 from checkers import api
 from checkers.cli import main
 
-from ..scaffold import pyproject, write_tree
+from ..scaffold import git, pyproject, write_tree
 
 ASSERTS = {"id": "asserts", "kind": "input-assert"}
 RETIRED = {"id": "retired", "kind": "retired-name", "names": ["Old"]}
@@ -91,3 +91,67 @@ def test_a_file_no_declaration_governs_is_named_and_the_others_checked(repo, cap
         assert "scripts/tool.py: not checked: no [tool.atom-contracts] declaration" in captured.err
     # Alone, it is a run that checks nothing: refused, as before.
     assert main(["check", "--no-cache", "scripts/tool.py"]) == 2
+
+
+def test_config_governs_a_nested_declaration_s_files_too(repo, capsys):
+    # --config chooses one declaration for every file: one/'s own does not split it off.
+    (repo / "pyproject.toml").write_text(pyproject(RETIRED))
+    assert main(["check", "--no-cache", "--config", "pyproject.toml"]) == 1
+    out = capsys.readouterr().out
+    assert "one/m.py:3:12: AC401" in out and "AC301" not in out, out
+
+
+def test_config_governs_files_named_under_two_declarations(repo, capsys):
+    args = ["--config", "two/pyproject.toml", "one/m.py", "two/m.py"]
+    assert main(["check", "--no-cache", *args]) == 1
+    out = capsys.readouterr().out
+    assert "one/m.py:3:12: AC401" in out and "two/m.py:3:12: AC401" in out, out
+    assert "AC301" not in out, out
+
+
+def test_folders_named_are_each_checked_under_the_declaration_they_hold(repo):
+    result = api.check(["one", "two"], use_cache=False, jobs=1)
+    assert _found(result) == [("one/m.py", "AC301"), ("two/m.py", "AC401")]
+
+
+def test_a_pyproject_without_the_table_declares_nothing_nested(repo):
+    (repo / "pyproject.toml").write_text(pyproject(RETIRED))
+    write_tree(repo, {"three/pyproject.toml": '[project]\nname = "three"\n', "three/m.py": BOTH})
+    result = api.check(use_cache=False, jobs=1)
+    assert ("three/m.py", "AC401") in _found(result)
+
+
+def test_a_run_without_the_cache_writes_nothing_in_a_nested_project_s_cache(repo):
+    # one/ has been checked on its own before (its cache folder exists); --no-cache from the
+    # top must leave it as it was.
+    (repo / "pyproject.toml").write_text(pyproject(RETIRED))
+    (repo / "one" / ".atom-contracts-cache").mkdir()
+    api.check(use_cache=False, jobs=1)
+    assert list((repo / "one" / ".atom-contracts-cache").iterdir()) == []
+    assert not (repo / ".atom-contracts-cache").exists()
+
+
+def test_a_file_outside_every_root_keeps_its_absolute_path_among_two_declarations(
+    repo, tmp_path_factory
+):
+    # Under no declaration, the working directory's governs it; it lies outside that root.
+    (repo / "pyproject.toml").write_text(pyproject(RETIRED))
+    outside = tmp_path_factory.mktemp("elsewhere") / "x.py"
+    outside.write_text(BOTH)
+    result = api.check(["one/m.py", str(outside)], use_cache=False, jobs=1)
+    assert _found(result) == sorted([("one/m.py", "AC301"), (str(outside), "AC401")])
+
+
+def test_a_diff_run_over_two_declarations_names_every_file_it_read(repo):
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "tool.py").write_text(BOTH)
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    for rel in ("one/m.py", "two/m.py"):
+        (repo / rel).write_text(BOTH + "x = 1\n")
+    # scripts/tool.py is under no declaration: named as not checked, no scope of its own.
+    one = api.check(["one/m.py", "scripts/tool.py"], use_cache=False, jobs=1, diff_base="HEAD")
+    assert one.diff_scope == ("HEAD", 1)
+    both = ["one/m.py", "two/m.py", "scripts/tool.py"]
+    assert api.check(both, use_cache=False, jobs=1, diff_base="HEAD").diff_scope == ("HEAD", 2)

@@ -8,6 +8,7 @@ format and honour its own ``# noqa``.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -19,17 +20,23 @@ from ..scaffold import BUILDER_VIOLATING, pyproject
 
 pytestmark = pytest.mark.slow
 
+REPO = Path(__file__).resolve().parents[2]
+
 PYPROJECT = pyproject("blocks-keyword-only", src=None)
 
 VIOLATING = BUILDER_VIOLATING
 
 
 def _flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # flake8 finds the plugin by the installed entry point, but imports it from this checkout:
+    # the install is editable at another one, and a worktree's or a mutation copy's code is
+    # what is under test.
     return subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=120,
     )
 

@@ -125,6 +125,16 @@ def test_a_near_miss_is_named_with_what_was_meant(project, capsys, declared, set
     assert _error(capsys).endswith(f"; did you mean `{meant}`?")
 
 
+def test_explain_names_the_code_meant_on_a_partial_install(project, capsys, monkeypatch):
+    # A registered kind whose module is not installed: explain skips it, as `rules` does not.
+    from checkers import rules
+
+    monkeypatch.setitem(rules.KIND_PATHS, "not-installed", "not_installed:NotInstalled")
+    project(KEYWORD)
+    assert main(["explain", "AC310"]) == 2
+    assert _error(capsys).endswith("; did you mean `AC301`?")
+
+
 @pytest.mark.parametrize(
     "args", [["check", "--select", "AC999"], ["explain", "zzz"], ["hook", "lsp-server"]]
 )
@@ -209,7 +219,20 @@ def test_per_file_ignores_that_turn_a_contract_off_everywhere_are_refused(projec
     )
     assert main(["check", "--no-cache"]) == 2
     err = _error(capsys)
-    assert f"`{KEYWORD}`" in err and "`per-file-ignores` turns off AC101 on each of the" in err, err
+    # pkg/__init__.py, pkg/good.py and pkg/bad.py: the contract's paths default to every file.
+    assert f"`{KEYWORD}`" in err, err
+    assert "`per-file-ignores` turns off AC101 on each of the 3 files it covers" in err, err
+
+
+def test_per_file_ignores_that_leave_a_one_file_contract_no_file_name_that_file_s_count(
+    project, capsys
+):
+    project(
+        contract(KEYWORD, paths=["pkg/good.py"]),
+        settings={"per-file-ignores": {"pkg/good.py": ["AC101"]}},
+    )
+    assert main(["check", "--no-cache"]) == 2
+    assert "turns off AC101 on each of the 1 file it covers (under " in _error(capsys)
 
 
 def test_per_file_ignores_that_leave_a_contract_some_file_still_run(project, capsys):

@@ -764,3 +764,45 @@ def test_a_later_run_in_the_same_process_does_not_inherit_an_ended_run_s_ctrl_c(
         patched.setattr(cli, "_main", interrupted)
         assert cli.main(["explain", "AC301"]) == 130
     assert cli.main(["explain", "AC301"]) == 0
+
+
+# A KeyboardInterrupt that no Ctrl-C raised -- code raising it in a weakref callback -- is
+# Python's to report as "Exception ignored", as it would be without checkers.interrupt: only a
+# SIGINT's interrupt is kept to end the run.
+_RAISED_IN_A_CALLBACK = """
+import weakref
+from checkers import interrupt
+
+interrupt.install()
+
+class Dying:
+    pass
+
+def raising(_):
+    raise KeyboardInterrupt
+
+dying = Dying()
+ref = weakref.ref(dying, raising)
+del dying
+interrupt.check()
+print("went on")
+"""
+
+
+def test_a_keyboardinterrupt_no_ctrl_c_raised_is_reported_not_kept(tmp_path):
+    done = _python(tmp_path, _RAISED_IN_A_CALLBACK, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "went on\n"), done.stderr
+    assert "Exception ignored" in done.stderr and "KeyboardInterrupt" in done.stderr
+
+
+def test_a_dropped_ctrl_c_is_raised_once(monkeypatch):
+    from types import SimpleNamespace
+
+    from checkers import interrupt
+
+    monkeypatch.setattr(interrupt, "_noted", True)
+    monkeypatch.setattr(interrupt, "_dropped", False)
+    interrupt._unraisable(SimpleNamespace(exc_type=KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.check()
+    interrupt.check()  # answered: the next file goes on

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from checkers import api
 from checkers.cli import main
 
@@ -95,6 +97,11 @@ def test_symlink_loops_are_neither_followed_forever_nor_fatal(project, capsys):
     assert "internal error" not in captured.err
     assert "pkg/m.py:2:12: AC301" in captured.out
     assert captured.out.count("pkg/m.py:2:12: AC301") == 1
+    # A loop is listed, as git lists it, and reported when read: never passed over in silence.
+    for name in ("a.py", "b.py"):
+        assert f"{name}:1:1: AC001 cannot be read: Too many levels of symbolic links" in (
+            captured.out
+        )
 
 
 def test_a_read_only_file_is_reported_but_never_rewritten(project, capsys):
@@ -194,6 +201,10 @@ def test_the_project_index_reads_no_fifo(tmp_path):
     assert _within_10_s(lambda: project.read_source("piped.py")) is None
     assert _within_10_s(lambda: project.module_imports("piped.py")) == ()
     assert _within_10_s(lambda: project.mentions("anything")) is False
+    # ... and still reads the regular files beside it.
+    (tmp_path / "user.py").write_text("import triton\n")
+    assert Project(tmp_path, (tmp_path,)).mentions("triton") is True
+    assert Project(tmp_path, (tmp_path,)).mentions("anything") is False
 
 
 def test_reading_a_fifo_is_an_oserror_not_a_wait(tmp_path):
@@ -218,3 +229,18 @@ def test_reading_a_fifo_is_an_oserror_not_a_wait(tmp_path):
     assert "not a regular file" in str(error)
     (tmp_path / "plain.py").write_bytes(b"x = 1\r\n")
     assert read_regular(str(tmp_path / "plain.py")) == b"x = 1\r\n"
+
+
+def test_reading_leaves_no_file_descriptor_open(tmp_path):
+    # A tree of tens of thousands of files is read through it: one left open per file runs
+    # the process out of descriptors (EMFILE) part-way.
+    from checkers.source import read_regular
+
+    (tmp_path / "plain.py").write_bytes(b"x = 1\n")
+    os.mkfifo(tmp_path / "piped.py")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        assert read_regular(str(tmp_path / "plain.py")) == b"x = 1\n"
+        with pytest.raises(OSError, match="not a regular file"):
+            read_regular(str(tmp_path / "piped.py"))
+    assert len(os.listdir("/proc/self/fd")) == before
