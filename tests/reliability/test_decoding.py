@@ -199,15 +199,16 @@ def _stdin(cwd, data: bytes, *flags: str):
 
     from ..conftest import REPO_ROOT
 
+    cli = "import sys; from checkers.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["check", "--no-cache", "-", "--stdin-filename", "m.py", *flags]
     return subprocess.run(
-        [sys.executable, "-c", "import sys; from checkers.cli import main; sys.exit(main(sys.argv[1:]))",
-         "check", "--no-cache", "-", "--stdin-filename", "m.py", *flags],
+        [sys.executable, "-c", cli, *args],
         cwd=cwd,
         input=data,
         capture_output=True,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONIOENCODING": "utf-8"},
         timeout=60,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
