@@ -36,6 +36,10 @@ class CheckResult:
     # With diff=True: a unified diff per file that --fix would rewrite; nothing written.
     diffs: list[str] = field(default_factory=list)
     fixed_text: str | None = None  # with stdin: the text after fixes (the input when none)
+    # With stdin as bytes: the input decoded (None when it cannot be), and the fixed text in
+    # the input's own codec, BOM and all (the input itself when nothing was fixed).
+    stdin_text: str | None = None
+    fixed_bytes: bytes | None = None
     # With diff_base: the revision, and how many Python files the diff touches. A
     # clean result then speaks of what changed, not of the tree it did not read.
     diff_scope: tuple[str, int] | None = None
@@ -147,7 +151,7 @@ def check(
     config: Config | None = None,
     config_file: str | Path | None = None,
     progress: bool | None = None,
-    stdin: str | None = None,
+    stdin: str | bytes | None = None,
     _governed: bool = False,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
@@ -166,7 +170,9 @@ def check(
 
     ``stdin``: the text of the one file ``paths`` names (``--stdin-filename``),
     checked in memory as if it were that file; with ``fix`` the fixed text is
-    ``CheckResult.fixed_text`` and nothing is written.
+    ``CheckResult.fixed_text`` and nothing is written. Given as bytes it is
+    decoded as the file would be (BOM, cookie; refused bytes are its AC001),
+    and ``fixed_bytes`` holds the result in the input's own encoding.
 
     Raises ``ConfigError`` (bad declaration or selection, no declaration, a
     contract covering no file), ``PathError`` (a path that does not exist) and
@@ -349,7 +355,9 @@ def check(
     )
 
 
-def _check_stdin(linter, targets: list[Path], text: str, *, fix: bool, unsafe: bool) -> CheckResult:
+def _check_stdin(
+    linter, targets: list[Path], stdin: str | bytes, *, fix: bool, unsafe: bool
+) -> CheckResult:
     from . import coverage
     from .discovery import relative
 
@@ -359,16 +367,40 @@ def _check_stdin(linter, targets: list[Path], text: str, *, fix: bool, unsafe: b
     rel = relative(targets[0], config.root)
     coverage.require_coverage(config, coverage.Probed(config, [rel]))
     exclude = config.exclude_spec()
-    result = CheckResult(root=config.root, files_checked=1, fixed_text=text)
+    raw = stdin if isinstance(stdin, bytes) else None
+    result = CheckResult(root=config.root, files_checked=1, fixed_bytes=raw)
+    if raw is None:
+        text = stdin
+    else:
+        from .linter import uncheckable
+        from .source import DecodeError, decode_source
+
+        try:
+            text = decode_source(raw)
+        except DecodeError as exc:
+            if exclude is None or not exclude.match_file(rel):
+                found = [uncheckable(rel, f"cannot be decoded: {exc}")]
+                result.findings = linter.finalize(rel, found, (), config.ignored_codes(rel))
+            return result  # nothing to fix in what cannot be read: the input goes back as it came
+    result.fixed_text = result.stdin_text = text
     if exclude is not None and exclude.match_file(rel):
         return result
     if fix:
         from .fixer import fix_text
 
         record: list[Finding] = []
-        result.fixed_text, result.fixed = fix_text(
+        fixed_text, fixed = fix_text(
             text, lambda t: linter.check_text(rel, t), unsafe=unsafe, record=record
         )
+        if fixed and raw is not None:
+            from .fixer import WriteRefused, encode_like
+
+            try:
+                result.fixed_bytes = encode_like(raw, fixed_text)
+            except WriteRefused as exc:  # a fix the input's codec cannot spell: none applied
+                result.warnings.append(f"{rel}: not fixed: {exc}")
+                fixed_text, fixed, record = text, 0, []
+        result.fixed_text, result.fixed = fixed_text, fixed
         if record:
             result.fixes[rel] = [f.code for f in record]
     result.findings = sorted(linter.check_text(rel, result.fixed_text), key=Finding.sort_key)

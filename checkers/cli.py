@@ -441,7 +441,8 @@ def _check(ns) -> int:
                 file=sys.stderr,
             )
             return 2
-        stdin = sys.stdin.read()
+        # Bytes: decoded as the file would be (cookie, BOM), not in the terminal's encoding.
+        stdin = sys.stdin.buffer.read()
         paths = [ns.stdin_filename]
     result = check(
         paths,
@@ -494,18 +495,24 @@ def _report(ns, result, stdin, verdict, started, render, statistics, statistics_
             import difflib
 
             name = ns.stdin_filename
+            before, after = result.stdin_text or "", result.fixed_text or ""
             out.write(
                 "".join(
                     difflib.unified_diff(
-                        stdin.splitlines(keepends=True),
-                        result.fixed_text.splitlines(keepends=True),
+                        before.splitlines(keepends=True),
+                        after.splitlines(keepends=True),
                         fromfile=name,
                         tofile=name,
                     )
                 )
             )
-            return 1 if result.fixed_text != stdin and not ns.exit_zero else 0
-        out.write(result.fixed_text)
+            return 1 if after != before and not ns.exit_zero else 0
+        if result.fixed_bytes is not None:  # the input's own codec: no byte re-encoded
+            out.flush()
+            out.buffer.write(result.fixed_bytes)
+            out.buffer.flush()
+        else:
+            out.write(result.fixed_text)
         out = sys.stderr
     if ns.diff:
         # ruff's --diff: the diffs alone on stdout, a count on stderr, 1 when any.

@@ -34,8 +34,15 @@ def load_model_config(name: str) -> HfConfig:
         raise TypeError(f"a model name must be a non-empty string, got {name!r}")
     entry = _config_dir().joinpath(f"{name}.json")
     if not entry.is_file():
-        known = ", ".join(model_names())
-        raise ValueError(f"no model {name!r} in the registry (known: {known})")
+        from difflib import get_close_matches
+
+        names = model_names()
+        if name.endswith(".json") or "/" in name:
+            hint = f"; a config file is given as --config {name}"
+        else:
+            near = get_close_matches(name, names, n=1, cutoff=0.75)
+            hint = f"; did you mean `{near[0]}`?" if near else ""
+        raise ValueError(f"no model {name!r} in the registry (known: {', '.join(names)}){hint}")
     return HfConfig(read_config_json(entry.read_bytes(), str(entry)), name)
 
 

@@ -147,6 +147,8 @@ def test_an_unpriceable_config_names_the_field_exit_2_no_traceback(tmp_path, cap
         (["llama-3.1-8b", "--tp", "3"], "does not divide across tp 3"),
         (["llama-3.1-8b", "--block-size", "8"], "scheduler block size 8"),
         (["no-such-model"], "no model 'no-such-model'"),
+        (["llama-3.1-8"], "; did you mean `llama-3.1-8b`?"),
+        (["my/config.json"], "; a config file is given as --config my/config.json"),
         (["minimax-m2", "--no-spec", "--draft", "eagle3-draft-llama"], "--no-spec"),
         (["minimax-m2", "--draft", "/nonexistent/config.json"], "does not exist"),
     ],
@@ -155,6 +157,8 @@ def test_refusals_exit_2_with_the_value_named(capsys, argv, needle):
     assert layout_main(argv) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
+    if argv == ["no-such-model"]:
+        assert "did you mean" not in err and "--config" not in err
 
 
 def test_a_config_nested_too_deeply_is_a_refusal_not_an_internal_error(tmp_path, capsys):

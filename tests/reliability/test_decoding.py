@@ -187,3 +187,51 @@ def _assert_line(data: bytes) -> int:
 
     (node,) = [n for n in ast.walk(ast.parse(data)) if isinstance(n, ast.Assert)]
     return node.lineno
+
+
+# stdin (`check - --stdin-filename PATH`, editors' and formatters' way in) was read
+# as text in the terminal's encoding: refused bytes passed as "All contracts hold.",
+# a cookie was ignored, and a fix came back re-encoded as UTF-8.
+def _stdin(cwd, data: bytes, *flags: str):
+    import os
+    import subprocess
+    import sys
+
+    from ..conftest import REPO_ROOT
+
+    cli = "import sys; from checkers.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["check", "--no-cache", "-", "--stdin-filename", "m.py", *flags]
+    return subprocess.run(
+        [sys.executable, "-c", cli, *args],
+        cwd=cwd,
+        input=data,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONIOENCODING": "utf-8"},
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_stdin_python_refuses_to_decode_is_ac001(project, name):
+    done = _stdin(project, REFUSED[name])
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith(b"m.py:1:1: AC001 cannot be decoded"), done.stdout
+
+
+def test_a_fix_through_stdin_comes_back_in_the_input_s_own_bytes(project):
+    latin = "# -*- coding: latin-1 -*-\ndef f(x):\n    assert x, 'café'\n    return x\n"
+    done = _stdin(project, latin.encode("latin-1"), "--fix", "--unsafe-fixes")
+    assert done.returncode == 0, done.stderr
+    assert b"raise ValueError" in done.stdout and b"caf\xe9" in done.stdout, done.stdout
+    compile(done.stdout, "m.py", "exec")
+    bom = b"\xef\xbb\xbf" + "\n".join(ASSERT_LINES).encode()
+    done = _stdin(project, bom, "--fix", "--unsafe-fixes")
+    assert done.stdout.startswith(b"\xef\xbb\xbfdef f(x):\n    if not"), done.stdout
+    assert done.returncode == 0, done.stderr
+
+
+def test_stdin_that_python_decodes_is_checked_as_the_file_would_be(project):
+    cp1252 = "# coding: cp1252\ndef f(x):\n    assert x, '”'\n".encode("cp1252")
+    done = _stdin(project, cp1252)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith(b"m.py:3:12: AC301"), done.stdout
