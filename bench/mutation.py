@@ -154,11 +154,13 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/checkers/test_diff_filter.py",
             "tests/checkers/test_cli.py",
             "tests/reliability/test_user_files.py",
+            "tests/reliability/test_decoding.py",  # stdin as bytes
         ],
         "checkers/cli.py": [
             "tests/checkers/test_never_green.py",
             "tests/checkers/test_diff_filter.py",
             "tests/checkers/test_cli.py",
+            "tests/reliability/test_decoding.py",
             "tests/reliability/test_interrupt.py",
         ],
         "checkers/coverage.py": [
