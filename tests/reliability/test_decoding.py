@@ -235,3 +235,82 @@ def test_stdin_that_python_decodes_is_checked_as_the_file_would_be(project):
     done = _stdin(project, cp1252)
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(b"m.py:3:12: AC301"), done.stdout
+
+
+def test_stdin_diff_is_the_fix_as_a_unified_diff_and_a_clean_input_none(project):
+    done = _stdin(project, "\n".join(ASSERT_LINES).encode(), "--diff", "--unsafe-fixes")
+    assert done.returncode == 1, done.stderr  # a diff shown, as ruff --diff exits
+    lines = done.stdout.decode().splitlines()
+    assert lines[:2] == ["--- m.py", "+++ m.py"], lines
+    assert "-    assert x > 0" in lines and "+    if not (x > 0):" in lines, lines
+    assert " def f(x):" in lines, lines  # context: the lines around it are not rewritten
+    clean = b"def f(x):\n    return x\n"
+    done = _stdin(project, clean, "--diff", "--unsafe-fixes")
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    done = _stdin(
+        project, "\n".join(ASSERT_LINES).encode(), "--diff", "--unsafe-fixes", "--exit-zero"
+    )
+    assert done.returncode == 0 and b"+    if not (x > 0):" in done.stdout, done.stderr
+
+
+def _api_stdin(project, data, **options):
+    return api.check(["m.py"], stdin=data, cwd=project, use_cache=False, jobs=1, **options)
+
+
+def test_stdin_as_text_through_the_api_is_checked_and_fixed_as_given(project):
+    text = "\n".join(ASSERT_LINES)
+    result = _api_stdin(project, text)
+    assert [(f.line, f.code) for f in result.findings] == [(2, "AC301")]
+    assert (result.files_checked, result.fixed_bytes, result.stdin_text) == (1, None, text)
+    fixed = _api_stdin(project, text, fix=True, unsafe_fixes=True)
+    assert (fixed.fixed, fixed.fixed_bytes, fixed.findings) == (1, None, [])
+    assert "if not (x > 0):" in fixed.fixed_text
+
+
+def test_a_fix_the_input_s_codec_cannot_spell_is_not_applied_and_says_why(make_project):
+    root = make_project(
+        contract("plain-triton-imports", replace={"tl": "trïton.language"}), chdir=True
+    ).root
+    data = b"# coding: ascii\nfrom vllm.triton_utils import tl\n"
+    result = _api_stdin(root, data, fix=True, unsafe_fixes=True)
+    assert result.warnings == ["m.py: not fixed: the fix writes 'ï', which ascii cannot encode"]
+    assert (result.fixed, result.fixes, result.fixed_bytes) == (0, {}, data)
+    assert result.fixed_text == data.decode()
+    assert [f.code for f in result.findings] == ["AC501"]
+
+
+def test_undecodable_stdin_is_ac001_unless_its_path_is_excluded(make_project):
+    root = make_project("no-input-asserts", settings={"exclude": ["gen/**"]}, chdir=True).root
+    data = REFUSED["invalid-utf-8"]
+    kept = api.check(["m.py"], stdin=data, cwd=root, use_cache=False, jobs=1)
+    assert [(f.path, f.code) for f in kept.findings] == [("m.py", "AC001")]
+    excluded = api.check(["gen/m.py"], stdin=data, cwd=root, use_cache=False, jobs=1)
+    assert excluded.findings == []
+
+
+def test_stdin_s_fixed_bytes_follow_what_the_caller_printed_before(project):
+    # main() in a process that has printed to a piped (block-buffered) stdout: the fixed
+    # source's bytes go under the text layer, so that text is flushed first.
+    import os
+    import subprocess
+    import sys
+
+    from ..conftest import REPO_ROOT
+
+    script = (
+        "import sys; print('before'); from checkers.cli import main; "
+        "sys.exit(main(['check', '--no-cache', '-', '--stdin-filename', 'm.py', '--fix']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=project,
+        input=b"x = 1\n",
+        capture_output=True,
+        # Buffered as a pipe is by default (PYTHONUNBUFFERED would hide the order).
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+            "PYTHONPATH": str(REPO_ROOT),
+        },
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (0, b"before\nx = 1\n"), done.stderr
