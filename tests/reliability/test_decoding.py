@@ -138,6 +138,7 @@ AGREEMENT = {
 def test_the_cli_the_hook_and_the_flake8_plugin_decode_alike(project):
     """Issue 11, Build 2: one decoding for every reader -- the CLI's check, the
     agent hook (in process, as it runs) and the flake8 plugin under real flake8."""
+    import os
     import re
     import subprocess
     import sys
@@ -161,11 +162,15 @@ def test_the_cli_the_hook_and_the_flake8_plugin_decode_alike(project):
         }
         for rel in AGREEMENT
     }
+    from ..conftest import REPO_ROOT
+
+    # The plugin from this checkout, not the editable install's (another checkout).
     run = subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--select", "AC", "."],
         capture_output=True,
         text=True,
         cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         timeout=120,
     )
     flake8: dict[str, set] = {rel: set() for rel in AGREEMENT}
