@@ -341,14 +341,9 @@ EQUIVALENT: dict[str, str] = {
     # checkers/core, the lines added since 74bf8f9 (docs/testing.md, "checkers/core").
     "checkers/api.py:check:cmp:len(targets) > 1 -> (len(targets) >= 1)@0": "one target makes "
     "one group, and one group falls through to the path a single target takes anyway",
-    "checkers/api.py:check:const:True -> False@2": "_governed is passed only beside options, "
-    "which never hold config, config_file or stdin: governed is True either way",
-    "checkers/api.py:_check_group:const:True -> False@0": "the same",
     "checkers/api.py:_by_declaration:ifexp:target if os.path.isdir(target) else target.parent "
     "-> (target)@0": "find_pyproject starts at a file's parent itself; the folder only keys "
     "the memo (one lookup per folder)",
-    "checkers/api.py:_nested_declarations:const:0 -> 1@1": "the values of nested are never "
-    "read: _owner and the split read its keys",
     "checkers/api.py:_merged:const:1 -> 2@0": "[0] of split('\\n', 1) and of split('\\n', 2) "
     "is the same first line",
     "checkers/api.py:_merged:const:1 -> 2@1": "a second '--- P\\n+++ P\\n' in a diff is a "

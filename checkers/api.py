@@ -152,7 +152,6 @@ def check(
     config_file: str | Path | None = None,
     progress: bool | None = None,
     stdin: str | bytes | None = None,
-    _governed: bool = False,
 ) -> CheckResult:
     """Check ``paths`` (default: the whole project root) against the declared contracts.
 
@@ -198,7 +197,9 @@ def check(
         "jobs": jobs,
         "progress": progress,
     }
-    governed = _governed or (config is None and config_file is None and stdin is None)
+    # A run that found its own declaration also honours those nested below it; a chosen one
+    # (config, --config) governs every file, and stdin is one file.
+    governed = config is None and config_file is None and stdin is None
     if config is None and config_file is None and stdin is None and len(targets) > 1:
         groups = _by_declaration(targets, use_cache=use_cache, write_cache=write_cache)
         if len(groups) > 1:
@@ -235,7 +236,7 @@ def check(
     deleted = _deleted_modules(targets, config)
     present = [t for t in targets if t not in deleted]
     files = discover(present, config) if present or not targets else []
-    nested = _nested_declarations(files, config) if governed and files else {}
+    nested = _nested_declarations(files, config) if governed and files else set()
     theirs: dict[str, list[str]] = {}  # a nested declaration's folder -> its files, checked below
     if nested:
         ours = []
@@ -350,9 +351,7 @@ def check(
     )
     if not theirs:
         return result
-    return _merged(
-        [result, *(check(group, **options, _governed=True) for group in theirs.values())]
-    )
+    return _merged([result, *(check(group, **options) for group in theirs.values())])
 
 
 def _check_stdin(
@@ -449,7 +448,7 @@ def _check_group(group: list[Path], options: dict) -> CheckResult:
     from contracts.config import NoDeclaration
 
     try:
-        return check(group, **options, _governed=True)
+        return check(group, **options)
     except NoDeclaration:
         base = options["cwd"]
         return CheckResult(
@@ -483,9 +482,9 @@ def _by_declaration(
     return groups
 
 
-def _nested_declarations(files: list[tuple[str, str]], config: Config) -> dict[str, Path]:
-    """``{folder: pyproject}`` of the declarations below ``config.root`` governing some of
-    ``files``, folders relative to the root as the files' paths are.
+def _nested_declarations(files: list[tuple[str, str]], config: Config) -> set[str]:
+    """The folders holding a declaration below ``config.root`` that governs some of ``files``,
+    relative to the root as the files' paths are.
 
     Each folder holding one of the files, and each folder above it up to the
     root, is asked whether its ``pyproject.toml`` declares the table: a stat a
@@ -500,17 +499,17 @@ def _nested_declarations(files: list[tuple[str, str]], config: Config) -> dict[s
         while folder and folder not in folders and not posixpath.isabs(folder):
             folders.add(folder)
             folder = posixpath.dirname(folder)
-    nested: dict[str, Path] = {}
+    nested: set[str] = set()
     for folder in folders:
         where = config.root / folder
         if (where / "pyproject.toml").is_file():
             found = find_pyproject(where, use_cache=False)
             if found is not None and found[0].parent == where.resolve():
-                nested[folder] = found[0]
+                nested.add(folder)
     return nested
 
 
-def _owner(rel: str, nested: dict[str, Path]) -> str | None:
+def _owner(rel: str, nested: set[str]) -> str | None:
     """The folder of the nested declaration governing ``rel`` (the deepest), or None."""
     folder = posixpath.dirname(rel)
     while folder:

@@ -173,7 +173,7 @@ def _special(path: str) -> bool:
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
-        return False  # dangling or gone: listed, as git lists it, and reported when read
+        return False  # dangling or gone: listed, as git lists it; the read reports a dangling one
 
 
 def _read_gitignore(path: str):

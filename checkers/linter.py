@@ -295,6 +295,9 @@ class Linter:
         try:
             st = os.stat(abspath)
         except FileNotFoundError:
+            if os.path.islink(abspath):  # in the tree, and unreadable: not a file deleted mid-run
+                why = f"a symlink to {os.readlink(abspath)}, which does not exist"
+                return FileResult(path, [uncheckable(path, f"cannot be read: {why}")])
             return FileResult(path, [], missing=True)
         except OSError as exc:
             return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])

@@ -102,6 +102,12 @@ def test_symlink_loops_are_neither_followed_forever_nor_fatal(project, capsys):
         assert f"{name}:1:1: AC001 cannot be read: Too many levels of symbolic links" in (
             captured.out
         )
+    # So is a symlink to nothing: a file of the tree that cannot be read, not one deleted
+    # mid-run (which is passed over: test_fix_writes.py).
+    assert (
+        "dangling.py:1:1: AC001 cannot be read: a symlink to nowhere.py, which does not exist"
+        in (captured.out)
+    )
 
 
 def test_a_read_only_file_is_reported_but_never_rewritten(project, capsys):
