@@ -159,6 +159,12 @@ def _table_of(
                 return stored_table
         except (OSError, EOFError, ValueError, TypeError):
             pass
+    if data.startswith(b"\xef\xbb\xbf"):
+        # tomllib says "Invalid statement (at line 1, column 1)", which names nothing to fix.
+        raise ConfigError(
+            f"{path}: starts with a UTF-8 byte-order mark, which TOML readers refuse "
+            "(pip's too, so the project would not build either): save it as UTF-8 without one"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -122,6 +122,15 @@ def test_invalid_toml_names_the_file(tmp_path):
         load_config(tmp_path)
 
 
+def test_a_byte_order_mark_is_named_not_reported_as_an_invalid_statement(tmp_path):
+    # An editor that saves UTF-8 "with BOM": tomllib (and pip, which reads pyproject.toml
+    # through it) stops at line 1 column 1 with "Invalid statement", which names nothing.
+    table = '[[tool.atom-contracts.contracts]]\r\nid = "x"\r\nkind = "input-assert"\r\n'
+    (tmp_path / "pyproject.toml").write_bytes(b"\xef\xbb\xbf" + table.encode())
+    with pytest.raises(ConfigError, match=r"pyproject\.toml: starts with a UTF-8 byte-order mark"):
+        load_config(tmp_path)
+
+
 def test_fingerprint_follows_the_parameters(tmp_path):
     one = parse({"contracts": [KW]}, tmp_path)
     same = parse({"contracts": [dict(reversed(KW.items()))]}, tmp_path)
