@@ -61,7 +61,7 @@ def discover(paths: list[Path], config: Config) -> list[tuple[str, str]]:
         abspath = os.path.abspath(given)
         if os.path.isfile(abspath):
             rel = relative(abspath, root)
-            if not rel.endswith(PYTHON_SUFFIXES):
+            if not rel.endswith(PYTHON_SUFFIXES) and not _python_script(abspath):
                 barren.append(f"{given} (not a Python file)")
             elif exclude and exclude.match_file(rel):
                 excluded = True
@@ -164,6 +164,17 @@ def _walk(directory: str) -> list[str]:
                 continue
             out.append(rel)
     return out
+
+
+def _python_script(path: str) -> bool:
+    """An extensionless script whose ``#!`` line runs Python: pre-commit's ``types: [python]``
+    passes one (identify reads the shebang), and a file named is checked as what it is."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
 
 
 def _special(path: str) -> bool:

@@ -200,6 +200,16 @@ def test_paths_that_hold_no_python_file_are_refused(project, capsys, named, why)
     assert "no Python file to check in the paths given" in err and why in err, err
 
 
+def test_a_python_script_without_an_extension_is_checked_as_python(project, capsys):
+    # pre-commit's `types: [python]` passes `bin/tool` when its #! line runs Python.
+    script = "#!/usr/bin/env python3\ndef allocate_kv_cache_tensors(self, blocks):\n    pass\n"
+    project(KEYWORD, files={"bin/tool": script, "bin/notes": "#!/bin/sh\necho hi\n"})
+    assert main(["check", "--no-cache", "bin/tool"]) == 1
+    assert "bin/tool:2:" in capsys.readouterr().out
+    assert main(["check", "--no-cache", "bin/notes"]) == 2  # a shell script is not one
+    assert "bin/notes (not a Python file)" in _error(capsys)
+
+
 def test_paths_whose_files_are_all_excluded_still_pass(project, capsys):
     # `exclude` is deliberate: pre-commit passes excluded files, and they must stay green.
     files = {"gen/out.py": "x = 1\n", "README.md": "# x\n"}
