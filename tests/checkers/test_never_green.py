@@ -210,6 +210,18 @@ def test_a_python_script_without_an_extension_is_checked_as_python(project, caps
     assert "bin/notes (not a Python file)" in _error(capsys)
 
 
+def test_a_script_that_cannot_be_read_is_not_taken_for_python(project, capsys, monkeypatch):
+    from checkers import discovery
+
+    def unreadable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")  # what root's chmod 000 does not give
+
+    project(KEYWORD, files={"bin/tool": "#!/usr/bin/env python3\n"})
+    monkeypatch.setattr(discovery, "open", unreadable, raising=False)
+    assert main(["check", "--no-cache", "bin/tool"]) == 2
+    assert "bin/tool (not a Python file)" in _error(capsys)
+
+
 def test_paths_whose_files_are_all_excluded_still_pass(project, capsys):
     # `exclude` is deliberate: pre-commit passes excluded files, and they must stay green.
     files = {"gen/out.py": "x = 1\n", "README.md": "# x\n"}
