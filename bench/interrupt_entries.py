@@ -70,6 +70,24 @@ def exe() -> str:
     return shutil.which("atom-contracts") or sys.exit("atom-contracts is not on PATH")
 
 
+def launch(command, cwd: Path, *, env=None, stdin=None, with_stdout: bool = False):
+    """``command`` as a terminal's foreground job in a session of its own (so one SIGINT to
+    the group reaches it and its children); ``(process, the file its stderr goes to)`` --
+    stdout too with ``with_stdout``, else dropped. ``tries()`` reads and closes the file."""
+    log = tempfile.TemporaryFile()  # noqa: SIM115 -- read and closed by tries()
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=log if with_stdout else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if with_stdout else log,
+        start_new_session=True,
+        preexec_fn=foreground,
+    )
+    return proc, log
+
+
 def interrupt(proc: subprocess.Popen, at_s: float, wait_s: float = 10.0) -> tuple[object, object]:
     """SIGINT to ``proc``'s group ``at_s`` after it started; (status, seconds to exit)."""
     started = time.monotonic()
@@ -173,17 +191,7 @@ def pre_commit(args, root: Path) -> int:
     print(f"pre-commit run --all-files over {files} files: {run_s:.2f} s")
 
     def run() -> tuple[subprocess.Popen, object]:
-        out = tempfile.TemporaryFile()  # noqa: SIM115 -- read and closed by tries()
-        proc = subprocess.Popen(
-            command,
-            cwd=work,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=foreground,
-        )
-        return proc, out
+        return launch(command, work, env=env, with_stdout=True)
 
     def judge(rc, took, out: str) -> str:
         if rc == 130 and took < 1.0 and "Traceback" not in out:
@@ -267,17 +275,7 @@ def hook(args, root: Path) -> int:
 
     def run() -> tuple[subprocess.Popen, object]:
         mod.write_text(EDITED)
-        err = tempfile.TemporaryFile()  # noqa: SIM115 -- read and closed by tries()
-        proc = subprocess.Popen(
-            [exe(), "hook", "post-tool-use"],
-            cwd=root,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-            preexec_fn=foreground,
-        )
+        proc, err = launch([exe(), "hook", "post-tool-use"], root, env=env, stdin=subprocess.PIPE)
         proc.stdin.write(payload)
         proc.stdin.close()
         return proc, err
@@ -308,16 +306,7 @@ def server(args, root: Path) -> int:
     body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
 
     def run() -> tuple[subprocess.Popen, object]:
-        err = tempfile.TemporaryFile()  # noqa: SIM115 -- read and closed by tries()
-        proc = subprocess.Popen(
-            [exe(), "server"],
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-            preexec_fn=foreground,
-        )
+        proc, err = launch([exe(), "server"], root, stdin=subprocess.PIPE)
         proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         proc.stdin.flush()
         return proc, err

@@ -348,9 +348,6 @@ EQUIVALENT: dict[str, str] = {
     "is the same first line",
     "checkers/api.py:_merged:const:1 -> 2@1": "a second '--- P\\n+++ P\\n' in a diff is a "
     "removed line '-- P' followed by an added '++ P', which no rule's fix writes",
-    "checkers/source.py:read_regular:call:os.set_blocking(fd, True) -> pass@0": "O_NONBLOCK "
-    "has no effect on a regular file (open(2)), and only a regular file reaches this line",
-    "checkers/source.py:read_regular:const:True -> False@0": "the same",
     "checkers/discovery.py:_python_script:const:256 -> 257@0": "Linux reads at most 256 bytes "
     "of a #! line (BINPRM_BUF_SIZE since 5.1): a python past them is not what the kernel runs, "
     "and only such a line tells 256 from 257",

@@ -32,7 +32,8 @@ def read_regular(path: str) -> bytes:
 
     ``open(path, "rb").read()`` of a FIFO named ``x.py`` blocks until a writer
     comes, which in a tree being checked is never: the run hung. Opened
-    non-blocking (no effect on a regular file) and checked before the read.
+    non-blocking and checked before the read; O_NONBLOCK has no effect on a
+    regular file (open(2)), so the read itself needs no second syscall to undo it.
     """
     import errno
     import os
@@ -42,7 +43,6 @@ def read_regular(path: str) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", path)
-        os.set_blocking(fd, True)
         with open(fd, "rb", closefd=False) as fh:
             return fh.read()
     finally:

@@ -23,6 +23,11 @@ class ConfigError(ValueError):
 _MISSING: Any = object()
 
 
+#: How every near-miss hint begins: what ``did_you_mean`` appends, and what a reader of an
+#: error message (the language server's locator) cuts off to keep only what the file spells.
+HINT = "; did you mean "
+
+
 def did_you_mean(value: str, known: Iterable[str], *, cutoff: float = 0.75) -> str:
     """``"; did you mean `X`?"`` for the known spelling nearest ``value``, else ``""``.
 
@@ -35,7 +40,7 @@ def did_you_mean(value: str, known: Iterable[str], *, cutoff: float = 0.75) -> s
     from difflib import get_close_matches
 
     match = get_close_matches(value, list(known), n=1, cutoff=cutoff)
-    return f"; did you mean `{match[0]}`?" if match else ""
+    return f"{HINT}`{match[0]}`?" if match else ""
 
 
 class Field:

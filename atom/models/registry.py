@@ -34,6 +34,8 @@ def load_model_config(name: str) -> HfConfig:
         raise TypeError(f"a model name must be a non-empty string, got {name!r}")
     entry = _config_dir().joinpath(f"{name}.json")
     if not entry.is_file():
+        # contracts.fields.did_you_mean's spelling and 0.75 cutoff, written here again: atom
+        # imports nothing of contracts (contracts.runtime imports atom; the graph would loop).
         from difflib import get_close_matches
 
         names = model_names()

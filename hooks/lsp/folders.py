@@ -24,7 +24,7 @@ import os
 import re
 from pathlib import Path
 
-from contracts.fields import ConfigError
+from contracts.fields import HINT, ConfigError
 from contracts.finding import Finding
 
 PYPROJECT = "pyproject.toml"
@@ -177,7 +177,7 @@ def error_line(message: str, text: str) -> int:
     if found:
         return max(min(int(found.group(1)), len(lines)) - 1, 0)
     # The hint after a near miss names what the file does not spell: not a place.
-    said = message.partition("; did you mean ")[0]
+    said = message.partition(HINT)[0]
     names = [next(g for g in m.groups() if g) for m in _NAMED.finditer(said)]
     start = next((i for i, line in enumerate(lines) if "atom-contracts" in line), 0)
     for name in reversed(names):

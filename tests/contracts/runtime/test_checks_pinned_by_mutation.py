@@ -19,6 +19,7 @@ from atom.runner.model_runner import ModelRunner
 from contracts.runtime import ContractViolation
 
 from .test_checks_fire import _make
+from .test_element_readback import bind_square_transposed_v
 
 
 def _runner(name="llama-3.1-8b", blocks=2, draft=None, **engine):
@@ -748,11 +749,7 @@ def test_a_transposition_confined_to_one_middle_layer_is_caught():
     # with heads and dims transposed shows at token 0.
     runner = _runner(mha_backend="triton")
     module = runner.bound_modules()[17]
-    v = module.kv_views["v_cache"]
-    nb, bs, h, d = v.shape
-    square = v.reshape(nb, bs, h * d)[:, :, : h * h].reshape(nb, bs, h, h)
-    module.bind({**module.kv_views, "v_cache": square.transpose(2, 3)})
-    module.v_head_dim = h
+    bind_square_transposed_v(module)
     _fires(rf"{module.prefix}\.v_cache: element \(block 0, token 0, head 0, dim 1\) written "
            r"through the bound view is not where the nhd layout puts it in its transfer region; "
            r"element \(block 0, token 0, head 1, dim 0\) of v_cache is there",
@@ -914,12 +911,7 @@ def test_an_fp8_transposition_names_the_element_found_across_every_pass():
     # fp8 codes take three one-byte passes (K, V and their scales: 4 fields): the element named
     # is rebuilt from all three.
     runner = _runner(kv_dtype="fp8", mha_backend="triton")
-    module = runner.bound_modules()[0]
-    v = module.kv_views["v_cache"]
-    nb, bs, h, d = v.shape
-    square = v.reshape(nb, bs, h * d)[:, :, : h * h].reshape(nb, bs, h, h)
-    module.bind({**module.kv_views, "v_cache": square.transpose(2, 3)})
-    module.v_head_dim = h
+    bind_square_transposed_v(runner.bound_modules()[0])
     _fires(r"v_cache: element \(block 0, token 0, head 0, dim 1\) written through the bound view "
            r"is not where the nhd layout puts it in its transfer region; element \(block 0, token "
            r"0, head 1, dim 0\) of v_cache is there", checks.check_element_readback, runner)  # fmt: skip

@@ -76,17 +76,24 @@ def test_nhd_v_with_its_head_and_dim_axes_swapped_is_caught(monkeypatch):
         check_element_readback(runner)
 
 
+def bind_square_transposed_v(module) -> int:
+    """Bind ``module``'s NHD V as a square (heads x heads) view with heads and dims transposed:
+    tokens stay put, every shape agrees, only the element order differs. Returns the module's
+    real ``v_head_dim``, which the square view's narrows to the head count."""
+    v = module.kv_views["v_cache"]
+    nb, bs, h, d = v.shape
+    # (block, heads, dim) read as if (block, dim, heads).
+    square = v.reshape(nb, bs, h * d)[:, :, : h * h].reshape(nb, bs, h, h)
+    module.bind({**module.kv_views, "v_cache": square.transpose(2, 3)})
+    module.v_head_dim, real_dim = h, module.v_head_dim
+    return real_dim
+
+
 def test_a_square_transposition_is_caught_by_element_order():
     """Heads == dims: every shape agrees, only the element order differs."""
     runner = _runner(mha_backend="triton")
     module = runner.bound_modules()[0]
-    v = module.kv_views["v_cache"]
-    nb, bs, h, d = v.shape
-    # (block, heads, dim) read as if (block, dim, heads): tokens stay put, heads and dims mix.
-    square = v.reshape(nb, bs, h * d)[:, :, : h * h].reshape(nb, bs, h, h)
-    transposed = square.transpose(2, 3)
-    module.bind({**module.kv_views, "v_cache": transposed})
-    module.v_head_dim, real_dim = h, module.v_head_dim
+    real_dim = bind_square_transposed_v(module)
     try:
         with pytest.raises(
             ContractViolation,
