@@ -13,7 +13,8 @@ docs/pool_layout.md.
   order    `ElementOrder` -- where each element of a view a builder
            that allocates its own binds sits, for the readback
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
-           rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+           rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`,
+           each row's `Reach` recorded beside it
   V4       `V4RowSpace` (where rows go), `plane_row_widths`,
            `compressor_state_fields`, `plan_shared_row_planes`,
            `indexer_block_regions` (what a row is)
@@ -32,6 +33,7 @@ from .mla_pool import IndexerField, MlaKvPool, MlaKvPoolViews
 from .paged_layout import PagedLayout, k_block_shape, shuffle_vector, v_block_shape
 from .paged_pool import PagedPool, PagedPoolViews, is_fp8
 from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
+from .reach import Reach, ReachKind
 from .regions import Region, RegionPlan, carve, plan_regions
 from .state_pool import LinearStatePool, LinearStateViews
 from .transfer import KVTransferTensors, TransferRegion, owned_regions, owned_role
@@ -70,6 +72,8 @@ __all__ = [
     "PoolRows",
     "PoolRowsMixin",
     "PoolSpec",
+    "Reach",
+    "ReachKind",
     "Region",
     "RegionPlan",
     "SplitEntryMajorArena",
