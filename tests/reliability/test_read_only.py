@@ -213,7 +213,13 @@ def _mount_prefix() -> list[str] | None:
         return None
     for flags in (["-m"], ["-r", "-m"]):  # root, then an unprivileged user namespace
         probe = subprocess.run(
-            ["unshare", *flags, "sh", "-c", "mount --bind / /mnt 2>/dev/null || mount -t tmpfs t /mnt"],
+            [
+                "unshare",
+                *flags,
+                "sh",
+                "-c",
+                "mount --bind / /mnt 2>/dev/null || mount -t tmpfs t /mnt",
+            ],
             capture_output=True,
         )
         if probe.returncode == 0:
