@@ -194,7 +194,7 @@ def test_the_simulated_mount_refuses_what_a_real_one_refuses(tmp_path, monkeypat
             lambda: (tmp_path / "missing").unlink(missing_ok=True),
             lambda: os.replace(tmp_path / "there", tmp_path / "moved"),
             lambda: (tmp_path / "dir").mkdir(),
-            lambda: open(tmp_path / "there", "r+b").close(),  # noqa: SIM115 -- it must raise
+            lambda: open(tmp_path / "there", "r+b").close(),
         ):
             with pytest.raises(OSError) as caught:
                 call()
