@@ -72,7 +72,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: Files run in the order listed, so with -x the fast, pointed tests kill most mutants first.
 TARGETS: dict[str, dict[str, list[str]]] = {
     "atom/pool_layout": {
-        "*": ["tests/atom/pool_layout/test_pinned_by_mutation.py", "tests/atom/pool_layout"]
+        "*": ["tests/atom/pool_layout/test_documented_promises.py", "tests/atom/pool_layout"]
     },
     "contracts/runtime": {
         # The pointed tests first (a planted breakage each, seconds), then the property tests
@@ -80,7 +80,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
         # derandomized "mutation" profile (see _preimport), the every-model defaults last.
         "*": [
             "tests/contracts/runtime/test_checks_fire.py",
-            "tests/contracts/runtime/test_checks_pinned_by_mutation.py",
+            "tests/contracts/runtime/test_checks_at_their_boundaries.py",
             "tests/contracts/runtime/test_element_readback.py",
             "tests/contracts/runtime/test_checks_catch_breakage.py",
             "tests/contracts/runtime/test_strategies.py",
