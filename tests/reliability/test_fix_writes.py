@@ -298,13 +298,15 @@ def test_a_file_deleted_between_the_check_and_the_fix_is_named_and_the_rest_fixe
     names = [f"m{i}.py" for i in range(5)]
     for name in names:
         (project / name).write_text("\n".join(ASSERT_LINES))
-    real = api._fix
+    from checkers import run
+
+    real = run.fix_files
 
     def deleting_first(*args, **kwargs):
         (project / "m3.py").unlink()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "_fix", deleting_first)
+    monkeypatch.setattr(run, "fix_files", deleting_first)
     result = fix(project)
     assert result.warnings == ["m3.py: not fixed: cannot be read (No such file or directory)"]
     assert result.fixed == 4

@@ -236,11 +236,11 @@ def test_an_ended_pool_has_closed_its_pipes_before_the_interpreter_exits(monkeyp
     interrupted run exits printed `OSError: Bad file descriptor` after exit
     130 (1 Ctrl-C in about 60 at random points of a stdlib + torch run). The
     close is slowed here so that race is certain: the pool must be done with
-    its pipes when ``_end_pool`` returns."""
+    its pipes when ``end_pool`` returns."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, process
 
-    from checkers.linter import _end_pool, _init_worker
+    from checkers.pool import end_pool, init_worker
 
     real_close = process._ThreadWakeup.close
 
@@ -252,13 +252,13 @@ def test_an_ended_pool_has_closed_its_pipes_before_the_interpreter_exits(monkeyp
     pool = ProcessPoolExecutor(
         max_workers=2,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=_init_worker,
+        initializer=init_worker,
         initargs=(None, None),
     )
     futures = [pool.submit(time.sleep, 30) for _ in range(4)]
     wakeup = pool._executor_manager_thread_wakeup
     manager = pool._executor_manager_thread
-    _end_pool(pool)
+    end_pool(pool)
     assert wakeup._closed and not manager.is_alive()
     assert all(f.done() for f in futures)
 
@@ -327,11 +327,12 @@ _ABANDONED = """
 import sys, threading
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing
-from checkers import cli, linter
+from checkers import cli
+from checkers.pool import end_pool
 
 pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
 pool.submit(pow, 2, 2).result()
-linter._end_pool(pool)
+end_pool(pool)
 threading.Thread(target=threading.Event().wait, name="stuck").start()
 sys.argv = ["atom-contracts", "explain", "AC301"]
 print("before the exit", flush=False)  # unflushed: os._exit must not drop it
