@@ -51,6 +51,7 @@ NOT_IN_DESIGN_COPIES = {
     "glm-5.2",
     "gpt-oss-120b",
     "kimi-k3",
+    "mimo-v2-flash",
     "minimax-m3",
     "minimax-m3-eagle3",
     "qwen3.5-27b",
