@@ -141,7 +141,9 @@ def declared_layer_kinds(cfg: HfConfig) -> tuple[list[str], str | None]:
     * ``sliding_window_pattern`` P: layer ``i`` slides unless ``(i + 1) % P == 0`` (Gemma 3;
       transformers' Gemma3 rule, five local layers then one global);
     * ``no_rope_layers`` beside ``attention_chunk_size``: a layer with RoPE (entry 1) is
-      chunked-local, a NoPE layer (entry 0) full (Llama 4, as vLLM's ``llama4.py`` reads it);
+      chunked-local, a NoPE layer (entry 0) full (Llama 4, as vLLM's ``llama4.py`` and
+      transformers' ``Llama4TextConfig`` read it); an empty list is derived from
+      ``no_rope_layer_interval`` K, RoPE unless ``(i + 1) % K == 0``, as transformers does;
     * ``max_window_layers`` with ``use_sliding_window``: layers from that index on slide
       (Qwen2's rule in transformers);
     * ``full_attention_interval``: every interval-th layer full, the rest linear (Qwen3.5).
@@ -190,7 +192,7 @@ def declared_layer_kinds(cfg: HfConfig) -> tuple[list[str], str | None]:
         period = cfg.require_int("sliding_window_pattern")
         kinds = [FULL if (layer + 1) % period == 0 else SLIDING for layer in range(n)]
         return kinds, "sliding_window_pattern"
-    if cfg.get("no_rope_layers") is not None and cfg.get("attention_chunk_size") is not None:
+    if cfg.get("no_rope_layers") and cfg.get("attention_chunk_size") is not None:
         flags = _pattern_list(cfg, "no_rope_layers", n)
         bad = sorted({repr(v) for v in flags if v not in (0, 1) or isinstance(v, bool)})
         if bad:
@@ -198,6 +200,14 @@ def declared_layer_kinds(cfg: HfConfig) -> tuple[list[str], str | None]:
                 cfg.source, "no_rope_layers", f"holds {bad}; 1 marks a RoPE layer, 0 a NoPE one"
             )
         return [CHUNKED if v == 1 else FULL for v in flags], "no_rope_layers"
+    if (
+        cfg.get("no_rope_layer_interval") is not None
+        and cfg.get("attention_chunk_size") is not None
+    ):
+        # transformers' Llama4TextConfig derives an empty no_rope_layers from the interval.
+        every = cfg.require_int("no_rope_layer_interval")
+        kinds = [FULL if (layer + 1) % every == 0 else CHUNKED for layer in range(n)]
+        return kinds, "no_rope_layer_interval"
     if cfg.get("use_sliding_window") is True and cfg.get("max_window_layers") is not None:
         first = cfg.int_or("max_window_layers", 0)
         return [SLIDING if layer >= first else FULL for layer in range(n)], "max_window_layers"
@@ -284,7 +294,8 @@ def layer_reaches(cfg: HfConfig) -> LayerReaches:
             if cfg.get(field) is not None and not declares_compress_ratios(cfg):
                 notes.append(
                     f"{field} = {cfg.get(field)!r} is stated without which layers use it (no "
-                    "layer_types, hybrid_layer_pattern, sliding_window_pattern or no_rope_layers): "
+                    "layer_types, hybrid_layer_pattern, sliding_window_pattern, no_rope_layers or "
+                    "no_rope_layer_interval): "
                     "planned full"
                 )
     return LayerReaches(tuple(reaches), tuple(sources), tuple(notes))

@@ -39,6 +39,13 @@ def test_mimo_hybrid_layer_pattern_reads_its_window_spelling():
     assert got.sources == ("hybrid_layer_pattern", "sliding_window_size")
 
 
+def test_mimo_hub_spelling_is_a_window_though_it_also_states_a_chunk_size():
+    """MiMo-V2's hub config carries attention_chunk_size beside its window; no layer is chunked."""
+    got = _reaches(hybrid_layer_pattern=[0, 1, 1, 1, 1, 0], sliding_window=128,
+                   sliding_window_size=128, attention_chunk_size=128)  # fmt: skip
+    assert set(got.reaches) == {FULL, Reach.sliding(128)} and got.notes == ()
+
+
 def test_a_window_stated_twice_is_planned_at_the_larger():
     got = _reaches(hybrid_layer_pattern=[1] * 6, sliding_window=129, sliding_window_size=128)
     assert set(got.reaches) == {Reach.sliding(129)}
@@ -48,6 +55,14 @@ def test_a_window_stated_twice_is_planned_at_the_larger():
 def test_llama4_rope_layers_are_chunked_and_nope_layers_full():
     got = _reaches(no_rope_layers=[1, 1, 1, 0, 1, 0], attention_chunk_size=8192)
     assert got.reaches == (Reach.chunked(8192),) * 3 + (FULL, Reach.chunked(8192), FULL)
+
+
+def test_llama4_derives_an_empty_rope_list_from_its_interval():
+    got = _reaches(no_rope_layers=[], no_rope_layer_interval=3, attention_chunk_size=8192)
+    assert got.reaches == (Reach.chunked(8192),) * 2 + (FULL,) + (Reach.chunked(8192),) * 2 + (
+        FULL,
+    )
+    assert got.sources == ("no_rope_layer_interval", "attention_chunk_size")
 
 
 def test_qwen2_slides_from_max_window_layers_only_when_asked():
