@@ -14,7 +14,7 @@ from typing import Any
 
 from atom.layout_report import human_bytes
 from atom.pool_layout.capacity import CapacityPlan, WindowPages
-from atom.runner.capacity import capacity_classes, plan_runner_capacity
+from atom.runner.capacity import capacity_classes, plan_classes
 
 #: Units a budget may be written in: binary (GiB) and decimal (GB), and bare bytes.
 _UNITS = {
@@ -49,9 +49,8 @@ def parse_bytes(text: str) -> int:
     return value
 
 
-def _reach_report(runner: Any) -> dict[str, Any]:
+def _reach_report(runner: Any, page_classes: list) -> dict[str, Any]:
     reading = runner.skeleton.reaches
-    page_classes, _ = capacity_classes(runner)
     return {
         "rows": {c.name: c.rows for c in page_classes},
         "sources": list(reading.sources) if reading else [],
@@ -69,15 +68,17 @@ def capacity_report(
     window_pages: str = WindowPages.RESERVED.value,
 ) -> dict[str, Any]:
     """The plan for `runner` as JSON-ready data; a `CapacityRefused` propagates by name."""
-    plan: CapacityPlan = plan_runner_capacity(
-        runner,
+    page_classes, state_classes = capacity_classes(runner)
+    plan: CapacityPlan = plan_classes(
+        page_classes,
+        state_classes,
+        block_tokens=runner.engine.scheduler_block_size,
         budget=budget,
         max_model_len=max_model_len,
         max_num_seqs=max_num_seqs,
         step_tokens=step_tokens,
         pages=window_pages,
     )
-    page_classes, _ = capacity_classes(runner)
     parts = {
         c.name: [{"name": p.name, "rows": p.rows, "entry_bytes": p.entry_bytes} for p in c.parts]
         for c in page_classes
@@ -89,7 +90,7 @@ def capacity_report(
         "block_tokens": plan.block_tokens,
         "step_tokens": plan.step_tokens,
         "window_pages": plan.pages.value,
-        "reach": _reach_report(runner),
+        "reach": _reach_report(runner, page_classes),
         "requests": plan.requests,
         "bound_by": plan.bound_by,
         "tokens": plan.tokens,

@@ -245,11 +245,10 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _check_classes(page_classes: Sequence[PageClass], state_classes: Sequence[StateClass]):
+    # One class a reach: two full classes would be two block-id spaces for one set of rows.
     reaches = [c.reach for c in page_classes]
     if len(set(reaches)) != len(reaches):
         raise ValueError(f"page classes name a reach twice: {[str(r) for r in reaches]}")
-    if sum(1 for r in reaches if r.is_full) > 1:  # pragma: no cover - reaches are unique
-        raise ValueError("more than one full page class")
     if not page_classes and not state_classes:
         raise ValueError("a model with no PAGE and no STATE class holds nothing to plan")
 
@@ -322,7 +321,7 @@ def _state_plans(state_classes, s) -> list[ClassPlan]:
     ]
 
 
-def _refuse_request(n, need, have, unit, what_holds) -> None:
+def _refuse_request(n, need, unit, what_holds) -> None:
     raise CapacityRefused(
         "max_model_len request",
         f"one max_model_len request does not fit: {n} tokens need {need} {unit} of the full-reach "
@@ -380,7 +379,6 @@ def _plan_reserved(page_classes, state_classes, budget, n, s, b, step, *, pages)
             _refuse_request(
                 n,
                 per,
-                blocks,
                 f"blocks of {c.page_bytes} B",
                 f"the budget left after the floors ({budget - used} B) buys {blocks}",
             )
@@ -500,7 +498,6 @@ def _plan_shared(page_classes, state_classes, budget, n, s, b, step) -> Capacity
         _refuse_request(
             n,
             need - window,
-            pool_pages - window,
             f"pages of {page} B",
             f"its {window} window pages; the pool holds {pool_pages} pages",
         )

@@ -94,29 +94,30 @@ def capacity_classes(runner: Any) -> tuple[list[PageClass], list[StateClass]]:
     return [PageClass(r, tuple(by_reach[r])) for r in order], states
 
 
-def plan_runner_capacity(
-    runner: Any,
+def plan_classes(
+    page_classes: list[PageClass],
+    state_classes: list[StateClass],
     *,
+    block_tokens: int,
     budget: int,
     max_model_len: int,
     max_num_seqs: int,
     step_tokens: int | None = None,
     pages: str | WindowPages = WindowPages.RESERVED,
 ) -> CapacityPlan:
-    """The capacity plan for `runner`'s pools at the scheduler's block.
+    """The plan for classes already built, its counts put to the pools before it is returned.
 
-    The plan's counts are put to the pools before it is returned (`carved_bytes`), so a count a
-    pool would refuse to carve -- a row past 32-bit element offsets -- is refused here, by the
-    pool's own words, and a plan whose carve would take other bytes than it priced is an error.
+    `carved_bytes` asks every pool for its carve at the plan's counts, so a count a pool would
+    refuse -- a row past 32-bit element offsets -- is refused here, in the pool's own words, and
+    a plan whose carve would take other bytes than it priced is an error.
     """
-    page_classes, state_classes = capacity_classes(runner)
     plan = plan_capacity(
         page_classes,
         state_classes,
         budget=budget,
         max_model_len=max_model_len,
         max_num_seqs=max_num_seqs,
-        block_tokens=runner.engine.scheduler_block_size,
+        block_tokens=block_tokens,
         step_tokens=step_tokens,
         pages=pages,
     )
@@ -127,3 +128,14 @@ def plan_runner_capacity(
             f"{sum(carved.values())} B ({carved})"
         )
     return plan
+
+
+def plan_runner_capacity(runner: Any, **plan_args: Any) -> CapacityPlan:
+    """The capacity plan for `runner`'s pools at the scheduler's block (`plan_classes`' args)."""
+    page_classes, state_classes = capacity_classes(runner)
+    return plan_classes(
+        page_classes,
+        state_classes,
+        block_tokens=runner.engine.scheduler_block_size,
+        **plan_args,
+    )
