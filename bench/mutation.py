@@ -72,7 +72,31 @@ REPO = Path(__file__).resolve().parents[1]
 #: Files run in the order listed, so with -x the fast, pointed tests kill most mutants first.
 TARGETS: dict[str, dict[str, list[str]]] = {
     "atom/pool_layout": {
-        "*": ["tests/atom/pool_layout/test_documented_promises.py", "tests/atom/pool_layout"]
+        "*": ["tests/atom/pool_layout/test_documented_promises.py", "tests/atom/pool_layout"],
+        # The budget plan's own tests first, then the plan against its carve and the goldens.
+        "capacity.py": [
+            "tests/atom/pool_layout/test_capacity.py",
+            "tests/atom/runner/test_capacity_goldens.py",
+            "tests/contracts/runtime/test_capacity_properties.py",
+            "tests/atom/pool_layout",
+        ],
+        "reach.py": [
+            "tests/atom/pool_layout/test_reach.py",
+            "tests/atom/runner/test_capacity_goldens.py",
+            "tests/atom/pool_layout",
+        ],
+    },
+    # The budget plan above the leaf: the reach the skeleton reads, the classes a runner's pools
+    # make, the report and the command's flags.
+    "atom/capacity": {
+        "*": [
+            "tests/atom/models/test_layer_reaches.py",
+            "tests/atom/runner/test_capacity_goldens.py",
+            "tests/atom/test_capacity_command.py",
+            "tests/contracts/runtime/test_capacity_properties.py",
+            "tests/atom/models/test_skeleton.py",
+            "tests/atom/test_layout_command.py",
+        ],
     },
     "contracts/runtime": {
         # The pointed tests first (a planted breakage each, seconds), then the property tests
@@ -87,6 +111,10 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             # V4's declared element orders: the only caller of _declared_readback.
             "tests/contracts/runtime/test_v4_element_order.py",
             "tests/contracts/runtime/test_runtime_properties.py",
+        ],
+        "capacity.py": [
+            "tests/contracts/runtime/test_capacity_properties.py",
+            "tests/atom/pool_layout/test_reach.py",
         ],
     },
     # Each rule module with its own tests and its own VALID/INVALID examples (selected by the
@@ -237,6 +265,12 @@ TARGETS: dict[str, dict[str, list[str]]] = {
 #: other packages they lean on: the did-you-mean hint and the language server's error line.
 TARGET_FILES: dict[str, list[str]] = {
     "checkers/core": ["checkers/*.py", "contracts/fields.py", "hooks/lsp/folders.py"],
+    "atom/capacity": [
+        "atom/models/skeleton.py",
+        "atom/runner/capacity.py",
+        "atom/capacity_report.py",
+        "atom/layout_command.py",
+    ],
 }
 
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant

@@ -1,4 +1,5 @@
-"""The seven runtime contracts (``contracts.runtime.RUNTIME_CONTRACTS``), over every model x tp x pp stage x kv dtype x
+"""Seven of the runtime contracts (``contracts.runtime.RUNTIME_CONTRACTS``; the budget plan's is
+``test_capacity_properties.py``), over every model x tp x pp stage x kv dtype x
 scheduler block x block count (hypothesis draws the case; strategies keep tensors small).
 
 Each contract is also run once per registry model at the engine defaults, so a model that
