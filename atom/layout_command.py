@@ -151,10 +151,10 @@ def _add_capacity_arguments(p: argparse.ArgumentParser) -> None:
     """The budget plan: what a byte budget holds, per class, and what it refuses."""
     g = p.add_argument_group(
         "capacity",
-        "With --budget, also plan what the budget holds: the STATE floor (one entry a request "
-        "slot), the window floor (each sliding or chunked row's blocks a slot) and the rest in "
-        "full-reach blocks; refused by name when a floor or one --max-model-len request does "
-        "not fit.",
+        "With --budget, also plan what the budget holds: the STATE floor (one entry a\n"
+        "request slot), the window floor (each sliding or chunked row's blocks a slot) and\n"
+        "the rest in full-reach blocks; refused by name when a floor or one --max-model-len\n"
+        "request does not fit.",
     )
     g.add_argument(
         "--budget",

@@ -27,6 +27,7 @@ SUITE = [
     "tests/atom/spec_decode",
     "tests/atom/kernels",
     "tests/atom/test_layout_command.py",
+    "tests/atom/test_capacity_command.py",
     "tests/contracts/runtime",
 ]
 
