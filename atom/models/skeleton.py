@@ -121,10 +121,14 @@ def layer_types(cfg: HfConfig) -> list[str]:
     return declared_layer_kinds(cfg)[0]
 
 
-def _pattern_list(cfg: HfConfig, field: str, n: int) -> list[object]:
+def _flag_list(cfg: HfConfig, field: str, n: int, meaning: str) -> list[int]:
+    """A per-layer list of 0 / 1 flags, one for each of ``n`` layers; ``meaning`` says what 1 is."""
     values = cfg.get(field)
     if not isinstance(values, list) or len(values) != n:
         raise ConfigFieldError(cfg.source, field, f"must list one entry for each of {n} layers")
+    bad = sorted({repr(v) for v in values if v not in (0, 1) or isinstance(v, bool)})
+    if bad:
+        raise ConfigFieldError(cfg.source, field, f"holds {bad}; {meaning}")
     return values
 
 
@@ -181,24 +185,14 @@ def declared_layer_kinds(cfg: HfConfig) -> tuple[list[str], str | None]:
             raise ConfigFieldError(cfg.source, "layer_types", f"names unknown kinds {unknown}")
         return list(declared), "layer_types"
     if cfg.get("hybrid_layer_pattern") is not None:
-        pattern = _pattern_list(cfg, "hybrid_layer_pattern", n)
-        bad = sorted({repr(v) for v in pattern if v not in (0, 1) or isinstance(v, bool)})
-        if bad:
-            raise ConfigFieldError(
-                cfg.source, "hybrid_layer_pattern", f"holds {bad}; 1 marks a sliding layer, 0 full"
-            )
+        pattern = _flag_list(cfg, "hybrid_layer_pattern", n, "1 marks a sliding layer, 0 full")
         return [SLIDING if v == 1 else FULL for v in pattern], "hybrid_layer_pattern"
     if cfg.get("sliding_window_pattern") is not None:
         period = cfg.require_int("sliding_window_pattern")
         kinds = [FULL if (layer + 1) % period == 0 else SLIDING for layer in range(n)]
         return kinds, "sliding_window_pattern"
     if cfg.get("no_rope_layers") and cfg.get("attention_chunk_size") is not None:
-        flags = _pattern_list(cfg, "no_rope_layers", n)
-        bad = sorted({repr(v) for v in flags if v not in (0, 1) or isinstance(v, bool)})
-        if bad:
-            raise ConfigFieldError(
-                cfg.source, "no_rope_layers", f"holds {bad}; 1 marks a RoPE layer, 0 a NoPE one"
-            )
+        flags = _flag_list(cfg, "no_rope_layers", n, "1 marks a RoPE layer, 0 a NoPE one")
         return [CHUNKED if v == 1 else FULL for v in flags], "no_rope_layers"
     if (
         cfg.get("no_rope_layer_interval") is not None

@@ -329,6 +329,24 @@ def _refuse_request(n, need, unit, what_holds) -> None:
     )
 
 
+def _own_pool(c: PageClass, role: str, entries, per_request, requests, tokens, block) -> ClassPlan:
+    """A class that is a pool of its own: `entries` of its page, nothing shared or padded."""
+    return ClassPlan(
+        name=c.name,
+        role=role,
+        reach=c.reach,
+        rows=c.rows,
+        entry_bytes=c.page_bytes,
+        entries=entries,
+        bytes=entries * c.page_bytes,
+        per_request=per_request,
+        requests=requests,
+        tokens=tokens,
+        padding_bytes=c.padding_bytes,
+        block_tokens=block,
+    )
+
+
 def _plan_reserved(page_classes, state_classes, budget, n, s, b, step, *, pages) -> CapacityPlan:
     state = _state_floor(state_classes, s, budget)
     classes = _state_plans(state_classes, s)
@@ -338,24 +356,9 @@ def _plan_reserved(page_classes, state_classes, budget, n, s, b, step, *, pages)
     for c in windows:
         per = c.reach.blocks_held(n, b, step_tokens=step)
         entries = s * per
-        cost = entries * c.page_bytes
-        window_cost += cost
-        classes.append(
-            ClassPlan(
-                name=c.name,
-                role="window",
-                reach=c.reach,
-                rows=c.rows,
-                entry_bytes=c.page_bytes,
-                entries=entries,
-                bytes=cost,
-                per_request=per,
-                requests=s,
-                tokens=s * min(n, c.reach.tokens or n),
-                padding_bytes=c.padding_bytes,
-                block_tokens=b,
-            )
-        )
+        window_cost += entries * c.page_bytes
+        tokens = s * min(n, c.reach.tokens or n)
+        classes.append(_own_pool(c, "window", entries, per, s, tokens, b))
     if state + window_cost > budget:
         names = ", ".join(
             f"{c.name} {c.per_request} blocks x {c.entry_bytes} B"
@@ -365,8 +368,8 @@ def _plan_reserved(page_classes, state_classes, budget, n, s, b, step, *, pages)
         raise CapacityRefused(
             "window floor",
             f"the window floor does not fit: {s} request slots (--max-num-seqs) each hold "
-            f"{names} = {window_cost} B, which with the STATE floor's {state} B is over the "
-            f"budget of {budget} B",
+            f"{names}: {window_cost} B in all, which with the STATE floor's {state} B is over "
+            f"the budget of {budget} B",
         )
     used = state + window_cost
     tokens = None
@@ -383,22 +386,7 @@ def _plan_reserved(page_classes, state_classes, budget, n, s, b, step, *, pages)
                 f"the budget left after the floors ({budget - used} B) buys {blocks}",
             )
         held = blocks // per
-        classes.append(
-            ClassPlan(
-                name=c.name,
-                role="page",
-                reach=c.reach,
-                rows=c.rows,
-                entry_bytes=c.page_bytes,
-                entries=blocks,
-                bytes=blocks * c.page_bytes,
-                per_request=per,
-                requests=held,
-                tokens=blocks * b,
-                padding_bytes=c.padding_bytes,
-                block_tokens=b,
-            )
-        )
+        classes.append(_own_pool(c, "page", blocks, per, held, blocks * b, b))
         used += blocks * c.page_bytes
         tokens = blocks * b
         if held < s:

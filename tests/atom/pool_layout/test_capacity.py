@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -174,3 +176,228 @@ def test_carved_bytes_asks_the_pools():
         "sliding1024": window.pool_bytes(2 * 66),
     }
     assert sum(carved.values()) == plan.used_bytes
+
+
+def test_a_refusal_is_its_message_and_its_name():
+    with pytest.raises(CapacityRefused) as refused:
+        _plan([_cls(FULL, 1, 10)], [StateClass("s", 5000)], budget=100)
+    assert refused.value.args == (str(refused.value),)
+    assert str(refused.value).startswith("the STATE floor does not fit: 4 request slots")
+
+
+def test_window_pages_parse_by_value_and_pass_a_member_through():
+    assert WindowPages.parse("shared") is WindowPages.SHARED
+    assert WindowPages.parse(WindowPages.RESERVED) is WindowPages.RESERVED
+
+
+def test_parts_and_classes_are_values():
+    a = PagePart("p", 2, 200, row_bytes=100, pool=object())
+    b = PagePart("p", 2, 200, row_bytes=100, pool=object())
+    assert a == b and "pool" not in repr(a)  # the pool is how to carve, not what is priced
+    assert StateClass("s", 9, pool=object()) == StateClass("s", 9, pool=object())
+    for frozen in (a, StateClass("s", 9), _cls(FULL, 1, 10), _plan([_cls(FULL, 1, 10)])):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            frozen.name = "other"
+    assert PageClass(FULL, (a, b)).rows == 4 and PageClass(FULL, (a, b)).page_bytes == 400
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "said"),
+    [
+        (lambda: PagePart("p", 0, 10), ValueError, "part 'p' rows must be at least 1"),
+        (lambda: PagePart("p", 1, 0), ValueError, "part 'p' entry_bytes must be at least 1"),
+        (lambda: StateClass("s", 0), ValueError, "state 's' entry_bytes must be at least 1"),
+        (lambda: PageClass("full", (PagePart("p", 1, 1),)), TypeError, "reach must be a Reach"),
+        (lambda: PageClass(FULL, ()), ValueError, "page class full has no rows"),
+    ],
+)
+def test_declarations_refuse_by_name(make, error, said):
+    with pytest.raises(error, match=said):
+        make()
+    assert PagePart("p", 1, 1).entry_bytes == 1 and StateClass("s", 1).entry_bytes == 1
+
+
+def test_a_part_or_state_with_no_pool_carves_its_spec():
+    assert PagePart("v4", 3, 977152).carved_bytes(5) == 5 * 977152
+    assert StateClass("v4_slot", 18652160).carved_bytes(2) == 2 * 18652160
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "said"),
+    [
+        ({"max_model_len": 0}, ValueError, "max_model_len must be at least 1"),
+        ({"block_tokens": 0}, ValueError, "block_tokens must be at least 1"),
+        ({"step_tokens": 0}, ValueError, "step_tokens must be at least 1"),
+        ({"budget": 0}, ValueError, "budget must be at least 1"),
+    ],
+)
+def test_plan_arguments_refuse_by_name(kw, error, said):
+    with pytest.raises(error, match=said):
+        _plan([_cls(FULL, 1, 10)], **kw)
+
+
+def test_plan_arguments_at_their_least():
+    plan = _plan([_cls(W1024, 1, 10)], budget=1 << 30, max_model_len=1, max_num_seqs=1,
+                 block_tokens=1, step_tokens=1)  # fmt: skip
+    assert plan.by_name("sliding1024").per_request == 1
+
+
+def test_a_given_step_is_the_step_planned():
+    window = _cls(W1024, 2, 10)
+    assert _plan([window]).step_tokens == 16  # one block
+    assert _plan([window]).by_name("sliding1024").per_request == 66
+    assert _plan([window], step_tokens=1).by_name("sliding1024").per_request == 65
+
+
+def test_classes_of_the_wrong_type_are_refused():
+    with pytest.raises(TypeError, match="page classes are PageClass"):
+        _plan([StateClass("s", 1)])
+    with pytest.raises(TypeError, match="state classes are StateClass"):
+        _plan([_cls(FULL, 1, 10)], [_cls(FULL, 1, 10)])
+
+
+def _shared(budget, *, s, states=()):
+    classes = [_cls(FULL, 10, 100), _cls(W1024, 20, 100)]
+    return _plan(classes, states, budget=budget, max_model_len=4096, max_num_seqs=s,
+                 pages="shared")  # fmt: skip
+
+
+def test_shared_pages_each_class_by_hand():
+    # Group size 10 (20 >= 1.5 x 10): the full class is 1 group, the window class 2, no empty
+    # layers; a page is 10 x 100 B. A request holds 256 full pages and 2 x 66 window pages.
+    plan = _shared(10**7, s=8)
+    assert (plan.page_count, plan.requests, plan.bound_by) == (10000, 8, "max_num_seqs")
+    full, window = plan.by_name("full"), plan.by_name("sliding1024")
+    assert (full.role, full.entry_bytes, full.entries, full.bytes) == (
+        "page",
+        1000,
+        8 * 256,
+        8 * 256 * 1000,
+    )
+    assert (full.per_request, full.requests, full.block_tokens) == (256, 10000 // 388, 16)
+    assert (window.role, window.entry_bytes, window.entries) == ("window", 2000, 8 * 66)
+    assert (window.bytes, window.padding_bytes) == (8 * 66 * 2000, 0)
+    assert window.tokens == 8 * 1024 and full.tokens == plan.tokens == (10000 - 8 * 132) * 16
+    assert plan.used_bytes == 10000 * 1000
+
+
+def test_shared_pages_pay_the_state_floor_first():
+    plan = _shared(10**7, s=8, states=[StateClass("s", 5000)])
+    assert plan.page_count == (10**7 - 8 * 5000) // 1000 == 9960
+    assert plan.used_bytes == 8 * 5000 + 9960 * 1000
+
+
+def test_shared_pages_refuse_the_window_floor_at_its_boundary():
+    # 8 slots x 132 window pages = 1056 pages of 1000 B.
+    plan = _shared(1056 * 1000, s=8)
+    assert (plan.requests, plan.bound_by) == (1056 // 388, "shared pages")
+    with pytest.raises(CapacityRefused, match=r"8 request slots .* each hold 132 pages") as r:
+        _shared(1056 * 1000 - 1, s=8)
+    assert r.value.what == "window floor"
+
+
+def test_shared_pages_refuse_one_request_at_its_boundary():
+    assert _shared(388 * 1000, s=1).requests == 1
+    with pytest.raises(CapacityRefused) as r:
+        _shared(388 * 1000 - 1, s=1)
+    assert r.value.what == "max_model_len request"
+    assert str(r.value) == (
+        "one max_model_len request does not fit: 4096 tokens need 256 pages of 1000 B of the "
+        "full-reach rows and its 132 window pages; the pool holds 387 pages"
+    )
+
+
+def test_shared_pages_bound_by_slots_when_the_pool_holds_exactly_that_many():
+    assert (_shared(2 * 388 * 1000, s=2).requests, _shared(2 * 388 * 1000, s=2).bound_by) == (
+        2,
+        "max_num_seqs",
+    )
+
+
+def test_reserved_bounds_by_slots_when_the_blocks_hold_exactly_that_many():
+    plan = _plan([_cls(FULL, 1, 1000)], budget=10 * 256 * 1000, max_num_seqs=10)
+    assert (plan.requests, plan.bound_by) == (10, "max_num_seqs")
+    full = plan.by_name("full")
+    assert (full.bytes, full.tokens) == (2560 * 1000, 2560 * 16)
+
+
+def test_a_window_holds_its_width_or_the_whole_request():
+    assert _plan([_cls(W1024, 1, 10)], max_num_seqs=3).by_name("sliding1024").tokens == 3 * 1024
+    short = _plan([_cls(W1024, 1, 10)], max_model_len=100, max_num_seqs=3)
+    assert short.by_name("sliding1024").tokens == 3 * 100
+
+
+def test_one_page_size_needs_one_layer_page_a_class():
+    mixed = PageClass(
+        FULL, (PagePart("a", 1, 100, row_bytes=100), PagePart("b", 1, 200, row_bytes=200))
+    )
+    with pytest.raises(
+        ValueError, match=r"page class full holds rows of per-layer pages \['100', '200'\]"
+    ):
+        unify_pages([mixed, _cls(W1024, 1, 100)], 16)
+    unknown = PageClass(FULL, (PagePart("a", 1, 100),))
+    with pytest.raises(ValueError, match="one page size is reached per layer"):
+        unify_pages([unknown, _cls(W1024, 1, 100)], 16)
+
+
+def test_the_one_and_a_half_heuristic_is_strict():
+    """15 window layers beside 10 full: 15 is not under 1.5 x 10, so the group is 10."""
+    groups = unify_pages([_cls(FULL, 10, 100), _cls(W1024, 15, 100)], 16)
+    assert [(g.groups, g.padding_layers) for g in groups] == [(1, 0), (2, 5)]
+
+
+def test_most_tokens_at_its_edges():
+    assert most_tokens(lambda n: n <= 1, 100) == 1
+    assert most_tokens(lambda n: n <= 99, 100) == 99
+    assert most_tokens(lambda n: True, 1) == 1
+    assert most_tokens(lambda n: n <= 2, 2) == 2
+
+
+def test_state_classes_plan_one_entry_a_slot():
+    (state,) = [
+        c for c in _plan([_cls(FULL, 1, 10)], [StateClass("s", 5000)]).classes if c.role == "state"
+    ]
+    assert (state.rows, state.entries, state.bytes, state.per_request) == (0, 4, 4 * 5000, 1)
+    assert (state.requests, state.tokens, state.padding_bytes, state.reach) == (4, None, 0, None)
+
+
+def test_the_window_floor_names_each_class_it_holds():
+    with pytest.raises(
+        CapacityRefused, match=r"each hold sliding1024 66 blocks x 6000 B: 1584000 B in all"
+    ):
+        _plan([_cls(FULL, 2, 1000), _cls(W1024, 6, 1000)], budget=1000)
+
+
+def test_shared_pages_with_two_full_groups_share_their_tokens():
+    # 20 full + 10 window layers: group size 10, the full class in 2 groups, each holding one
+    # page a 16-token block, so the pool's free pages hold half as many tokens.
+    plan = _plan([_cls(FULL, 20, 100), _cls(W1024, 10, 100)], budget=10**7, max_num_seqs=8,
+                 pages="shared")  # fmt: skip
+    assert [g.groups for g in plan.shared_groups] == [2, 1]
+    assert plan.tokens == (10000 - 8 * 66) // 2 * 16
+
+
+def test_shared_pages_view_every_row_at_its_own_block():
+    """The carve of a shared pool asks each part for its rows over `pages x ratio` blocks: a full
+    layer at half the largest page is viewed over twice as many blocks, and past 32-bit offsets
+    there it is refused though the pool's page count alone would pass."""
+    full = MhaKvPool(1, block_size=16, blocks_per_entry=1, num_kv_heads=1, head_dim=64,
+                     kv_dtype=torch.bfloat16)  # fmt: skip
+    window = MhaKvPool(1, block_size=16, blocks_per_entry=1, num_kv_heads=1, head_dim=64,
+                       kv_dtype=torch.float32)  # fmt: skip
+    classes = [
+        PageClass(
+            FULL, (PagePart("f", 1, full.entry_bytes, row_bytes=full.row_bytes(), pool=full),)
+        ),
+        PageClass(
+            W1024,
+            (PagePart("w", 1, window.entry_bytes, row_bytes=window.row_bytes(), pool=window),),
+        ),
+    ]
+    assert (full.row_bytes(), window.row_bytes()) == (4096, 8192)
+    pages = 2**20 + 1  # the window rows' 1024 fp32 elements a page fit; the full rows' do not
+    plan = plan_capacity(classes, budget=pages * 8192, max_model_len=16, max_num_seqs=1,
+                         block_tokens=16, pages="shared")  # fmt: skip
+    assert (plan.page_count, plan.shared_groups[0].ratio) == (pages, 2)
+    with pytest.raises(ValueError, match=rf"field 'k' at {2 * pages} entries"):
+        carved_bytes(plan, classes)

@@ -64,3 +64,30 @@ def test_the_runner_refuses_a_state_count_before_carving_anything(monkeypatch):
     with pytest.raises(ValueError, match=r"at 56 request slots.*at most 55 request slots"):
         runner.initialize(1, state_entries=56, device="meta")
     assert carved == []
+
+
+def test_the_limit_is_held_exactly_at_both_ends():
+    # A stride of 2**31 - 1 is the widest an int argument carries; one more is refused as a stride.
+    require_int32_offsets("v", (1, 2), (INT32_MAX, 1), torch.uint8)
+    with pytest.raises(ValueError, match=r"has stride 2147483648, past") as refused:
+        require_int32_offsets("v", (1, 2**31), (2**31, 1), torch.uint8)
+    # Without a hint the refusal ends at what wraps.
+    assert str(refused.value).endswith("reads another entry's bytes")
+
+
+def test_an_arena_built_directly_refuses_before_it_allocates():
+    f = EntryField("k", 1, (4, 1024), torch.bfloat16)
+    with pytest.raises(ValueError, match=r"a row of field 'k' at 524289 entries"):
+        LayerMajorArena([f], 524289, device="meta")
+
+
+def test_a_state_count_is_refused_by_the_pool_that_counts_it():
+    pool = LinearStatePool(1, conv_shape=(3, 8), conv_dtype=torch.bfloat16,
+                           recurrent_shape=(2, 4, 4), recurrent_dtype=torch.bfloat16)  # fmt: skip
+    with pytest.raises(ValueError, match="LinearStatePool entries must be at least 1"):
+        pool.pool_bytes(0)
+
+
+def test_a_size_and_stride_of_different_lengths_are_not_a_view():
+    with pytest.raises(ValueError, match="zip"):
+        require_int32_offsets("v", (2, 2), (1,), torch.uint8)

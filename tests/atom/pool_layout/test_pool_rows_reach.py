@@ -55,3 +55,13 @@ def test_a_map_built_from_rows_keeps_declared_reaches():
     rows = PoolRows.from_rows({"kv": {b: 1, a: 0}})
     assert rows.reaches("kv") == (W, FULL)
     assert repr(rows) == "PoolRows(2 kv rows)"
+
+
+def test_kind_rows_read_reaches_off_their_modules_or_are_told_them():
+    from atom.pool_layout.pool_rows import KindRows
+
+    mods = _mods(W, FULL)
+    assert KindRows("kv", mods).reaches == (W, FULL)
+    assert KindRows("kv", mods, [FULL, FULL]).reaches == (FULL, FULL)
+    with pytest.raises(ValueError, match=r"rows of kv: 1 reaches for 2 modules"):
+        KindRows("kv", mods, [FULL])

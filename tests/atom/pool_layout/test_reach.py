@@ -91,3 +91,8 @@ def test_sliding_is_exact_at_every_length_on_a_grid():
                     assert reach.blocks_held(tokens, block, step_tokens=step) == worst_blocks(
                         reach, tokens, block, step
                     ), (window, block, step, tokens)
+
+
+def test_a_block_of_no_tokens_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"block must be at least 1 \(tokens\), got 0"):
+        Reach.sliding(4).blocks_held(10, 0, step_tokens=1)
