@@ -116,6 +116,17 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/contracts/runtime/test_capacity_properties.py",
             "tests/atom/pool_layout/test_reach.py",
         ],
+        # The capacity strategy's own tests first; then everything the engine strategy feeds.
+        "strategies.py": [
+            "tests/contracts/runtime/test_capacity_properties.py",
+            "tests/contracts/runtime/test_strategies.py",
+            "tests/contracts/runtime/test_checks_fire.py",
+            "tests/contracts/runtime/test_checks_at_their_boundaries.py",
+            "tests/contracts/runtime/test_element_readback.py",
+            "tests/contracts/runtime/test_checks_catch_breakage.py",
+            "tests/contracts/runtime/test_v4_element_order.py",
+            "tests/contracts/runtime/test_runtime_properties.py",
+        ],
     },
     # Each rule module with its own tests and its own VALID/INVALID examples (selected by the
     # kind's name from test_rule_examples.py): a survivor means "no test of this rule", and a
@@ -276,6 +287,17 @@ TARGET_FILES: dict[str, list[str]] = {
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
 #: is reported, so the list cannot silently outlive the code it argues about.
 EQUIVALENT: dict[str, str] = {
+    "atom/pool_layout/capacity.py:most_tokens:const:1 -> 2@2": "the bisection's midpoint "
+    "(lo + hi + 2) // 2 still lies in lo + 1 .. hi whenever lo < hi, so the search takes other "
+    "steps to the same largest L",
+    "atom/pool_layout/capacity.py:_plan_shared:const:0 -> 1@0": "unify_pages gives every "
+    "group the one page size (group size x largest layer page), and shared pages are planned "
+    "only for two classes or more, so groups[1] exists and has the same page_bytes",
+    "atom/pool_layout/paged_pool.py:RowSubsetPool.__init__:call:self._check_groups(groups) -> "
+    "pass@0": "the groups are the parent's, which passed the same check, with only their row "
+    "counts replaced: no name repeats and no alignment widens",
+    "atom/pool_layout/reach.py:Reach.blocks_held:const:0 -> 1@0": "the fallback is read only "
+    "for a sliding or chunked reach, whose tokens __post_init__ requires to be at least 1",
     "checkers/rules/__init__.py:<module>:const:False -> True@0": "contracts.contract is loaded "
     "by every kind module and by the linter before either registry function runs, and it "
     "imports no typing: the import moves, nothing else",

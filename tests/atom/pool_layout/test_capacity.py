@@ -195,7 +195,11 @@ def test_parts_and_classes_are_values():
     b = PagePart("p", 2, 200, row_bytes=100, pool=object())
     assert a == b and "pool" not in repr(a)  # the pool is how to carve, not what is priced
     assert StateClass("s", 9, pool=object()) == StateClass("s", 9, pool=object())
-    for frozen in (a, StateClass("s", 9), _cls(FULL, 1, 10), _plan([_cls(FULL, 1, 10)])):
+    assert "pool" not in repr(StateClass("s", 9, pool=object()))
+    assert PagePart("p", 1, 1).padding_bytes == 0  # a part priced by its spec alone pads nothing
+    plan = _plan([_cls(FULL, 1, 10)])
+    group = unify_pages([_cls(FULL, 1, 10), _cls(W1024, 1, 10)], 16)[0]
+    for frozen in (a, StateClass("s", 9), _cls(FULL, 1, 10), plan, plan.classes[0], group):
         with pytest.raises(dataclasses.FrozenInstanceError):
             frozen.name = "other"
     assert PageClass(FULL, (a, b)).rows == 4 and PageClass(FULL, (a, b)).page_bytes == 400

@@ -90,3 +90,42 @@ def test_the_check_fails_a_refusal_the_carve_contradicts(monkeypatch):
     with pytest.raises(ContractViolation, match="refused the window floor, yet it carves"):
         check_capacity(ModelRunner(load_model_config("gemma-3-27b")), budget=60 * 2**30,
                        max_model_len=4096, max_num_seqs=4)  # fmt: skip
+
+
+def _synthetic(kinds, **fields):
+    from atom.models.hf_config import HfConfig
+
+    data = {"num_hidden_layers": len(kinds), "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 32, "layer_types": kinds, "sliding_window": 40,
+            "attention_chunk_size": 24, **fields}  # fmt: skip
+    return HfConfig(data, "synthetic")
+
+
+#: One case a branch of the plan and of its check, so each is held whatever hypothesis draws:
+#: (id, config, budget, max_model_len, max_num_seqs, arrangement, the refusal or the bound).
+OUTCOMES = [
+    ("state floor", "qwen3.5-27b", 2**20, 8192, 8, "reserved", "state floor"),
+    ("window floor", "gemma-3-27b", 2**30, 8192, 16, "reserved", "window floor"),
+    ("request", "llama-3.1-8b", 2**30, 131072, 4, "reserved", "max_model_len request"),
+    ("bound by blocks", "gpt-oss-120b", 4 * 2**30, 32768, 64, "reserved", "full"),
+    ("bound by slots", "mimo-v2-flash", 4 * 2**30, 4096, 8, "reserved", "max_num_seqs"),
+    ("shared, bound by pages", "mimo-v2-flash", 4 * 2**30, 32768, 64, "shared", "shared pages"),
+    ("shared window floor", "gpt-oss-120b", 2**20, 4096, 64, "shared", "window floor"),
+    ("shared request", "gpt-oss-120b", 2**24, 32768, 1, "shared", "max_model_len request"),
+    ("chunked", ["chunked_attention", "full_attention"] * 2, 2**24, 3000, 4, "reserved",
+     "max_num_seqs"),
+    ("chunked, shared", ["chunked_attention", "sliding_attention", "full_attention"], 2**24, 3000,
+     4, "shared", "max_num_seqs"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model", "budget", "n", "s", "pages", "expected"),
+    [case[1:] for case in OUTCOMES],
+    ids=[case[0] for case in OUTCOMES],
+)
+def test_every_outcome_holds_against_the_carve(model, budget, n, s, pages, expected):
+    config = load_model_config(model) if isinstance(model, str) else _synthetic(model)
+    got = check_capacity(ModelRunner(config), budget=budget, max_model_len=n, max_num_seqs=s,
+                         pages=pages)  # fmt: skip
+    assert (got.what if isinstance(got, CapacityRefused) else got.bound_by) == expected
