@@ -203,7 +203,7 @@ def declared_layer_kinds(cfg: HfConfig) -> tuple[list[str], str | None]:
         kinds = [FULL if (layer + 1) % every == 0 else CHUNKED for layer in range(n)]
         return kinds, "no_rope_layer_interval"
     if cfg.get("use_sliding_window") is True and cfg.get("max_window_layers") is not None:
-        first = cfg.int_or("max_window_layers", 0)
+        first = cfg.require_int("max_window_layers", minimum=0)
         return [SLIDING if layer >= first else FULL for layer in range(n)], "max_window_layers"
     if cfg.get("full_attention_interval") is not None:
         interval = cfg.require_int("full_attention_interval")

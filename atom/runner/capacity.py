@@ -68,8 +68,8 @@ def _pool_parts(builder: Any, pool_name: str, pool: Any) -> list[tuple[Reach, Pa
 
 
 def _module_count(builder: Any) -> int:
-    seen = {id(m) for kind in builder.pool_rows for m in builder.pool_rows[kind]}
-    return max(1, len(seen))
+    """The modules a builder's walk holds: the rows of a PAGE spec no pool of it declares."""
+    return len({id(m) for kind in builder.pool_rows for m in builder.pool_rows[kind]})
 
 
 def capacity_classes(runner: Any) -> tuple[list[PageClass], list[StateClass]]:

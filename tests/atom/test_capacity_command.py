@@ -19,6 +19,13 @@ from atom.layout_command import layout_main
         ("1.5TiB", 3 * 2**39),
         ("4096", 4096),
         ("1.5B", 1),
+        ("1b", 1),
+        ("3KiB", 3 * 2**10),
+        ("5MiB", 5 * 2**20),
+        ("1TiB", 2**40),
+        ("1KB", 10**3),
+        ("7MB", 7 * 10**6),
+        ("2TB", 2 * 10**12),
     ],
 )
 def test_budget_sizes(text, nbytes):
@@ -108,3 +115,121 @@ def test_help_answers_the_capacity_flags(capsys):
 def test_without_a_budget_the_report_has_no_capacity(capsys):
     rc, out, _ = _run(capsys, ["llama-3.1-8b", "--format", "json"])
     assert rc == 0 and "capacity" not in json.loads(out)
+
+
+def _text(capsys, argv):
+    rc, out, err = _run(capsys, argv)
+    assert rc == 0, err
+    return out[out.index("capacity  budget") :]
+
+
+def test_the_text_of_a_shared_plan(capsys):
+    # MiMo-V2-Flash: the 9 full layers' 40960 B page divides the window layers' 81920 B, so the
+    # full group takes a 32-token block; 39 window layers in 5 groups of 9, 6 slots empty
+    # (6 x 81920 = 491520 B a block, 13.33% of 5 x 737280). 4 GiB // 737280 = 5825 pages.
+    argv = ["mimo-v2-flash", "--budget", "4GiB", "--max-model-len", "4096", "--max-num-seqs", "8",
+            "--window-pages", "shared"]  # fmt: skip
+    assert _text(capsys, argv) == (
+        "capacity  budget 4.0 GiB (4294967296 B)  max_model_len 4096  max_num_seqs 8  step 16 "
+        "tokens  windows shared\n"
+        "reach: 9 full, 39 sliding128 rows (read from layer_types, sliding_window_size)\n"
+        "\n"
+        "class                  role     rows      entry   entries          per request  requests"
+        "     tokens  padding\n"
+        "full                   page        9  720.0 KiB      1024    128 x block of 32        32"
+        "     173600    0.00%\n"
+        "sliding128             window     39    3.5 MiB        80     10 x block of 16        32"
+        "       1024   13.33%\n"
+        "\n"
+        "one pool of 5825 pages of 720.0 KiB (737280 B), vLLM's grouping:\n"
+        "  full                 9 layers in 1 groups, 0 empty; block 32 tokens (x2); 0 B padding"
+        " a block\n"
+        "  sliding128           39 layers in 5 groups, 6 empty; no layer padding; 491520 B "
+        "padding a block\n"
+        "\n"
+        "fits: 8 requests of 4096 tokens at once (bound by max_num_seqs); 173600 tokens in "
+        "full-reach rows; 311296 B of the budget unused\n"
+    )
+
+
+def test_the_text_of_a_plan_with_state(capsys):
+    # Qwen3.5-27B at tp 2: 4 slots of 39223296 B of GDN state, then 16 full rows of 32768 B a
+    # block: (8 GiB - 4 x 39223296) // 524288 = 16084 blocks, 16084 // 256 = 62 requests.
+    argv = ["qwen3.5-27b", "--tp", "2", "--budget", "8GiB", "--max-model-len", "4096",
+            "--max-num-seqs", "4"]  # fmt: skip
+    text = _text(capsys, argv)
+    assert "reach: 16 full rows (read from full_attention_interval)\n" in text
+    assert (
+        "target.linear_state    state       0   37.4 MiB         4             1 x slot         4"
+        " any length    0.00%\n"
+    ) in text
+    assert (
+        "full                   page       16  512.0 KiB     16084    256 x block of 16        62"
+        "     257344    0.00%\n"
+    ) in text
+    assert "vLLM" not in text
+
+
+def test_the_text_of_a_padded_layer_page_and_of_a_note(capsys, tmp_path):
+    padded = tmp_path / "padded.json"
+    padded.write_text(json.dumps({
+        "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 64, "swa_head_dim": 96, "sliding_window": 64, "torch_dtype": "bfloat16",
+        "layer_types": ["sliding_attention", "full_attention"] * 2,
+    }))  # fmt: skip
+    # Full layers hold 16 x 2 x (64 + 64) x 2 = 8192 B a block, window layers 12288 B: 12288
+    # is no multiple of 8192, so the full layers' page is padded by 4096 B, 2 x 4096 = 8192 B a
+    # block of 2 x 12288 (33.33%).
+    argv = ["--config", str(padded), "--budget", "1MiB", "--max-model-len", "64",
+            "--max-num-seqs", "2", "--window-pages", "shared"]  # fmt: skip
+    text = _text(capsys, argv)
+    assert (
+        "full                 2 layers in 1 groups, 0 empty; layer page padded by 4096 B; 8192"
+        in text
+    )
+    assert "  33.33%\n" in text
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"num_hidden_layers": 2, "num_attention_heads": 4,
+                                "num_key_value_heads": 2, "head_dim": 64,
+                                "sliding_window": 4096}))  # fmt: skip
+    text = _text(capsys, ["--config", str(bare), "--budget", "1MiB", "--max-model-len", "64",
+                          "--max-num-seqs", "2"])  # fmt: skip
+    assert text.splitlines()[1:3] == [
+        "reach: 2 full rows",
+        "  note: sliding_window = 4096 is stated without which layers use it (no layer_types, "
+        "hybrid_layer_pattern, sliding_window_pattern, no_rope_layers or no_rope_layer_interval)"
+        ": planned full",
+    ]
+
+
+def test_the_json_of_a_state_class_and_its_notes(capsys, tmp_path):
+    rc, out, _ = _run(capsys, ["qwen3.5-27b", "--tp", "2", "--budget", "8GiB", "--max-model-len",
+                               "4096", "--max-num-seqs", "4", "--format", "json"])  # fmt: skip
+    assert rc == 0
+    cap = json.loads(out)["capacity"]
+    state = cap["classes"][0]
+    assert (state["role"], state["reach"], state["tokens"], state["parts"]) == (
+        "state",
+        None,
+        None,
+        [],
+    )
+    full = cap["classes"][1]
+    assert (full["reach"], full["padding_pct"], full["parts"]) == (
+        "full",
+        0.0,
+        [{"name": "target.h2d256", "rows": 16, "entry_bytes": 16 * 32768}],
+    )
+    assert cap["reach"] == {
+        "rows": {"full": 16},
+        "sources": ["full_attention_interval"],
+        "notes": [],
+    }
+    assert "shared" not in cap
+    rc, out, _ = _run(capsys, ["gemma-3-27b", "--budget", "60GiB", "--max-model-len", "131072",
+                               "--max-num-seqs", "4", "--window-pages", "shared",
+                               "--format", "json"])  # fmt: skip
+    assert rc == 0
+    window = json.loads(out)["capacity"]["classes"][1]
+    # 52 window layers in 6 groups of 10, 8 empty: 8 x 131072 of 6 x 1310720 B is padding.
+    assert window["padding_pct"] == round(100 * 8 * 131072 / (6 * 1310720), 4) == 13.3333

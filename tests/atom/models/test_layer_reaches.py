@@ -136,3 +136,32 @@ def test_modules_carry_their_reach_and_the_walk_records_it_beside_the_row():
     assert modules[0].sliding_window == 128 and modules[1].sliding_window is None
     gemma = build_modules(load_model_config("gemma-3-27b"))
     assert [m.layer_num for m in gemma.modules if m.reach == FULL] == list(range(5, 62, 6))
+
+
+def test_an_interval_without_a_chunk_size_declares_nothing():
+    got = _reaches(no_rope_layer_interval=4)
+    assert got.reaches == (FULL,) * 6 and got.sources == ()
+
+
+def test_a_config_with_no_declaration_cites_no_field():
+    assert _reaches().sources == () and _reaches().notes == ()
+
+
+def test_windows_turned_off_leave_other_kinds_and_need_no_width():
+    got = _reaches(layer_types=["sliding_attention", "chunked_attention"] * 3,
+                   attention_chunk_size=24, use_sliding_window=False)  # fmt: skip
+    assert got.reaches == (FULL, Reach.chunked(24)) * 3
+    assert got.sources == ("layer_types", "attention_chunk_size")
+
+
+def test_a_reading_is_frozen():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _reaches().notes = ()
+
+
+def test_qwen2_max_window_layers_refuses_a_negative_start():
+    with pytest.raises(ConfigFieldError) as refused:
+        _reaches(use_sliding_window=True, max_window_layers=-1, sliding_window=8)
+    assert refused.value.field == "max_window_layers"
