@@ -53,8 +53,8 @@ def _reach_report(runner: Any, page_classes: list) -> dict[str, Any]:
     reading = runner.skeleton.reaches
     return {
         "rows": {c.name: c.rows for c in page_classes},
-        "sources": list(reading.sources) if reading else [],
-        "notes": list(reading.notes) if reading else [],
+        "sources": list(reading.sources),
+        "notes": list(reading.notes),
     }
 
 
@@ -139,9 +139,7 @@ def capacity_report(
 
 
 def _unit(c: dict[str, Any]) -> str:
-    if c["role"] == "state":
-        return "slot"
-    return "page" if c["block_tokens"] is None else f"block of {c['block_tokens']}"
+    return "slot" if c["role"] == "state" else f"block of {c['block_tokens']}"
 
 
 def format_capacity(cap: dict[str, Any]) -> str:

@@ -91,6 +91,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
     "atom/capacity": {
         "*": [
             "tests/atom/models/test_layer_reaches.py",
+            "tests/atom/runner/test_capacity_classes.py",
             "tests/atom/runner/test_capacity_goldens.py",
             "tests/atom/test_capacity_command.py",
             "tests/contracts/runtime/test_capacity_properties.py",
@@ -298,6 +299,9 @@ EQUIVALENT: dict[str, str] = {
     "counts replaced: no name repeats and no alignment widens",
     "atom/pool_layout/reach.py:Reach.blocks_held:const:0 -> 1@0": "the fallback is read only "
     "for a sliding or chunked reach, whose tokens __post_init__ requires to be at least 1",
+    "atom/runner/capacity.py:capacity_classes:const:0 -> 1@0": "the fallback is read only for "
+    "the full reach (no tokens), and there is one full class, sorted first by the key's first "
+    "element (not r.is_full) whatever its third",
     "checkers/rules/__init__.py:<module>:const:False -> True@0": "contracts.contract is loaded "
     "by every kind module and by the linter before either registry function runs, and it "
     "imports no typing: the import moves, nothing else",

@@ -233,3 +233,27 @@ def test_the_json_of_a_state_class_and_its_notes(capsys, tmp_path):
     window = json.loads(out)["capacity"]["classes"][1]
     # 52 window layers in 6 groups of 10, 8 empty: 8 x 131072 of 6 x 1310720 B is padding.
     assert window["padding_pct"] == round(100 * 8 * 131072 / (6 * 1310720), 4) == 13.3333
+
+
+def test_a_model_of_windows_only_prints_no_full_tokens(capsys, tmp_path):
+    windows = tmp_path / "windows.json"
+    windows.write_text(json.dumps({"num_hidden_layers": 2, "num_attention_heads": 4,
+                                   "num_key_value_heads": 2, "head_dim": 64, "sliding_window": 32,
+                                   "layer_types": ["sliding_attention"] * 2}))  # fmt: skip
+    text = _text(capsys, ["--config", str(windows), "--budget", "1MiB", "--max-model-len", "4096",
+                          "--max-num-seqs", "2"])  # fmt: skip
+    # A window of 32 at a one-block step: ceil((32 + 14) / 16) + 1 = 4 blocks a slot, 2 slots of
+    # 2 rows x 8192 B: 131072 B of the 1048576 bought, the rest unused.
+    assert text.splitlines()[-1] == (
+        "fits: 2 requests of 4096 tokens at once (bound by max_num_seqs); 917504 B of the budget "
+        "unused"
+    )
+
+
+def test_one_class_under_shared_pages_reports_no_grouping(capsys):
+    rc, out, _ = _run(capsys, ["llama-3.1-8b", "--budget", "8GiB", "--max-model-len", "4096",
+                               "--max-num-seqs", "2", "--window-pages", "shared",
+                               "--format", "json"])  # fmt: skip
+    assert rc == 0
+    cap = json.loads(out)["capacity"]
+    assert cap["window_pages"] == "shared" and "shared" not in cap

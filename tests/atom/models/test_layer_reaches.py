@@ -161,6 +161,11 @@ def test_a_reading_is_frozen():
         _reaches().notes = ()
 
 
+def test_qwen2_windows_from_the_first_layer():
+    got = _reaches(use_sliding_window=True, max_window_layers=0, sliding_window=8)
+    assert got.reaches == (Reach.sliding(8),) * 6
+
+
 def test_qwen2_max_window_layers_refuses_a_negative_start():
     with pytest.raises(ConfigFieldError) as refused:
         _reaches(use_sliding_window=True, max_window_layers=-1, sliding_window=8)
