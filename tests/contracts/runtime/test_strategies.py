@@ -235,3 +235,36 @@ def test_a_block_that_costs_nothing_is_no_case(monkeypatch):
 def test_a_default_case_has_two_blocks():
     # The fewest whose first and last scheduler block differ.
     assert default_case("llama-3.1-8b").blocks == 2
+
+
+@functools.cache
+def _capacity_draws() -> tuple:
+    """What the capacity property test draws under the loaded profile."""
+    from contracts.runtime.strategies import capacity_cases
+
+    seen: list = []
+
+    @settings(settings(), derandomize=True, database=None)
+    @given(capacity_cases())
+    def draw(case):
+        seen.append(case)
+
+    draw()
+    return tuple(seen)
+
+
+def test_the_capacity_draws_reach_every_axis_the_plan_is_about():
+    """Synthetic and held models, every reach a synthetic layer can have, both arrangements, a
+    given step and the default one, and each bounded argument at more than one value."""
+    from contracts.runtime.strategies import CAPACITY_MODELS
+
+    seen = _capacity_draws()
+    names = {c.name for c in seen}
+    assert "synthetic" in names and names - {"synthetic"} <= set(CAPACITY_MODELS)
+    kinds = {k for c in seen if c.name == "synthetic" for k in c.config.get("layer_types")}
+    assert kinds == {"full_attention", "sliding_attention", "chunked_attention"}
+    assert {c.pages for c in seen} == {"reserved", "shared"}
+    assert None in {c.step_tokens for c in seen} and any(c.step_tokens for c in seen)
+    assert len({c.max_model_len for c in seen}) > 1 and len({c.max_num_seqs for c in seen}) > 1
+    assert all(1 <= c.max_num_seqs <= 16 and 1 <= c.max_model_len <= 2048 for c in seen)
+    assert all(c.budget >= 1 for c in seen) and str(seen[0]).startswith(seen[0].name)
