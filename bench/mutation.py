@@ -114,6 +114,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/contracts/runtime/test_runtime_properties.py",
         ],
         "capacity.py": [
+            "tests/contracts/runtime/test_capacity_check_fires.py",
             "tests/contracts/runtime/test_capacity_properties.py",
             "tests/atom/pool_layout/test_reach.py",
         ],

@@ -182,12 +182,9 @@ def _check_shared(plan, page_classes, state_classes, device) -> None:
         _fail(f"the plan prices {plan.used_bytes} B, the carve takes {total}, budget {plan.budget}")
     if total + plan.page_bytes <= plan.budget:
         _fail(f"one more page of {plan.page_bytes} B still fits in {plan.budget} B")
+    # Each row's views over the one pool (pages x ratio blocks) were asked of its pool by the
+    # plan itself (carved_bytes), which is where a count past 32-bit offsets is refused.
     groups = {g.reach: g for g in plan.shared_groups}
-    for c in page_classes:
-        g = groups[c.reach]
-        # Every row of the class, viewed over the one pool at its block: the views must exist.
-        for p in c.parts:
-            _carve_part_bytes(p, plan.page_count * g.ratio, device)
     need = sum(
         groups[c.reach].groups
         * worst_blocks(c.reach, plan.max_model_len, groups[c.reach].block_tokens, plan.step_tokens)
