@@ -46,7 +46,7 @@ def entry_major_twin(
 ) -> tuple[EntryMajorArena, list[TransferRegion]]:
     """The fields carved entry-major: block ``u`` is one range, the arena's one region."""
     arena = EntryMajorArena(fields, blocks, device=device)
-    return arena, [TransferRegion(role, t) for role, t in arena.region_tensors()]
+    return arena, arena.region_tensors()
 
 
 def split_twin(
@@ -58,4 +58,4 @@ def split_twin(
 ) -> tuple[SplitEntryMajorArena, list[TransferRegion]]:
     """The fields carved into planes of ``plane_widths``: block ``u`` is one range a plane."""
     arena = SplitEntryMajorArena(plane_fields(fields, plane_widths), blocks, device=device)
-    return arena, [TransferRegion(role, t) for role, t in arena.region_tensors()]
+    return arena, arena.region_tensors()
