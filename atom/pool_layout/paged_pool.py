@@ -197,7 +197,9 @@ class PagedPoolViews:
             for f in arena.fields:
                 for r in range(f.rows):
                     role = self.pool.region_role(f.name, r)
-                    out.append(TransferRegion(role, arena.row_region(f.name, r), dtype_name(f.dtype)))
+                    out.append(
+                        TransferRegion(role, arena.row_region(f.name, r), dtype_name(f.dtype))
+                    )
         return out
 
     @property

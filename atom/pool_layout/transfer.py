@@ -37,7 +37,9 @@ def owned_role(owner: str, role: str) -> str:
 def owned_regions(owner: str, views: Iterable[Any]) -> list[TransferRegion]:
     """Every region of every pool in ``views`` (each with ``region_tensors()``), named for its
     owner: a target builder and a draft builder export through this one spelling."""
-    return [region.owned_by(owner) for pool_views in views for region in pool_views.region_tensors()]
+    return [
+        region.owned_by(owner) for pool_views in views for region in pool_views.region_tensors()
+    ]
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -75,7 +77,9 @@ class TransferRegion:
         if self.dtype is None:
             object.__setattr__(self, "dtype", dtype_name(self.tensor.dtype))
         elif not isinstance(self.dtype, str) or not self.dtype:
-            raise TypeError(f"region {self.semantic_role!r}: dtype must be a name, got {self.dtype!r}")
+            raise TypeError(
+                f"region {self.semantic_role!r}: dtype must be a name, got {self.dtype!r}"
+            )
 
     def owned_by(self, owner: str) -> TransferRegion:
         """This region with its role qualified by the builder that exports it."""
@@ -111,6 +115,14 @@ class TransferRegion:
 class KVTransferTensors:
     regions: list[TransferRegion]
     num_blocks: int | None = field(init=False, default=None)
+    #: Why this pool set may not be transferred at all, in words naming the setting -- set by the
+    #: runner from a builder that refuses (DeepSeek-V4's FP4 indexer); None when it may.
+    refusal: str | None = None
+
+    def require_transferable(self) -> None:
+        """Refuse, by the builder's own reason, a pool set that may not be moved."""
+        if self.refusal is not None:
+            raise ValueError(self.refusal)
 
     def append(self, region: TransferRegion) -> None:
         if self.num_blocks is not None:
