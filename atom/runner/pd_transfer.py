@@ -585,6 +585,15 @@ def _kill(procs: Sequence[subprocess.Popen]) -> None:
             proc.wait(timeout=30)
 
 
+def _ends(procs: dict[str, subprocess.Popen], logs: dict[str, tuple[Path, Path]]) -> str:
+    """Each end's process id, exit status and stderr's tail, for a failure message."""
+    parts = []
+    for role, proc in procs.items():
+        tail = logs[role][1].read_text()[-1500:].strip()
+        parts.append(f"{role} pid {proc.pid} exited {proc.returncode}: {tail or '(no stderr)'}")
+    return " | ".join(parts)
+
+
 def run_pair(
     cases: Sequence[dict[str, Any]],
     *,
@@ -635,20 +644,14 @@ def run_pair(
                 if failed or time.monotonic() > deadline:
                     _kill(list(procs.values()))
                     why = (
-                        f"exited {procs[failed[0]].returncode}"
+                        f"{failed[0]} exited {procs[failed[0]].returncode}"
                         if failed
-                        else f"ran past {timeout_s:.0f} s"
+                        else f"pair ran past {timeout_s:g} s"
                     )
-                    role = failed[0] if failed else "pair"
-                    tails = {r: logs[r][1].read_text()[-2000:] for r in procs}
-                    raise RuntimeError(f"P/D {role} {why}; stderr: {json.dumps(tails, indent=1)}")
+                    raise RuntimeError(f"P/D {why}; {_ends(procs, logs)}")
                 time.sleep(0.05)
-            bad = {r: p.returncode for r, p in procs.items() if p.returncode != 0}
-            if bad:
-                tails = {r: logs[r][1].read_text()[-2000:] for r in bad}
-                raise RuntimeError(
-                    f"P/D processes exited {bad}; stderr: {json.dumps(tails, indent=1)}"
-                )
+            if any(p.returncode != 0 for p in procs.values()):
+                raise RuntimeError(f"P/D ended badly; {_ends(procs, logs)}")
             results = {
                 role: [json.loads(line) for line in logs[role][0].read_text().splitlines() if line]
                 for role in ROLES
