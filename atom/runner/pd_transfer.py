@@ -58,6 +58,8 @@ BACKENDS = ("gloo", "nccl")
 #: How long a pair may take, seconds, by default: two interpreters importing torch and every case
 #: of a plan on a loaded two-core CI machine (a quiet one takes a tenth of it).
 DEFAULT_TIMEOUT_S = 600.0
+#: Seconds the other end has to exit on its own once one end failed, before it is killed.
+FAILURE_GRACE_S = 10.0
 
 
 # -- the transport -----------------------------------------------------------------------------
@@ -642,12 +644,16 @@ def run_pair(
             while any(p.poll() is None for p in procs.values()):
                 failed = [r for r, p in procs.items() if p.poll() not in (None, 0)]
                 if failed or time.monotonic() > deadline:
+                    if failed:
+                        # The other end sees the lost connection and fails too: give it a moment
+                        # to say so itself, so the message shows which end failed first and why.
+                        grace = min(deadline, time.monotonic() + FAILURE_GRACE_S)
+                        while time.monotonic() < grace and any(
+                            p.poll() is None for p in procs.values()
+                        ):
+                            time.sleep(0.05)
                     _kill(list(procs.values()))
-                    why = (
-                        f"{failed[0]} exited {procs[failed[0]].returncode}"
-                        if failed
-                        else f"pair ran past {timeout_s:g} s"
-                    )
+                    why = "an end failed" if failed else f"pair ran past {timeout_s:g} s"
                     raise RuntimeError(f"P/D {why}; {_ends(procs, logs)}")
                 time.sleep(0.05)
             if any(p.returncode != 0 for p in procs.values()):

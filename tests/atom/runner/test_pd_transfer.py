@@ -243,10 +243,10 @@ def test_a_crashing_end_is_reported_and_both_processes_are_gone():
     case = _mismatch("crash", _end("llama-3.1-8b", **LLAMA), _end("llama-3.1-8b", **LLAMA))
     case["prefill"]["ids"] = [7]
     started = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"P/D prefill exited 1") as err:
+    with pytest.raises(RuntimeError, match=r"P/D an end failed; prefill pid \d+ exited 1") as err:
         run_pair([case], timeout_s=600)
     assert time.monotonic() - started < 300
-    assert "block id 7 is out of range" in str(err.value)
+    assert "block id 7 is out of range for a region set of 3 blocks" in str(err.value)
     for pid in _pids(str(err.value)):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
