@@ -657,7 +657,7 @@ def run_pair(
                     raise RuntimeError(f"P/D {why}; {_ends(procs, logs)}")
                 time.sleep(0.05)
             if any(p.returncode != 0 for p in procs.values()):
-                raise RuntimeError(f"P/D ended badly; {_ends(procs, logs)}")
+                raise RuntimeError(f"P/D an end failed; {_ends(procs, logs)}")
             results = {
                 role: [json.loads(line) for line in logs[role][0].read_text().splitlines() if line]
                 for role in ROLES
