@@ -329,3 +329,19 @@ def test_a_pair_accepting_none_says_so_with_each_sides_rule_and_exits_1(capsys):
     assert out.startswith("deepseek-r1 + eagle3-draft-llama: none of the scheduler block sizes")
     assert "target deepseek-r1: pages at 1 token" in out
     assert "refused by the draft: SHUFFLE V needs block_size divisible by x=8" in out
+
+
+def test_a_budget_with_manifest_or_block_sizes_is_refused_by_name(capsys):
+    for flag in ("--manifest", "--block-sizes"):
+        argv = [
+            "llama-3.1-8b",
+            flag,
+            "--budget",
+            "1GiB",
+            "--max-model-len",
+            "8",
+            "--max-num-seqs",
+            "1",
+        ]
+        assert layout_main(argv) == 2
+        assert f"{flag} prints instead of the layout report" in capsys.readouterr().err
