@@ -75,11 +75,18 @@ def engine_roots(specs: list[str]) -> dict[str, Path]:
 
 
 def engine_version(root: Path) -> str | None:
-    """The version in the unpacked wheel's dist-info next to the package, if any."""
+    """The version of an unpacked engine, if it says.
+
+    The wheel's dist-info next to the package says it; a tree unpacked without
+    it says it in its folder's name (``/work/trees/sglang-0.5.23/sglang``).
+    """
     for meta in sorted(root.parent.glob(f"{root.name}-*.dist-info/METADATA")):
         for line in meta.read_text(encoding="utf-8").splitlines():
             if line.startswith("Version: "):
                 return line.split(": ", 1)[1].strip()
+    prefix = f"{root.name}-"
+    if root.parent.name.startswith(prefix) and root.parent.name[len(prefix) :][:1].isdigit():
+        return root.parent.name[len(prefix) :]
     return None
 
 
