@@ -42,7 +42,7 @@ def contracts_toml(src_roots: list[Path]) -> str:
     return f"""\
 [tool.atom-contracts]
 src = [{src}]
-# As an adopter scopes it (and as the issue's own example does): an assert in
+# As an adopter scopes it (and as docs/adoption.md does): an assert in
 # a test is the test, not input validation, so test folders are not parsed
 # for input-assert. ruff's S101 is run over the same files, tests included.
 per-file-ignores = {{ "**/test/**" = ["AC301"], "**/tests/**" = ["AC301"], "**/test_*.py" = ["AC301"] }}

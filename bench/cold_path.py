@@ -3,7 +3,7 @@
     python bench/cold_path.py [--tree stdlib|vllm ...] [--repeat N] [--sizes half,whole,double]
                               [--record] [--no-findings]
 
-Issue 14's targets, measured on the trees it names:
+The cold path's targets (docs/performance.md), measured on two real trees:
 
 * the CPython standard library, with a contract of every kind (the declaration
   ``bench/check_speed.py`` uses, test folders per-file-ignored for input-assert);

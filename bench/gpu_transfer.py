@@ -9,7 +9,7 @@ round-robin so drift hits all alike (CUDA events, median of the repetitions):
 - ``kernel``: ``RegionSet.gather`` with the Triton kernel, random block ids of a pool half as
   large again, into one staging buffer; ``scatter``: the same blocks back;
 - ``index_select``: the reference's reading, one ``index_select`` per region into its own
-  output (today's torch path: what the issue measured);
+  output (the torch path the kernel replaces);
 - ``copy``: ``Tensor.copy_`` of the same number of bytes, contiguous to contiguous.
 
 Bandwidth counts bytes read plus bytes written (2 x blocks x block bytes), as the device's copy
@@ -277,7 +277,7 @@ def diagnose(reps: int, gen: torch.Generator, copy_gbps: float) -> None:
 
 
 #: Launch variants the sweep times, by name (``jit``: triton binds every call's arguments, the
-#: launch as the second session measured it; the rest launch the compiled kernel directly).
+#: launch as a plain ``kernel[grid](...)`` call makes it; the rest launch the compiled kernel directly).
 #: ``16K/4w`` is ``DEFAULT_KERNEL``, ``64K/16w`` ``ONE_RANGE_KERNEL``, ``128K/32w``
 #: ``WIDE_RANGE_KERNEL``.
 VARIANTS = [

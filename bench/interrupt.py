@@ -12,7 +12,7 @@ left by a run on ``json/``) is started in its own process group and that group i
 as a terminal's Ctrl-C reaches the foreground job. Per try it prints: how long
 after the SIGINT the process exited (or ``hung`` after ``--wait`` seconds, then
 killed), its exit status (must be 130), whether the pool had started (the
-parallel phase the issue's hang was in), how many of the run's processes were
+parallel phase, where the workers must end too), how many of the run's processes were
 alive 0.5 s after it exited (must be 0), whether ``Traceback`` reached stderr,
 and whether every file of ``.atom-contracts-cache`` is byte for byte as
 before. Exits 1 when a try misses any of those.

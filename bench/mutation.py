@@ -72,7 +72,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: Files run in the order listed, so with -x the fast, pointed tests kill most mutants first.
 TARGETS: dict[str, dict[str, list[str]]] = {
     "atom/pool_layout": {
-        "*": ["tests/atom/pool_layout/test_pinned_by_mutation.py", "tests/atom/pool_layout"]
+        "*": ["tests/atom/pool_layout/test_documented_promises.py", "tests/atom/pool_layout"]
     },
     "contracts/runtime": {
         # The pointed tests first (a planted breakage each, seconds), then the property tests
@@ -80,7 +80,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
         # derandomized "mutation" profile (see _preimport), the every-model defaults last.
         "*": [
             "tests/contracts/runtime/test_checks_fire.py",
-            "tests/contracts/runtime/test_checks_pinned_by_mutation.py",
+            "tests/contracts/runtime/test_checks_at_their_boundaries.py",
             "tests/contracts/runtime/test_element_readback.py",
             "tests/contracts/runtime/test_checks_catch_breakage.py",
             "tests/contracts/runtime/test_strategies.py",
@@ -141,7 +141,14 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             )
         },
     },
-    "checkers/analysis": {"*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"]},
+    "checkers/analysis": {
+        "*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"],
+        "checkers/analysis/imports.py": [
+            "tests/checkers/rules",
+            "tests/checkers/test_rule_examples.py",
+            "tests/checkers/test_project.py",
+        ],
+    },
     # The checker's own modules (TARGET_FILES), each with the tests that hold it -- the
     # pointed files first, seconds each. The default, every checkers test, is for a module no
     # entry names: minutes a mutant, so a whole-package run of this target is hours; prove a
@@ -156,6 +163,30 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/reliability/test_user_files.py",
             "tests/reliability/test_decoding.py",  # stdin as bytes
         ],
+        "checkers/resolver.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_declarations.py",
+            "tests/checkers/test_diff_filter.py",
+            "tests/checkers/test_cli.py",
+            "tests/reliability/test_user_files.py",
+            "tests/reliability/test_decoding.py",  # stdin as bytes
+        ],
+        "checkers/run.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_declarations.py",
+            "tests/checkers/test_diff_filter.py",
+            "tests/checkers/test_cli.py",
+            "tests/reliability/test_user_files.py",
+            "tests/reliability/test_decoding.py",  # stdin as bytes
+        ],
+        "checkers/check_stdin.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_declarations.py",
+            "tests/checkers/test_diff_filter.py",
+            "tests/checkers/test_cli.py",
+            "tests/reliability/test_user_files.py",
+            "tests/reliability/test_decoding.py",  # stdin as bytes
+        ],
         "checkers/cli.py": [
             "tests/checkers/test_never_green.py",
             "tests/checkers/test_diff_filter.py",
@@ -163,6 +194,14 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/reliability/test_decoding.py",
             "tests/reliability/test_interrupt.py",
         ],
+        "checkers/check_command.py": [
+            "tests/checkers/test_never_green.py",
+            "tests/checkers/test_diff_filter.py",
+            "tests/checkers/test_cli.py",
+            "tests/reliability/test_decoding.py",
+            "tests/reliability/test_interrupt.py",
+        ],
+        "checkers/pool.py": ["tests/reliability/test_interrupt.py"],
         "checkers/coverage.py": [
             "tests/checkers/test_never_green.py",
             "tests/checkers/test_one_file_fast_path.py",
@@ -339,24 +378,24 @@ EQUIVALENT: dict[str, str] = {
     "only the lines of a span_node tuple, never its columns",
     "checkers/rules/retired_name.py:_suppression_span:const:1 -> 2@1": "the same",
     # checkers/core, the lines added since 74bf8f9 (docs/testing.md, "checkers/core").
-    "checkers/api.py:check:cmp:len(targets) > 1 -> (len(targets) >= 1)@0": "one target makes "
+    "checkers/api.py:_check:cmp:len(targets) > 1 -> (len(targets) >= 1)@0": "one target makes "
     "one group, and one group falls through to the path a single target takes anyway",
-    "checkers/api.py:_by_declaration:ifexp:target if os.path.isdir(target) else target.parent "
+    "checkers/resolver.py:by_declaration:ifexp:target if os.path.isdir(target) else target.parent "
     "-> (target)@0": "find_pyproject starts at a file's parent itself; the folder only keys "
     "the memo (one lookup per folder)",
-    "checkers/api.py:_merged:const:1 -> 2@0": "[0] of split('\\n', 1) and of split('\\n', 2) "
+    "checkers/run.py:merged:const:1 -> 2@0": "[0] of split('\\n', 1) and of split('\\n', 2) "
     "is the same first line",
-    "checkers/api.py:_merged:const:1 -> 2@1": "a second '--- P\\n+++ P\\n' in a diff is a "
+    "checkers/run.py:merged:const:1 -> 2@1": "a second '--- P\\n+++ P\\n' in a diff is a "
     "removed line '-- P' followed by an added '++ P', which no rule's fix writes",
     "checkers/discovery.py:_python_script:const:256 -> 257@0": "Linux reads at most 256 bytes "
     "of a #! line (BINPRM_BUF_SIZE since 5.1): a python past them is not what the kernel runs, "
     "and only such a line tells 256 from 257",
     "contracts/fields.py:did_you_mean:const:1 -> 2@0": "get_close_matches sorts its matches "
     "best first (heapq.nlargest): [0] of the best two is the best one",
-    "checkers/cli.py:_report:call:out.buffer.flush() -> pass@0": "every way out flushes "
+    "checkers/check_command.py:_report:call:out.buffer.flush() -> pass@0": "every way out flushes "
     "sys.stdout, its buffer with it (sys.exit's teardown; console_main's os._exit path "
     "flushes first), and a later write goes through the same buffer, after these bytes",
-    "checkers/cli.py:_report:call:out.write(result.fixed_text) -> pass@0": "the CLI reads "
+    "checkers/check_command.py:_report:call:out.write(result.fixed_text) -> pass@0": "the CLI reads "
     "stdin as bytes, and _check_stdin sets fixed_bytes to bytes for bytes: the else branch "
     "serves only a str, which no caller of _report passes",
 }

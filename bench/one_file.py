@@ -3,7 +3,7 @@
 What pre-commit, the agent hook and ``atom-contracts check FILE`` cost: one
 interpreter start, the declaration, the file's own findings from the cache,
 the coverage check and the cross-file re-check over the project's listing.
-The target (issue 14): under 80 ms wall, median. Measured, never asserted in a
+The target: under 80 ms wall, median. Measured, never asserted in a
 test: the machines are shared, and the ratios from alternating runs hold
 better than absolute times.
 

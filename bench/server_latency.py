@@ -1,6 +1,6 @@
 """A keystroke's diagnostics from the language server, against ``ruff server`` on the same session.
 
-Target (issue 15): a keystroke's diagnostics for a 2,000-line file in under
+Target: a keystroke's diagnostics for a 2,000-line file in under
 50 ms inside the server, median over a scripted edit session. Measured,
 never asserted in a test: these machines are shared and timing is noisy.
 

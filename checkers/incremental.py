@@ -275,33 +275,4 @@ def _replaced(parent, body, i, j, replacement):
     return clone
 
 
-class StatementMemo:
-    """What an analysis computes from each top-level statement alone, kept for the next tree.
-
-    A spliced tree shares every statement the edit did not touch with the
-    last one (the same objects, never mutated), so a result that depends on
-    a statement's own subtree and nothing else is still that statement's
-    result. ``each`` answers from the last tree's results where the
-    statement is the same object and computes the rest; it keeps only the
-    current tree's, so memory stays one tree's worth, and a tree that shares
-    nothing (another file, a full parse) simply computes everything.
-    """
-
-    def __init__(self) -> None:
-        self._kept: dict[int, tuple[ast.stmt, object]] = {}
-
-    def each(self, tree: ast.Module, compute) -> list:
-        kept = self._kept
-        fresh: dict[int, tuple[ast.stmt, object]] = {}
-        out = []
-        for stmt in tree.body:
-            entry = kept.get(id(stmt))
-            if entry is None or entry[0] is not stmt:
-                entry = (stmt, compute(stmt))
-            fresh[id(stmt)] = entry
-            out.append(entry[1])
-        self._kept = fresh
-        return out
-
-
-__all__ = ["StatementMemo", "splice", "successor", "tail"]
+__all__ = ["splice", "successor", "tail"]

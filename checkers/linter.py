@@ -24,8 +24,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from contracts.config import Config
@@ -39,7 +38,6 @@ from .source import DecodeError, SourceFile, read_regular
 from .suppression import Directive, apply_suppressions, parse_directives
 
 PARALLEL_THRESHOLD = 200
-_CHUNK_FILES = 64
 _PROGRESS_FILES = 1000
 
 
@@ -178,11 +176,14 @@ class Linter:
                     err = source.parse_error
                     line = (err.lineno or 1) if err else 1
                     column = (err.offset or 1) if err else 1
+                    from .newer_python import newer_python_note
+
                     findings.append(
                         uncheckable(
                             source.path,
                             f"cannot be parsed, so contract `{contract.id}` was not checked: "
-                            f"{err.msg if err else 'syntax error'}",
+                            f"{err.msg if err else 'syntax error'}"
+                            f"{newer_python_note(err, self.config.pyproject)}",
                             line,
                             max(column, 1),
                         )
@@ -389,7 +390,9 @@ class Linter:
                 else:
                     todo.append((rel, abspath))
         if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
-            results.extend(self._check_parallel(todo, entries, jobs, progress, unchanged))
+            from .pool import check_parallel
+
+            results.extend(check_parallel(self, todo, entries, jobs, progress, unchanged))
         else:
             for index, (rel, abspath) in enumerate(todo, 1):
                 interrupt.check()  # a Ctrl-C a callback dropped ends the run here
@@ -397,9 +400,9 @@ class Linter:
                     self.check_file(rel, abspath, entries.get(rel), tree_unchanged=unchanged)
                 )
                 if progress and index % 200 == 0:
-                    _progress(index, len(todo))
+                    report_progress(index, len(todo))
             if progress:
-                _progress(len(todo), len(todo), final=True)
+                report_progress(len(todo), len(todo), final=True)
         if cache is not None:
             for r in results:
                 if r.cache_entry is not None:
@@ -436,180 +439,8 @@ class Linter:
             return True
         return all(c.CACHEABLE for c in self.applying(rel)[0])
 
-    def _check_parallel(self, files, entries, jobs, progress, unchanged) -> list[FileResult]:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
-        global _WORKER
-        chunks = [files[i : i + _CHUNK_FILES] for i in range(0, len(files), _CHUNK_FILES)]
-        payload = [
-            (unchanged, [(rel, abspath, entries.get(rel)) for rel, abspath in chunk])
-            for chunk in chunks
-        ]
-        # fork: workers inherit this linter (its parsed config, compiled globs)
-        # instead of unpickling it; spawn platforms re-create it from the config.
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        _WORKER = self
-        results: list[FileResult] = []
-        done = 0
-        pool = ProcessPoolExecutor(
-            max_workers=min(jobs, len(chunks)),
-            mp_context=multiprocessing.get_context(method),
-            initializer=_init_worker,
-            initargs=(self.config, self.selection) if method == "spawn" else (None, None),
-        )
-        try:
-            # SIGINT is held back while the pool forks: a Ctrl-C landing in a
-            # fork hook was lost in the parent (logging's hook printed it as
-            # "Exception ignored" and the run went on), and in a worker that
-            # had not yet ignored it, it broke the pool. Held, it reaches the
-            # parent when the mask is lifted; a worker inherits the mask, sets
-            # SIG_IGN, then lifts it (_init_worker), which drops its copy.
-            with _sigint_held():
-                # submit, not map: map cancels its pending futures when
-                # interrupted, and the pool's manager thread then trips over them.
-                futures = [pool.submit(_check_chunk, chunk) for chunk in payload]
-            for future in futures:
-                interrupt.check()
-                chunk_results, summaries = future.result()
-                results.extend(chunk_results)
-                if summaries:
-                    self.project.new_summaries.update(summaries)
-                done += len(chunk_results)
-                if progress:
-                    _progress(done, len(files))
-        except BaseException:
-            # Ctrl-C (or any failure) in the parallel phase: the workers ignore
-            # SIGINT, so end them here rather than wait for their chunks --
-            # ruff's behaviour, exit 130 at once -- and leave no orphans.
-            _end_pool(pool)
-            raise
-        pool.shutdown()
-        if progress:
-            _progress(len(files), len(files), final=True)
-        return results
-
-
-_WORKER: Linter | None = None
-
-
-def _init_worker(config: Config | None, selection: Selection | None) -> None:
-    """A pool worker: the parent alone answers Ctrl-C, and the worker dies with the parent.
-
-    A terminal's Ctrl-C reaches the whole process group; a worker that took it
-    would die mid-chunk and leave the pool waiting for it. On Linux the kernel
-    also kills a worker whose parent died (``PR_SET_PDEATHSIG``), so a killed
-    run leaves no worker behind to finish its chunks for nobody.
-    """
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held by _sigint_held
-    _die_with_parent()
-    global _WORKER
-    if config is not None and selection is not None:  # spawn: rebuild what fork inherits
-        _WORKER = Linter(config, selection)
-
-
-@contextmanager
-def _sigint_held() -> Iterator[None]:
-    """Block SIGINT in this thread (and so in processes it forks) for the block."""
-    import signal
-
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no masks, and no fork either
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        if signal.SIGINT not in previous:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-def _die_with_parent() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before the request took: nobody to work for
-        os._exit(1)
-
-
-#: Set once a pool has been let go without waiting (``_end_pool``): the
-#: process must then leave by ``os._exit`` (``cli.console_main``), because
-#: interpreter exit joins the pool's manager thread with no time limit, and
-#: on 3.11 that join can wait for ever behind threads whose workers were
-#: killed (cpython#83386, gh-125451). One run in 248 interrupted ones hung so.
-POOL_ABANDONED = False
-
-
-def _end_pool(pool) -> None:
-    """Kill a pool's workers now and let it go without waiting for their work."""
-    global POOL_ABANDONED
-    POOL_ABANDONED = True
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    for process in processes:
-        with suppress(OSError, ValueError, AttributeError):
-            process.kill()
-    for process in processes:
-        with suppress(OSError, ValueError, AssertionError):
-            process.join(0.5)
-    # Not cancel_futures: the pool's manager thread fails the killed workers'
-    # futures as broken, and one already cancelled makes it print a traceback.
-    manager = getattr(pool, "_executor_manager_thread", None)
-    pool.shutdown(wait=False)
-    # Wait (briefly: it only joins dead workers) for the manager thread to
-    # close the pool's wakeup pipe. Interpreter exit writes to that pipe
-    # without the lock close takes (3.11; gh-125451 added one in 3.12 and
-    # 3.13), so a close landing mid-write printed an `OSError: Bad file
-    # descriptor` traceback after an exit 130 (docs/reliability.md).
-    if manager is not None:
-        with suppress(RuntimeError):
-            manager.join(0.5)
-
-
-def _check_chunk(
-    chunk: tuple[bool, list[tuple[str, str, tuple | None]]],
-) -> tuple[list[FileResult], dict[str, tuple]]:
-    """One chunk's results, and the import summaries the worker worked out for the cache."""
-    linter = _WORKER
-    if linter is None:  # pragma: no cover - the initializer always ran
-        raise RuntimeError("worker started without a linter")
-    unchanged, items = chunk
-    gc.disable()
-    try:
-        results = [
-            linter.check_file(rel, abspath, entry, tree_unchanged=unchanged)
-            for rel, abspath, entry in items
-        ]
-        summaries: dict[str, tuple] = {}
-        if linter._project is not None and linter._project.new_summaries:
-            summaries = linter._project.new_summaries
-            linter._project.new_summaries = {}
-        return results, summaries
-    finally:
-        # The collector was off for the chunk, so the cycles its files left
-        # (input-assert's analysis leaves ~100 objects in cycles per file) are
-        # collected now, once; what survives -- the project's import summaries,
-        # chains, bindings, never a tree -- is then frozen out of later
-        # collections' sight, this process being the pool's. Freezing without
-        # collecting first froze that garbage for good: a worker's peak grew
-        # with the tree (69 MB on vLLM, 99 MB on it doubled).
-        gc.collect()
-        gc.freeze()
-        gc.enable()
-
-
-def _progress(checked: int, total: int, *, final: bool = False) -> None:
+def report_progress(checked: int, total: int, *, final: bool = False) -> None:
     sys.stderr.write(f"\ratom-contracts: {checked}/{total} files")
     if final:
         sys.stderr.write("\n")

@@ -149,8 +149,8 @@ DEFAULT_KERNEL = KernelConfig()
 #: entry-major pools within 5% of a plain copy (median 95.4%, where 16 KiB ran 93.6%).
 ONE_RANGE_KERNEL = KernelConfig(piece_bytes=65536, num_warps=16)
 #: ... and for one range of at least 128 KiB: 128 KiB pieces, 32 warps, 0.3-1.2 points over
-#: ``ONE_RANGE_KERNEL`` on every entry-major pool of 216 KiB blocks and more in the third
-#: session's sweep (median 96.4% of a plain copy, against 95.4%; docs/performance.md).
+#: ``ONE_RANGE_KERNEL`` on every entry-major pool of 216 KiB blocks and more in the H200
+#: sweep of direct launches (median 96.4% of a plain copy, against 95.4%; docs/performance.md).
 WIDE_RANGE_KERNEL = KernelConfig(piece_bytes=131072, num_warps=32)
 
 

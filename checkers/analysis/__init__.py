@@ -4,6 +4,10 @@ A rule module is its declaration, its documentation, its VALID and INVALID
 examples and a short ``check``; what it needs to know about the code it reads
 lives here, named for the question it answers:
 
+* ``imports``: what each import statement loads and binds -- the one import
+  model, read by the project index, the cross-file kinds and the rules;
+* ``memo``: what an analysis computed from one top-level statement, kept
+  while the language server's next tree still holds that statement;
 * ``names``: how an expression is spelled (``torch.cat`` for a name or an
   attribute chain, a call's short name, a decorator);
 * ``scopes``: a function's parameters, its ``self``, what a name is bound to,
@@ -14,9 +18,11 @@ lives here, named for the question it answers:
 * ``shapes``: what one node is on its face (a view of its argument, a read of
   the environment, a literal, a record class), from the node alone;
 * ``origins``: whether a value comes from input (a parameter, a config, the
-  environment) or was computed here (``input-assert``);
+  environment) or was computed here (``input-assert``), with ``class_facts``:
+  what a constructor copies from input;
 * ``int_kinds``: whether a value is a host int, a host tensor or a device
-  tensor (``required-keyword``'s ``repeats``).
+  tensor (``required-keyword``'s ``repeats``), weighing the evidence
+  ``int_evidence`` reads off one node.
 
 Nothing here imports or runs the code it reads; it reads one module's AST.
 """

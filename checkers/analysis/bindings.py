@@ -28,6 +28,7 @@ import ast
 from bisect import bisect_right
 from itertools import accumulate
 
+from .imports import bound_name
 from .names import call_name
 from .scopes import Element, FunctionNode, Scope, before, function_scope
 
@@ -215,7 +216,7 @@ class BindingIndex:
                 None,
                 None,
                 chain,
-                name=(alias.asname or alias.name).split(".")[0],
+                name=bound_name(alias),
             )
 
     def _collect_handler(self, node: ast.ExceptHandler, func: Scope | None, chain) -> None:

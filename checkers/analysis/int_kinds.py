@@ -35,184 +35,33 @@ from __future__ import annotations
 
 import ast
 
-from ..incremental import StatementMemo
+from .imports import bound_name
+from .int_evidence import (
+    DEVICE_PRESERVING,
+    HOST,
+    HOST_CONSTRUCTORS,
+    INT,
+    INT_ATTRIBUTES,
+    INT_CALLS,
+    INT_METHODS,
+    SIZED_METHODS,
+    TENSOR,
+    TENSOR_METHODS,
+    UNKNOWN,
+    annotation_verdict,
+    combine,
+    has_device,
+    is_size_call,
+    item_annotation_verdict,
+    moves,
+    names_host,
+    names_lengths,
+    worst,
+)
+from .memo import StatementMemo
 from .names import dotted
 from .scopes import Element, Part, Scope, function_scope, self_class
 
-INT = "int"
-TENSOR = "tensor"
-HOST = "host"
-UNKNOWN = "unknown"
-
-_INT_ANNOTATIONS = frozenset({"int", "float", "bool", "SymInt", "torch.SymInt", "IntLike"})
-_INT_CALLS = frozenset({"len", "int", "round", "math.ceil", "math.floor", "math.prod", "abs"})
-_INT_METHODS = frozenset(
-    {
-        "item",
-        "numel",
-        "nelement",
-        "dim",
-        "ndimension",
-        "element_size",
-        "bit_length",
-        "count",
-        "index",
-        "get_device",
-    }
-)
-# Annotations of containers whose items are what their one type argument says.
-_CONTAINERS = frozenset(
-    {"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence"}
-)
-# torch constructors that put their result on the default (host) device unless told.
-_HOST_CONSTRUCTORS = frozenset(
-    {"tensor", "as_tensor", "arange", "zeros", "ones", "full", "empty", "LongTensor", "IntTensor"}
-)
-# Methods that keep a host tensor on the host (a cast, arithmetic, a reshape).
-_DEVICE_PRESERVING = frozenset(
-    {
-        "long",
-        "int",
-        "float",
-        "sum",
-        "cumsum",
-        "diff",
-        "clamp",
-        "clone",
-        "flatten",
-        "view",
-        "reshape",
-        "squeeze",
-        "unsqueeze",
-        "contiguous",
-        "max",
-        "min",
-        "prod",
-        "type",
-    }
-)
-# The last word of a name for per-row lengths or counts: a collection, so as
-# repeats a tensor (repeat_interleave takes nothing else that is not an int).
-_PLURAL_LENGTHS = ("lens", "lengths", "seqlens", "counts")
-_SIZED_METHODS = frozenset({"size", "stride"})  # an int with an argument, a tuple without
-_INT_ATTRIBUTES = frozenset({"ndim", "itemsize"})
-_TENSOR_METHODS = frozenset(
-    {
-        "sum",
-        "cumsum",
-        "diff",
-        "to",
-        "long",
-        "int",
-        "cuda",
-        "cpu",
-        "clone",
-        "flatten",
-        "view",
-        "reshape",
-        "repeat",
-        "repeat_interleave",
-        "clamp",
-        "masked_select",
-        "nonzero",
-        "bincount",
-        "squeeze",
-        "unsqueeze",
-        "contiguous",
-        "float",
-        "max",
-        "min",
-        "prod",
-        "type",
-    }
-)
-
-
-def _unquoted(ann: ast.expr | None) -> ast.expr | None:
-    """A string annotation (``"int | None"``) as the expression it spells; None if it spells none."""
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            return ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return None
-    return ann
-
-
-def _annotation_verdict(ann: ast.expr | None) -> str:
-    ann = _unquoted(ann)
-    if ann is None:
-        return UNKNOWN
-    parts: list[ast.expr] = []
-
-    def split(a: ast.expr) -> None:
-        if isinstance(a, ast.BinOp) and isinstance(a.op, ast.BitOr):
-            split(a.left)
-            split(a.right)
-        elif isinstance(a, ast.Subscript) and dotted(a.value).rpartition(".")[2] == "Optional":
-            split(a.slice)
-        elif isinstance(a, ast.Subscript) and dotted(a.value).rpartition(".")[2] == "Union":
-            for e in a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]:
-                split(e)
-        elif not (isinstance(a, ast.Constant) and a.value is None):
-            parts.append(a)
-
-    split(ann)
-    names = {dotted(p) for p in parts}
-    if names and names <= _INT_ANNOTATIONS:
-        return INT
-    return TENSOR  # an annotation that admits something other than an int
-
-
-def _item_annotation_verdict(ann: ast.expr | None) -> str:
-    """The verdict for an item of a value annotated ``ann`` (``list[int]`` -> INT)."""
-    ann = _unquoted(ann)
-    if ann is None:
-        return UNKNOWN
-    if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] == "Optional":
-        ann = ann.slice
-    if dotted(ann) in ("torch.Size", "Size"):
-        return INT
-    if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] in _CONTAINERS:
-        args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        args = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
-        # Ints all the way down (`list[tuple[int, int]]`): an item, or an item of
-        # one, is an int or a container of them -- never a tensor.
-        if args and all(
-            _annotation_verdict(a) == INT or _item_annotation_verdict(a) == INT for a in args
-        ):
-            return INT
-    return UNKNOWN
-
-
-def _last_word(node: ast.AST) -> str:
-    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
-    return name.rpartition("_")[2]
-
-
-def _names_lengths(node: ast.AST) -> bool:
-    return isinstance(node, (ast.Name, ast.Attribute)) and _last_word(node) in _PLURAL_LENGTHS
-
-
-def _names_host(node: ast.AST) -> bool:
-    return isinstance(node, (ast.Name, ast.Attribute)) and _last_word(node) == "cpu"
-
-
-def _has_device(call: ast.Call) -> bool:
-    return any(k.arg == "device" or k.arg is None for k in call.keywords)
-
-
-def _moves(call: ast.Call) -> bool:
-    """``.to(...)`` that names a device (a positional that is not a dtype, or ``device=``)."""
-    if _has_device(call):
-        return True
-    for a in call.args:
-        path = dotted(a)
-        if not (path.startswith("torch.") or path in _DTYPE_NAMES):
-            return True
-    return False
-
-
-_DTYPE_NAMES = frozenset({"dtype", "torch_dtype"})
 # The fields that hold statements, an except clause's or a case's included.
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
@@ -222,7 +71,7 @@ class IntInference:
 
     The index is built per top-level statement (``_statement_index``) and each
     statement's share is kept for the next tree that still holds the same
-    statement object (``checkers.incremental.StatementMemo``): the language
+    statement object (``checkers.analysis.memo.StatementMemo``): the language
     server's spliced trees share every statement a keystroke did not touch,
     so a keystroke indexes only the statement it changed.
 
@@ -304,7 +153,7 @@ class IntInference:
                 if isinstance(node, ast.AnnAssign)
                 else ast.BinOp(node.target, node.op, node.value)
             )
-            if isinstance(node, ast.AnnAssign) and _annotation_verdict(node.annotation) == INT:
+            if isinstance(node, ast.AnnAssign) and annotation_verdict(node.annotation) == INT:
                 value = ast.Constant(0)
             self._bind(scope, node.target, value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -313,7 +162,7 @@ class IntInference:
             self._bind(scope, node.target, node.value)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
-                self.imported.add((alias.asname or alias.name).split(".")[0])
+                self.imported.add(bound_name(alias))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
@@ -344,7 +193,7 @@ class IntInference:
             kind = type(node)
             if kind is ast.Import or kind is ast.ImportFrom:
                 for alias in node.names:
-                    self.imported.add((alias.asname or alias.name).split(".")[0])
+                    self.imported.add(bound_name(alias))
                 continue
             for name in _BLOCK_FIELDS:
                 stack.extend(getattr(node, name, ()))
@@ -369,7 +218,7 @@ class IntInference:
 
     def verdict(self, expr: ast.AST | None, scope: Scope) -> str:
         found = self._verdict(expr, scope)
-        if found == UNKNOWN and expr is not None and _names_lengths(expr):
+        if found == UNKNOWN and expr is not None and names_lengths(expr):
             return TENSOR  # `forward_batch.extend_seq_lens`, `lengths`: per-row values
         return found
 
@@ -387,9 +236,9 @@ class IntInference:
         if isinstance(expr, ast.UnaryOp):
             return self.verdict(expr.operand, scope)
         if isinstance(expr, ast.BinOp):
-            return _combine(self.verdict(expr.left, scope), self.verdict(expr.right, scope))
+            return combine(self.verdict(expr.left, scope), self.verdict(expr.right, scope))
         if isinstance(expr, ast.IfExp):
-            return _combine(self.verdict(expr.body, scope), self.verdict(expr.orelse, scope))
+            return combine(self.verdict(expr.body, scope), self.verdict(expr.orelse, scope))
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr, scope)
         if isinstance(expr, ast.Subscript):
@@ -398,41 +247,41 @@ class IntInference:
             return self._call(expr, scope)
         if isinstance(expr, ast.BoolOp):
             # `spec.topk or 0`: whichever operand the value is.
-            return _worst({self.verdict(v, scope) for v in expr.values})
+            return worst({self.verdict(v, scope) for v in expr.values})
         if isinstance(expr, ast.Compare):
             return INT  # a bool
         return UNKNOWN
 
     def _call(self, call: ast.Call, scope: Scope) -> str:
         name = dotted(call.func)
-        if name in _INT_CALLS:
+        if name in INT_CALLS:
             return INT
         if (
             name.startswith("torch.")
-            and name.rpartition(".")[2] in _HOST_CONSTRUCTORS
-            and not _has_device(call)
+            and name.rpartition(".")[2] in HOST_CONSTRUCTORS
+            and not has_device(call)
         ):
             return HOST  # built from host data on the default device
         if isinstance(call.func, ast.Attribute):
             method = call.func.attr
             if method in ("cpu", "numpy"):
                 return HOST
-            if method == "to" or method in _DEVICE_PRESERVING:
+            if method == "to" or method in DEVICE_PRESERVING:
                 base = self.verdict(call.func.value, scope)
-                if base == HOST and not (method == "to" and _moves(call)):
+                if base == HOST and not (method == "to" and moves(call)):
                     return HOST
         if name in ("min", "max") and call.args:
             verdicts = {self.verdict(a, scope) for a in call.args}
             if len(call.args) == 1:
                 return self._element(call.args[0], scope)
-            return INT if INT in verdicts and TENSOR not in verdicts else _worst(verdicts)
+            return INT if INT in verdicts and TENSOR not in verdicts else worst(verdicts)
         if isinstance(call.func, ast.Attribute):
             method = call.func.attr
-            if method in _INT_METHODS:
+            if method in INT_METHODS:
                 return INT
-            if method in _SIZED_METHODS and call.args:
+            if method in SIZED_METHODS and call.args:
                 return INT
-            if method in _TENSOR_METHODS:
+            if method in TENSOR_METHODS:
                 return TENSOR
         root = name.split(".")[0] if name else ""
         if root in ("torch", "th", "F") or name.startswith("torch."):
@@ -442,9 +291,9 @@ class IntInference:
         return UNKNOWN
 
     def _attribute(self, expr: ast.Attribute, scope: Scope) -> str:
-        if expr.attr in _INT_ATTRIBUTES:
+        if expr.attr in INT_ATTRIBUTES:
             return INT
-        if _names_host(expr):
+        if names_host(expr):
             return HOST
         base = expr.value
         if isinstance(base, ast.Name):
@@ -464,7 +313,7 @@ class IntInference:
         # items are ints too (`blocksize = t.size()[1:3]; blocksize[0]`).
         if isinstance(base, ast.Attribute) and base.attr == "shape":
             return INT
-        if _is_size_call(base):
+        if is_size_call(base):
             return INT
         index = expr.slice
         if isinstance(index, ast.Tuple) and any(
@@ -492,7 +341,7 @@ class IntInference:
         if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
             return self._element(iterable.value, scope)  # a slice's items are the base's
         if isinstance(iterable, (ast.Tuple, ast.List)) and iterable.elts:
-            return _worst({self.verdict(e, scope) for e in iterable.elts})
+            return worst({self.verdict(e, scope) for e in iterable.elts})
         if self._items(iterable, scope) == INT:
             return INT  # `block_n, block_k = block_size` with `block_size: list[int]`
         verdict = self.verdict(iterable, scope)
@@ -514,7 +363,7 @@ class IntInference:
                 and part.index < len(inner.args)
             ):
                 return self._element(inner.args[part.index], scope)
-        if _is_size_call(value):
+        if is_size_call(value):
             return INT
         if value is None:
             return TENSOR
@@ -530,16 +379,16 @@ class IntInference:
             values = table.get(name)
             if name in scope.params:
                 arg = scope.params[name]
-                verdict = _annotation_verdict(arg.annotation)
+                verdict = annotation_verdict(arg.annotation)
                 if verdict == UNKNOWN and name in scope.defaults:
                     default = scope.defaults[name]
                     if isinstance(default, ast.Constant) and isinstance(default.value, int):
                         verdict = INT
                 if not values:
                     return verdict
-                return _worst({verdict, *self._bound(name, scope, values)})
+                return worst({verdict, *self._bound(name, scope, values)})
             if values:
-                return _worst(set(self._bound(name, scope, values)))
+                return worst(set(self._bound(name, scope, values)))
             scope = scope.parent
         if name in self.imported:
             return UNKNOWN
@@ -573,7 +422,7 @@ class IntInference:
                 return UNKNOWN
             values = self._class_assignments(owner, expr.attr)
             if values and all(
-                (ann is not None and _item_annotation_verdict(ann) == INT)
+                (ann is not None and item_annotation_verdict(ann) == INT)
                 or (value is not None and self._items(value, self.scope_of(node)) == INT)
                 for node, ann, value in values
             ):
@@ -586,7 +435,7 @@ class IntInference:
             if name in scope.params:
                 if name in scope.bindings:
                     return UNKNOWN
-                return _item_annotation_verdict(scope.params[name].annotation)
+                return item_annotation_verdict(scope.params[name].annotation)
             if name in scope.bindings:
                 return UNKNOWN
             scope = scope.parent
@@ -645,7 +494,7 @@ class IntInference:
     def _class_attr(self, klass: ast.ClassDef, attr: str) -> str:
         verdicts = set()
         for node, ann, value in self._class_assignments(klass, attr):
-            if ann is not None and _annotation_verdict(ann) == INT:
+            if ann is not None and annotation_verdict(ann) == INT:
                 verdicts.add(INT)
             elif value is not None:
                 key = (id(node), attr)
@@ -657,10 +506,10 @@ class IntInference:
                 finally:
                     self._busy.discard(key)
             elif ann is not None:
-                verdicts.add(_annotation_verdict(ann))
+                verdicts.add(annotation_verdict(ann))
         # Never assigned here: set by a base class in another module, or the host
         # class of a mixin -- no evidence.
-        return _worst(verdicts) if verdicts else UNKNOWN
+        return worst(verdicts) if verdicts else UNKNOWN
 
 
 _PIECES = StatementMemo()
@@ -684,30 +533,3 @@ def _statement_index(stmt: ast.stmt):
     for func in part._deferred:
         part._imports_of(func)
     return part
-
-
-def _is_size_call(node: ast.AST | None) -> bool:
-    """``t.size()``: a Size, whose items are ints."""
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "size"
-        and not node.args
-    )
-
-
-def _combine(a: str, b: str) -> str:
-    return _worst({a, b})
-
-
-def _worst(verdicts: set[str]) -> str:
-    """A device tensor anywhere makes one; else no evidence anywhere makes no evidence;
-    else a host tensor anywhere makes a host tensor (an int and a host tensor add up
-    to a host tensor)."""
-    if TENSOR in verdicts:
-        return TENSOR
-    if UNKNOWN in verdicts:
-        return UNKNOWN
-    if HOST in verdicts:
-        return HOST
-    return INT

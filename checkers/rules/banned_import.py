@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checkers.project import ImportRef, within
+from checkers.analysis.imports import ImportRef, within
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, StringMap
 

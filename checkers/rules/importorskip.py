@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from checkers.project import within
+from checkers.analysis.imports import within
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, Globs, String, compile_globs
 

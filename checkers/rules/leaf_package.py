@@ -36,7 +36,7 @@ import ast
 import sys
 from collections.abc import Iterator, Sequence
 
-from checkers.project import ImportRef, within
+from checkers.analysis.imports import ImportRef, within
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, String, StringList
 

@@ -331,7 +331,8 @@ def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list
     level by level, the statements' levels are ``ast.walk``'s breadth-first
     order of the whole module, so a name imported twice resolves as before.
     """
-    from ..incremental import StatementMemo
+    from ..analysis.imports import bind_import
+    from ..analysis.memo import StatementMemo
 
     global _LEVELS
     if _LEVELS is None:
@@ -348,16 +349,7 @@ def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list
             found_calls, imports = levels[d]
             calls += found_calls
             for node in imports:
-                if isinstance(node, ast.Import):
-                    for alias in node.names:
-                        local = alias.asname or alias.name.split(".")[0]
-                        aliases[local] = alias.name if alias.asname else local
-                        modules.add(local)
-                elif node.module and not node.level:
-                    for alias in node.names:
-                        local = alias.asname or alias.name
-                        aliases[local] = f"{node.module}.{alias.name}"
-                        modules.add(local)
+                bind_import(node, aliases, modules)
     return aliases, modules, calls
 
 
@@ -417,7 +409,7 @@ def _is_module(receiver: ast.AST, modules: set[str]) -> bool:
 def _statement_parents(tree: ast.Module) -> list[dict[int, ast.stmt]]:
     """Each call's innermost enclosing statement, where a `# noqa` for it may sit: one
     table per top-level statement, kept for the next tree as ``_imports_and_calls``'s are."""
-    from ..incremental import StatementMemo
+    from ..analysis.memo import StatementMemo
 
     global _PARENTS
     if _PARENTS is None:

@@ -257,7 +257,8 @@ def test_fix_from_the_command_line(make_project, capsys):
     ],
 )
 def test_the_fast_path_reads_check_arguments_exactly_as_argparse_does(argv):
-    from checkers.cli import _fast_check_args, _parser
+    from checkers.check_command import fast_args as _fast_check_args
+    from checkers.cli import _parser
 
     fast = _fast_check_args(argv)
     assert fast is not None
@@ -277,7 +278,7 @@ def test_the_fast_path_reads_check_arguments_exactly_as_argparse_does(argv):
     ],
 )
 def test_anything_unusual_goes_to_argparse(argv):
-    from checkers.cli import _fast_check_args
+    from checkers.check_command import fast_args as _fast_check_args
 
     assert _fast_check_args(argv) is None
 

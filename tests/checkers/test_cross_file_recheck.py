@@ -1,9 +1,9 @@
 """A run on some files re-checks the cross-file findings those files can cause elsewhere.
 
-Issue 10, item 2: a commit that adds ``import triton`` to a non-test module
-passed pre-commit and the agent hook (both check only the files it touched),
-and the next whole-tree run reported AC601 on a test that imports the module.
-A local run must fail where the whole-tree run will, naming the edited file.
+A commit that adds ``import triton`` to a non-test module touches one file,
+but the AC601 it causes lands on a test that imports the module. A run that
+checked only the touched files would pass where the whole-tree run fails: a
+local run must fail where the whole-tree run will, naming the edited file.
 """
 
 from __future__ import annotations

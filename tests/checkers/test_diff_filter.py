@@ -127,6 +127,6 @@ def test_the_result_names_the_revision_and_the_python_files_the_diff_touches(rep
 )
 def test_a_clean_diff_run_says_what_it_read_not_that_the_tree_holds(tmp_path, scope, said):
     # A base equal to HEAD makes every run clean: "All contracts hold." read as the tree's verdict.
-    from checkers.cli import _summary
+    from checkers.check_command import _summary
 
     assert _summary(api.CheckResult(root=tmp_path, diff_scope=scope)) == said

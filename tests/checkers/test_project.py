@@ -166,7 +166,7 @@ def test_the_import_walk_skips_only_statements_that_spell_no_import(tmp_path):
     # included) spells `import`: every import statement and every dynamic
     # import does. Compared here with the walk that enters everything, over
     # this repository's own modules.
-    from checkers import project as project_module
+    from checkers.analysis import imports as imports_module
 
     root = Path(__file__).resolve().parents[2]
     files = sorted(
@@ -180,14 +180,14 @@ def test_the_import_walk_skips_only_statements_that_spell_no_import(tmp_path):
     for path in files:
         source = SourceFile(str(path.relative_to(root)), path.read_text(), abspath=str(path))
         pruned.append(project.imports_of(source))
-        saved = project_module._lines_mentioning
+        saved = imports_module.lines_mentioning
         try:
-            project_module._lines_mentioning = lambda text, needles: tuple(
+            imports_module.lines_mentioning = lambda text, needles: tuple(
                 range(1, text.count("\n") + 2)
             )
             whole.append(project.imports_of(source))
         finally:
-            project_module._lines_mentioning = saved
+            imports_module.lines_mentioning = saved
     assert pruned == whole
     assert sum(len(r) for r in whole) > 1000
 
@@ -205,14 +205,14 @@ def test_lines_mentioning_a_needle_are_python_s_lines(text):
     # tokenizer's, which the AST's linenos are.
     import re
 
-    from checkers.project import _lines_mentioning
+    from checkers.analysis.imports import lines_mentioning
 
     for needles in (("import",), ("import_module", "__import__")):
         lines = re.split(r"\r\n|\r|\n", text)
         expected = tuple(
             i for i, line in enumerate(lines, start=1) if any(n in line for n in needles)
         )
-        assert _lines_mentioning(text, needles) == expected
+        assert lines_mentioning(text, needles) == expected
 
 
 def test_imports_are_memoised_and_a_registered_source_wins_over_disk(tmp_path):

@@ -1,9 +1,9 @@
-"""Every reader of source decodes as Python's import does (issue 11, item 2).
+"""Every reader of source decodes as Python's import does.
 
-Before: UTF-8 was tried before the cookie was read, so files Python refuses
-to import were checked as if valid; a BOM on a neighbour module made it
-"bind nothing", so a cross-file chain through it vanished; an assert after a
-lone CR or a form feed went unreported.
+A reader that tries UTF-8 before the cookie checks files Python refuses to
+import as if valid; one that keeps a BOM on a neighbour module makes it "bind
+nothing", so a cross-file chain through it vanishes; one that splits lines
+otherwise than the tokenizer misses an assert after a lone CR or a form feed.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ AGREEMENT = {
 
 
 def test_the_cli_the_hook_and_the_flake8_plugin_decode_alike(project):
-    """Issue 11, Build 2: one decoding for every reader -- the CLI's check, the
+    """One decoding for every reader -- the CLI's check, the
     agent hook (in process, as it runs) and the flake8 plugin under real flake8."""
     import os
     import re

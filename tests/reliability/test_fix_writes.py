@@ -1,9 +1,10 @@
-"""Fixes write back exactly what they read, but for the edit (issue 11, item 1).
+"""Fixes write back exactly what they read, but for the edit.
 
-Each case was reproduced first: before the fix, ``--fix --unsafe-fixes``
-re-encoded cookie files as UTF-8, dropped BOMs, ended inserted lines in a bare
-LF in CRLF files, replaced symlinks and hard links by new files, rewrote
-read-only files and deleted comments inside the rewritten statement.
+Each case is one way a naive writer loses bytes under ``--fix
+--unsafe-fixes``: re-encoding cookie files as UTF-8, dropping BOMs, ending
+inserted lines in a bare LF in CRLF files, replacing symlinks and hard links
+by new files, rewriting read-only files, deleting comments inside the
+rewritten statement.
 """
 
 from __future__ import annotations
@@ -292,18 +293,20 @@ def test_an_interrupted_atomic_write_leaves_the_original_and_no_temporary(
 def test_a_file_deleted_between_the_check_and_the_fix_is_named_and_the_rest_fixed(
     project, monkeypatch
 ):
-    # The issue's case: deleted after discovery, before the fixer reads it
-    # (FileNotFoundError, 5 of 2,005 files fixed, the rest abandoned).
+    # Deleted after discovery, before the fixer reads it: a FileNotFoundError
+    # there must not abandon the files after it (5 of 2,005 fixed, the rest not).
     names = [f"m{i}.py" for i in range(5)]
     for name in names:
         (project / name).write_text("\n".join(ASSERT_LINES))
-    real = api._fix
+    from checkers import run
+
+    real = run.fix_files
 
     def deleting_first(*args, **kwargs):
         (project / "m3.py").unlink()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "_fix", deleting_first)
+    monkeypatch.setattr(run, "fix_files", deleting_first)
     result = fix(project)
     assert result.warnings == ["m3.py: not fixed: cannot be read (No such file or directory)"]
     assert result.fixed == 4

@@ -1,9 +1,8 @@
-"""Ctrl-C as ruff treats it (issue 11, item 4).
+"""Ctrl-C as ruff treats it.
 
-Before: interrupted in the parallel phase (1.0-1.3 s into a stdlib run) the
-process did not exit in 3 tries of 3, and killed, it left its workers
-orphaned. Now: exit 130 within a second, no process of the run survives, and
-the cache file is the one from before (never half-written).
+Interrupted anywhere, the parallel phase included (1.0-1.3 s into a stdlib
+run), the run exits 130 within a second, no process of it survives, and the
+cache file is the one from before (never half-written).
 """
 
 from __future__ import annotations
@@ -237,11 +236,11 @@ def test_an_ended_pool_has_closed_its_pipes_before_the_interpreter_exits(monkeyp
     interrupted run exits printed `OSError: Bad file descriptor` after exit
     130 (1 Ctrl-C in about 60 at random points of a stdlib + torch run). The
     close is slowed here so that race is certain: the pool must be done with
-    its pipes when ``_end_pool`` returns."""
+    its pipes when ``end_pool`` returns."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, process
 
-    from checkers.linter import _end_pool, _init_worker
+    from checkers.pool import end_pool, init_worker
 
     real_close = process._ThreadWakeup.close
 
@@ -253,13 +252,13 @@ def test_an_ended_pool_has_closed_its_pipes_before_the_interpreter_exits(monkeyp
     pool = ProcessPoolExecutor(
         max_workers=2,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=_init_worker,
+        initializer=init_worker,
         initargs=(None, None),
     )
     futures = [pool.submit(time.sleep, 30) for _ in range(4)]
     wakeup = pool._executor_manager_thread_wakeup
     manager = pool._executor_manager_thread
-    _end_pool(pool)
+    end_pool(pool)
     assert wakeup._closed and not manager.is_alive()
     assert all(f.done() for f in futures)
 
@@ -268,8 +267,8 @@ def test_an_ended_pool_has_closed_its_pipes_before_the_interpreter_exits(monkeyp
 # where os.register_at_fork's hooks run) or in the new worker (before its
 # initializer ignores SIGINT). Both landed at random Ctrl-Cs in about 1 in 50
 # tries: the parent's KeyboardInterrupt was raised inside logging's fork hook,
-# printed as "Exception ignored" and lost, so the run went on to the end (the
-# issue's "did not exit"); the worker's printed a traceback.
+# printed as "Exception ignored" and lost, so the run went on to the end (a
+# Ctrl-C that does not end the run); the worker's printed a traceback.
 _FORK_HIT = """\
 import os, signal, sys
 from multiprocessing import process
@@ -328,11 +327,12 @@ _ABANDONED = """
 import sys, threading
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing
-from checkers import cli, linter
+from checkers import cli
+from checkers.pool import end_pool
 
 pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
 pool.submit(pow, 2, 2).result()
-linter._end_pool(pool)
+end_pool(pool)
 threading.Thread(target=threading.Event().wait, name="stuck").start()
 sys.argv = ["atom-contracts", "explain", "AC301"]
 print("before the exit", flush=False)  # unflushed: os._exit must not drop it
@@ -387,7 +387,7 @@ def _live_descendants_of(proc: subprocess.Popen, until: float, wanted) -> set[in
 def test_ctrl_c_ends_the_language_server_at_once(tmp_path):
     """pygls catches the KeyboardInterrupt and then waits, with no time limit,
     for its thread reading stdin, which waits for the editor's next message:
-    a server on a terminal never ended on Ctrl-C (found here, 2026-12-04)."""
+    a server on a terminal would never end on Ctrl-C."""
     pytest.importorskip("pygls")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
@@ -527,8 +527,8 @@ def _interrupt_hook(tmp_path, env, payload, wanted, after_s) -> tuple[int, float
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 def test_ctrl_c_in_the_hook_leaves_no_ruff_behind(tmp_path):
     """The second ruff (what the rewrite fixed, read while the contracts are
-    checked) runs in its own session, so the terminal's Ctrl-C never reaches
-    it, and the interrupted hook left it running (found here, 2026-12-04)."""
+    checked) runs in its own POSIX session, so the terminal's Ctrl-C never
+    reaches it: the interrupted hook must end it itself."""
     fake = (
         "#!/bin/sh\n"
         "for last; do :; done\n"
@@ -590,7 +590,7 @@ def test_ctrl_c_in_the_hook_leaves_ruff_s_whole_rewrite_or_the_edit(tmp_path, fa
 # saved -- while the interpreter tears down. An atexit handler stands in for
 # that moment (atexit runs inside the teardown): SIGINT then went to
 # teardown code, printed as "Exception ignored ... KeyboardInterrupt" with the
-# traceback (found here: 1 in 100 Ctrl-Cs around the end of a short run), and
+# traceback (1 in 100 Ctrl-Cs around the end of a short run did so), and
 # one landing after the interpreter had put the default action back killed
 # the process by the signal (12 in 100).
 _AT_TEARDOWN = """
@@ -612,8 +612,8 @@ def test_a_ctrl_c_after_the_run_is_over_changes_neither_its_output_nor_its_statu
 
 # A Ctrl-C whose KeyboardInterrupt is raised inside a weakref callback, where
 # Python prints it as "Exception ignored" and drops it. The project's map of
-# the sources being checked runs such a callback for every file (found here:
-# 1 Ctrl-C in 200 around the end of a short run went so, the run ending 0).
+# the sources being checked runs such a callback for every file (1 Ctrl-C
+# in 200 around the end of a short run went so, the run ending 0).
 # The SIGINT is sent from inside a callback here, so that is certain.
 _IN_A_CALLBACK = """
 import os, signal, sys, weakref
@@ -702,7 +702,7 @@ def test_a_run_started_with_sigint_ignored_goes_on_ignoring_it(tmp_path):
 
 # A Ctrl-C in the first moments of the command, once Python's own handler is
 # in place but before the run has begun: while console_main loads and
-# installs checkers.interrupt (found here: a KeyboardInterrupt traceback and
+# installs checkers.interrupt (unhandled: a KeyboardInterrupt traceback and
 # death by the signal, 1 try in 80 at about 33 ms), and, for the agent hook,
 # while the hook module loads (exit 130, which Claude Code shows the user as
 # a hook error, where an interrupted hook documents exit 0).

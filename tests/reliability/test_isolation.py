@@ -1,9 +1,9 @@
-"""One file never takes the whole run down (issue 11, item 3).
+"""One file never takes the whole run down.
 
-Before: a RecursionError inside input-assert on deep but valid code, an
-expression too deep for ast.parse, a cache directory that is a plain file or
-a cache file of the wrong shape each ended the run with "internal error",
-exit 2, and every other file's findings lost.
+A RecursionError inside input-assert on deep but valid code, an expression
+too deep for ast.parse, a cache directory that is a plain file or a cache
+file of the wrong shape: each is one file's problem, reported on that file,
+never an "internal error", exit 2, with every other file's findings lost.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def test_a_cache_file_of_the_wrong_shape_is_a_miss(project, capsys, name):
 
 
 def test_ten_concurrent_runs_and_every_jobs_and_cache_setting_print_the_same(tmp_path):
-    """What held in the issue's sweep, kept: ten runs at once sharing one cache,
+    """Ten runs at once sharing one cache,
     ``--jobs 1`` and ``--jobs 8``, cached and ``--no-cache``, byte-identical --
     and the cache they raced over still serves the same findings."""
     import os

@@ -1,4 +1,4 @@
-"""The checkers never raise, and fixes keep every byte they do not mean to change (issue 11, item 5).
+"""The checkers never raise, and fixes keep every byte they do not mean to change.
 
 Generated programs (hypothesmith, from Python's grammar and from libcst's
 node types) go through every kind: no AC002, ever. Generated files with

@@ -1,4 +1,4 @@
-"""Files as users have them (issue 11, item 5): every one checked or reported, none a crash.
+"""Files as users have them: every one checked or reported, none a crash.
 
 The encodings, line endings, symlinks, a deleted and a read-only file under
 ``--fix`` have their own tests beside this one; here are the rest of the

@@ -6,7 +6,7 @@ either end; every word width and both alignment paths. Skipped visibly without t
 without CUDA unless ``TRITON_INTERPRET=1`` (triton's interpreter runs the same kernel on CPU
 tensors -- slowly, but on any machine with triton installed). ``ATOM_TEST_KERNEL`` (a
 ``KernelConfig.parse`` string) runs the round trips under another launch than the default, which
-is how a device session checks the one its bench picked before it becomes the default.
+is how a launch a benchmark picked is checked before it becomes the default.
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def test_an_mla_draft_offered_to_an_mha_target_is_refused_by_module():
         ModelRunner(load_model_config("llama-3.1-8b"), draft_config=mla_draft)
 
 
-# -- budget sizing refuses what it cannot honour, by name (issue 12 item 4) ---------------------
+# -- budget sizing refuses what it cannot honour, by name ----------------------------------------
 
 
 def test_a_budget_that_buys_no_block_is_refused_with_the_prices():

@@ -53,7 +53,7 @@ def _swap_nhd_v(monkeypatch, order):
 
 
 def test_nhd_v_with_its_token_and_head_axes_swapped_is_caught(monkeypatch):
-    """The mutant the issue names: NHD V declared (heads, block, dim) -- same bytes."""
+    """NHD V declared (heads, block, dim): the same bytes, read back in the wrong order."""
     _swap_nhd_v(monkeypatch, (1, 0, 2))
     runner = _runner(tp_size=2, mha_backend="triton")
     assert runner.builder.layout == "nhd"

@@ -132,8 +132,8 @@ def test_the_scripted_session_types_through_every_path():
 
 
 def test_after_every_keystroke_the_findings_are_a_fresh_checks(monkeypatch):
+    from checkers.analysis.memo import StatementMemo
     from checkers.api import check_text
-    from checkers.incremental import StatementMemo
     from hooks.lsp.folders import Declaration
 
     declaration = Declaration(REPO / "pyproject.toml")

@@ -1,7 +1,8 @@
-"""Behaviour bench/mutation.py found no test holding: each test here kills named mutants.
+"""What the docs promise of pool_layout, held exactly: sizes, refusals by name, frozen declarations.
 
-Grouped by module, each test says what a surviving mutant would have let through. The docs
-promise exact sizes, refusals by name and immutable declarations; these pin the promises.
+Grouped by module, each test names what would get through if the promise broke: a size one
+alignment over, a refusal that names the wrong value or none, a declaration that can be edited
+after it was priced.
 """
 
 from __future__ import annotations

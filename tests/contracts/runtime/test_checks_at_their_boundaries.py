@@ -1,10 +1,10 @@
-"""What mutation testing of contracts/runtime/checks.py found no test holding.
+"""The runtime checks at their boundaries: each passes what is correct and fires one step past it.
 
-Each test here answers a survivor of ``bench/mutation.py --target contracts/runtime``: a check
-that also passes a correct engine it is not shown passing (a check that fires on everything is
-as useless as one that fires on nothing), a boundary a planted breakage did not sit on, or a
-helper's arithmetic no breakage reached. docs/testing.md lists the survivors argued equivalent
-instead.
+A check that fires on everything is as useless as one that fires on nothing, so each test here
+shows a check passing a correct engine it could have refused, refusing a breakage that sits on a
+boundary (one element, one byte, one block over), or a helper's arithmetic written out
+independently. ``bench/mutation.py --target contracts/runtime`` runs these; docs/testing.md
+argues the mutants no test can kill.
 """
 
 from __future__ import annotations
@@ -430,7 +430,7 @@ def test_element_readback_a_declared_geometry_beyond_the_region(monkeypatch):
            checks.check_element_readback, runner)  # fmt: skip
 
 
-# -- survivors of the 2026-12-04 run: price, own allocations, the twin, check_all, refusals -----
+# -- price, own allocations, the twin, check_all, refusals ----------------------------------------
 
 
 def test_price_a_padded_pool_is_its_data_plus_its_padding():
@@ -673,7 +673,7 @@ def test_digits_are_the_codes_in_base_256_to_the_itemsize(itemsize, int_dtype, t
     assert torch.equal(rebuilt, codes)
 
 
-# -- survivors of the 2026-12-04 re-run: every module walked, found elements named, inputs -------
+# -- every module walked, found elements named, inputs --------------------------------------------
 
 
 def test_byte_positions_are_every_byte_a_view_reaches():
