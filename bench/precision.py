@@ -385,57 +385,38 @@ def by_root(s: Score, root: str) -> Score:
     return out
 
 
-# The two rules and the analysis they share, in import order. A revision
-# before checkers/analysis/ existed has the analysis inside the rule modules
-# (and int_inference among them); a module a revision lacks is skipped.
-RULE_MODULES = (
-    "analysis/__init__",
-    "analysis/names",
-    "analysis/scopes",
-    "analysis/bindings",
-    "analysis/shapes",
-    "analysis/origins",
-    "analysis/int_kinds",
-    "rules/int_inference",
-    "rules/required_keyword",
-    "rules/input_assert",
-)
-
-
 def load_rules_at(rev: str) -> None:
-    """Replace the rule modules (and their analysis) with their text at git revision ``rev``.
+    """Make ``import checkers`` load the whole package as it was at git revision ``rev``.
 
-    Loaded under their own names, so ``checkers.rules.kind_class`` and the
-    relative imports between them find the old versions.
+    The package is extracted (``git archive``) into a temporary folder put first
+    on ``sys.path`` before anything imports it, so the rules, the analysis they
+    share and the core they call are of one revision: a rule cannot be paired
+    with a module that moved after it was written. The folder goes when the
+    process ends.
     """
-    import importlib
+    import atexit
+    import shutil
     import subprocess
-    import types
+    import tarfile
+    import tempfile
 
-    sys.path.insert(0, str(REPO))
+    if "checkers" in sys.modules:
+        raise RuntimeError("--rule-at must run before anything imports checkers")
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", rev, "checkers"],
+        capture_output=True,
+    )
+    if archive.returncode != 0:
+        raise ValueError(f"--rule-at {rev}: {archive.stderr.decode(errors='replace').strip()}")
+    where = Path(tempfile.mkdtemp(prefix="rule-at-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(where, filter="data")
+    sys.path.insert(0, str(where))
     import checkers
 
-    for name in RULE_MODULES:
-        where = f"{rev}:checkers/{name}.py"
-        shown = subprocess.run(
-            ["git", "-C", str(REPO), "show", where], capture_output=True, text=True
-        )
-        if shown.returncode != 0:
-            continue  # this revision has no such module
-        folder, _, leaf = name.partition("/")
-        package = f"checkers.{folder}"
-        full = package if leaf == "__init__" else f"{package}.{leaf}"
-        module = types.ModuleType(full)
-        module.__file__ = where
-        module.__package__ = package
-        if leaf == "__init__":
-            module.__path__ = [str(REPO / "checkers" / folder)]
-            setattr(checkers, folder, module)
-        else:
-            setattr(importlib.import_module(package), leaf, module)
-        sys.modules[full] = module
-        exec(compile(shown.stdout, where, "exec"), module.__dict__)
-    importlib.invalidate_caches()
+    if Path(checkers.__file__).resolve().parent != (where / "checkers").resolve():
+        raise RuntimeError(f"checkers was imported from {checkers.__file__}, not {where}")
 
 
 # The engine assert draws (bench/label_engine.py), in the order they were made.
