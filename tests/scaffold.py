@@ -39,6 +39,11 @@ CONTRACTS: dict[str, dict] = {
     "skip-triton": {"kind": "importorskip", "module": "triton", "tests": ["tests/**"]},
     "leaf": {"kind": "leaf-package", "package": "pkg.leaf"},
     "retired": {"kind": "retired-name", "names": ["StateField"]},
+    "decode-no-sync": {
+        "kind": "reachable-calls",
+        "entries": ["*"],
+        "forbidden": {"*.item": "a host sync", "torch.cuda.synchronize": "a host sync"},
+    },
     "output-size": {
         "kind": "required-keyword",
         "calls": ["torch.repeat_interleave"],
