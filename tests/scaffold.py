@@ -44,6 +44,7 @@ CONTRACTS: dict[str, dict] = {
         "entries": ["*"],
         "forbidden": {"*.item": "a host sync", "torch.cuda.synchronize": "a host sync"},
     },
+    "published-keys": {"kind": "published-keys"},
     "output-size": {
         "kind": "required-keyword",
         "calls": ["torch.repeat_interleave"],

@@ -24,6 +24,7 @@ KIND_PATHS: dict[str, str] = {
     "banned-import": "banned_import:BannedImport",
     "importorskip": "importorskip:ImportOrSkip",
     "required-keyword": "required_keyword:RequiredKeyword",
+    "published-keys": "published_keys:PublishedKeys",
     "reachable-calls": "reachable_calls:ReachableCalls",
 }
 
