@@ -230,7 +230,7 @@ class Units(Contract):
                 "    regions = []\n"
                 "    for t in pool.region_tensors():\n"
                 "        per_block = pool.entry_bytes()\n"
-                "        regions.append(Region(t.data_ptr(), entry_bytes=per_block * block_ratio))\n"  # noqa: E501
+                "        regions.append(Region(t.data_ptr(), entry_bytes=per_block * block_ratio))\n"
                 "    return regions\n"
             ),
             params=_PARAMS,
