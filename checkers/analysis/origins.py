@@ -24,6 +24,8 @@ from .scopes import Element, Scope, before, self_class, within
 from .shapes import (
     CONVERSIONS,
     JOINING_CALLS,
+    REDUCING_BUILTINS,
+    REDUCING_METHODS,
     VIEW_BUILTINS,
     VIEW_METHODS,
     argument_for,
@@ -37,6 +39,7 @@ from .shapes import (
     reads_environment,
     reads_target,
     renormalises,
+    splits_tensor,
 )
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
@@ -207,6 +210,8 @@ class InputOrigins(ClassFacts, BindingIndex):
             else:
                 leaves.append(node)
 
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) for n in ast.walk(value)):
+            return False  # `x @ w`: a product of tensors, the function's own result
         collect(value)
         inputs = [leaf for leaf in leaves if not isinstance(leaf, ast.Constant)]
         return bool(inputs) and all(self.view(leaf, func, at) is not None for leaf in inputs)
@@ -221,10 +226,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         while True:
             if (
                 isinstance(expr, ast.Call)
-                and dotted(expr.func, through_calls=True) == "len"
+                and dotted(expr.func, through_calls=True) in ("len", *REDUCING_BUILTINS)
                 and expr.args
             ):
-                expr = expr.args[0]
+                expr = expr.args[0]  # `len(parts)`, `sum(parts)`: what the reduction reads
             elif isinstance(expr, (ast.Attribute, ast.Subscript)):
                 expr = expr.value
             else:
@@ -240,6 +245,16 @@ class InputOrigins(ClassFacts, BindingIndex):
             if binding is None:
                 return False
             stmt, value, _ = binding
+            if expr.id in func.params and renormalises(expr.id, value):
+                return False  # `dims = normalize(dims)`: still the caller's value
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(value, Element)
+                and isinstance(value.iterable, ast.Call)
+            ):
+                value = value.iterable  # `k_fp4, k_sf = quantize(x)`: a part of the call's result
+            if isinstance(value, ast.Subscript) and self._cut_by_own(value.slice, func, stmt):
+                return value  # `part = hidden[:total]`: a piece the function measured out
             while isinstance(value, (ast.Attribute, ast.Subscript)):
                 value = value.value
             if isinstance(value, ast.Name):
@@ -260,6 +275,31 @@ class InputOrigins(ClassFacts, BindingIndex):
             ):
                 return value
             return False
+        return False
+
+    def _cut_by_own(self, index: ast.AST, func: Scope, at: ast.AST) -> bool:
+        """Is ``index`` a slice with a bound the function worked out itself (not a
+        literal, not input)? The piece it cuts has the function's size, not the caller's."""
+        slices = index.elts if isinstance(index, ast.Tuple) else [index]
+        bounds = [
+            b
+            for s in slices
+            if isinstance(s, ast.Slice)
+            for b in (s.lower, s.upper, s.step)
+            if b is not None and not is_literal(b)
+        ]
+        return any(
+            self.view(b, func, at) is None and not self._loop_counted(b, func, at) for b in bounds
+        )
+
+    def _loop_counted(self, bound: ast.AST, func: Scope, at: ast.AST) -> bool:
+        """Does ``bound`` read a loop variable (``x[i : i + chunk]``)? Chunking the input
+        in a loop keeps its pieces the caller's."""
+        for node in ast.walk(bound):
+            if isinstance(node, ast.Name):
+                binding = self.dominating_binding(node.id, func, at)
+                if binding is not None and isinstance(binding[0], (ast.For, ast.AsyncFor)):
+                    return True
         return False
 
     def _advanced(self, name: str, func: Scope, at: ast.AST) -> bool:
@@ -310,7 +350,27 @@ class InputOrigins(ClassFacts, BindingIndex):
         if isinstance(expr, (ast.Starred, ast.NamedExpr)):
             return self.view(expr.value, func, at)
         if isinstance(expr, ast.IfExp):
-            return self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
+            found = self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
+            if found is None and is_literal(expr.body) and is_literal(expr.orelse):
+                # `2 if bidirectional else 1`: the input picks which constant it is.
+                return self.view(expr.test, func, at)
+            return found
+        if (
+            isinstance(expr, ast.Compare)
+            and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops)
+            and any(isinstance(c, ast.Constant) and c.value is None for c in expr.comparators)
+        ):
+            # `has_mask = mask is not None`: whether the caller passed one, a fact
+            # about the input and not a value of the function's own.
+            return self.view(expr.left, func, at)
+        if (
+            isinstance(expr, ast.BinOp)
+            and func is not None
+            and self._arithmetic_of_input(expr, func, at)
+        ):
+            # `width = (2 if bidirectional else 1) * hidden`: sizes worked out from
+            # parameters by arithmetic alone.
+            return next((o for e in (expr.left, expr.right) if (o := self.view(e, func, at))), None)
         if isinstance(expr, ast.BoolOp):
             return next((o for v in expr.values if (o := self.view(v, func, at))), None)
         if isinstance(expr, (ast.Tuple, ast.List)):
@@ -328,11 +388,20 @@ class InputOrigins(ClassFacts, BindingIndex):
             if is_parse_args(expr):
                 return Origin("the command line (`parse_args()`)")
             callee = expr.func
-            if (
-                dotted(callee, through_calls=True) in VIEW_BUILTINS
-                or dotted(callee, through_calls=True) in JOINING_CALLS
-            ):
+            called = dotted(callee, through_calls=True)
+            if called in VIEW_BUILTINS or called in JOINING_CALLS or called in REDUCING_BUILTINS:
                 return next((o for a in expr.args if (o := self.view(a, func, at))), None)
+            if splits_tensor(expr):
+                return None  # pieces the function sized: their shapes are its own
+            if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
+                # `Engine.from_engine_args(args)`: an object a factory builds from what
+                # it is given alone is that input, built.
+                given = [
+                    a for a in [*expr.args, *(k.value for k in expr.keywords)] if not is_literal(a)
+                ]
+                found = [self.view(a, func, at) for a in given]
+                if found and all(o is not None for o in found):
+                    return Origin(f"`{callee.attr}(...)` of {found[0].what}")
             # What a function makes of a configuration alone is configuration:
             # `use_mla_backend(server_args)`, `backends_of(resolved(server_args))`.
             # A function of data and a config (`rope_index(ids, hf_config=...)`)
@@ -344,7 +413,9 @@ class InputOrigins(ClassFacts, BindingIndex):
             if origins and all(o is not None and o.config for o in origins):
                 return origins[0]
             if isinstance(callee, ast.Attribute) and (
-                (not expr.args and not expr.keywords) or callee.attr in VIEW_METHODS
+                (not expr.args and not expr.keywords)
+                or callee.attr in VIEW_METHODS
+                or callee.attr in REDUCING_METHODS
             ):
                 owner = (
                     self_class(callee.value.id, func)

@@ -86,6 +86,19 @@ VIEW_METHODS = frozenset(
 )
 # Calls that lay their arguments' values side by side: a concatenation of input is input.
 JOINING_CALLS = frozenset({"torch.cat", "torch.concat", "torch.stack", "cat", "concat"})
+# Builtins that reorder or reduce what they are given: what they make of input
+# alone is that input summarised (``sorted(sizes)``, ``max(lens)``), not a value
+# the function computed from its own state.
+REDUCING_BUILTINS = frozenset(
+    {"sorted", "min", "max", "sum", "any", "all", "set", "frozenset", "abs", "math.prod"}
+)
+# Tensor methods that reduce or reorder it (``lens.max(dim=0).values``): the
+# input summarised, as the builtins above.
+REDUCING_METHODS = frozenset(
+    {"max", "min", "sum", "amax", "amin", "prod", "mean", "all", "any", "sort", "unique", "abs"}
+)
+# Methods that cut a tensor into pieces whose sizes the caller of the method chose.
+_SPLITTING_METHODS = frozenset({"split", "tensor_split", "chunk", "unbind", "split_with_sizes"})
 # Conversions whose result's type is what they produce: narrowing it is for the type checker.
 CONVERSIONS = frozenset({"item", "tolist", "int", "float", "str", "bool", "len"})
 # Classes whose annotated class-body names are constructor arguments.
@@ -93,8 +106,34 @@ _RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct", "TypedDict"})
 _RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
 
 
+def splits_tensor(call: ast.Call) -> bool:
+    """``qkv.split([q, kv, kv], dim=-1)``, ``x.chunk(2)``: a tensor cut into pieces the
+    code sized, not ``line.split(",")`` (a string's fields, which are the caller's)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _SPLITTING_METHODS:
+        return False
+    if func.attr != "split":
+        return True
+    if any(k.arg == "dim" for k in call.keywords):
+        return True
+    first = call.args[0] if call.args else None
+    return isinstance(first, (ast.List, ast.Tuple)) or (
+        isinstance(first, ast.Constant) and isinstance(first.value, int)
+    )
+
+
 def reads_target(elt: ast.AST, target: ast.AST) -> bool:
-    """Is a comprehension's element its loop variable, or read off it?"""
+    """Is a comprehension's element its loop variable, read off it, or arithmetic and
+    comparisons of those and literals (``s[0] * s[1]``, ``d % 16 == 0``)?"""
+    if isinstance(elt, ast.BinOp):
+        return all(reads_target(e, target) or is_literal(e) for e in (elt.left, elt.right))
+    if isinstance(elt, ast.Compare):
+        sides = [elt.left, *elt.comparators]
+        return any(reads_target(e, target) for e in sides) and all(
+            reads_target(e, target) or is_literal(e) for e in sides
+        )
+    if isinstance(elt, ast.UnaryOp):
+        return reads_target(elt.operand, target)
     names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
     while True:
         if isinstance(elt, (ast.Attribute, ast.Subscript, ast.Starred)):

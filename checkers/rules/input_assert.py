@@ -41,8 +41,16 @@ came from, following input where it hides:
   input tensor (``.to()``, ``.type()``, ``.unsqueeze()``), a
   ``torch.cat`` of input tensors, ``.rsplit``/``.replace`` of an input
   string; and sizes worked out from parameters by arithmetic alone
-  (``expected = batch * topk * steps``), which are not the function's own
+  (``expected = batch * topk * steps``, ``(2 if bidirectional else 1) *
+  hidden``: the input picks the constant), which are not the function's own
   computation;
+* the input summarised: a reduction or reordering of input alone
+  (``sorted(sizes)``, ``sum(f.nbytes for f in fields)``,
+  ``lens.max(dim=0).values``), a comprehension whose element is arithmetic
+  of its variable (``[s[0] * s[1] for s in shapes]``), whether an optional
+  argument was passed (``has_mask = mask is not None``), and an object a
+  ``from_*`` factory builds from input alone
+  (``Engine.from_engine_args(args)``);
 * a record's fields -- dataclasses, attrs classes, NamedTuples, pydantic
   models, msgspec Structs -- and its properties and no-argument methods,
   worked out from those fields;
@@ -52,9 +60,11 @@ came from, following input where it hides:
   x.kind == K:`` passes a value its caller already checked.
 
 What is not input, and stays an assert: what the function computed (a call
-that takes the input, arithmetic, a comprehension that builds new values, a
-list it fills, a counter it advances) and a comparison of that against what
-it was given -- a postcondition; the object's own bookkeeping, a lookup in a
+that takes the input, a comprehension that builds new values, a list it
+fills, a counter it advances, tensor pieces it sized -- ``qkv.split([q, kv,
+kv], dim=-1)`` -- a product ``x @ w``, a slice cut by a bound it worked out
+itself, ``hidden[:total]``) and a comparison of that against what it was
+given -- a postcondition; the object's own bookkeeping, a lookup in a
 table of an object the constructor stored, a question that object answers
 (``self.pool.anchor(name)``), another object's private attribute, a value
 tested for membership in the object's private bookkeeping (``kind not in
@@ -65,6 +75,13 @@ caller chose the method for the value); an ``isinstance`` narrowing of a
 parameter the function just normalised, or of a conversion's result
 (``n = t.item()``); ``assert False`` markers; and tests (``test*``
 functions, ``Test*`` classes, test files: a test's assert is the test).
+
+Where the letter of "what the function computed" and the intent ("can a
+caller make it false?") disagree, the rule follows the intent: ``total =
+sum(f.nbytes for f in fields); assert total > 0`` is computed, but a caller
+passing empty fields fails it, so it is input; a chunk a loop cuts from an
+input (``lens[i : i + 8]``) is still the caller's values. A piece the
+function sized from its own count is its own.
 
 Measured by hand-labelled samples (``bench/precision.py``,
 ``docs/precision.md``): on 500 asserts of torch 2.13.0 and the standard
@@ -260,6 +277,17 @@ class InputAssert(Contract):
             ),
         ),
         Example(
+            source=(
+                "def attend(qkv, q_size, kv_size, head_dim, weight, out_features):\n"
+                "    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)\n"
+                "    assert q.shape[-1] == head_dim\n"
+                "    y = q @ weight\n"
+                "    assert y.shape[-1] == out_features\n"
+                "    return y\n"
+            ),
+            note="Pieces the function sized and a product it took: postconditions.",
+        ),
+        Example(
             source=("def test_carve(pool):\n    assert pool.carve(8) == 8\n"),
             path="tests/test_pool.py",
             note="A test's assert is the test, not input validation.",
@@ -438,6 +466,45 @@ class InputAssert(Contract):
                 "Input where an engine hides it: a `*_config` copied in `__init__`, what a "
                 "function makes of `server_args`, a concatenation of the items' tensors, "
                 "a size worked out from parameters by arithmetic."
+            ),
+        ),
+        Example(
+            source=(
+                "def plan(sizes, lens, mask, args):\n"
+                "    ordered = sorted(sizes)\n"
+                "    assert ordered[0] > 0\n"
+                "    longest = lens.max(dim=0).values\n"
+                "    assert longest.item() < 8192\n"
+                "    has_mask = mask is not None\n"
+                "    assert has_mask\n"
+                "    engine = Engine.from_engine_args(args)\n"
+                "    assert engine.block_size % 16 == 0\n"
+            ),
+            expect=(
+                Expect("AC301", 3, 12, "sizes"),
+                Expect("AC301", 5, 12, "lens"),
+                Expect("AC301", 7, 12, "mask"),
+                Expect("AC301", 9, 12, "from_engine_args"),
+            ),
+            fixed=(
+                "def plan(sizes, lens, mask, args):\n"
+                "    ordered = sorted(sizes)\n"
+                "    if not (ordered[0] > 0):\n"
+                '        raise ValueError("expected ordered[0] > 0")\n'
+                "    longest = lens.max(dim=0).values\n"
+                "    if not (longest.item() < 8192):\n"
+                '        raise ValueError("expected longest.item() < 8192")\n'
+                "    has_mask = mask is not None\n"
+                "    if not (has_mask):\n"
+                '        raise ValueError("expected has_mask")\n'
+                "    engine = Engine.from_engine_args(args)\n"
+                "    if not (engine.block_size % 16 == 0):\n"
+                '        raise ValueError("expected engine.block_size % 16 == 0")\n'
+            ),
+            unsafe=True,
+            note=(
+                "The input summarised: a reordering, a reduction, whether an optional "
+                "argument came, an object a factory builds from the arguments alone."
             ),
         ),
     )

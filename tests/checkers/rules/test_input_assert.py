@@ -57,12 +57,29 @@ def test_parameter_read_through_attributes_items_and_loops():
 def test_local_computed_from_a_parameter_is_the_functions_own_value():
     src = (
         "def price(fields):\n"
-        "    total = sum(f.nbytes for f in fields)\n"
+        "    total = layout_bytes(fields)\n"
         "    assert total > 0\n"
         "    aligned = round_up(total, 256)\n"
         "    assert aligned % 256 == 0\n"
     )
     assert lines(src) == []
+
+
+def test_a_reduction_of_input_alone_is_input():
+    # A caller passing no fields, or unsorted sizes, makes each false: what a
+    # builtin or a tensor method reduces the input to is that input summarised.
+    src = (
+        "def price(fields, sizes, lens):\n"
+        "    total = sum(f.nbytes for f in fields)\n"
+        "    assert total > 0\n"
+        "    ordered = sorted(sizes)\n"
+        "    assert ordered[0] > 0\n"
+        "    longest = lens.max(dim=0).values\n"
+        "    assert longest.item() < 8192\n"
+        "    dims = [s[0] * s[1] for s in sizes]\n"
+        "    assert all(d % 16 == 0 for d in dims)\n"
+    )
+    assert lines(src) == [3, 5, 7, 9]
 
 
 def test_comparing_a_result_against_the_argument_is_a_postcondition():
@@ -546,3 +563,37 @@ def test_loading_the_kind_imports_no_analysis():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]"]
+
+
+def test_whether_the_caller_passed_a_value_and_what_it_picks_are_input():
+    src = (
+        "def f(x, mask, bidirectional, hidden, args):\n"
+        "    has_mask = mask is not None\n"
+        "    assert has_mask\n"
+        "    width = (2 if bidirectional else 1) * hidden\n"
+        "    assert width <= 4096\n"
+        "    engine = Engine.from_engine_args(args)\n"
+        "    assert engine.block_size % 16 == 0\n"
+        "    fields = x.split(',')\n"
+        "    assert len(fields) == 3\n"
+    )
+    # A string's fields are the caller's too (`split` with a separator).
+    assert lines(src) == [3, 5, 7, 9]
+
+
+def test_pieces_and_products_the_function_sized_are_its_own():
+    src = (
+        "def forward(qkv, q_size, kv_size, head_dim, weight, out_features, hidden, lens):\n"
+        "    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)\n"
+        "    assert q.shape[-1] == head_dim\n"
+        "    y = q @ weight\n"
+        "    assert y.shape[-1] == out_features\n"
+        "    total = count_tokens(lens)\n"
+        "    part = hidden[:total]\n"
+        "    assert part.shape[0] == lens.sum()\n"
+        "    for i in range(0, len(lens), 8):\n"
+        "        chunk = lens[i : i + 8]\n"
+        "        assert len(chunk) == hidden.shape[0]\n"
+    )
+    # Line 11: a chunk the loop cuts from the input is still the caller's.
+    assert lines(src) == [11]
