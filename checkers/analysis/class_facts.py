@@ -11,7 +11,7 @@ in the same module are asked too. A mixin of ``origins.InputOrigins``, whose
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .bindings import CONSTRUCTORS
 from .names import dotted, has_decorator
@@ -23,6 +23,9 @@ class ClassFactsOf:
     node: ast.ClassDef
     init_attrs: dict[str, str]  # attr -> the argument or config it was copied from
     reassigned: set[str]
+    # A record's fields its constructor assigns again: (field, value, function, statement),
+    # judged once the facts are known, since the value may read the other fields.
+    refilled: list = field(default_factory=list)
 
 
 class ClassFacts:
@@ -34,16 +37,26 @@ class ClassFacts:
         if key not in self._class_memo:
             self.ensure_class(klass)  # a class nested in a function: that function's scopes
             self._class_memo[key] = None  # a constructor reading its own attributes
-            self._class_memo[key] = self._class_facts(klass)
+            facts = self._class_memo[key] = self._class_facts(klass)
+            for attr, value, func, stmt in facts.refilled:
+                # `self.total = count(self.lens)` in `__post_init__`: a field the record
+                # fills in itself, whatever a caller passed for it. What it makes of its
+                # fields alone (`self.stop = [self.stop]`) is still the caller's.
+                if self.view(value, func, stmt) is None:
+                    facts.init_attrs.pop(attr, None)
+                    facts.reassigned.add(attr)
         return self._class_memo[key]
 
     def _class_facts(self, node: ast.ClassDef) -> ClassFactsOf:
         init_attrs: dict[str, str] = {}
         reassigned: set[str] = set()
         record = is_record(node)
+        fields: set[str] = set()
+        refilled: list = []
         for stmt in node.body:
             if record and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 init_attrs[stmt.target.id] = "a field of the record, a constructor argument"
+                fields.add(stmt.target.id)
             if (
                 record
                 and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -72,21 +85,39 @@ class ClassFacts:
                         continue
                     if constructor is None:
                         constructor = stmt.name in CONSTRUCTORS or self.is_init_helper(stmt.name)
-                        if constructor:
-                            self.ensure(stmt)  # what it copies is asked of its bindings
-                    if not constructor:
-                        reassigned.add(attr)
-                        continue
+                        self.ensure(stmt)  # what it assigns is asked of its bindings
                     origin = None
                     if (
                         value is not None
                         and func is not None
                         and not isinstance(sub, ast.AugAssign)
+                        and not _renormalises_attr(attr, value, func)
                     ):
                         origin = self.view(value, func, sub)
+                    if not constructor:
+                        # Another method assigning it makes it the class's own state --
+                        # unless what it assigns is the attribute normalised, or
+                        # configuration: `self.block = list(self.block)` after loading
+                        # still holds what the config said.
+                        if not _renormalises_attr(attr, value, func) and not (
+                            origin is not None and origin.config
+                        ):
+                            reassigned.add(attr)
+                        continue
+                    if (
+                        attr in fields
+                        and origin is None
+                        and value is not None
+                        and func is not None
+                        and sub in stmt.body  # every construction, not a branch's default
+                        and not isinstance(sub, ast.AugAssign)
+                        and not _renormalises_attr(attr, value, func)
+                    ):
+                        refilled.append((attr, value, func, sub))
+                        continue
                     if origin is not None:
                         init_attrs.setdefault(attr, f"copied in `{stmt.name}` from {origin.what}")
-        return ClassFactsOf(node, init_attrs, reassigned)
+        return ClassFactsOf(node, init_attrs, reassigned, refilled)
 
     def class_input_attr(self, klass: ast.ClassDef, attr: str, seen=None) -> str | None:
         """Where ``self.<attr>`` came from, when a constructor copied it from input.
@@ -108,3 +139,19 @@ class ClassFacts:
                 if found is not None:
                     return found
         return None
+
+
+def _renormalises_attr(attr: str, value: ast.AST | None, func) -> bool:
+    """``self.block = list(self.block)``, ``self.w = self.w.contiguous()``: the
+    attribute's own value, normalised -- still what it held before."""
+    if value is None or func is None or not isinstance(value, ast.Call):
+        return False
+    reads = [*value.args, *(k.value for k in value.keywords)]
+    if isinstance(value.func, ast.Attribute):
+        reads.append(value.func.value)
+    for read in reads:
+        while isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute):
+            read = read.func.value  # `self.w.t().contiguous()`
+        if self_attr(read, func) == attr:
+            return True
+    return False

@@ -40,6 +40,7 @@ from .shapes import (
     reads_target,
     renormalises,
     splits_tensor,
+    walk_statements,
 )
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
@@ -64,6 +65,9 @@ class InputOrigins(ClassFacts, BindingIndex):
         self._memo: dict[tuple[int, str], Origin | None] = {}
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, ClassFactsOf | None] = {}
+        self._globals_set: set[str] | None = None  # names some function declares `global`
+        # function node id -> [(statement, the object it calls a method of for its effect)]
+        self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
         super().__init__(tree, source)
 
     def env_global(self, name: str) -> bool:
@@ -117,6 +121,8 @@ class InputOrigins(ClassFacts, BindingIndex):
                 isinstance(expr.value, ast.Name) and self_class(expr.value.id, func)
             ):
                 return None  # another object's bookkeeping, whoever handed us the object
+            if func is not None and self._changed_by_call(expr.value, func, at):
+                return None  # what a call the function made left in the object
             return self.reads_input(expr.value, func, at)
         if (
             isinstance(expr, ast.Call)
@@ -327,6 +333,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         if isinstance(expr, ast.Name):
             return self.resolve(expr.id, func, at)
         if isinstance(expr, ast.Attribute):
+            if func is not None and self._changed_by_call(expr.value, func, at):
+                # `self.layers.prepare(x)` on the line above: what the object holds
+                # now is what that call left, not what its constructor was given.
+                return None
             if expr.attr != "args" and self.is_input_name(expr.attr):
                 # `self.config`, `layer.quant_config`: a configuration wherever it is
                 # kept. Not `.args`: FX nodes, AST calls and exceptions all have one.
@@ -440,6 +450,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         return None
 
     def resolve(self, name: str, func: Scope | None, at: ast.AST) -> Origin | None:
+        if self._set_by_module(name, func, at):
+            # `_current_vllm_config`, assigned by the module's own setter through
+            # `global`: where the module's protocol stands, whatever its name says.
+            return None
         if self.is_input_name(name) and not self._shadowed(name, func, at):
             return Origin(f"`{name}`, a configured input name", config=name != "args")
         if func is None:
@@ -480,6 +494,68 @@ class InputOrigins(ClassFacts, BindingIndex):
         if func.parent is not None:
             return self.resolve(name, func.parent, func.node)  # a closure's free name
         return self.resolve(name, None, at)
+
+    def _changed_by_call(self, obj: ast.AST, func: Scope, at: ast.AST) -> bool:
+        """Did the function, before ``at``, call a method of ``obj`` for its effect (a
+        statement of its own, the result dropped: ``self.layers.prepare(x)``)?
+
+        ``obj`` is a collaborator the object keeps (``self.layers``), not
+        ``self`` itself -- every method of a class is a call on ``self`` -- nor an
+        argument, whose registering or filling (``layer.register_parameter``,
+        ``t.fill_(0)``) leaves what the caller configured it with alone, nor a
+        configuration, which a call completing its defaults leaves configuration.
+        """
+        if not (isinstance(obj, ast.Attribute) and self._via_collaborator(obj, func, at)):
+            return False
+        if self.is_input_name(obj.attr):
+            return False  # `self.parallel_config.set_dcp_defaults()`: still the configuration
+        effects = self._effects.get(id(func.node))
+        if effects is None:
+            effects = self._effects[id(func.node)] = [
+                (stmt, ast.dump(stmt.value.func.value))
+                for stmt in walk_statements(func.node)
+                if isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Attribute)
+                and stmt.value.func.attr not in VIEW_METHODS
+                and not stmt.value.func.attr.endswith("_")  # in place: same tensor, new values
+            ]
+        if not effects:
+            return False
+        spelled = ast.dump(obj)
+        where = self.blocks.get(at)
+        if where is None:
+            return False
+        for stmt, target in effects:
+            chain = self.blocks.get(stmt)
+            # The call dominates `at`: before it, in a block that encloses it.
+            if (
+                target == spelled
+                and chain is not None
+                and where[: len(chain)] == chain
+                and before(stmt, at)
+            ):
+                return True
+        return False
+
+    def _set_by_module(self, name: str, func: Scope | None, at: ast.AST) -> bool:
+        """Is ``name`` read here as a module global that a function of the module
+        re-binds through ``global name`` (a setter, a lazy initialiser)?"""
+        scope = func
+        while scope is not None:
+            if name in scope.params or name in scope.bindings:
+                return False  # a local or a parameter of this function or an enclosing one
+            scope = scope.parent
+        if name not in self.module_bindings:
+            return False
+        if self._globals_set is None:
+            self._globals_set = {
+                n
+                for stmt in walk_statements(self.tree)
+                if isinstance(stmt, ast.Global)
+                for n in stmt.names
+            }
+        return name in self._globals_set
 
     def is_input_name(self, name: str) -> bool:
         return name in self.inputs or (

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 
 from .names import dotted, has_decorator
-from .scopes import Scope, self_class
+from .scopes import Element, Scope, self_class
 
 # Builtins whose result is their argument seen another way, not a new value.
 VIEW_BUILTINS = frozenset(
@@ -82,6 +82,9 @@ VIEW_METHODS = frozenset(
         "reshape",
         "flatten",
         "narrow",
+        # A tensor's shape read with an index: `x.size(0)` is `x.shape[0]`.
+        "size",
+        "stride",
     }
 )
 # Calls that lay their arguments' values side by side: a concatenation of input is input.
@@ -172,9 +175,17 @@ def is_literal(node: ast.AST) -> bool:
 
 
 def is_record(node: ast.ClassDef) -> bool:
-    """A dataclass, attrs class, NamedTuple, pydantic model or msgspec Struct."""
-    return any(has_decorator(node, d) for d in _RECORD_DECORATORS) or any(
-        dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
+    """A dataclass (also under an alias that says so: ``pydantic_dataclass``), attrs
+    class, NamedTuple, pydantic model or msgspec Struct."""
+    return (
+        any(has_decorator(node, d) for d in _RECORD_DECORATORS)
+        or any(
+            dotted(d, through_calls=True).rpartition(".")[2].endswith("dataclass")
+            for d in node.decorator_list
+        )
+        or any(
+            dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
+        )
     )
 
 
@@ -189,7 +200,19 @@ def inside(node: ast.AST, outer: ast.AST) -> bool:
 
 
 def renormalises(name: str, value: ast.AST | None) -> bool:
-    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised."""
+    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised --
+    also each of several at once, ``q, k = [contiguous(t) for t in (q, k)]``."""
+    if isinstance(value, Element):
+        comp = value.iterable
+        return (
+            isinstance(comp, (ast.ListComp, ast.GeneratorExp))
+            and len(comp.generators) == 1
+            and not comp.generators[0].ifs
+            and isinstance(comp.generators[0].iter, (ast.Tuple, ast.List))
+            and any(isinstance(e, ast.Name) and e.id == name for e in comp.generators[0].iter.elts)
+            and isinstance(comp.generators[0].target, ast.Name)
+            and renormalises(comp.generators[0].target.id, comp.elt)
+        )
     if not isinstance(value, ast.Call):
         return False
     func = value.func

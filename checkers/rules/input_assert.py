@@ -26,7 +26,8 @@ came from, following input where it hides:
   (``self.block_size = config.block_size``, also through a private
   ``self._init_from(node)`` only constructors call, and a dataclass's
   fields), unless another method assigns it again -- then the class
-  maintains it;
+  maintains it; a re-assignment that normalises the attribute
+  (``self.block = list(self.block)``) or copies a config keeps it input;
 * the environment and the command line (``os.environ``, ``os.getenv``,
   ``sys.argv``, ``parse_args()``), read at module level or locally;
 * the contract's ``inputs`` names (``args``, ``config``, ``hf_config``,
@@ -51,9 +52,10 @@ came from, following input where it hides:
   argument was passed (``has_mask = mask is not None``), and an object a
   ``from_*`` factory builds from input alone
   (``Engine.from_engine_args(args)``);
-* a record's fields -- dataclasses, attrs classes, NamedTuples, pydantic
-  models, msgspec Structs -- and its properties and no-argument methods,
-  worked out from those fields;
+* a record's fields -- dataclasses (under an alias that says so too,
+  ``pydantic_dataclass``), attrs classes, NamedTuples, pydantic models,
+  msgspec Structs -- and its properties and no-argument methods, worked out
+  from those fields;
 * a private or nested helper's parameter, when some call in the module
   passes it such a value -- or when nothing in the module calls it, since its
   callers are then elsewhere. A call under ``if isinstance(x, T):`` or ``if
@@ -64,7 +66,11 @@ that takes the input, a comprehension that builds new values, a list it
 fills, a counter it advances, tensor pieces it sized -- ``qkv.split([q, kv,
 kv], dim=-1)`` -- a product ``x @ w``, a slice cut by a bound it worked out
 itself, ``hidden[:total]``) and a comparison of that against what it was
-given -- a postcondition; the object's own bookkeeping, a lookup in a
+given -- a postcondition; a module global the module's own setter assigns
+(``global name``), whatever its name says; a record's field it fills in
+itself (``self.total = count_tokens(self.lens)`` in ``__post_init__``); what a
+collaborator holds after the function called one of its methods for its
+effect (``self.layers.prepare(x)``); the object's own bookkeeping, a lookup in a
 table of an object the constructor stored, a question that object answers
 (``self.pool.anchor(name)``), another object's private attribute, a value
 tested for membership in the object's private bookkeeping (``kind not in
@@ -274,6 +280,31 @@ class InputAssert(Contract):
                 "What the object keeps: a method its caller chose for the value, a "
                 "parameter against its private bookkeeping, two of its attributes kept "
                 "one, a collaborator asked about the object itself, a conversion narrowed."
+            ),
+        ),
+        Example(
+            source=(
+                "_current_config = None\n"
+                "\n"
+                "def set_current_config(model_config):\n"
+                "    global _current_config\n"
+                "    _current_config = model_config\n"
+                "\n"
+                "def get_current_config():\n"
+                "    assert _current_config is not None, 'set it first'\n"
+                "    return _current_config\n"
+                "\n"
+                "class Model:\n"
+                "    def __init__(self, layers):\n"
+                "        self.layers = layers\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        self.layers.prepare(x)\n"
+                "        assert self.layers.ready is not None\n"
+            ),
+            note=(
+                "A global the module's own setter assigns; what a collaborator holds after "
+                "the function asked it to prepare."
             ),
         ),
         Example(

@@ -597,3 +597,104 @@ def test_pieces_and_products_the_function_sized_are_its_own():
     )
     # Line 11: a chunk the loop cuts from the input is still the caller's.
     assert lines(src) == [11]
+
+
+def test_a_global_the_modules_own_setter_assigns_is_its_state():
+    src = (
+        "_current_vllm_config = None\n"
+        "\n"
+        "def set_current_vllm_config(vllm_config):\n"
+        "    global _current_vllm_config\n"
+        "    _current_vllm_config = vllm_config\n"
+        "\n"
+        "def get_current_vllm_config():\n"
+        "    assert _current_vllm_config is not None, 'set it first'\n"
+        "    return _current_vllm_config\n"
+        "\n"
+        "def check(model_config):\n"
+        "    assert model_config.block_size > 0\n"
+    )
+    # Line 12: a parameter named as a config stays input.
+    assert lines(src) == [12]
+
+
+def test_a_field_the_record_fills_in_itself_is_its_state():
+    src = (
+        "from dataclasses import dataclass\n"
+        "\n"
+        "@dataclass\n"
+        "class Meta:\n"
+        "    lens: list\n"
+        "    total: int = 0\n"
+        "\n"
+        "    def __post_init__(self):\n"
+        "        self.total = count_tokens(self.lens)\n"
+        "        self.lens = list(self.lens)\n"
+        "\n"
+        "    def check(self):\n"
+        "        assert self.total > 0\n"
+        "        assert len(self.lens) > 0\n"
+    )
+    # Line 14: a field normalised in `__post_init__` is still what the caller passed.
+    assert lines(src) == [14]
+
+
+def test_a_field_reassigned_from_itself_or_a_config_stays_input():
+    src = (
+        "class Linear:\n"
+        "    def __init__(self, quant_config, rows):\n"
+        "        self.block = quant_config.weight_block_size\n"
+        "        self.dtype = quant_config.dtype\n"
+        "        self.rows = rows\n"
+        "\n"
+        "    def process_weights_after_loading(self, layer):\n"
+        "        self.block = list(self.block)\n"
+        "        self.dtype = layer.quant_config.dtype\n"
+        "        self.rows = layer.rows * 2\n"
+        "\n"
+        "    def apply(self, x):\n"
+        "        assert self.block[0] % 128 == 0\n"
+        "        assert self.dtype is not None\n"
+        "        assert self.rows > 0\n"
+    )
+    # Line 15: re-assigned to a value of the class's own making.
+    assert lines(src) == [13, 14]
+
+
+def test_what_a_collaborators_call_left_is_its_state():
+    src = (
+        "class Model:\n"
+        "    def __init__(self, layers, buf):\n"
+        "        self.layers = layers\n"
+        "        self.buf = buf\n"
+        "\n"
+        "    def forward(self, x, out):\n"
+        "        self.layers.prepare(x)\n"
+        "        assert self.layers.ready is not None\n"
+        "        out.fill_(0)\n"
+        "        assert out.is_contiguous()\n"
+        "        assert self.buf.ready is not None\n"
+    )
+    # Line 10: filling an argument in place leaves its layout the caller's;
+    # line 11: nothing was asked of `self.buf`.
+    assert lines(src) == [10, 11]
+
+
+def test_a_dataclass_alias_sizes_and_normalised_tuples():
+    src = (
+        "from pydantic.dataclasses import dataclass as pydantic_dataclass\n"
+        "\n"
+        "@pydantic_dataclass\n"
+        "class EngineConfig:\n"
+        "    tp: int = 1\n"
+        "\n"
+        "    def __post_init__(self):\n"
+        "        assert self.tp >= 1\n"
+        "\n"
+        "def attend(q, k, dim):\n"
+        "    q, k = [contiguous(t) for t in (q, k)]\n"
+        "    assert q.shape[-1] == k.shape[-1]\n"
+        "    block = k.size(dim)\n"
+        "    assert block >= 16\n"
+    )
+    assert lines(src) == [8, 12, 14]
