@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .bindings import BindingIndex
 from .class_facts import ClassFacts, ClassFactsOf
 from .names import dotted
+from .protocol import ObjectProtocol
 from .scopes import Element, Scope, before, self_class, within
 from .shapes import (
     CONVERSIONS,
@@ -36,11 +37,11 @@ from .shapes import (
     is_private,
     is_record,
     is_self_call,
+    is_step_record,
     reads_environment,
     reads_target,
     renormalises,
     splits_tensor,
-    walk_statements,
 )
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
@@ -56,7 +57,7 @@ class Origin:
     config: bool = False  # a configuration object: what a function makes of it is input too
 
 
-class InputOrigins(ClassFacts, BindingIndex):
+class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
     """Where the values of one module come from, asked per expression and memoised."""
 
     def __init__(self, tree: ast.Module, inputs: frozenset[str], source=None) -> None:
@@ -66,6 +67,8 @@ class InputOrigins(ClassFacts, BindingIndex):
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, ClassFactsOf | None] = {}
         self._globals_set: set[str] | None = None  # names some function declares `global`
+        self._filled: dict[int, set[str]] = {}  # class id -> attributes it puts items into
+        self._module_counts: set[str] | None = None  # `.attr`s advanced on objects not self
         # function node id -> [(statement, the object it calls a method of for its effect)]
         self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
         super().__init__(tree, source)
@@ -100,14 +103,21 @@ class InputOrigins(ClassFacts, BindingIndex):
                 return None  # `self.pool.table is self.table`: the object keeps them one
             if any(self._computed(e, func, at) for e in sides):
                 return None  # checks what the function computed against what it was given
+            if self._fits_own_buffer(expr, func, at):
+                return None  # `n <= self.buf.shape[0]`: the admission upstream, restated
             if (
                 len(expr.ops) == 1
                 and isinstance(expr.ops[0], (ast.In, ast.NotIn))
                 and isinstance(expr.comparators[0], ast.Attribute)
-                and is_private(expr.comparators[0].attr)
                 and self._own_attribute(expr.comparators[0], func, at)
+                and (
+                    is_private(expr.comparators[0].attr)
+                    or self._filled_by_class(expr.comparators[0], func)
+                )
             ):
-                return None  # `kind not in self._pending`: where the object's protocol stands
+                # `kind not in self._pending`, `node.id not in self.cache` where the
+                # class fills `self.cache` itself: where the object's protocol stands.
+                return None
         if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)) or (
             isinstance(expr, ast.Call) and is_self_call(expr, func)
         ):
@@ -123,6 +133,8 @@ class InputOrigins(ClassFacts, BindingIndex):
                 return None  # another object's bookkeeping, whoever handed us the object
             if func is not None and self._changed_by_call(expr.value, func, at):
                 return None  # what a call the function made left in the object
+            if self._counted_by_module(expr):
+                return None  # a count the module advances on the object
             return self.reads_input(expr.value, func, at)
         if (
             isinstance(expr, ast.Call)
@@ -283,31 +295,6 @@ class InputOrigins(ClassFacts, BindingIndex):
             return False
         return False
 
-    def _cut_by_own(self, index: ast.AST, func: Scope, at: ast.AST) -> bool:
-        """Is ``index`` a slice with a bound the function worked out itself (not a
-        literal, not input)? The piece it cuts has the function's size, not the caller's."""
-        slices = index.elts if isinstance(index, ast.Tuple) else [index]
-        bounds = [
-            b
-            for s in slices
-            if isinstance(s, ast.Slice)
-            for b in (s.lower, s.upper, s.step)
-            if b is not None and not is_literal(b)
-        ]
-        return any(
-            self.view(b, func, at) is None and not self._loop_counted(b, func, at) for b in bounds
-        )
-
-    def _loop_counted(self, bound: ast.AST, func: Scope, at: ast.AST) -> bool:
-        """Does ``bound`` read a loop variable (``x[i : i + chunk]``)? Chunking the input
-        in a loop keeps its pieces the caller's."""
-        for node in ast.walk(bound):
-            if isinstance(node, ast.Name):
-                binding = self.dominating_binding(node.id, func, at)
-                if binding is not None and isinstance(binding[0], (ast.For, ast.AsyncFor)):
-                    return True
-        return False
-
     def _advanced(self, name: str, func: Scope, at: ast.AST) -> bool:
         """Does the function move ``name`` by arithmetic on itself (before ``at``, or in
         a loop around it)?"""
@@ -336,6 +323,10 @@ class InputOrigins(ClassFacts, BindingIndex):
             if func is not None and self._changed_by_call(expr.value, func, at):
                 # `self.layers.prepare(x)` on the line above: what the object holds
                 # now is what that call left, not what its constructor was given.
+                return None
+            if self._counted_by_module(expr):
+                # `cd.session_ref`, which this module's code advances (`cd.session_ref
+                # -= 1`): a count the module keeps on the objects it hands around.
                 return None
             if expr.attr != "args" and self.is_input_name(expr.attr):
                 # `self.config`, `layer.quant_config`: a configuration wherever it is
@@ -495,68 +486,6 @@ class InputOrigins(ClassFacts, BindingIndex):
             return self.resolve(name, func.parent, func.node)  # a closure's free name
         return self.resolve(name, None, at)
 
-    def _changed_by_call(self, obj: ast.AST, func: Scope, at: ast.AST) -> bool:
-        """Did the function, before ``at``, call a method of ``obj`` for its effect (a
-        statement of its own, the result dropped: ``self.layers.prepare(x)``)?
-
-        ``obj`` is a collaborator the object keeps (``self.layers``), not
-        ``self`` itself -- every method of a class is a call on ``self`` -- nor an
-        argument, whose registering or filling (``layer.register_parameter``,
-        ``t.fill_(0)``) leaves what the caller configured it with alone, nor a
-        configuration, which a call completing its defaults leaves configuration.
-        """
-        if not (isinstance(obj, ast.Attribute) and self._via_collaborator(obj, func, at)):
-            return False
-        if self.is_input_name(obj.attr):
-            return False  # `self.parallel_config.set_dcp_defaults()`: still the configuration
-        effects = self._effects.get(id(func.node))
-        if effects is None:
-            effects = self._effects[id(func.node)] = [
-                (stmt, ast.dump(stmt.value.func.value))
-                for stmt in walk_statements(func.node)
-                if isinstance(stmt, ast.Expr)
-                and isinstance(stmt.value, ast.Call)
-                and isinstance(stmt.value.func, ast.Attribute)
-                and stmt.value.func.attr not in VIEW_METHODS
-                and not stmt.value.func.attr.endswith("_")  # in place: same tensor, new values
-            ]
-        if not effects:
-            return False
-        spelled = ast.dump(obj)
-        where = self.blocks.get(at)
-        if where is None:
-            return False
-        for stmt, target in effects:
-            chain = self.blocks.get(stmt)
-            # The call dominates `at`: before it, in a block that encloses it.
-            if (
-                target == spelled
-                and chain is not None
-                and where[: len(chain)] == chain
-                and before(stmt, at)
-            ):
-                return True
-        return False
-
-    def _set_by_module(self, name: str, func: Scope | None, at: ast.AST) -> bool:
-        """Is ``name`` read here as a module global that a function of the module
-        re-binds through ``global name`` (a setter, a lazy initialiser)?"""
-        scope = func
-        while scope is not None:
-            if name in scope.params or name in scope.bindings:
-                return False  # a local or a parameter of this function or an enclosing one
-            scope = scope.parent
-        if name not in self.module_bindings:
-            return False
-        if self._globals_set is None:
-            self._globals_set = {
-                n
-                for stmt in walk_statements(self.tree)
-                if isinstance(stmt, ast.Global)
-                for n in stmt.names
-            }
-        return name in self._globals_set
-
     def is_input_name(self, name: str) -> bool:
         return name in self.inputs or (
             name.endswith(_CONFIG_SUFFIX) and len(name) > len(_CONFIG_SUFFIX)
@@ -673,6 +602,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         return origin
 
     def _param_origin(self, func: Scope, name: str) -> Origin | None:
+        if is_step_record(func.params[name]):
+            # `attn_metadata.decode is not None`: what the engine's own builder
+            # planned for this step, not what a user handed in.
+            return None
         plain = Origin(f"parameter `{name}` of `{func.name}`")
         fname = func.name
         private = fname.startswith("_") and not fname.endswith("__")

@@ -109,6 +109,33 @@ _RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct", "TypedDict"})
 _RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
 
 
+# Per-step records an engine builds for itself and hands its layers: what the
+# forward pass is (`forward_batch`, `ForwardContext`) and the attention metadata
+# its builders planned (`attn_metadata: FlashMLAMetadata`). Like a `*_config`,
+# they are named for what they are; unlike one, what they hold is the engine's.
+_STEP_RECORD_NAMES = frozenset({"forward_batch", "forward_context", "step_context"})
+_STEP_RECORD_CLASSES = frozenset({"ForwardBatch", "ForwardContext", "StepContext"})
+
+
+def names_step_record(name: str) -> bool:
+    """``forward_batch``, ``attn_metadata``, ``forward_metadata``: named as a per-step record."""
+    return name in _STEP_RECORD_NAMES or (name.endswith("_metadata") and len(name) > 9)
+
+
+def is_step_record(param: ast.arg) -> bool:
+    """Is the parameter one of the per-step records an engine builds itself?"""
+    if names_step_record(param.arg):
+        return True
+    ann = param.annotation
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        spelled = ann.value.strip().rpartition(".")[2]
+    else:
+        spelled = dotted(ann).rpartition(".")[2] if ann is not None else ""
+    return spelled in _STEP_RECORD_CLASSES or (
+        spelled.endswith("Metadata") and len(spelled) > len("Metadata")
+    )
+
+
 def splits_tensor(call: ast.Call) -> bool:
     """``qkv.split([q, kv, kv], dim=-1)``, ``x.chunk(2)``: a tensor cut into pieces the
     code sized, not ``line.split(",")`` (a string's fields, which are the caller's)."""

@@ -52,6 +52,9 @@ came from, following input where it hides:
   argument was passed (``has_mask = mask is not None``), and an object a
   ``from_*`` factory builds from input alone
   (``Engine.from_engine_args(args)``);
+* an attribute the class never assigns, on a class whose constructor hands
+  its arguments to a base class of another module (``super().__init__(
+  model_runner)``): that base's constructor set it from them;
 * a record's fields -- dataclasses (under an alias that says so too,
   ``pydantic_dataclass``), attrs classes, NamedTuples, pydantic models,
   msgspec Structs -- and its properties and no-argument methods, worked out
@@ -70,7 +73,15 @@ given -- a postcondition; a module global the module's own setter assigns
 (``global name``), whatever its name says; a record's field it fills in
 itself (``self.total = count_tokens(self.lens)`` in ``__post_init__``); what a
 collaborator holds after the function called one of its methods for its
-effect (``self.layers.prepare(x)``); the object's own bookkeeping, a lookup in a
+effect (``self.layers.prepare(x)``); the per-step records an engine builds
+itself and hands its layers -- a ``forward_batch``, a ``forward_context``,
+an ``*_metadata`` (``attn_metadata: FlashMLAMetadata``): named for what they
+are, as configs are, but what they hold is the engine's own; a value tested
+against a table the object fills as it runs (``node.id not in self.cache``),
+a count the module advances on the objects it hands around (``node.ref -=
+1``), and a count checked against the size of a buffer the object allocated
+itself (``n <= self.buffer.shape[0]``: the admission upstream, restated);
+the object's own bookkeeping, a lookup in a
 table of an object the constructor stored, a question that object answers
 (``self.pool.anchor(name)``), another object's private attribute, a value
 tested for membership in the object's private bookkeeping (``kind not in
@@ -87,7 +98,9 @@ caller make it false?") disagree, the rule follows the intent: ``total =
 sum(f.nbytes for f in fields); assert total > 0`` is computed, but a caller
 passing empty fields fails it, so it is input; a chunk a loop cuts from an
 input (``lens[i : i + 8]``) is still the caller's values. A piece the
-function sized from its own count is its own.
+function sized from its own count is its own. Likewise a per-step record is a
+parameter of a public method -- input, by the letter -- but no caller builds
+one but the engine: the rule follows the intent and calls its fields state.
 
 Measured by hand-labelled samples (``bench/precision.py``,
 ``docs/precision.md``): on 500 asserts of torch 2.13.0 and the standard
@@ -309,6 +322,27 @@ class InputAssert(Contract):
         ),
         Example(
             source=(
+                "import torch\n"
+                "\n"
+                "class Cache:\n"
+                "    def __init__(self, size):\n"
+                "        self.buffer = torch.empty(size)\n"
+                "        self.nodes = {}\n"
+                "\n"
+                "    def insert(self, node, forward_batch, attn_metadata):\n"
+                "        assert node.id not in self.nodes\n"
+                "        self.nodes[node.id] = node\n"
+                "        assert forward_batch.extend_prefix_lens is not None\n"
+                "        assert attn_metadata.decode is not None\n"
+                "        assert len(forward_batch.seq_lens) <= self.buffer.shape[0]\n"
+            ),
+            note=(
+                "A table the object fills as it runs; the per-step records the engine "
+                "builds; a count against a buffer the object allocated."
+            ),
+        ),
+        Example(
+            source=(
                 "def attend(qkv, q_size, kv_size, head_dim, weight, out_features):\n"
                 "    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)\n"
                 "    assert q.shape[-1] == head_dim\n"
@@ -497,6 +531,31 @@ class InputAssert(Contract):
                 "Input where an engine hides it: a `*_config` copied in `__init__`, what a "
                 "function makes of `server_args`, a concatenation of the items' tensors, "
                 "a size worked out from parameters by arithmetic."
+            ),
+        ),
+        Example(
+            source=(
+                "from .base import BaseRunner\n"
+                "\n"
+                "class XRunner(BaseRunner):\n"
+                "    def __init__(self, model_runner):\n"
+                "        super().__init__(model_runner)\n"
+                "        assert not self.enable_two_batch_overlap\n"
+            ),
+            expect=(Expect("AC301", 6, 16, "BaseRunner.__init__"),),
+            fixed=(
+                "from .base import BaseRunner\n"
+                "\n"
+                "class XRunner(BaseRunner):\n"
+                "    def __init__(self, model_runner):\n"
+                "        super().__init__(model_runner)\n"
+                "        if not (not self.enable_two_batch_overlap):\n"
+                '            raise ValueError("expected not self.enable_two_batch_overlap")\n'
+            ),
+            unsafe=True,
+            note=(
+                "Never assigned here: the base class of another module set it from the "
+                "arguments the constructor handed it."
             ),
         ),
         Example(

@@ -698,3 +698,89 @@ def test_a_dataclass_alias_sizes_and_normalised_tuples():
         "    assert block >= 16\n"
     )
     assert lines(src) == [8, 12, 14]
+
+
+def test_the_per_step_records_an_engine_builds_are_its_state():
+    src = (
+        "class Backend:\n"
+        "    def forward(self, q, forward_batch, attn_metadata: 'FlashMLAMetadata', meta):\n"
+        "        assert forward_batch.extend_prefix_lens is not None\n"
+        "        assert attn_metadata.decode is not None\n"
+        "        assert meta.decode is not None\n"
+        "        assert q.shape[0] > 0\n"
+        "\n"
+        "    def plan(self, other: 'DSV4AttnMetadata', metadata: 'Metadata'):\n"
+        "        assert other.page_size == 64\n"
+        "        assert metadata.version == 2\n"
+    )
+    # `meta` and a bare `Metadata` (a checkpoint's, in torch) are not named as
+    # per-step records; `q` is data.
+    assert lines(src) == [5, 6, 10]
+
+
+def test_the_objects_running_tables_and_counts_are_its_protocol():
+    src = (
+        "class Tree:\n"
+        "    def __init__(self, layer_ids):\n"
+        "        self.cache = {}\n"
+        "        self.layer_map = {}\n"
+        "        for i, layer in enumerate(layer_ids):\n"
+        "            self.layer_map[layer] = i\n"
+        "\n"
+        "    def insert(self, node):\n"
+        "        assert node.id not in self.cache\n"
+        "        self.cache[node.id] = node\n"
+        "\n"
+        "    def index(self, layer_id):\n"
+        "        assert layer_id in self.layer_map\n"
+        "        return self.layer_map[layer_id]\n"
+        "\n"
+        "def release(leaf):\n"
+        "    node = leaf\n"
+        "    while node is not None:\n"
+        "        assert node.ref > 0\n"
+        "        node.ref -= 1\n"
+        "        node = node.parent\n"
+    )
+    # Line 13: a table its constructor filled from what it was given.
+    assert lines(src) == [13]
+
+
+def test_a_count_against_a_buffer_the_object_allocated_is_its_admission():
+    src = (
+        "import torch\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, size, table):\n"
+        "        self.buffer = torch.empty(size)\n"
+        "        self.table = table\n"
+        "\n"
+        "    def alloc(self, num_tokens):\n"
+        "        assert num_tokens <= self.buffer.shape[0]\n"
+        "        assert len(self.table) >= num_tokens\n"
+        "        return self.buffer[:num_tokens]\n"
+    )
+    # Line 10: a table the caller handed in is the caller's.
+    assert lines(src) == [10]
+
+
+def test_what_a_base_class_elsewhere_sets_from_the_arguments_is_input():
+    src = (
+        "from .base import BaseRunner\n"
+        "\n"
+        "class XRunner(BaseRunner):\n"
+        "    cache_kind = 'paged'\n"
+        "\n"
+        "    def __init__(self, model_runner):\n"
+        "        super().__init__(model_runner)\n"
+        "        assert not self.enable_two_batch_overlap\n"
+        "        assert self.cache_kind == 'paged'\n"
+        "        assert self.forward_metadata is None\n"
+        "\n"
+        "class Plain(BaseRunner):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        assert not self.enable_two_batch_overlap\n"
+    )
+    # Line 15: nothing of the constructor's was handed to the base.
+    assert lines(src) == [8]
