@@ -43,7 +43,9 @@ and bool (marshal-able):
   - **unit forms**: each ``return`` expression as a small tree of names,
     calls and arithmetic, which a ``units`` contract evaluates under its own
     vocabulary (the summary does not know the vocabulary; the cache keeps it
-    once for every declaration).
+    once for every declaration), and each parameter bound unchanged to a
+    name (``self.num_blocks = n``), which is what an undeclared parameter's
+    unit is inferred from;
 
 What is not followed: a value stored in a container and read back, a dict
 built by a comprehension (open), anything reached through ``getattr`` or a
@@ -114,6 +116,14 @@ class Outliner:
 
     def detail(self, index: int) -> tuple:
         return self._builder.details(self._builder.nodes[index])
+
+    def node(self, index: int):
+        """The ``def`` statement of the function at ``index`` of ``outlines``."""
+        return self._builder.nodes[index][0]
+
+    def spell(self, func: ast.AST, shadowed) -> str:
+        """A callee as the summary spells it: its head resolved through the module's imports."""
+        return self._builder.spell(func, shadowed) or UNKNOWN
 
     def summary(self, *, details: bool) -> tuple:
         found = tuple(self.detail(i) for i in range(len(self.outlines))) if details else None
@@ -271,7 +281,7 @@ class _Summariser:
             tuple(walker.paths) if walker.has_dict_return else (),
             walker.fills(),
             tuple(walker.carriers),
-            tuple(walker.unit_forms),
+            (tuple(walker.unit_forms), tuple(dict.fromkeys(walker.sinks))),
             tuple(walker.reads),
             tuple(walker.guards),
         )
@@ -388,6 +398,9 @@ class _FunctionWalker:
         self.has_dict_return = False
         self.carriers: list[tuple] = []
         self.unit_forms: list[tuple] = []
+        # (parameter, name) for each parameter bound unchanged to a name (`self.num_blocks =
+        # blocks`): what a units vocabulary infers an undeclared parameter's unit from.
+        self.sinks: list[tuple] = []
         self.reads: list[tuple] = []
         self.guards: set[str] = set()
         self._key_guard = 0  # inside a `try` whose handler catches KeyError
@@ -773,6 +786,14 @@ class _FunctionWalker:
 
     def assign(self, target, value, stmt, state):
         kind = type(target)
+        if (
+            type(value) is ast.Name
+            and value.id in self.params
+            and kind in (ast.Name, ast.Attribute)
+        ):
+            self.sinks.append(
+                (self.params[value.id], target.id if kind is ast.Name else target.attr)
+            )
         if kind is ast.Name:
             name = target.id
             self._locals[name] = value

@@ -108,6 +108,11 @@ class Module:
     def has_details(self) -> bool:
         return self._details is not None
 
+    @property
+    def outliner(self) -> Outliner | None:
+        """The outliner over the module's tree, for the file being checked (None otherwise)."""
+        return self._lazy if isinstance(self._lazy, Outliner) else None
+
     def outline(self, qual: str) -> tuple | None:
         index = self.functions.get(qual)
         return None if index is None else self.outlines[index]

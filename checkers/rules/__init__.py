@@ -26,6 +26,7 @@ KIND_PATHS: dict[str, str] = {
     "required-keyword": "required_keyword:RequiredKeyword",
     "published-keys": "published_keys:PublishedKeys",
     "reachable-calls": "reachable_calls:ReachableCalls",
+    "units": "units:Units",
 }
 
 
