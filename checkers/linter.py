@@ -371,7 +371,6 @@ class Linter:
         unchanged = cache is not None and stamp is not None and cache.stamp == stamp
         if cache is not None:
             self.use_summaries(cache.summaries)
-        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         results: list[FileResult] = []
         todo = files
         if entries:
@@ -386,7 +385,11 @@ class Linter:
                     )
                 else:
                     todo.append((rel, abspath))
-        if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        if len(todo) >= PARALLEL_THRESHOLD and jobs is None:
+            from .pool import available_cpus
+
+            jobs = available_cpus()
+        if jobs is not None and jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
             from .pool import check_parallel
 
             results.extend(check_parallel(self, todo, entries, jobs, progress, unchanged))
