@@ -24,7 +24,12 @@ def preferred_quote(source) -> str:
     if cached is not None:
         return cached
     counts = {'"': 0, "'": 0}
-    tree = source.tree
+    skeleton = source.__dict__.get("_lazy") if "tree" not in source.__dict__ else None
+    if skeleton:
+        skeleton.materialize_all()  # every string of the module votes
+        tree = skeleton.tree
+    else:
+        tree = source.tree
     if tree is not None:
         lines = source.lines
         for node in _string_constants(tree):

@@ -161,6 +161,7 @@ def _has_assert_statement(text: str) -> bool:
 class InputAssert(Contract):
     KIND = "input-assert"
     RULES = RULES
+    LAZY_TREE = True
 
     inputs = StringList(
         default=_DEFAULT_INPUTS,
@@ -455,7 +456,7 @@ class InputAssert(Contract):
     def check(self, source, project) -> Iterator:
         if _TEST_FILE.search(source.path):
             return
-        tree = source.tree
+        tree = source.analysis_tree()
         if tree is None:
             return
         from ..analysis.origins import InputOrigins
