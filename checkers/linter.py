@@ -34,7 +34,7 @@ from contracts.finding import Finding
 from . import interrupt
 from .codes import CHECKER_FAILED, UNCHECKABLE
 from .selection import Selection
-from .source import DecodeError, SourceFile, WholeTreeNeeded, read_regular
+from .source import DecodeError, SourceFile, read_regular
 from .suppression import Directive, apply_suppressions, parse_directives
 
 PARALLEL_THRESHOLD = 200
@@ -161,7 +161,6 @@ class Linter:
     def run_contracts(self, source: SourceFile, contracts: Iterable[Contract]) -> list[Finding]:
         findings: list[Finding] = []
         parse_reported = False
-        wanted_by: list[Contract] = []
         for contract in contracts:
             try:
                 wanted = contract.wants(source) and self.project_wants(contract)
@@ -170,14 +169,9 @@ class Linter:
                     checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)
                 )
                 continue
-            if wanted:
-                wanted_by.append(contract)
-        # A skeleton with bodies parsed on demand, when every contract reading the tree
-        # reads it through ``analysis_tree``; one that reads ``tree`` parses it whole anyway.
-        source.lazy_ok = source.lazy_ok or all(c.LAZY_TREE for c in wanted_by if c.NEEDS_TREE)
-        for contract in wanted_by:
-            tree = source.analysis_tree() if contract.LAZY_TREE else source.tree
-            if contract.NEEDS_TREE and tree is None:
+            if not wanted:
+                continue
+            if contract.NEEDS_TREE and source.tree is None:
                 if not parse_reported:
                     err = source.parse_error
                     line = (err.lineno or 1) if err else 1
@@ -213,10 +207,6 @@ class Linter:
         try:
             for finding in contract.check(source, project):
                 found.append(finding)
-        except WholeTreeNeeded:
-            # A body the skeleton cannot stand for: the contract again, on the whole tree.
-            source.whole_tree_needed()
-            return self._run_one(contract, source)
         except Exception as exc:
             found.append(
                 checker_failed(source.path, f"contract `{contract.id}` ({contract.KIND})", exc)

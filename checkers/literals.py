@@ -24,12 +24,7 @@ def preferred_quote(source) -> str:
     if cached is not None:
         return cached
     counts = {'"': 0, "'": 0}
-    skeleton = source.__dict__.get("_lazy") if "tree" not in source.__dict__ else None
-    if skeleton:
-        skeleton.materialize_all()  # every string of the module votes
-        tree = skeleton.tree
-    else:
-        tree = source.tree
+    tree = source.tree
     if tree is not None:
         lines = source.lines
         for node in _string_constants(tree):

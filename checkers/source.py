@@ -23,11 +23,6 @@ from functools import cached_property
 _BOM = b"\xef\xbb\xbf"
 
 
-class WholeTreeNeeded(Exception):
-    """A function body parsed alone is not what a skeleton holds (``analysis.lazy_tree``):
-    the rule that met it runs again, on the whole tree."""
-
-
 class DecodeError(ValueError):
     """Bytes Python's import would refuse to decode; the message says why."""
 
@@ -124,29 +119,6 @@ class SourceFile:
             # An expression too deep for the parser: compile() refuses it the same way.
             self.parse_error = SyntaxError("too deeply nested for Python's parser")
             return None
-
-    #: Set by the linter when every contract that reads this file's tree can read a
-    #: skeleton whose function bodies are parsed on demand (``analysis_tree``).
-    lazy_ok = False
-
-    def analysis_tree(self) -> ast.Module | None:
-        """The tree the per-function rules read: the whole tree when it is parsed already
-        (or the file is not ``lazy_ok``), else the skeleton of ``analysis.lazy_tree``, each
-        function body parsed when a rule first reaches it -- or the whole tree where the
-        skeleton cannot stand for it. None when the file does not parse."""
-        if "tree" in self.__dict__ or not self.lazy_ok:
-            return self.tree
-        lazy = self.__dict__.get("_lazy", False)
-        if lazy is False:
-            from .analysis.lazy_tree import build
-
-            lazy = self.__dict__["_lazy"] = build(self.text, self.lines)
-        return self.tree if lazy is None else lazy.tree
-
-    def whole_tree_needed(self) -> None:
-        """A rule met a body the skeleton cannot stand for: from now on, the whole tree."""
-        self.lazy_ok = False
-        self.__dict__.pop("_lazy", None)
 
     @property
     def module_name(self) -> str:

@@ -89,10 +89,6 @@ class Contract:
     # False when ``check`` reads only ``source.text`` (a text scan): the engine then runs it on
     # a file that does not parse, instead of leaving that file to the one AC001.
     NEEDS_TREE: ClassVar[bool] = True
-    # True when ``check`` reads the tree through ``source.analysis_tree()`` and reaches
-    # function bodies only through ``checkers.analysis.lazy_tree.materialize``: the
-    # linter may then hand it a skeleton whose bodies are parsed on demand.
-    LAZY_TREE: ClassVar[bool] = False
 
     paths = Globs(
         default=None,

@@ -68,8 +68,6 @@ class BindingIndex:
         self._rank_prefix: tuple[int, ...] = ()
         self._rank = 0
         self._source = source
-        # A skeleton's deferred bodies are parsed when first walked (``lazy_tree``).
-        self._lazy = getattr(tree, "lazy", None)
         self._units: list[tuple[int, int, ast.AST]] | None = None  # (first line, last line, node)
         self._index(tree, None, None, ())
         self._outline(tree)
@@ -271,8 +269,6 @@ class BindingIndex:
                     if text.find("assert", start, end) < 0 and text.find("class", start, end) < 0:
                         continue
                 unit = node
-                if self._lazy is not None:
-                    self._lazy.materialize(node)
             children = [
                 (item, unit)
                 for name in _STATEMENT_FIELDS.get(kind) or _statement_fields(kind)
@@ -287,8 +283,6 @@ class BindingIndex:
         if entry is None:
             return
         inner, rank = entry
-        if self._lazy is not None:
-            self._lazy.materialize(node)
         saved = self._rank_prefix, self._rank
         self._rank_prefix, self._rank = (rank,), 0
         stack: list[tuple] = []

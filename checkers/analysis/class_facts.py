@@ -14,7 +14,6 @@ import ast
 from dataclasses import dataclass
 
 from .bindings import CONSTRUCTORS
-from .lazy_tree import materialize
 from .names import dotted, has_decorator
 from .shapes import is_record, self_attr, walk_statements
 
@@ -57,7 +56,6 @@ class ClassFacts:
                 )
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            materialize(self.tree, stmt)  # every method: which attributes it assigns
             # Whether it constructs is asked only of a method that assigns an attribute
             # of self: a private method's answer needs every call site in the module.
             constructor: bool | None = None

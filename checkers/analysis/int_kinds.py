@@ -34,7 +34,6 @@ evidence only, in four verdicts:
 from __future__ import annotations
 
 import ast
-from functools import partial
 
 from .imports import bound_name
 from .int_evidence import (
@@ -100,12 +99,7 @@ class IntInference:
         # Pieces with functions not indexed yet (they index into their table).
         self._pending: list[IntInference] = []
         bindings = self.module.bindings
-        # A skeleton's deferred bodies are parsed when first read (``lazy_tree``).
-        self.skeleton = skeleton = getattr(tree, "lazy", None)
-        index = (
-            _statement_index if skeleton is None else partial(_statement_index, skeleton=skeleton)
-        )
-        for part in _PIECES.each(tree, index):
+        for part in _PIECES.each(tree, _statement_index):
             for scope in part._roots:
                 scope.parent = self.module  # this tree's module, whichever tree indexed it
             for name, entries in part.module.bindings.items():
@@ -193,10 +187,6 @@ class IntInference:
 
     def _imports_of(self, func: ast.AST) -> None:
         """The names a deferred function imports, from a walk of its statements alone."""
-        if self.skeleton is not None:
-            if not self.skeleton.mentions(func, "import"):
-                return  # no import statement spells it: nothing to read
-            self.skeleton.materialize(func)
         stack = list(func.body)
         while stack:
             node = stack.pop()
@@ -215,8 +205,6 @@ class IntInference:
             first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
             if first <= line <= (func.end_lineno or func.lineno):
                 del self._deferred[func]
-                if self.skeleton is not None:
-                    self.skeleton.materialize(func)
                 self._index(func, inner, None)
                 found = True
         return found
@@ -224,8 +212,6 @@ class IntInference:
     def _ensure_all(self) -> None:
         for func, inner in list(self._deferred.items()):
             del self._deferred[func]
-            if self.skeleton is not None:
-                self.skeleton.materialize(func)
             self._index(func, inner, None)
 
     # -- verdicts ------------------------------------------------------
@@ -475,11 +461,6 @@ class IntInference:
                 and stmt.target.id == attr
             ):
                 out.append((stmt, stmt.annotation, stmt.value))
-        if self.skeleton is not None:
-            # A method assigns `self.<attr>` only where its text spells the attribute.
-            for stmt in klass.body:
-                if self.skeleton.mentions(stmt, attr):
-                    self.skeleton.materialize(stmt)
         for node in ast.walk(klass):
             if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 continue
@@ -534,7 +515,7 @@ class IntInference:
 _PIECES = StatementMemo()
 
 
-def _statement_index(stmt: ast.stmt, skeleton=None):
+def _statement_index(stmt: ast.stmt):
     """One top-level statement's share of a module's index, from that statement alone:
     a partial IntInference holding node -> function scope (``scopes``), the
     function scopes directly under the module (``_roots``), the module-level
@@ -542,7 +523,6 @@ def _statement_index(stmt: ast.stmt, skeleton=None):
     that are indexed on demand (``_deferred``). The module scope it
     was indexed under is a stand-in, replaced by each tree's own (``__init__``)."""
     part = IntInference.__new__(IntInference)
-    part.skeleton = skeleton
     part.scopes = {}
     part.imported = set()
     part.module = Scope(stmt, None, None, {}, None)

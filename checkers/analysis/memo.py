@@ -27,10 +27,6 @@ class StatementMemo:
         self._kept: dict[int, tuple[ast.stmt, object]] = {}
 
     def each(self, tree: ast.Module, compute) -> list:
-        if getattr(tree, "lazy", None) is not None:
-            # A skeleton's statements gain their bodies as they are parsed: nothing
-            # computed from one now holds for it later, and no next tree shares them.
-            return [compute(stmt) for stmt in tree.body]
         kept = self._kept
         fresh: dict[int, tuple[ast.stmt, object]] = {}
         out = []

@@ -161,7 +161,6 @@ def _has_assert_statement(text: str) -> bool:
 class InputAssert(Contract):
     KIND = "input-assert"
     RULES = RULES
-    LAZY_TREE = True
 
     inputs = StringList(
         default=_DEFAULT_INPUTS,
@@ -456,7 +455,7 @@ class InputAssert(Contract):
     def check(self, source, project) -> Iterator:
         if _TEST_FILE.search(source.path):
             return
-        tree = source.analysis_tree()
+        tree = source.tree
         if tree is None:
             return
         from ..analysis.origins import InputOrigins

@@ -83,7 +83,6 @@ _PARAMS = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
 class RequiredKeyword(Contract):
     KIND = "required-keyword"
     RULES = RULES
-    LAZY_TREE = True
 
     calls = StringList(
         doc=(
@@ -247,15 +246,15 @@ class RequiredKeyword(Contract):
         return tuple(dict.fromkeys(name.rpartition(".")[2] for name in self.calls))
 
     def check(self, source, project) -> Iterator:
-        tree = source.analysis_tree()
+        tree = source.tree
         if tree is None:
             return
         from ..analysis.int_kinds import HOST, INT, UNKNOWN, IntInference
         from ..analysis.names import source_segment
 
+        aliases, modules, calls = _imports_and_calls(tree)
         targets = set(self.calls)
         method_names = {name.rpartition(".")[2] for name in self.calls} if self.methods else set()
-        aliases, modules, calls = _imports_and_calls(tree, self.needles(), targets)
         inference: IntInference | None = None
         statements: list[dict[int, ast.stmt]] | None = None  # built for the first finding only
         for node in calls:
@@ -321,37 +320,7 @@ def _argument(call: ast.Call, params: list[str], name: str) -> ast.AST | None:
     return None
 
 
-def _imports_and_calls(
-    tree: ast.Module, needles: tuple[str, ...] = (), targets: set[str] = frozenset()
-) -> tuple[dict[str, str], set[str], list[ast.Call]]:
-    """``_walk_imports_and_calls`` of ``tree``; of a skeleton (``analysis.lazy_tree``), with
-    the bodies parsed first that can hold what the walk finds: every import (a name is
-    resolved module-wide) and every call of a configured name -- spelled with its last
-    component (``needles``), or through a bare name an import binds to it."""
-    skeleton = getattr(tree, "lazy", None)
-    if skeleton is None:
-        return _walk_imports_and_calls(tree)
-    words = ("import", *needles)
-    for node in list(skeleton.units):
-        if any(skeleton.mentions(node, word) for word in words):
-            skeleton.materialize(node)
-    found = _walk_imports_and_calls(tree)
-    bare = [
-        local for local, target in found[0].items() if target in targets and local not in needles
-    ]
-    pending = [
-        n
-        for n in skeleton.units
-        if any(skeleton.mentions(n, w) for w in bare) and not skeleton.units[n].done
-    ]
-    if not pending:
-        return found
-    for node in pending:
-        skeleton.materialize(node)
-    return _walk_imports_and_calls(tree)
-
-
-def _walk_imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list[ast.Call]]:
+def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list[ast.Call]]:
     """Local name -> dotted target for every import in the file; module aliases; and the
     file's calls in ``ast.walk`` order (one walk for all three: on a 2,000-line buffer each
     walk is milliseconds of a keystroke's check in the language server).
