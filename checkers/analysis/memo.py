@@ -38,3 +38,21 @@ class StatementMemo:
             out.append(entry[1])
         self._kept = fresh
         return out
+
+    def some(self, tree: ast.Module, compute, wanted) -> list:
+        """``each``, computed only for the statements ``wanted(stmt)`` accepts (None for the
+        rest): what a statement that cannot hold anything asked about contributes is nothing."""
+        kept = self._kept
+        fresh: dict[int, tuple[ast.stmt, object]] = {}
+        out = []
+        for stmt in tree.body:
+            entry = kept.get(id(stmt))
+            if entry is None or entry[0] is not stmt:
+                if not wanted(stmt):
+                    out.append(None)
+                    continue
+                entry = (stmt, compute(stmt))
+            fresh[id(stmt)] = entry
+            out.append(entry[1])
+        self._kept = fresh
+        return out
