@@ -46,6 +46,8 @@ def _layout_parser() -> argparse.ArgumentParser:
             "  atom-contracts layout deepseek-r1 --kv-dtype fp8\n"
             "  atom-contracts layout qwen3.5-27b --tp 2 --kv-dtype fp8 --format json\n"
             "  atom-contracts layout minimax-m2 --draft eagle3-draft-llama\n"
+            "  atom-contracts layout gemma-3-27b --budget 60GiB --max-model-len 131072 "
+            "--max-num-seqs 64\n"
             "  atom-contracts layout --config path/to/config.json"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -133,10 +135,92 @@ def _layout_parser() -> argparse.ArgumentParser:
         default=_DEFAULT.mha_backend,
         help="MHA backend: aiter binds the SHUFFLE layout, triton NHD (default %(default)s)",
     )
+    _add_capacity_arguments(p)
     p.add_argument(
         "--format", choices=("text", "json"), default="text", help="output (default text)"
     )
     return p
+
+
+#: How window classes may be allocated (`pool_layout.capacity.WindowPages`), spelled here so
+#: `--help` answers without torch.
+WINDOW_PAGES = ("reserved", "shared")
+
+
+def _add_capacity_arguments(p: argparse.ArgumentParser) -> None:
+    """The budget plan: what a byte budget holds, per class, and what it refuses."""
+    g = p.add_argument_group(
+        "capacity",
+        "With --budget, also plan what the budget holds: the STATE floor (one entry a request "
+        "slot), the window floor (each sliding or chunked row's blocks a slot) and the rest in "
+        "full-reach blocks; refused by name when a floor or one --max-model-len request does "
+        "not fit.",
+    )
+    g.add_argument(
+        "--budget",
+        metavar="SIZE",
+        help="bytes for the KV pools: 60GiB, 80GB, or a byte count",
+    )
+    g.add_argument(
+        "--max-model-len",
+        dest="max_model_len",
+        type=int,
+        metavar="N",
+        help="tokens of the longest request (required with --budget)",
+    )
+    g.add_argument(
+        "--max-num-seqs",
+        dest="max_num_seqs",
+        type=int,
+        metavar="S",
+        help="request slots: the STATE and window floors buy this many (required with --budget)",
+    )
+    g.add_argument(
+        "--step-tokens",
+        dest="step_tokens",
+        type=int,
+        metavar="T",
+        help="tokens a request writes in one step, held by a window row beyond its window "
+        "(default one scheduler block; a chunked prefill's chunk holds more)",
+    )
+    g.add_argument(
+        "--window-pages",
+        dest="window_pages",
+        choices=WINDOW_PAGES,
+        default=WINDOW_PAGES[0],
+        help="reserved: each window class its own pool (this engine, ATOM); shared: one pool of "
+        "one page size for every class, padded by vLLM's rule (default %(default)s)",
+    )
+
+
+def _capacity_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the capacity flags as given, or None."""
+    plan_flags = ("max_model_len", "max_num_seqs", "step_tokens")
+    if args.budget is None:
+        given = [f"--{f.replace('_', '-')}" for f in plan_flags if getattr(args, f) is not None]
+        if given:
+            return f"{', '.join(given)} plan a budget; give --budget SIZE too"
+        return None
+    missing = [f"--{f.replace('_', '-')}" for f in plan_flags[:2] if getattr(args, f) is None]
+    if missing:
+        return f"--budget plans for a request length and a slot count; give {' and '.join(missing)}"
+    return None
+
+
+def _capacity(args: argparse.Namespace, runner: object) -> dict | None:
+    """The capacity section of the report, or None without --budget (raises by name)."""
+    if args.budget is None:
+        return None
+    from atom.capacity_report import capacity_report, parse_bytes
+
+    return capacity_report(
+        runner,
+        budget=parse_bytes(args.budget),
+        max_model_len=args.max_model_len,
+        max_num_seqs=args.max_num_seqs,
+        step_tokens=args.step_tokens,
+        window_pages=args.window_pages,
+    )
 
 
 def engine_config(args: argparse.Namespace) -> EngineConfig:
@@ -166,6 +250,9 @@ def layout_main(argv: list[str]) -> int:
 
     if not args.include_mtp and args.draft:
         return _error(parser.prog, "--no-spec leaves speculative decoding out; --draft attaches it")
+    problem = _capacity_problem(args)
+    if problem:
+        return _error(parser.prog, problem)
     try:
         config = HfConfig.from_file(args.config) if args.config else load_model_config(args.model)
         draft = load_config(args.draft) if args.draft else None
@@ -175,10 +262,20 @@ def layout_main(argv: list[str]) -> int:
     except (ValueError, TypeError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         return _error(parser.prog, f"cannot price this configuration: {message}")
+    try:
+        capacity = _capacity(args, runner)
+    except (ValueError, TypeError) as exc:
+        return _error(parser.prog, f"cannot plan this budget: {exc}")
+    if capacity is not None:
+        report["capacity"] = capacity
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         sys.stdout.write(format_text(report))
+        if capacity is not None:
+            from atom.capacity_report import format_capacity
+
+            sys.stdout.write("\n" + format_capacity(capacity))
     return EXIT_OK
 
 

@@ -135,7 +135,10 @@ def checker_fingerprint(directory: Path | None = None, *, write: bool = True) ->
             tmp.write_text(f"{stat_key} {digest}\n")
             os.replace(tmp, memo)
         except OSError:
-            tmp.unlink(missing_ok=True)  # read-only: the next run reads the modules again
+            # Read-only: the next run reads the modules again. On a read-only mount the
+            # unlink fails too (EROFS, even for a name that was never made): nothing to undo.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
     return digest
 
 

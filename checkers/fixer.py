@@ -325,8 +325,9 @@ def write_fixed(path: str, original: bytes, text: str, *, root: str | os.PathLik
     Refused (WriteRefused, the file untouched) when: the fixed bytes do not
     compile; the codec cannot spell the fix; ``path`` is a symlink whose
     target lies outside ``root``; the file has no write permission (even for
-    root: 0444 says "do not edit me"); it was deleted, or its bytes changed,
-    since ``original`` was read.
+    root: 0444 says "do not edit me"), lies on a read-only mount, or is not
+    this user's to write; it was deleted, or its bytes changed, since
+    ``original`` was read.
 
     A symlink is written through to its target. The new bytes go to a
     temporary file in the target's directory, flushed to disk, given the
@@ -348,8 +349,10 @@ def write_fixed(path: str, original: bytes, text: str, *, root: str | os.PathLik
         st = os.stat(target)
         if not stat.S_ISREG(st.st_mode):
             raise WriteRefused("not a regular file")
-        if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+        if not st.st_mode & 0o222:
             raise WriteRefused(f"read-only (mode {stat.filemode(st.st_mode)})")
+        if not os.access(target, os.W_OK):
+            raise WriteRefused(_not_writable(target, st))
         with open(target, "rb") as fh:
             current = fh.read()
     except FileNotFoundError:
@@ -363,6 +366,20 @@ def write_fixed(path: str, original: bytes, text: str, *, root: str | os.PathLik
             _write_in_place(target, data, original)
     except OSError as exc:
         raise WriteRefused(f"cannot be written: {exc.strerror or exc}") from None
+
+
+def _not_writable(target: str, st: os.stat_result) -> str:
+    """Why a file whose mode has a write bit cannot be written: its mount, or its owner."""
+    try:
+        mounted_read_only = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): say what is known
+        mounted_read_only = False
+    if mounted_read_only:
+        return "on a read-only file system"
+    return (
+        f"not writable by this user (mode {stat.filemode(st.st_mode)}, "
+        f"owner {st.st_uid}, group {st.st_gid})"
+    )
 
 
 def _target(path: str, root: str | os.PathLike[str]) -> str:

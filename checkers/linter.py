@@ -199,11 +199,14 @@ class Linter:
                     err = source.parse_error
                     line = (err.lineno or 1) if err else 1
                     column = (err.offset or 1) if err else 1
+                    from .newer_python import newer_python_note
+
                     findings.append(
                         uncheckable(
                             source.path,
                             f"cannot be parsed, so contract `{contract.id}` was not checked: "
-                            f"{err.msg if err else 'syntax error'}",
+                            f"{err.msg if err else 'syntax error'}"
+                            f"{newer_python_note(err, self.config.pyproject)}",
                             line,
                             max(column, 1),
                         )

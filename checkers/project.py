@@ -266,6 +266,8 @@ class Project:
             self._sources[key] = source
         self._imports.pop(key, None)
         self._chains.clear()
+        # The function summaries (checkers.analysis.program): any call chain may pass through it.
+        self.__dict__.pop("_program", None)
         if source is None or key.endswith("__init__.py"):
             self._bound.clear()
         if source is None:

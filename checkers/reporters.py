@@ -221,10 +221,23 @@ def _rdjson(findings: list[Finding], root: Path) -> str:
 
 
 def _artifact(path: str) -> dict:
-    # A file outside the project root is reported by its absolute path: a URI of its own.
+    """The SARIF artifactLocation of ``path``: an RFC 3986 reference, percent-encoded.
+
+    A path is not a URI: ``#`` would start a fragment, ``?`` a query, ``%`` an
+    escape, a ``:`` in the first segment a scheme, and a space or ``ü`` is no
+    URI character at all. Every byte but the unreserved ones and ``/`` is
+    escaped -- the file's own bytes (a name that is not UTF-8 keeps them) --
+    as ``Path.as_uri`` does for the absolute path of a file outside the
+    project root, which is a ``file:`` URI of its own.
+    """
+    from urllib.parse import quote_from_bytes
+
     if path.startswith("/"):
         return {"uri": Path(path).as_uri()}
-    return {"uri": path, "uriBaseId": "%SRCROOT%"}
+    return {
+        "uri": quote_from_bytes(path.encode("utf-8", "surrogateescape"), safe="/"),
+        "uriBaseId": "%SRCROOT%",
+    }
 
 
 def _sarif(findings: list[Finding], root: Path) -> str:

@@ -39,6 +39,16 @@ CONTRACTS: dict[str, dict] = {
     "skip-triton": {"kind": "importorskip", "module": "triton", "tests": ["tests/**"]},
     "leaf": {"kind": "leaf-package", "package": "pkg.leaf"},
     "retired": {"kind": "retired-name", "names": ["StateField"]},
+    "decode-no-sync": {
+        "kind": "reachable-calls",
+        "entries": ["*"],
+        "forbidden": {"*.item": "a host sync", "torch.cuda.synchronize": "a host sync"},
+    },
+    "published-keys": {"kind": "published-keys"},
+    "units": {
+        "kind": "units",
+        "names": {"blocks": "block", "num_blocks": "page", "block_ratio": "page/block"},
+    },
     "output-size": {
         "kind": "required-keyword",
         "calls": ["torch.repeat_interleave"],

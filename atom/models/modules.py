@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from atom.pool_layout.reach import FULL, Reach, ReachKind
+
 
 @dataclass(eq=False)
 class AttentionModule:
@@ -27,6 +29,9 @@ class AttentionModule:
     layer_num: int
     #: part of a speculative-decoding draft: an MTP layer of the target, or an EAGLE head.
     is_draft: bool = False
+    #: how far back the module reads (full, a sliding window, a local chunk): what bounds a
+    #: request's footprint in its rows. The pool_rows walk records it beside the row.
+    reach: Reach = FULL
     #: views bound by a builder, by name (``k_cache``, ``kv_cache``, ``conv_state`` ...).
     kv_views: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
@@ -61,9 +66,14 @@ class MhaAttention(AttentionModule):
     num_kv_heads: int = 0
     head_dim: int = 0
     v_head_dim: int = 0
-    #: a sliding-window layer caches the same paged rows; the window is the kernel's business.
-    sliding_window: int | None = None
     indexer: IndexerKeys | None = None
+
+    @property
+    def sliding_window(self) -> int | None:
+        """The window of a sliding-window layer, in tokens; None for any other reach. A window
+        layer caches the same paged rows as a full one; what it changes is how long it holds
+        them (``reach``), which the capacity plan prices."""
+        return self.reach.tokens if self.reach.kind is ReachKind.SLIDING else None
 
     def caches(self) -> str:
         text = f"mha kv_heads={self.num_kv_heads} head_dim={self.head_dim} v_head_dim={self.v_head_dim}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from atom.models.family import Family, attn_family, has_mla_indexer
+from atom.models.family import Family, attn_family, declares_compress_ratios, has_mla_indexer
 from atom.models.hf_config import ConfigFieldError, HfConfig
 from atom.models.modules import (
     AttentionModule,
@@ -27,6 +27,8 @@ from atom.models.modules import (
     MlaAttention,
     V4Attention,
 )
+from atom.pool_layout.reach import FULL as FULL_REACH
+from atom.pool_layout.reach import Reach
 from atom.pool_layout.refusals import require_count
 
 _TORCH_DTYPES = {
@@ -38,6 +40,9 @@ _TORCH_DTYPES = {
 FULL = "full_attention"
 SLIDING = "sliding_attention"
 LINEAR = "linear_attention"
+#: Llama 4's ``layer_types`` spelling of a chunked-local layer.
+CHUNKED = "chunked_attention"
+LAYER_KINDS = (FULL, SLIDING, LINEAR, CHUNKED)
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class ModelSkeleton:
     family: Family
     rank: ParallelRank
     modules: list[AttentionModule]
+    #: each target layer's reach and the fields it was read from (what the report cites).
+    reaches: LayerReaches | None = None
 
     @property
     def target_modules(self) -> list[AttentionModule]:
@@ -111,6 +118,34 @@ def pp_layer_span(num_layers: int, rank: ParallelRank) -> range:
 
 def layer_types(cfg: HfConfig) -> list[str]:
     """Each target layer's attention kind, from whichever declaration the config makes."""
+    return declared_layer_kinds(cfg)[0]
+
+
+def _pattern_list(cfg: HfConfig, field: str, n: int) -> list[object]:
+    values = cfg.get(field)
+    if not isinstance(values, list) or len(values) != n:
+        raise ConfigFieldError(cfg.source, field, f"must list one entry for each of {n} layers")
+    return values
+
+
+def declared_layer_kinds(cfg: HfConfig) -> tuple[list[str], str | None]:
+    """Each target layer's kind, and the config field that said so (None: no field did).
+
+    The spellings public configs use, first match wins:
+
+    * ``linear_attn_config`` full / KDA lists, 1-indexed (Kimi-Linear's hub config);
+    * ``layer_types``, one kind a layer (transformers' own field: gpt-oss, Gemma 3, Qwen3.5);
+      ``chunked_attention`` is Llama 4's spelling of a chunked-local layer;
+    * ``hybrid_layer_pattern``, 1 for a sliding-window layer (MiMo-V2's hub config; vLLM's and
+      ATOM's ``mimo_v2.py`` read it so);
+    * ``sliding_window_pattern`` P: layer ``i`` slides unless ``(i + 1) % P == 0`` (Gemma 3;
+      transformers' Gemma3 rule, five local layers then one global);
+    * ``no_rope_layers`` beside ``attention_chunk_size``: a layer with RoPE (entry 1) is
+      chunked-local, a NoPE layer (entry 0) full (Llama 4, as vLLM's ``llama4.py`` reads it);
+    * ``max_window_layers`` with ``use_sliding_window``: layers from that index on slide
+      (Qwen2's rule in transformers);
+    * ``full_attention_interval``: every interval-th layer full, the rest linear (Qwen3.5).
+    """
     n = cfg.require_int("num_hidden_layers")
     lac = cfg.get("linear_attn_config")
     if isinstance(lac, dict):
@@ -132,21 +167,127 @@ def layer_types(cfg: HfConfig) -> list[str]:
                     "full_attn_layers / kda_layers",
                 )
             kinds.append(FULL if one_indexed in full else LINEAR)
-        return kinds
+        return kinds, "linear_attn_config"
     declared = cfg.get("layer_types")
     if declared is not None:
         if not isinstance(declared, list) or len(declared) != n:
             raise ConfigFieldError(
                 cfg.source, "layer_types", f"must list one kind for each of {n} layers"
             )
-        unknown = sorted({k for k in declared if k not in (FULL, SLIDING, LINEAR)})
+        unknown = sorted({str(k) for k in declared if k not in LAYER_KINDS})
         if unknown:
             raise ConfigFieldError(cfg.source, "layer_types", f"names unknown kinds {unknown}")
-        return list(declared)
+        return list(declared), "layer_types"
+    if cfg.get("hybrid_layer_pattern") is not None:
+        pattern = _pattern_list(cfg, "hybrid_layer_pattern", n)
+        bad = sorted({repr(v) for v in pattern if v not in (0, 1) or isinstance(v, bool)})
+        if bad:
+            raise ConfigFieldError(
+                cfg.source, "hybrid_layer_pattern", f"holds {bad}; 1 marks a sliding layer, 0 full"
+            )
+        return [SLIDING if v == 1 else FULL for v in pattern], "hybrid_layer_pattern"
+    if cfg.get("sliding_window_pattern") is not None:
+        period = cfg.require_int("sliding_window_pattern")
+        kinds = [FULL if (layer + 1) % period == 0 else SLIDING for layer in range(n)]
+        return kinds, "sliding_window_pattern"
+    if cfg.get("no_rope_layers") is not None and cfg.get("attention_chunk_size") is not None:
+        flags = _pattern_list(cfg, "no_rope_layers", n)
+        bad = sorted({repr(v) for v in flags if v not in (0, 1) or isinstance(v, bool)})
+        if bad:
+            raise ConfigFieldError(
+                cfg.source, "no_rope_layers", f"holds {bad}; 1 marks a RoPE layer, 0 a NoPE one"
+            )
+        return [CHUNKED if v == 1 else FULL for v in flags], "no_rope_layers"
+    if cfg.get("use_sliding_window") is True and cfg.get("max_window_layers") is not None:
+        first = cfg.int_or("max_window_layers", 0)
+        return [SLIDING if layer >= first else FULL for layer in range(n)], "max_window_layers"
     if cfg.get("full_attention_interval") is not None:
         interval = cfg.require_int("full_attention_interval")
-        return [FULL if (layer + 1) % interval == 0 else LINEAR for layer in range(n)]
-    return [FULL] * n
+        kinds = [FULL if (layer + 1) % interval == 0 else LINEAR for layer in range(n)]
+        return kinds, "full_attention_interval"
+    return [FULL] * n, None
+
+
+# -- reach ---------------------------------------------------------------------------------------
+
+#: The fields a sliding window's width is spelled in. MiMo-V2's hub config states it twice
+#: (``sliding_window`` and ``sliding_window_size``); when they differ the larger is planned, since
+#: a token too many costs at most a block and a token too few is a read of evicted KV.
+WINDOW_FIELDS = ("sliding_window", "sliding_window_size")
+CHUNK_FIELD = "attention_chunk_size"
+
+
+@dataclass(frozen=True)
+class LayerReaches:
+    """Each target layer's reach, the config fields it was read from, and what was left unread.
+
+    ``notes`` says why a declaration did not make a layer a window -- a width with no statement
+    of which layers use it, or ``use_sliding_window: false`` -- so a report can say that the
+    layers were planned full on purpose.
+    """
+
+    reaches: tuple[Reach, ...]
+    sources: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def _window_tokens(cfg: HfConfig) -> tuple[int, tuple[str, ...]]:
+    stated = {f: cfg.require_int(f) for f in WINDOW_FIELDS if cfg.get(f) is not None}
+    if not stated:
+        raise ConfigFieldError(
+            cfg.source,
+            WINDOW_FIELDS[0],
+            "is missing: the config marks sliding-window layers but states no window "
+            f"(read from any of {list(WINDOW_FIELDS)})",
+        )
+    return max(stated.values()), tuple(stated)
+
+
+def layer_reaches(cfg: HfConfig) -> LayerReaches:
+    """Each target layer's reach, read off the same declaration ``layer_types`` reads.
+
+    A sliding layer reads a window of ``sliding_window`` tokens (the query and the ones before
+    it, transformers' and vLLM's convention), a chunked layer the current ``attention_chunk_size``
+    chunk, anything else every token. A window width the config states without saying which
+    layers use it is planned full, and said so: Gemma 3's hub config leaves its pattern to
+    transformers' default, and reading a bare width as "every layer" would plan its ten global
+    layers as windows -- a capacity no request could reach.
+    """
+    kinds, declared_by = declared_layer_kinds(cfg)
+    notes: list[str] = []
+    sources: list[str] = [declared_by] if declared_by else []
+    windowed = SLIDING in kinds
+    if windowed and cfg.get("use_sliding_window") is False:
+        notes.append(
+            f"{declared_by} marks {kinds.count(SLIDING)} layers sliding but use_sliding_window is "
+            "false: planned full"
+        )
+        kinds = [FULL if k == SLIDING else k for k in kinds]
+        windowed = False
+    reaches = []
+    window = chunk = None
+    if windowed:
+        window, fields = _window_tokens(cfg)
+        sources.extend(fields)
+    if CHUNKED in kinds:
+        chunk = cfg.require_int(CHUNK_FIELD)
+        sources.append(CHUNK_FIELD)
+    for kind in kinds:
+        if kind == SLIDING:
+            reaches.append(Reach.sliding(window))
+        elif kind == CHUNKED:
+            reaches.append(Reach.chunked(chunk))
+        else:
+            reaches.append(FULL_REACH)
+    if not windowed and not notes and declared_by in (None, "full_attention_interval"):
+        for field in (*WINDOW_FIELDS, CHUNK_FIELD):
+            if cfg.get(field) is not None and not declares_compress_ratios(cfg):
+                notes.append(
+                    f"{field} = {cfg.get(field)!r} is stated without which layers use it (no "
+                    "layer_types, hybrid_layer_pattern, sliding_window_pattern or no_rope_layers): "
+                    "planned full"
+                )
+    return LayerReaches(tuple(reaches), tuple(sources), tuple(notes))
 
 
 def mtp_layer_count(cfg: HfConfig) -> int:
@@ -164,7 +305,16 @@ def mtp_layer_count(cfg: HfConfig) -> int:
 # -- one module per kind -------------------------------------------------------------------------
 
 
-def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_draft: bool):
+def _mha(
+    cfg: HfConfig,
+    prefix: str,
+    layer: int,
+    tp: int,
+    *,
+    sliding: bool,
+    is_draft: bool,
+    reach: Reach = FULL_REACH,
+):
     heads_field = "num_key_value_heads"
     head_dim_field = "head_dim"
     v_field = "v_head_dim"
@@ -189,8 +339,8 @@ def _mha(cfg: HfConfig, prefix: str, layer: int, tp: int, *, sliding: bool, is_d
         num_kv_heads=per_rank(cfg, heads_field, kv_heads, tp, replicate=True),
         head_dim=head_dim,
         v_head_dim=v_head_dim,
-        sliding_window=cfg.get("sliding_window_size") if sliding else None,
         indexer=indexer,
+        reach=reach,
     )
 
 
@@ -276,7 +426,9 @@ def mla_kv_entry_dim(cfg: HfConfig) -> int:
     return width
 
 
-def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttention:
+def _mla(
+    cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool, reach: Reach = FULL_REACH
+) -> MlaAttention:
     indexer = None
     if has_mla_indexer(cfg):
         indexer = IndexerKeys(head_dim=cfg.require_int("index_head_dim"))
@@ -288,6 +440,7 @@ def _mla(cfg: HfConfig, prefix: str, layer: int, *, is_draft: bool) -> MlaAttent
         qk_rope_head_dim=cfg.require_int("qk_rope_head_dim", minimum=0),
         indexer=indexer,
         kv_entry_dim=mla_kv_entry_dim(cfg),
+        reach=reach,
     )
 
 
@@ -392,6 +545,8 @@ def build_modules(
     cfg = hf_config.text_config()
     family = attn_family(cfg)
     kinds = layer_types(cfg)
+    reading = layer_reaches(cfg)
+    reaches = reading.reaches
     tp = rank.tp_size
     # A separate draft is built whole on the last stage; only the target splits across stages.
     span = range(len(kinds)) if as_draft else pp_layer_span(len(kinds), rank)
@@ -414,7 +569,9 @@ def build_modules(
                     cfg.source, "layer_types", "declares linear layers in a non-hybrid"
                 )
         elif latent:
-            modules.append(_mla(cfg, f"{prefix}.self_attn", layer, is_draft=as_draft))
+            modules.append(
+                _mla(cfg, f"{prefix}.self_attn", layer, is_draft=as_draft, reach=reaches[layer])
+            )
         else:
             modules.append(
                 _mha(
@@ -424,6 +581,7 @@ def build_modules(
                     tp,
                     sliding=kind == SLIDING,
                     is_draft=as_draft,
+                    reach=reaches[layer],
                 )
             )
     if include_mtp and not as_draft and rank.is_last_stage and family is Family.DSV4:
@@ -439,4 +597,4 @@ def build_modules(
                 modules.append(_mla(cfg, prefix, layer, is_draft=True))
             else:
                 modules.append(_mha(cfg, prefix, layer, tp, sliding=False, is_draft=True))
-    return ModelSkeleton(config=cfg, family=family, rank=rank, modules=modules)
+    return ModelSkeleton(config=cfg, family=family, rank=rank, modules=modules, reaches=reading)

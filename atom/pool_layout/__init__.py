@@ -13,7 +13,10 @@ docs/pool_layout.md.
   order    `ElementOrder` -- where each element of a view a builder
            that allocates its own binds sits, for the readback
   bind     `MhaKvPool`, `MlaKvPool`, `LinearStatePool` and their views;
-           rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`
+           rows from `assign_pool_rows` / `PoolRows`, keyed by `KvGeometry`,
+           each row's `Reach` recorded beside it
+  capacity `Reach.blocks_held` (what a request holds in a row), `plan_capacity`
+           (what a budget buys per class: floors, then full blocks)
   V4       `V4RowSpace` (where rows go), `plane_row_widths`,
            `compressor_state_fields`, `plan_shared_row_planes`,
            `indexer_block_regions` (what a row is)
@@ -21,6 +24,19 @@ docs/pool_layout.md.
            connector registers, one unit per scheduler block
 """
 
+from .capacity import (
+    CapacityPlan,
+    CapacityRefused,
+    ClassPlan,
+    PageClass,
+    PagePart,
+    SharedGroup,
+    StateClass,
+    WindowPages,
+    carved_bytes,
+    plan_capacity,
+    unify_pages,
+)
 from .element_order import ElementOrder, row_major
 from .entry_arena import EntryMajorArena, SplitEntryMajorArena
 from .entry_class import EntryClass, PoolSpec, sum_specs
@@ -30,8 +46,9 @@ from .layer_major import LayerMajorArena, carve_layer_major, plan_layer_major
 from .mha_pool import MhaKvPool, MhaKvPoolViews
 from .mla_pool import IndexerField, MlaKvPool, MlaKvPoolViews
 from .paged_layout import PagedLayout, k_block_shape, shuffle_vector, v_block_shape
-from .paged_pool import PagedPool, PagedPoolViews, is_fp8
+from .paged_pool import PagedPool, PagedPoolViews, RowSubsetPool, is_fp8
 from .pool_rows import KindRows, KvGeometry, PoolRows, PoolRowsMixin, assign_pool_rows
+from .reach import Reach, ReachKind
 from .regions import Region, RegionPlan, carve, plan_regions
 from .state_pool import LinearStatePool, LinearStateViews
 from .transfer import KVTransferTensors, TransferRegion, owned_regions, owned_role
@@ -47,6 +64,9 @@ from .v4_pool_geometry import V4RowSpace
 
 __all__ = [
     "DEFAULT_ALIGN",
+    "CapacityPlan",
+    "CapacityRefused",
+    "ClassPlan",
     "ElementOrder",
     "EntryClass",
     "EntryField",
@@ -64,20 +84,29 @@ __all__ = [
     "MhaKvPoolViews",
     "MlaKvPool",
     "MlaKvPoolViews",
+    "PageClass",
+    "PagePart",
     "PagedLayout",
     "PagedPool",
     "PagedPoolViews",
     "PoolRows",
     "PoolRowsMixin",
     "PoolSpec",
+    "Reach",
+    "ReachKind",
     "Region",
     "RegionPlan",
+    "RowSubsetPool",
+    "SharedGroup",
     "SplitEntryMajorArena",
+    "StateClass",
     "TransferRegion",
     "V4RowSpace",
+    "WindowPages",
     "assign_pool_rows",
     "carve",
     "carve_layer_major",
+    "carved_bytes",
     "compressor_state_fields",
     "indexer_block_bytes",
     "indexer_block_regions",
@@ -85,6 +114,7 @@ __all__ = [
     "k_block_shape",
     "owned_regions",
     "owned_role",
+    "plan_capacity",
     "plan_field_planes",
     "plan_layer_major",
     "plan_regions",
@@ -97,6 +127,7 @@ __all__ = [
     "row_major",
     "shuffle_vector",
     "sum_specs",
+    "unify_pages",
     "v_block_shape",
     "walk",
 ]

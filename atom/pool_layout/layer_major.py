@@ -26,7 +26,13 @@ import torch
 
 from .byte_view import contiguous_strides, require_aligned, require_byte_buffer, typed_view
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
-from .refusals import apply_fills, back_arena_buffer, require_count
+from .refusals import (
+    INT32_MAX,
+    apply_fills,
+    back_arena_buffer,
+    require_count,
+    require_int32_offsets,
+)
 from .regions import RegionPlan, carve, plan_regions
 
 
@@ -63,6 +69,7 @@ class LayerMajorArena:
             )
         self.entries = require_count("LayerMajorArena entries", entries, minimum=1)
         self.fields = self.walk.fields
+        require_row_offsets(self.fields, self.entries)
         nbytes = self.entries * self.walk.entry_bytes
         buf, fresh = back_arena_buffer(
             buf,
@@ -82,9 +89,15 @@ class LayerMajorArena:
 
     @staticmethod
     def nbytes(fields: Sequence[EntryField], entries: int, *, align: int = DEFAULT_ALIGN) -> int:
-        """Bytes the carve takes: `entries x entry_bytes` of the same walk."""
+        """Bytes the carve takes: `entries x entry_bytes` of the same walk.
+
+        Refuses, as the carve would, a row view past 32-bit element offsets (`require_row_offsets`):
+        sizing is where a pool's entry count is chosen, so that is where it is said to be too many.
+        """
         require_count("LayerMajorArena entries", entries, minimum=1)
-        return entries * walk(fields, align=align).entry_bytes
+        w = walk(fields, align=align)
+        require_row_offsets(w.fields, entries)
+        return entries * w.entry_bytes
 
     @property
     def entry_bytes(self) -> int:
@@ -138,6 +151,28 @@ class LayerMajorArena:
         row_bytes_all_entries = self.entries * f.row_bytes
         start = self.entries * self.walk.offsets[name] + r * row_bytes_all_entries
         return self.buf[start : start + row_bytes_all_entries].view(self.entries, f.row_bytes)
+
+
+def require_row_offsets(fields: Sequence[EntryField], entries: int) -> None:
+    """Refuse `entries` entries if a row of any field passes 32-bit element offsets.
+
+    A row is what one layer's kernel is handed: `(entries, *shape)`, dense, so its largest element
+    offset is `entries x row_elems - 1`. The refusal names the field and the most entries that fit.
+    """
+    for f in fields:
+        size = (entries, *f.shape)
+        stride = (f.row_elems, *_dense(f.shape))
+        require_int32_offsets(
+            f"a row of field {f.name!r} at {entries} entries",
+            size,
+            stride,
+            f.dtype,
+            fewer=f"at most {(INT32_MAX + 1) // f.row_elems} entries",
+        )
+
+
+def _dense(shape: Sequence[int]) -> tuple[int, ...]:
+    return contiguous_strides(shape)
 
 
 def plan_layer_major(

@@ -21,6 +21,7 @@ attention builder that would overwrite the target's per-step buffers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cached_property
 
 import torch
@@ -120,6 +121,35 @@ class PagedPool:
     ) -> list[LayerMajorArena | None]:
         return carve_layer_major(self.field_groups, entries, buf, device=device, align=self.align)
 
+    def row_bytes(self) -> int | None:
+        """Data one row holds a scheduler block: the per-layer page. None when a field spans a
+        row space of its own (an indexer owned by some layers), so rows differ in what they hold."""
+        fields = [f for g in self.field_groups for f in g]
+        if any(f.rows != self.rows for f in fields):
+            return None
+        return sum(f.row_bytes for f in fields)
+
+    def with_rows(self, rows: int) -> PagedPool:
+        """This declaration over `rows` of its rows: the share of one reach class.
+
+        Every field keeps its shape and dtype and takes `rows` rows, so the subset prices and
+        carves by the same walk. A field over a row space of its own (an indexer owned by some
+        layers) says nothing about which of those rows belong to which share, and is refused.
+        """
+        require_count(f"{type(self).__name__} subset rows", rows, minimum=1)
+        groups = []
+        for group in self.field_groups:
+            new = []
+            for f in group:
+                if f.rows != self.rows:
+                    raise ValueError(
+                        f"{type(self).__name__} field {f.name!r} spans {f.rows} rows of its own, "
+                        f"not the pool's {self.rows}: it cannot be split among the pool's rows"
+                    )
+                new.append(replace(f, rows=rows))
+            groups.append(tuple(new))
+        return RowSubsetPool(self, rows, tuple(groups))
+
     def role_prefix(self) -> str:
         return self.kind
 
@@ -127,6 +157,36 @@ class PagedPool:
         """The `semantic_role` of field `field_name`'s region at `row` (`h2d256/k/3`): spelled
         here alone, so the regions exported and the role a module's view is looked up by agree."""
         return f"{self.role_prefix()}/{field_name}/{row}"
+
+
+class RowSubsetPool(PagedPool):
+    """`rows` rows of a paged pool's declaration, priced and carved by the same walk."""
+
+    def __init__(
+        self, parent: PagedPool, rows: int, groups: tuple[tuple[EntryField, ...], ...]
+    ) -> None:
+        super().__init__(
+            rows, block_size=parent.block_size, blocks_per_entry=parent.blocks_per_entry
+        )
+        self.parent = parent
+        self.align = parent.align
+        self._groups = groups
+        self._check_groups(groups)
+
+    @property
+    def field_groups(self) -> tuple[tuple[EntryField, ...], ...]:
+        return self._groups
+
+    def role_prefix(self) -> str:
+        return self.parent.role_prefix()
+
+    def allocate(
+        self, entries: int, *, device: torch.device | str = "cpu", buf: torch.Tensor | None = None
+    ) -> PagedPoolViews:
+        return PagedPoolViews(self, entries, self._carve(entries, device, buf))
+
+    def __repr__(self) -> str:
+        return f"{self.rows} of {self.parent!r}"
 
 
 class PagedPoolViews:

@@ -12,6 +12,12 @@ it the next row, past the end of a pool sized without it, silently.
 reads how many rows each kind has off the same map binding reads rows from, so
 no config-derived layer count is needed, and a module the walk did not see
 raises `KeyError` naming it.
+
+The walk also records each row's reach (`pool_rows.reaches(kind)`): how far back
+the module reads, which bounds what a request holds in that row. It is recorded
+here, with the row, because the capacity plan prices rows by it; a second
+reading of the config to find which layers slide would be a second answer to
+a question the walk already answered.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import reprlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from .reach import FULL, Reach
 from .refusals import require_count
 
 
@@ -57,13 +64,42 @@ def describe_module(module: object) -> str:
     return reprlib.repr(module)
 
 
-class KindRows(Mapping[Any, int]):
-    """Rows of one kind, keyed by module identity (modules need not hash)."""
+def module_reach(module: object) -> Reach:
+    """What a module declares it reads back over (its `reach` attribute), full if it says nothing.
 
-    def __init__(self, kind: Hashable, modules: list[object]) -> None:
+    A module that caches per-request state rather than per-token KV has no reach to declare and
+    is recorded full; nothing prices it per token anyway.
+    """
+    reach = getattr(module, "reach", None)
+    if reach is None:
+        return FULL
+    if not isinstance(reach, Reach):
+        raise TypeError(
+            f"{describe_module(module)} declares reach {reach!r} ({type(reach).__name__}); "
+            "a reach is a pool_layout.Reach"
+        )
+    return reach
+
+
+class KindRows(Mapping[Any, int]):
+    """Rows of one kind, keyed by module identity (modules need not hash).
+
+    `reaches` is each row's reach in row order, recorded by the walk beside the row.
+    """
+
+    def __init__(
+        self, kind: Hashable, modules: list[object], reaches: Iterable[Reach] | None = None
+    ) -> None:
         self.kind = kind
         self._modules = modules
         self._rows = {id(m): r for r, m in enumerate(modules)}
+        self.reaches: tuple[Reach, ...] = (
+            tuple(module_reach(m) for m in modules) if reaches is None else tuple(reaches)
+        )
+        if len(self.reaches) != len(modules):
+            raise ValueError(
+                f"rows of {kind!s}: {len(self.reaches)} reaches for {len(modules)} modules"
+            )
 
     def __getitem__(self, module: object) -> int:
         try:
@@ -92,8 +128,16 @@ class PoolRows(Mapping[Hashable, KindRows]):
     a merged or reported map cannot hold a hole or a duplicate row.
     """
 
-    def __init__(self, by_kind: Mapping[Hashable, Iterable[object]]) -> None:
-        self._kinds = {kind: KindRows(kind, list(mods)) for kind, mods in by_kind.items()}
+    def __init__(
+        self,
+        by_kind: Mapping[Hashable, Iterable[object]],
+        reach_of: Callable[[object], Reach] | None = None,
+    ) -> None:
+        reach_of = module_reach if reach_of is None else reach_of
+        self._kinds = {}
+        for kind, mods in by_kind.items():
+            mods = list(mods)
+            self._kinds[kind] = KindRows(kind, mods, [reach_of(m) for m in mods])
 
     @classmethod
     def from_rows(cls, rows: Mapping[Hashable, Mapping[object, int]]) -> PoolRows:
@@ -130,6 +174,17 @@ class PoolRows(Mapping[Hashable, KindRows]):
         """Rows per kind, in the order the walk first met each kind."""
         return {kind: len(rows) for kind, rows in self._kinds.items()}
 
+    def reaches(self, kind: Hashable) -> tuple[Reach, ...]:
+        """Each row of `kind`'s reach, in row order."""
+        return self[kind].reaches
+
+    def reach_counts(self, kind: Hashable) -> dict[Reach, int]:
+        """Rows of `kind` per reach, in the order the walk first met each reach."""
+        counts: dict[Reach, int] = {}
+        for reach in self[kind].reaches:
+            counts[reach] = counts.get(reach, 0) + 1
+        return counts
+
     def rows(self, kind: Hashable) -> int:
         """Rows of `kind`, refusing a kind with none: a pool of no rows binds nothing."""
         count = len(self[kind])
@@ -140,9 +195,16 @@ class PoolRows(Mapping[Hashable, KindRows]):
 
 
 def assign_pool_rows(
-    modules: Iterable[object], kind_of: Callable[[object], Hashable | None]
+    modules: Iterable[object],
+    kind_of: Callable[[object], Hashable | None],
+    *,
+    reach_of: Callable[[object], Reach] = module_reach,
 ) -> PoolRows:
     """One walk: a module's row is its position among the modules of its kind.
+
+    `reach_of(module)` is the reach recorded with each of the module's rows (by default
+    what the module declares, `module_reach`); one module has one reach in every kind it
+    sits in.
 
     `kind_of(module)` names the row space a module caches in (a `KvGeometry`,
     `"mla"`, `"linear_state"`), None for a module that caches nothing, or a
@@ -155,7 +217,10 @@ def assign_pool_rows(
     """
     if not callable(kind_of):
         raise TypeError(f"kind_of must be callable, got {kind_of!r}")
+    if not callable(reach_of):
+        raise TypeError(f"reach_of must be callable, got {reach_of!r}")
     by_kind: dict[Hashable, list[object]] = {}
+    reach_by_id: dict[int, Reach] = {}
     seen: dict[int, object] = {}
     for module in modules:
         answer = kind_of(module)
@@ -181,9 +246,15 @@ def assign_pool_rows(
             raise ValueError(
                 f"kind_of({describe_module(module)}) returned {answer!r}, naming a kind twice"
             )
+        reach = reach_of(module)
+        if not isinstance(reach, Reach):
+            raise TypeError(
+                f"reach_of({describe_module(module)}) returned {reach!r}; a reach is a Reach"
+            )
+        reach_by_id[id(module)] = reach
         for kind in kinds:
             by_kind.setdefault(kind, []).append(module)
-    return PoolRows(by_kind)
+    return PoolRows(by_kind, reach_of=lambda m: reach_by_id[id(m)])
 
 
 class PoolRowsMixin:

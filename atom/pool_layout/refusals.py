@@ -9,9 +9,40 @@ another field.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from .byte_view import require_aligned, require_byte_buffer
+
+#: The largest element offset a kernel can form from a view's first element in 32-bit signed
+#: arithmetic. Paged kernels take a layer's view and compute `block_id * block_stride + ...` in
+#: `int`, and take strides as `int` arguments (aiter's `reshape_and_cache`; vLLM widens the mamba
+#: state copy's block id to int64 for exactly this); past it the offset wraps and the kernel
+#: reads another block's bytes, which no shape or byte count notices.
+INT32_MAX = 2**31 - 1
+
+
+def require_int32_offsets(
+    what: str, size: Sequence[int], stride: Sequence[int], dtype: torch.dtype, *, fewer: str = ""
+) -> None:
+    """Refuse a view whose strides or largest element offset pass `INT32_MAX`.
+
+    `size` and `stride` are the view's, in elements of `dtype`; `fewer` says what would fit
+    (e.g. "at most 131072 entries"), for the refusal.
+    """
+    if not size or min(size) == 0:
+        return
+    largest = sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+    widest = max(stride)
+    if largest <= INT32_MAX and widest <= INT32_MAX:
+        return
+    which = f"reaches element offset {largest}" if largest > INT32_MAX else f"has stride {widest}"
+    hint = f"; {fewer} fit" if fewer else ""
+    raise ValueError(
+        f"{what}, {tuple(size)} {dtype} with stride {tuple(stride)}, {which}, past 2**31 - 1: a "
+        f"kernel indexing it in 32-bit arithmetic wraps and reads another entry's bytes{hint}"
+    )
 
 
 def require_count(name: str, value: object, *, minimum: int = 0, unit: str = "") -> int:

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 
 import torch
 
+from .byte_view import contiguous_strides as _dense
 from .entry_arena import EntryMajorArena
 from .entry_class import EntryClass, PoolSpec
 from .entry_field import DEFAULT_ALIGN, EntryField, walk
-from .refusals import require_count, require_dtype
+from .refusals import INT32_MAX, require_count, require_dtype, require_int32_offsets
 
 
 class LinearStatePool:
@@ -58,7 +59,27 @@ class LinearStatePool:
         return walk(self.fields, align=self.align).entry_bytes
 
     def pool_bytes(self, entries: int) -> int:
+        self.require_row_offsets(entries)
         return EntryMajorArena.nbytes(self.fields, entries, align=self.align)
+
+    def require_row_offsets(self, entries: int) -> None:
+        """Refuse `entries` request slots if a row's view passes 32-bit element offsets.
+
+        A row's view strides by a whole entry (every row of one request's state), so its largest
+        offset grows with the slot count: `(entries - 1) x entry_elems` plus one row's extent.
+        Checked before anything is allocated, as the paged rows are.
+        """
+        require_count("LinearStatePool entries", entries, minimum=1)
+        entry_bytes = walk(self.fields, align=self.align).entry_bytes
+        for f in self.fields:
+            per_slot = entry_bytes // f.itemsize
+            require_int32_offsets(
+                f"a row of state field {f.name!r} at {entries} request slots",
+                (entries, *f.shape),
+                (per_slot, *_dense(f.shape)),
+                f.dtype,
+                fewer=f"at most {(INT32_MAX - f.row_elems + 1) // per_slot + 1} request slots",
+            )
 
     def spec(self, name: str) -> PoolSpec:
         return PoolSpec(name, EntryClass.STATE, self.entry_bytes)
@@ -70,6 +91,7 @@ class LinearStatePool:
         device: torch.device | str = "cpu",
         buf: torch.Tensor | None = None,
     ) -> LinearStateViews:
+        self.require_row_offsets(entries)
         return LinearStateViews(
             self, EntryMajorArena(self.fields, entries, buf=buf, device=device, align=self.align)
         )

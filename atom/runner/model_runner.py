@@ -258,9 +258,18 @@ class ModelRunner:
     def initialize(
         self, blocks: int, *, state_entries: int | None = None, device: torch.device | str = "cpu"
     ) -> ModelRunner:
-        """The allocating side: carve, allocate STATE, bind, register transfer regions."""
+        """The allocating side: carve, allocate STATE, bind, register transfer regions.
+
+        Both counts are put to the pools before anything is allocated, so a count a pool refuses
+        (a row view past 32-bit element offsets) leaves nothing half-carved.
+        """
+        entries = self._state_entries(state_entries)
+        self.paged_plan(blocks)
+        for b in self.builders():
+            for pool in b.state_pools.values():
+                pool.pool_bytes(entries)
         self._carve_paged_pool(blocks, device=device)
-        self.allocate_state(self._state_entries(state_entries), device=device)
+        self.allocate_state(entries, device=device)
         self._bind_kv_cache_to_modules()
         self._register_transfer(blocks)
         return self

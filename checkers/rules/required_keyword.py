@@ -19,12 +19,16 @@ ints are literals, ``len``/``int``/``min``/``max``, ``.item()``,
 ints (``block_size: list[int]``), items of ``.tolist()``, loop variables over
 ``range``, module constants, dataclass fields annotated ``int`` and
 attributes ``__init__`` sets to any of these; host tensors are ``torch``
-constructors without ``device=``, ``.cpu()`` and ``*_cpu`` names. What it
-flags needs evidence of a device tensor: a ``Tensor`` annotation, a
-``torch.*`` call, a tensor method, a ``grid[:, 0]`` index, or a name spelled
-as per-row lengths (``seq_lens``, ``lengths``, ``counts``). An unannotated
-parameter, another object's attribute and an unknown helper's result carry
-no evidence and are left alone: on sglang's 285 calls, treating another
+constructors without ``device=``, ``.cpu()`` and ``*_cpu`` names, and what
+torch functions make of host operands alone (``torch.minimum(a_cpu, b_cpu)``,
+``torch.zeros_like(a_cpu)``: torch computes on its operands' device). What it
+flags needs evidence of a device tensor: a ``Tensor`` annotation (a
+container's item type included: ``dict[str, Tensor]``), a ``torch.*`` call
+with an operand that is not on the host, ``x.new_tensor(...)``, a tensor
+method, a ``grid[:, 0]`` index, or a name spelled as per-row lengths
+(``seq_lens``, ``lengths``, ``counts``). An unannotated parameter, an
+``Any`` (``opts: dict[str, Any]``: an item of anything), another object's
+attribute and an unknown helper's result carry no evidence and are left alone: on sglang's 285 calls, treating another
 object's attribute as a tensor flagged 83 int counts
 (``server_args.speculative_num_draft_tokens``, ``quant_config.group_size``)
 for 40 real syncs, and a rule that noisy gets turned off. The
@@ -174,6 +178,24 @@ class RequiredKeyword(Contract):
         ),
         Example(
             source=(
+                "import torch\n"
+                "from typing import Any\n"
+                "\n"
+                "def expand(x, opts: dict[str, Any], block: list[int] | None, lens_cpu):\n"
+                "    x = x.repeat_interleave(opts['repeats'])\n"
+                "    rows, _ = block\n"
+                "    x = x.repeat_interleave(rows)\n"
+                "    both = torch.maximum(lens_cpu, torch.zeros_like(lens_cpu))\n"
+                "    return x.repeat_interleave(both)\n"
+            ),
+            params=_PARAMS,
+            note=(
+                "A value of a `dict[str, Any]` says nothing; the items of a `list[int] | None` "
+                "are ints; a torch function of host tensors, and a twin of one, stay on the host."
+            ),
+        ),
+        Example(
+            source=(
                 "from torch.onnx import symbolic_opset9 as opset9\n"
                 "\n"
                 "def repeat_interleave(g, self, repeats, dim):\n"
@@ -232,6 +254,26 @@ class RequiredKeyword(Contract):
             note=(
                 "Unannotated, but a `grid[:, 0]` index is a tensor's (lists reject it), and "
                 "an attribute named as per-row lengths is not a count."
+            ),
+        ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def expand(x, widths, lens_cpu, device):\n"
+                "    reps = x.new_tensor(widths)\n"
+                "    x = x.repeat_interleave(reps)\n"
+                "    live = torch.minimum(lens_cpu.to(device), torch.ones_like(reps))\n"
+                "    return x.repeat_interleave(live)\n"
+            ),
+            params=_PARAMS,
+            expect=(
+                Expect("AC701", 5, 29, "output_size"),
+                Expect("AC701", 7, 32, "output_size"),
+            ),
+            note=(
+                "`x.new_tensor(...)` builds on `x`'s device; a torch function follows its "
+                "operands there, once one is moved off the host."
             ),
         ),
     )

@@ -43,6 +43,7 @@ RUNTIME_CONTRACTS = (
     "transfer-units",
     "write-readback",
     "refusal-by-name",
+    "capacity-fits-carve",
 )
 
 

@@ -176,3 +176,98 @@ def default_case(name: str, *, blocks: int = 2) -> EngineCase:
             scheduler_block_size=_accepted_blocks(name)[0], state_entries=STATE_ENTRIES
         )
     return EngineCase(name, engine, blocks)
+
+
+# -- capacity ------------------------------------------------------------------------------------
+
+#: Reach kinds a synthetic layer is drawn from, by the ``layer_types`` spelling.
+_LAYER_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
+
+
+@dataclass(frozen=True)
+class CapacityCase:
+    """A model, an engine and a budget plan's arguments: what ``check_capacity`` is run on."""
+
+    name: str
+    config: HfConfig
+    engine: EngineConfig
+    budget: int
+    max_model_len: int
+    max_num_seqs: int
+    step_tokens: int | None
+    pages: str
+
+    def make_runner(self) -> ModelRunner:
+        return ModelRunner(self.config, self.engine)
+
+    def plan_args(self) -> dict:
+        return {
+            "budget": self.budget,
+            "max_model_len": self.max_model_len,
+            "max_num_seqs": self.max_num_seqs,
+            "step_tokens": self.step_tokens,
+            "pages": self.pages,
+        }
+
+    def __str__(self) -> str:
+        return (
+            f"{self.name} {self.engine.kv_dtype} sched{self.engine.scheduler_block_size} "
+            f"budget {self.budget} N {self.max_model_len} S {self.max_num_seqs} "
+            f"step {self.step_tokens} {self.pages}"
+        )
+
+
+@st.composite
+def synthetic_window_configs(draw) -> HfConfig:
+    """An MHA config of a few layers, each full, sliding or chunked, of drawn widths."""
+    layers = draw(st.integers(1, 8))
+    kinds = draw(st.lists(st.sampled_from(_LAYER_KINDS), min_size=layers, max_size=layers))
+    data = {
+        "model_type": "synthetic",
+        "num_hidden_layers": layers,
+        "num_attention_heads": 8,
+        "num_key_value_heads": draw(st.sampled_from((1, 2, 4, 8))),
+        "head_dim": draw(st.sampled_from((16, 32, 64, 128))),
+        "layer_types": kinds,
+        "sliding_window": draw(st.integers(1, 300)),
+        "attention_chunk_size": draw(st.integers(1, 300)),
+        "torch_dtype": "bfloat16",
+    }
+    if draw(st.booleans()):
+        # A second geometry for the window layers, as MiMo-V2 declares one.
+        data["swa_num_key_value_heads"] = draw(st.sampled_from((1, 2, 4, 8)))
+    return HfConfig(data, f"synthetic[{','.join(k[0] for k in kinds)}]")
+
+
+#: Registry models drawn for a capacity case: a window model of each kind, a STATE model, MLA.
+CAPACITY_MODELS = ("gemma-3-27b", "gpt-oss-120b", "mimo-v2-flash", "qwen3.5-27b", "deepseek-r1")
+
+
+@st.composite
+def capacity_cases(draw) -> CapacityCase:
+    """A model (synthetic, or a registry model with windows, STATE or MLA), an engine, and a
+    budget drawn up to twice what ``max_num_seqs`` requests of ``max_model_len`` cost priced as
+    full rows -- so plans that fit, plans bound by their slots, and every refusal are drawn."""
+    if draw(st.booleans()):
+        config, name = draw(synthetic_window_configs()), "synthetic"
+        blocks = (16, 32, 64)
+    else:
+        name = draw(st.sampled_from(CAPACITY_MODELS))
+        config, blocks = _config(name), _accepted_blocks(name)
+    engine = EngineConfig(
+        kv_dtype=draw(st.sampled_from(KV_DTYPES)),
+        scheduler_block_size=draw(st.sampled_from(blocks)),
+    )
+    runner = ModelRunner(config, engine)
+    prices = runner.entry_bytes()
+    n = draw(st.integers(1, 2048))
+    s = draw(st.integers(1, 16))
+    b = engine.scheduler_block_size
+    scale = s * (prices.get(EntryClass.PAGE, 0) * -(-n // b) + prices.get(EntryClass.STATE, 0))
+    # A percentage of the scale, then a few bytes either way: hypothesis draws small integers
+    # often, and a budget drawn in bytes would be mostly too small for anything.
+    budget = max(1, scale * draw(st.integers(1, 200)) // 100 + draw(st.integers(-512, 512)))
+    step = draw(st.one_of(st.none(), st.integers(1, 2 * b)))
+    pages = draw(st.sampled_from(("reserved", "shared")))
+    event(f"capacity {pages}")
+    return CapacityCase(name, config, engine, budget, n, s, step, pages)

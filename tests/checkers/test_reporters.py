@@ -80,7 +80,12 @@ def _validator(schema_file: Path):
     registry = referencing.Registry().with_resources(resources)
     schema = json.loads(schema_file.read_text())
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=registry)
+    # Every draft's formats, not the schema's draft's alone: SARIF's schema is draft-04, whose
+    # checker knows no "uri-reference", so its URIs would go unchecked. The test extra installs
+    # rfc3986-validator, which jsonschema checks "uri" and "uri-reference" with.
+    formats = jsonschema.FormatChecker()
+    assert {"uri", "uri-reference"} <= set(formats.checkers), "rfc3986-validator is missing"
+    return cls(schema, registry=registry, format_checker=formats)
 
 
 def test_rdjson_validates_and_counts_columns_in_utf8_bytes(root):
@@ -190,3 +195,40 @@ def test_sarif_names_a_file_outside_the_root_by_its_own_uri(root):
     location = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert location == {"uri": "file:///srv/vendored/x.py"}
     _validator(SCHEMAS / "sarif" / "sarif-schema-2.1.0.json").validate(doc)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a b#c.py",  # '#' would start a fragment, ' ' is no URI character
+        "pkg/50%.py",  # '%' would start an escape
+        "x:y.py",  # a ':' in the first segment would read as a scheme
+        "pkg/q?.py",  # '?' would start a query
+        "pkg/[v].py",
+        "atom/ü.py",
+        "/srv/vendored dir/a#b.py",  # outside the root: an absolute file URI
+    ],
+)
+def test_sarif_uris_are_rfc_3986_references_that_name_the_file(root, path):
+    import dataclasses
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    finding = dataclasses.replace(FINDINGS[0], path=path)
+    doc = json.loads(render([finding], "sarif", root=root))
+    _validator(SCHEMAS / "sarif" / "sarif-schema-2.1.0.json").validate(doc)
+    run = doc["runs"][0]
+    result = run["results"][0]
+    for location in (
+        result["locations"][0]["physicalLocation"]["artifactLocation"],
+        result["fixes"][0]["artifactChanges"][0]["artifactLocation"],
+    ):
+        base = (
+            run["originalUriBaseIds"][location["uriBaseId"]]["uri"]
+            if "uriBaseId" in location
+            else ""
+        )
+        resolved = urlsplit(urljoin(base, location["uri"]))
+        # Resolved against its base, the reference is the file: no fragment or query cut off.
+        assert resolved.scheme == "file" and not resolved.fragment and not resolved.query
+        expected = path if path.startswith("/") else f"{root.resolve()}/{path}"
+        assert unquote(resolved.path) == expected

@@ -1,0 +1,492 @@
+"""The project's functions and classes, answered from per-file summaries.
+
+``checkers.analysis.functions`` summarises one module; this is the
+project-wide side: which function a call names (through the file's imports,
+``self.`` by the class and its bases, ``super().``), a class's bases in
+order, a module's summary read from the cache or made from its bytes. Never
+by importing: the code checked may not import on this machine at all.
+
+A summary is read the way ``Project.module_imports`` reads an import
+summary: the cache's copy while the file's ``(size, mtime)`` -- or failing
+that its digest -- is unchanged, otherwise the file is parsed once and its
+summary left in ``Project.new_summaries`` for the cache, under the file's
+path and ``SUMMARY_KEY`` (one store, two summaries a file). An *outline*
+(aliases, classes, signatures) is all a question about a callee's parameters
+needs and costs a tenth of the parse; *details* (each body's calls, dicts and
+unit forms) are made only for a file a chain or a flow actually enters.
+
+Resolution follows what the source spells and nothing else: a method called
+on ``self`` is looked up in the class and then its bases in order (an
+override in a subclass is not followed: the call the code spells is to its
+own class's), a name imported from a package's ``__init__`` that re-exports it
+is followed to where it is defined, a class called is its ``__init__``. A
+call on any other object (``self.pool.carve()``, ``x.item()``) names no
+project function; what it may match is a forbidden method's spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from .functions import (
+    FORMAT,
+    O_CLASS,
+    O_QUAL,
+    S_ALIASES,
+    S_CLASSES,
+    S_DETAILS,
+    S_OUTLINES,
+    Outliner,
+    summarise_module,
+)
+
+#: A function summary is stored beside the file's import summary under ``path + SUMMARY_KEY``:
+#: a path holds no NUL, so the two never collide.
+SUMMARY_KEY = "\0functions"
+_RACY_SECONDS = 2
+_KEPT_TREES = 4
+_MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
+
+
+def program_of(project) -> Program:
+    """The one ``Program`` of a project index (made on first use, kept on the index)."""
+    found = getattr(project, "_program", None)
+    if found is None or found.project is not project:
+        found = Program(project)
+        # An index that takes no attributes gets a program per question.
+        with contextlib.suppress(AttributeError):
+            project._program = found
+    return found
+
+
+class Module:
+    """One module's summary, with its functions and classes by qualified name.
+
+    ``lazy`` (an ``Outliner`` over the module's tree) makes a function's details
+    when first asked; without it a summary made without details has none.
+    """
+
+    __slots__ = (
+        "_details",
+        "_lazy",
+        "_text",
+        "aliases",
+        "classes",
+        "functions",
+        "name",
+        "outlines",
+        "path",
+    )
+
+    def __init__(self, name: str, path: str, summary: tuple, lazy=None) -> None:
+        self.name = name
+        self.path = path  # relative to the project root
+        self.aliases: dict[str, str] = dict(summary[S_ALIASES])
+        self.classes: dict[str, tuple] = {c[0]: c for c in summary[S_CLASSES]}
+        self.outlines: tuple = summary[S_OUTLINES]
+        self.functions: dict[str, int] = {o[O_QUAL]: i for i, o in enumerate(self.outlines)}
+        stored = summary[S_DETAILS]
+        self._details: list | None = list(stored) if stored is not None else None
+        self._lazy = lazy
+        self._text: str | None = None  # the file being checked's text, for line questions
+        if stored is None and lazy is not None:
+            self._details = [None] * len(self.outlines)
+
+    def lines_mentioning(self, needle: str) -> tuple[int, ...] | None:
+        """1-based lines spelling ``needle``; None when the module's text is not at hand."""
+        if self._text is None:
+            return None
+        from .imports import lines_mentioning
+
+        return lines_mentioning(self._text, (needle,))
+
+    @property
+    def has_details(self) -> bool:
+        return self._details is not None
+
+    @property
+    def outliner(self) -> Outliner | None:
+        """The outliner over the module's tree, for the file being checked (None otherwise)."""
+        return self._lazy if isinstance(self._lazy, Outliner) else None
+
+    def outline(self, qual: str) -> tuple | None:
+        index = self.functions.get(qual)
+        return None if index is None else self.outlines[index]
+
+    def detail(self, qual: str) -> tuple | None:
+        index = self.functions.get(qual)
+        if index is None or self._details is None:
+            return None
+        found = self._details[index]
+        if found is None and self._lazy is not None:
+            found = self._details[index] = self._lazy.detail(index)
+        return found
+
+    def summary(self) -> tuple:
+        """As the cache stores it: details only when every function's are made."""
+        details = self._details
+        if details is not None and any(d is None for d in details):
+            details = None
+        return (
+            FORMAT,
+            tuple(self.aliases.items()),
+            tuple(self.classes.values()),
+            self.outlines,
+            tuple(details) if details is not None else None,
+        )
+
+
+class Program:
+    """Questions about the project's functions, each file summarised at most once a run."""
+
+    def __init__(self, project) -> None:
+        self.project = project
+        self._modules: dict[tuple[str, bool], Module | None] = {}
+        self._mro: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self._dotted: dict[str, tuple[str, str] | None] = {}
+        self._classes: dict[str, tuple[str, str] | None] = {}
+        # The last few trees parsed for an outline: a question about a body often follows
+        # one about the signature, and a parse is the expensive half of either.
+        self._trees: dict[str, tuple[bytes, ast.Module]] = {}
+        self._of_source: dict[str, tuple[ast.Module, Module]] = {}
+        self._scans: dict[tuple, list] = {}
+
+    # -- summaries -----------------------------------------------------------
+
+    def module(self, name: str, *, details: bool = False) -> Module | None:
+        """The summary of a first-party module by dotted name; None when there is none."""
+        key = (name, details)
+        if key in self._modules:
+            return self._modules[key]
+        found = None
+        if not details and (name, True) in self._modules:
+            found = self._modules[(name, True)]
+        else:
+            path = self.project.resolve(name)
+            if path is not None:
+                found = self._load(name, path, details)
+        self._modules[key] = found
+        if details and found is not None:
+            self._modules[(name, False)] = found
+        return found
+
+    def module_of_source(self, source) -> Module | None:
+        """The summary of the file being checked, from its own tree: made once for every kind
+        that asks, each function's details made when first asked, and left for the cache."""
+        name = source.module_name or self.project.module_name(source.path) or ""
+        tree = source.tree
+        if tree is None:
+            return None
+        made = self._of_source.get(source.path)
+        if made is not None and made[0] is tree:
+            return made[1]
+        outliner = Outliner(tree, self.project.package_of(source.path))
+        found = Module(name, source.path, outliner.summary(details=False), lazy=outliner)
+        found._text = source.text
+        self._of_source = {source.path: (tree, found)}  # only the file being checked
+        if name:
+            self._modules[(name, True)] = found
+            self._modules[(name, False)] = found
+        self._store(source, found.summary())
+        return found
+
+    def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
+        """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""
+        key = ("mentioning", needles)
+        found = self._scans.get(key)
+        if found is not None:
+            return found
+        found = []
+        wanted = [n.encode() for n in needles if n]
+        if wanted:
+            for abspath in self._files():
+                try:
+                    with open(abspath, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                if any(n in data for n in wanted):
+                    name = self.project.module_name(self.project.relpath(abspath))
+                    if name:
+                        found.append(name)
+        self._scans[key] = found
+        return found
+
+    def _files(self) -> list[str]:
+        """Every ``.py`` file under the project's src roots (hidden folders and caches skipped)."""
+        found = self._scans.get(("files",))
+        if found is not None:
+            return found
+        skip = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
+        found, seen = [], set()
+        for top in self.project.src_roots:
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("."))
+                if folder in seen:
+                    continue
+                seen.add(folder)
+                found.extend(os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+        found = list(dict.fromkeys(found))
+        self._scans[("files",)] = found
+        return found
+
+    def complete(self, source) -> None:
+        """Make every function's details of the file being checked and leave them for the
+        cache: a later run over other files then reads this one's bodies without a parse."""
+        made = self._of_source.get(source.path)
+        if made is None or made[0] is not source.tree:
+            return
+        module = made[1]
+        for qual in module.functions:
+            module.detail(qual)
+        self._store(source, module.summary())
+
+    def _store(self, source, summary: tuple) -> None:
+        """Leave the summary of a file parsed anyway for the cache -- when its bytes on disk
+        are the text checked (an editor's unsaved buffer is not)."""
+        try:
+            st = os.stat(source.abspath)
+            with open(source.abspath, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return
+        from ..source import DecodeError, decode_source
+
+        try:
+            if decode_source(data) != source.text:
+                return
+        except DecodeError:
+            return
+        from contracts.config import blake2b
+
+        digest = blake2b(data, digest_size=16).digest()
+        mtime = -1 if time.time() - st.st_mtime < _RACY_SECONDS else st.st_mtime_ns
+        key = self.project.relpath(source.abspath) + SUMMARY_KEY
+        self.project.new_summaries[key] = (st.st_size, mtime, digest, summary)
+
+    def _load(self, name: str, path: Path, details: bool) -> Module | None:
+        project = self.project
+        abspath = str(path)
+        rel = project.relpath(abspath)
+        key = rel + SUMMARY_KEY
+        registered = getattr(project, "_sources", {}).get(abspath)
+        if registered is not None and registered.tree is not None:
+            outliner = Outliner(registered.tree, project.package_of(rel))
+            return Module(name, rel, outliner.summary(details=False), lazy=outliner)
+        stored = project.summaries.get(key)
+        try:
+            st = os.stat(abspath)
+        except OSError:
+            return None
+        usable = (
+            stored is not None
+            and stored[3][0] == FORMAT
+            and (not details or stored[3][S_DETAILS] is not None)
+        )
+        if usable and (stored[0], stored[1]) == (st.st_size, st.st_mtime_ns):
+            return self._from_stored(name, rel, stored[3])
+        try:
+            with open(abspath, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        from contracts.config import blake2b
+
+        digest = blake2b(data, digest_size=16).digest()
+        if usable and stored[2] == digest:
+            found = self._from_stored(name, rel, stored[3])
+            if found is not None:
+                return found
+        kept = self._trees.get(rel)
+        if kept is not None and kept[0] == digest:
+            tree = kept[1]
+        else:
+            tree = self._parse(data, rel)
+            if tree is None:
+                return None
+        if details:
+            self._trees.pop(rel, None)
+        else:
+            if len(self._trees) >= _KEPT_TREES:
+                self._trees.pop(next(iter(self._trees)))
+            self._trees[rel] = (digest, tree)
+        summary = summarise_module(tree, project.package_of(rel), details=details)
+        mtime = -1 if time.time() - st.st_mtime < _RACY_SECONDS else st.st_mtime_ns
+        project.new_summaries[key] = (st.st_size, mtime, digest, summary)
+        return Module(name, rel, summary)
+
+    @staticmethod
+    def _parse(data: bytes, rel: str) -> ast.Module | None:
+        from ..source import DecodeError, decode_source
+
+        try:
+            return ast.parse(decode_source(data), filename=rel)
+        except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @staticmethod
+    def _from_stored(name: str, rel: str, summary) -> Module | None:
+        try:
+            return Module(name, rel, summary)
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None  # a stored summary of another shape: parse instead
+
+    # -- resolution ------------------------------------------------------------
+
+    def resolve_call(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
+        """The project function a call spelled ``spelling`` in ``outline``'s body names."""
+        if not spelling or spelling.startswith("?"):
+            return None
+        head, _, rest = spelling.partition(".")
+        if head == "self":
+            klass = outline[O_CLASS]
+            if not klass or not rest or "." in rest:
+                return None
+            return self.method(module.name, klass, rest)
+        if head == "super()":
+            klass = outline[O_CLASS]
+            if not klass or not rest or "." in rest:
+                return None
+            return self.method(module.name, klass, rest, skip_self=True)
+        if not rest:
+            # A nested function of this one or of an enclosing one, then the module's own.
+            # A class body is no enclosing scope of its methods: its levels are skipped.
+            qual = outline[O_QUAL]
+            while True:
+                while qual in module.classes:
+                    qual = qual.rpartition(".")[0]
+                candidate = f"{qual}.{head}" if qual else head
+                if candidate in module.functions:
+                    return (module.name, candidate)
+                if candidate in module.classes:
+                    return self.method(module.name, candidate, "__init__")
+                if not qual:
+                    return None
+                qual = qual.rpartition(".")[0]
+        if head in module.classes:
+            return self._member(module, spelling.split("."), 0)
+        if head in module.functions:
+            return None  # an attribute of a function
+        return self.dotted(spelling)
+
+    def dotted(self, name: str) -> tuple[str, str] | None:
+        """The project function a fully dotted name reaches (``pkg.mod.Class.method``)."""
+        if name in self._dotted:
+            return self._dotted[name]
+        self._dotted[name] = None  # a re-export cycle ends here
+        found = self._dotted_at(name, 0)
+        self._dotted[name] = found
+        return found
+
+    def _dotted_at(self, name: str, depth: int) -> tuple[str, str] | None:
+        if depth > _MAX_DEPTH:
+            return None
+        parts = name.split(".")
+        project = self.project
+        if not project.is_first_party(parts[0]):
+            return None
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            if project.resolve(prefix) is None:
+                continue
+            module = self.module(prefix)
+            if module is None:
+                return None
+            return self._member(module, parts[i:], depth)
+        return None
+
+    def _member(self, module: Module, rest: list[str], depth: int) -> tuple[str, str] | None:
+        """A function (or a class's ``__init__``) named by ``rest`` inside ``module``."""
+        qual = ".".join(rest)
+        if qual in module.functions:
+            return (module.name, qual)
+        if qual in module.classes:
+            return self.method(module.name, qual, "__init__")
+        if len(rest) >= 2:
+            klass = ".".join(rest[:-1])
+            if klass in module.classes:
+                return self.method(module.name, klass, rest[-1])
+        target = module.aliases.get(rest[0])
+        if target is not None and target != module.name:
+            return self._dotted_at(".".join([target, *rest[1:]]), depth + 1)
+        return None
+
+    def method(
+        self, module: str, klass: str, name: str, *, skip_self: bool = False
+    ) -> tuple[str, str] | None:
+        """``name`` looked up on ``klass`` (defined in ``module``) and then its bases, in order."""
+        for owner_module, owner in self.mro(module, klass)[1 if skip_self else 0 :]:
+            found = self.module(owner_module)
+            if found is not None and f"{owner}.{name}" in found.functions:
+                return (owner_module, f"{owner}.{name}")
+        return None
+
+    def mro(self, module: str, klass: str) -> tuple[tuple[str, str], ...]:
+        """The class and its project bases, depth first, left to right, each once."""
+        key = (module, klass)
+        found = self._mro.get(key)
+        if found is not None:
+            return found
+        self._mro[key] = (key,)  # a cycle of bases ends here
+        order: list[tuple[str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        stack = [(key, 0)]
+        while stack:
+            (mod_name, cls), depth = stack.pop()
+            if (mod_name, cls) in seen or depth > _MAX_DEPTH:
+                continue
+            seen.add((mod_name, cls))
+            order.append((mod_name, cls))
+            mod = self.module(mod_name)
+            if mod is None or cls not in mod.classes:
+                continue
+            bases = []
+            for base in mod.classes[cls][2]:
+                resolved = self.class_named(mod, base)
+                if resolved is not None:
+                    bases.append((resolved, depth + 1))
+            stack.extend(reversed(bases))
+        found = self._mro[key] = tuple(order)
+        return found
+
+    def class_named(self, module: Module, spelling: str) -> tuple[str, str] | None:
+        """The project class a base (or any class reference) spelled in ``module`` names."""
+        if spelling in module.classes:
+            return (module.name, spelling)
+        key = f"{module.name}:{spelling}"
+        if key in self._classes:
+            return self._classes[key]
+        self._classes[key] = None
+        found = self._class_dotted(spelling, 0)
+        self._classes[key] = found
+        return found
+
+    def _class_dotted(self, name: str, depth: int) -> tuple[str, str] | None:
+        if depth > _MAX_DEPTH:
+            return None
+        parts = name.split(".")
+        project = self.project
+        if not project.is_first_party(parts[0]):
+            return None
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            if project.resolve(prefix) is None:
+                continue
+            module = self.module(prefix)
+            if module is None:
+                return None
+            rest = ".".join(parts[i:])
+            if rest in module.classes:
+                return (module.name, rest)
+            target = module.aliases.get(parts[i])
+            if target is not None and target != module.name:
+                return self._class_dotted(".".join([target, *parts[i + 1 :]]), depth + 1)
+            return None
+        return None
+
+
+__all__ = ["SUMMARY_KEY", "Module", "Program", "program_of"]

@@ -1,0 +1,507 @@
+"""reachable-calls: a declared entry must not reach a declared forbidden call.
+
+ROCm/ATOM's KV-pool refactor: ``prepare_mtp_decode`` "states its own
+contract in the first paragraph: eagle leaves the CPU mirrors stale, so this
+routine rebuilds on the GPU and touches no host staging". Routing the row ->
+sequence map through ``publish_batch_ids`` broke that: it stages via the
+buffer's pinned host mirror, fenced once per forward, and a draft step runs
+between two forwards, so its host write "overwrites the source of the verify
+forward's still-in-flight H2D". MTP acceptance fell from 66% to 51%, under
+CUDA graphs only -- an eager run keeps the host close enough that the copy
+lands -- which is why an ``--enforce-eager`` gate missed it. The offending
+call was not in ``prepare_mtp_decode``: it was two calls down, in a helper
+that is fine everywhere else. The same class: a host sync (``.item()``,
+``.tolist()``, ``.cpu()``, ``torch.cuda.synchronize``, ``repeat_interleave``
+without ``output_size``) reachable from a decode step or a region a CUDA
+graph captures.
+
+A maintainer declares the entries (dotted-name globs matched against
+``module.Class.method``, and decorators that mark a function as one) and the
+forbidden calls (globs matched against a call as it is spelled, its head
+resolved through the file's imports -- ``torch.cuda.synchronize``; ``*.item``
+for a method of any receiver -- or against the project function it resolves
+to, each with the reason printed in the finding). The check walks the
+project's call graph from each entry, breadth first, so the chain named is a
+shortest one, and reports one finding per entry and forbidden pattern, at the
+entry's call that starts the chain (or at the forbidden call itself when the
+entry spells it), naming every hop with its file and line -- as AC601 names
+an import chain.
+
+What is followed (``checkers.analysis.program``): calls of the module's own
+functions and classes, of imported ones (through a package's re-exports),
+``self.m()`` on the method's class and then its bases in order,
+``super().m()``, and a nested function's calls. What is not: a method of any
+other object (``self.pool.carve()``: its class is not known without types),
+a subclass's override of the method ``self.m()`` names, a function passed as
+a value and called elsewhere, and third-party code (its source is not the
+project's). A forbidden *method* pattern (``*.item``) still matches such a
+call by its spelling, so a sync written on any receiver is found; only the
+hops through other objects' methods are lost. A call with a keyword that
+makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
+``unless-keyword``. The graph is path-insensitive: a call under ``if
+is_prefill:`` counts, because nothing here knows the condition is false on the
+decode path; such a call is a finding to suppress with its reason, or a sign
+the branch belongs in a function of its own.
+
+Chains run through other files, so the findings are not ``CACHEABLE``: they
+are kept under the tree stamp, and a run over some files (pre-commit, the
+agent hook, ``check FILE``) re-checks each entry whose chain runs through an
+edited file (``dependent_lines``), from the files' cached summaries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator
+
+from contracts.contract import Contract, Example, Expect, Rule
+from contracts.fields import ConfigError, StringList, StringMap
+
+RULES = (
+    Rule(
+        code="AC821",
+        name="reachable-forbidden-call",
+        what=(
+            "Flags a declared entry function (a decode step, a region a CUDA graph captures) "
+            "from which the project's call graph reaches a declared forbidden call (host "
+            "staging, a host sync). The finding sits on the entry's call that starts the "
+            "chain and names every hop to the forbidden call, with files and lines."
+        ),
+        why=(
+            "The forbidden call is rarely in the entry: it is a few calls down, in a helper "
+            "that is correct everywhere else. A host sync there stalls every step; host "
+            "staging under a CUDA graph races the replay. ROCm/ATOM's MTP acceptance fell "
+            "from 66% to 51% that way, under CUDA graphs only, so an eager test run passed."
+        ),
+        fix_safety=(
+            "This rule offers no fix: whether to move the work onto the device, out of the "
+            "entry's path, or to declare the chain harmless is a decision about the code."
+        ),
+    ),
+)
+
+# The record's shapes, rebuilt: a builder's decode-step routine and the staging helper.
+_STAGING = {
+    "atom/__init__.py": "",
+    "atom/runner/__init__.py": "",
+    "atom/runner/staging.py": (
+        "class CpuGpuBuffer:\n"
+        "    def __init__(self, cpu, gpu):\n"
+        "        self.cpu, self.gpu = cpu, gpu\n"
+        "\n"
+        "    def copy_to_gpu(self, n):\n"
+        "        return self.gpu[:n].copy_(self.cpu[:n], non_blocking=True)\n"
+        "\n"
+        "\n"
+        "def publish_batch_ids(buffer, ids):\n"
+        '    """Write through the pinned host mirror; fenced once per forward."""\n'
+        "    buffer.cpu[: len(ids)] = ids\n"
+        "    return buffer.copy_to_gpu(len(ids))\n"
+    ),
+    "atom/backends/__init__.py": "",
+    "atom/backends/builder.py": (
+        "class CommonBuilder:\n"
+        "    def max_seqlen(self, context_lens):\n"
+        "        return int(context_lens.max().item())\n"
+    ),
+}
+_PARAMS = {
+    "entries": ["*.prepare_mtp_decode", "*.capture_*"],
+    "forbidden": {
+        "*.publish_batch_ids": "stages through a pinned host mirror fenced once per forward",
+        "*.item": "a host sync: the device is read back to the host",
+        "torch.cuda.synchronize": "a host sync",
+        "*.repeat_interleave": "a host sync when repeats is a tensor",
+    },
+    "unless-keyword": {"*.repeat_interleave": "output_size"},
+}
+
+
+class ReachableCalls(Contract):
+    KIND = "reachable-calls"
+    RULES = RULES
+    CACHEABLE = False  # the chain runs through other files
+
+    entries = StringList(
+        default=(),
+        doc=(
+            "Dotted-name globs of the entry functions, matched against `module.Class.method` "
+            "(`*.prepare_mtp_decode`, `atom.runner.*.capture_*`): `*` crosses dots except in "
+            "the last component, which is the function's own name; a glob without a dot "
+            "names a function in any module or class."
+        ),
+    )
+    entry_decorators = StringList(
+        default=(),
+        doc=(
+            "Globs of decorators that make a function an entry, spelled as imported "
+            "(`torch.compile`, `*.graph_captured`)."
+        ),
+    )
+    forbidden = StringMap(
+        doc=(
+            "Forbidden calls: a glob matched against a call as spelled, its head resolved "
+            "through imports (`torch.cuda.synchronize`, `*.item` for a method of any "
+            "receiver), or against the project function it resolves to; each with the "
+            "reason the finding prints."
+        )
+    )
+    unless_keyword = StringMap(
+        default=None,
+        doc=(
+            "A forbidden pattern -> the keyword whose presence makes its call safe "
+            "(`*.repeat_interleave` -> `output_size`)."
+        ),
+    )
+
+    VALID = (
+        Example(
+            source=(
+                "from atom.backends.builder import CommonBuilder\n"
+                "\n"
+                "\n"
+                "class V4Builder(CommonBuilder):\n"
+                "    def prepare_mtp_decode(self, bs):\n"
+                '        """Rebuild on the GPU; touch no host staging."""\n'
+                '        return {"row_to_seq": self._row_to_seq(bs)}\n'
+                "\n"
+                "    def _row_to_seq(self, bs):\n"
+                "        return self.row_ids[:bs].clone()\n"
+                "\n"
+                "    def prepare_prefill(self, context_lens):\n"
+                "        return self.max_seqlen(context_lens)\n"
+            ),
+            params=_PARAMS,
+            path="atom/backends/v4.py",
+            files=_STAGING,
+            note=(
+                "The refactor's fix: the map is a device copy out of the resident `row_ids`. "
+                "A host sync reached only from prefill is no entry's business."
+            ),
+        ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "class MlaBuilder:\n"
+                "    def capture_decode(self, ids, lens, total):\n"
+                "        rows = torch.repeat_interleave(ids, lens, output_size=total)\n"
+                "        return rows, self.pool.stage(rows)\n"
+            ),
+            params=_PARAMS,
+            path="atom/backends/mla.py",
+            files=_STAGING,
+            note=(
+                "`output_size` makes `repeat_interleave` safe; a method of another object "
+                "(`self.pool.stage`) is not followed, since its class is not known."
+            ),
+        ),
+    )
+    INVALID = (
+        Example(
+            source=(
+                "from atom.runner.staging import publish_batch_ids\n"
+                "\n"
+                "\n"
+                "class V4Builder:\n"
+                "    def prepare_mtp_decode(self, bs):\n"
+                '        """Rebuild on the GPU; touch no host staging."""\n'
+                '        return {"row_to_seq": self._row_to_seq(bs)}\n'
+                "\n"
+                "    def _row_to_seq(self, bs):\n"
+                "        return publish_batch_ids(self.row_buffer, self.row_ids[:bs])\n"
+            ),
+            params=_PARAMS,
+            path="atom/backends/v4.py",
+            files=_STAGING,
+            expect=(
+                Expect(
+                    "AC821",
+                    7,
+                    31,
+                    "V4Builder.prepare_mtp_decode (atom/backends/v4.py:7) -> V4Builder._row_to_seq"
+                    " (atom/backends/v4.py:10) -> `atom.runner.staging.publish_batch_ids()`",
+                ),
+            ),
+            note=(
+                "The record's bug: the row -> sequence map routed through `publish_batch_ids`, "
+                "a call away from the routine that promises no host staging."
+            ),
+        ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "from atom.backends.builder import CommonBuilder\n"
+                "\n"
+                "\n"
+                "class MlaBuilder(CommonBuilder):\n"
+                "    def capture_decode(self, ids, lens):\n"
+                "        width = self.max_seqlen(lens)\n"
+                "        torch.cuda.synchronize()\n"
+                "        return torch.repeat_interleave(ids, lens), width\n"
+            ),
+            params=_PARAMS,
+            path="atom/backends/mla.py",
+            files=_STAGING,
+            expect=(
+                Expect(
+                    "AC821",
+                    8,
+                    17,
+                    "-> atom.backends.builder.CommonBuilder.max_seqlen (atom/backends/builder.py:3"
+                    ") -> `.item()`",
+                ),
+                Expect("AC821", 9, 9, "torch.cuda.synchronize"),
+                Expect("AC821", 10, 16, "repeat_interleave"),
+            ),
+            note=(
+                "A host sync in a base class's helper, reached through `self.`; a sync and a "
+                "`repeat_interleave` without `output_size` in the captured region itself."
+            ),
+        ),
+    )
+
+    def __init__(self, id: str, **params) -> None:
+        super().__init__(id, **params)
+        self._entry_re = _globs(self.entries, last_component=True)
+        self._decorator_re = _globs(self.entry_decorators)
+        self._forbidden = _Forbidden(self.forbidden, self.unless_keyword or {})
+
+    def validate(self, where: str) -> None:
+        if not self.entries and not self.entry_decorators:
+            raise ConfigError(
+                f"{where}: kind `reachable-calls` needs `entries` or `entry-decorators`: "
+                "without an entry nothing is reached"
+            )
+        for pattern in self.unless_keyword or {}:
+            if pattern not in self.forbidden:
+                raise ConfigError(
+                    f"{where}: `unless-keyword` names {pattern!r}, which is not in `forbidden`"
+                )
+        for key, value in (self.unless_keyword or {}).items():
+            if not value.isidentifier():
+                raise ConfigError(
+                    f"{where}: `unless-keyword.{key}` must be a keyword name, got {value!r}"
+                )
+
+    def needles(self) -> tuple[str, ...]:
+        needles = [_needle(p) for p in (*self.entries, *self.entry_decorators)]
+        return () if any(n is None for n in needles) else tuple(dict.fromkeys(needles))
+
+    def wants_project(self, project) -> bool:
+        needles = self.needles()
+        return not needles or any(project.mentions(n) for n in needles)
+
+    # -- checking ------------------------------------------------------------
+
+    def check(self, source, project) -> Iterator:
+        from ..analysis.program import program_of
+
+        program = program_of(project)
+        module = program.module_of_source(source)
+        if module is None:
+            return
+        entries = list(self._entries(module))
+        if entries:
+            # A later run over other files asks this file's entries again (dependent_lines):
+            # from the cache, with every body's calls, it needs no parse.
+            program.complete(source)
+        for qual, outline, detail in entries:
+            for hit in self._search(program, module, qual):
+                yield self._finding(source, module, outline, detail, hit)
+
+    def _entries(self, module) -> Iterator[tuple]:
+        from ..analysis.functions import O_DECORATORS, O_QUAL
+
+        prefix = f"{module.name}." if module.name else ""
+        for outline in module.outlines:
+            qual = outline[O_QUAL]
+            named = self._entry_re is not None and self._entry_re.fullmatch(prefix + qual)
+            decorated = self._decorator_re is not None and any(
+                self._decorator_re.fullmatch(d) for d in outline[O_DECORATORS]
+            )
+            if not (named or decorated):
+                continue
+            yield qual, outline, module.detail(qual)
+
+    def _search(self, program, module, entry: str) -> list[tuple]:
+        """Per forbidden pattern, the shortest chain from ``entry``: (pattern, hops), each hop
+        ``(module, qual, call)``: the call made in that function, the last one forbidden."""
+        from ..analysis.functions import C_SPELLING, D_CALLS
+
+        start = (module.name, entry)
+        parent: dict[tuple[str, str], tuple | None] = {start: None}
+        queue = deque([start])
+        found: dict[str, list] = {}
+        visited = 0
+        while queue and visited < _MAX_FUNCTIONS:
+            node = queue.popleft()
+            visited += 1
+            mod = module if node[0] == module.name else program.module(node[0], details=True)
+            if mod is None:
+                continue
+            outline, detail = mod.outline(node[1]), mod.detail(node[1])
+            if outline is None or detail is None:
+                continue
+            for call in detail[D_CALLS]:
+                spelling = call[C_SPELLING]
+                target = program.resolve_call(mod, outline, spelling)
+                pattern = self._forbidden.match(spelling, call)
+                if pattern is None and target is not None:
+                    pattern = self._forbidden.match(f"{target[0]}.{target[1]}", call)
+                if pattern is not None:
+                    if pattern not in found:
+                        found[pattern] = _hops(parent, node, call, mod.path)
+                    continue
+                if target is not None and target not in parent:
+                    parent[target] = (node, call, mod.path)
+                    queue.append(target)
+        return [(pattern, hops) for pattern, hops in found.items()]
+
+    def _finding(self, source, module, outline, detail, hit):
+        from ..analysis.functions import C_COL, C_END_COL, C_END_LINE, C_LINE, C_SPELLING
+
+        pattern, hops = hit
+        first = hops[0][2]
+        line, end_line = first[C_LINE], first[C_END_LINE]
+        span = (
+            line,
+            source.char_column(line, first[C_COL]) + 1,
+            end_line,
+            source.char_column(end_line, first[C_END_COL]) + 1,
+        )
+        # Each function with the line where it makes the next call, then the forbidden call.
+        names = [
+            f"{qual if mod_name == module.name else f'{mod_name}.{qual}'} ({path}:{call[C_LINE]})"
+            for mod_name, qual, call, path in hops
+        ]
+        names.append(f"`{_spelled(hops[-1][2][C_SPELLING])}`")
+        return self.finding(
+            source,
+            span,
+            f"`{hops[0][1]}` is an entry and reaches `{pattern}` "
+            f"({self.forbidden[pattern]}): {' -> '.join(names)}",
+            span_node=(line, 0, end_line, 0),
+        )
+
+    def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
+        """The entry calls of ``path`` whose chain to a forbidden call runs through an edited
+        module: from the files' summaries (the cache's), parsing only what no summary covers."""
+        from ..analysis.functions import C_LINE
+        from ..analysis.program import program_of
+
+        name = project.module_name(path)
+        if not name or name in edited:
+            return {}
+        needles = self.needles()
+        if needles:
+            try:
+                with open(project.root / path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return {}
+            if not any(n.encode() in data for n in needles):
+                return {}
+        program = program_of(project)
+        module = program.module(name, details=True)
+        if module is None:
+            return {}
+        lines: dict[int, tuple[str, ...]] = {}
+        for qual, _outline, _detail in self._entries(module):
+            for _pattern, hops in self._search(program, module, qual):
+                through = tuple(dict.fromkeys(edited[m] for m, _q, _c, _p in hops if m in edited))
+                if through:
+                    line = hops[0][2][C_LINE]
+                    lines[line] = tuple(dict.fromkeys((*lines.get(line, ()), *through)))
+        return lines
+
+
+_MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
+
+
+def _hops(parent, node, call, path) -> list[tuple]:
+    """The chain to ``node`` (whose ``call`` is forbidden): ``(module, qual, call, path)`` a hop."""
+    out = [(node[0], node[1], call, path)]
+    link = parent[node]
+    while link is not None:
+        prev, prev_call, prev_path = link
+        out.append((prev[0], prev[1], prev_call, prev_path))
+        link = parent[prev]
+    out.reverse()
+    return out
+
+
+def _spelled(spelling: str) -> str:
+    """A call as the finding prints it: ``?.item`` (a method of an unnamed value) as ``.item()``."""
+    if spelling.startswith("?."):
+        return spelling[1:] + "()"
+    return spelling + "()"
+
+
+class _Forbidden:
+    """The forbidden patterns, matched against a spelling: method patterns by their last name."""
+
+    def __init__(self, patterns, unless) -> None:
+        self.unless = dict(unless)
+        self.methods: dict[str, str] = {}
+        self.others: list[tuple[re.Pattern, str]] = []
+        for pattern in patterns:
+            head, _, last = pattern.rpartition(".")
+            if head == "*" and last and not any(c in last for c in "*?["):
+                self.methods[last] = pattern
+            else:
+                self.others.append((_globs((pattern,)), pattern))
+
+    def match(self, spelling: str, call) -> str | None:
+        from ..analysis.functions import C_KEYWORDS
+
+        found = None
+        last = spelling.rpartition(".")[2]
+        if "." in spelling:
+            found = self.methods.get(last)
+        if found is None:
+            for regex, pattern in self.others:
+                if regex.fullmatch(spelling):
+                    found = pattern
+                    break
+        if found is not None:
+            keyword = self.unless.get(found)
+            if keyword is not None and (keyword in call[C_KEYWORDS] or "**" in call[C_KEYWORDS]):
+                return None
+        return found
+
+
+def _globs(patterns, *, last_component: bool = False) -> re.Pattern | None:
+    """One regex for dotted-name globs: ``*`` any run of characters (dots too), ``?`` one.
+
+    With ``last_component`` a pattern's last component matches the function's own name
+    only: ``*.capture_*`` is a method named ``capture_...``, not a function nested in one;
+    and a pattern without a dot is a name in any module or class (``capture_*``).
+    """
+    if not patterns:
+        return None
+    parts = []
+    for pattern in patterns:
+        head, dot, last = pattern.rpartition(".") if last_component else ("", "", pattern)
+        out = ["(?:.*\\.)?"] if last_component and not dot else []
+        for ch in head:
+            out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        out.append(re.escape(dot))
+        for ch in last:
+            if last_component:
+                out.append("[^.]*" if ch == "*" else "[^.]" if ch == "?" else re.escape(ch))
+            else:
+                out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        parts.append("".join(out))
+    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+def _needle(pattern: str) -> str | None:
+    """The longest literal run of a glob's last component: text a matching file must hold."""
+    last = pattern.rpartition(".")[2] if not pattern.endswith(".") else pattern
+    runs = [r for r in re.split(r"[*?\[\]]", last) if r]
+    best = max(runs, key=len, default="")
+    return best if len(best) >= 3 else None

@@ -1,0 +1,358 @@
+"""reachable-calls (AC821): a declared entry reaches no declared forbidden call."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from checkers import api
+from checkers.rules.reachable_calls import ReachableCalls
+from contracts.fields import ConfigError
+
+from ...scaffold import write_tree
+from ..rule_harness import run_rule
+
+PARAMS = {
+    "entries": ["*.prepare_mtp_decode", "*.capture_*"],
+    "forbidden": {
+        "*.item": "a host sync",
+        "torch.cuda.synchronize": "a host sync",
+        "*.publish_batch_ids": "host staging",
+        "*.repeat_interleave": "a host sync",
+    },
+    "unless-keyword": {"*.repeat_interleave": "output_size"},
+}
+TREE = {
+    "pkg/__init__.py": "from pkg.staging import publish_batch_ids\n",
+    "pkg/staging.py": (
+        "def publish_batch_ids(buffer, ids):\n"
+        "    buffer.cpu[: len(ids)] = ids\n"
+        "\n"
+        "\n"
+        "def device_copy(ids):\n"
+        "    return ids.clone()\n"
+    ),
+    "pkg/base.py": (
+        "class Base:\n"
+        "    def width(self, lens):\n"
+        "        return lens.max().item()\n"
+        "\n"
+        "    def plain(self, lens):\n"
+        "        return lens\n"
+        "\n"
+        "\n"
+        "class Middle(Base):\n"
+        "    def plain(self, lens):\n"
+        "        return lens.max().item()\n"
+    ),
+}
+
+
+def check(tmp_path, source, params=PARAMS, files=TREE, path="pkg/builder.py"):
+    return run_rule(ReachableCalls, source, params, path=path, root=tmp_path, files=files)
+
+
+def messages(found):
+    return [(f.line, f.column, f.message) for f in found]
+
+
+def test_a_chain_through_a_package_reexport_is_followed_to_its_definition(tmp_path):
+    source = (
+        "import pkg\n"
+        "\n"
+        "\n"
+        "class B:\n"
+        "    def prepare_mtp_decode(self, ids):\n"
+        "        return pkg.publish_batch_ids(self.buf, ids)\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 6
+    assert "`pkg.publish_batch_ids()`" in found.message
+
+
+def test_an_aliased_import_is_the_function_it_names(tmp_path):
+    source = (
+        "from pkg.staging import publish_batch_ids as stage\n"
+        "\n"
+        "\n"
+        "def capture_rows(buf, ids):\n"
+        "    return stage(buf, ids)\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert "`pkg.staging.publish_batch_ids()`" in found.message
+
+
+def test_self_resolves_on_the_class_and_then_its_bases_in_order(tmp_path):
+    source = (
+        "from pkg.base import Middle\n"
+        "\n"
+        "\n"
+        "class B(Middle):\n"
+        "    def capture_a(self, lens):\n"
+        "        return self.width(lens)\n"
+        "\n"
+        "    def capture_b(self, lens):\n"
+        "        return self.plain(lens)\n"
+        "\n"
+        "    def capture_c(self, lens):\n"
+        "        return super().plain(lens)\n"
+    )
+    found = check(tmp_path, source)
+    # width: Base's (through Middle); plain: Middle's override, which syncs; so does super()'s.
+    assert [f.line for f in found] == [6, 9, 12]
+    assert "pkg.base.Base.width (pkg/base.py:3)" in found[0].message
+    assert "pkg.base.Middle.plain (pkg/base.py:11)" in found[1].message
+
+
+def test_an_override_in_a_subclass_is_not_what_self_names(tmp_path):
+    source = (
+        "class Base:\n"
+        "    def capture_decode(self, lens):\n"
+        "        return self.plain(lens)\n"
+        "\n"
+        "    def plain(self, lens):\n"
+        "        return lens\n"
+        "\n"
+        "\n"
+        "class Sub(Base):\n"
+        "    def plain(self, lens):\n"
+        "        return lens.item()\n"
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_a_class_called_is_its_init_and_a_nested_function_is_followed(tmp_path):
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Plan:\n"
+        "    def __init__(self, lens):\n"
+        "        torch.cuda.synchronize()\n"
+        "\n"
+        "\n"
+        "def capture_plan(lens):\n"
+        "    def inner():\n"
+        "        return Plan(lens)\n"
+        "\n"
+        "    return inner()\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 13
+    assert "capture_plan (pkg/builder.py:13) -> capture_plan.inner (pkg/builder.py:11)" in (
+        found.message
+    )
+    assert "Plan.__init__ (pkg/builder.py:6) -> `torch.cuda.synchronize()`" in found.message
+
+
+def test_a_bare_name_in_a_method_is_not_a_method_of_its_class(tmp_path):
+    source = (
+        "def sync(x):\n"
+        "    return x\n"
+        "\n"
+        "\n"
+        "class B:\n"
+        "    def sync(self, x):\n"
+        "        return x.item()\n"
+        "\n"
+        "    def capture_x(self, x):\n"
+        "        return sync(x)\n"
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_the_shortest_chain_is_named_and_one_finding_per_forbidden_pattern(tmp_path):
+    source = (
+        "def a(x):\n"
+        "    return b(x)\n"
+        "\n"
+        "\n"
+        "def b(x):\n"
+        "    return x.item()\n"
+        "\n"
+        "\n"
+        "def capture_it(x):\n"
+        "    a(x)\n"
+        "    b(x)\n"
+        "    return x.item()\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert (found.line, found.column) == (12, 12)
+    assert found.message.endswith("capture_it (pkg/builder.py:12) -> `x.item()`")
+
+
+@pytest.mark.parametrize(
+    ("call", "flagged"),
+    [
+        ("torch.repeat_interleave(ids, lens)", True),
+        ("torch.repeat_interleave(ids, lens, output_size=n)", False),
+        ("ids.repeat_interleave(lens, **options)", False),
+        ("item(ids)", False),  # a plain function named like the method is not it
+        ("ids.items()", False),
+        ("torch.cuda.synchronize()", True),
+        ("cuda.synchronize()", False),
+    ],
+)
+def test_what_counts_as_a_forbidden_call(tmp_path, call, flagged):
+    source = f"import torch\n\n\ndef capture_x(ids, lens, n, options):\n    return {call}\n"
+    assert bool(check(tmp_path, source)) is flagged
+
+
+def test_a_decorator_makes_an_entry_and_the_entry_glob_names_a_function_not_its_nested_ones(
+    tmp_path,
+):
+    params = {**PARAMS, "entries": ["*.capture_*"], "entry-decorators": ["*.graph_captured"]}
+    source = (
+        "from pkg import marks\n"
+        "\n"
+        "\n"
+        "@marks.graph_captured\n"
+        "def step(x):\n"
+        "    return x.item()\n"
+        "\n"
+        "\n"
+        "def capture_outer(x):\n"
+        "    def helper(y):\n"
+        "        return y.item()\n"
+        "\n"
+        "    return x\n"
+    )
+    found = check(tmp_path, source, params=params)
+    # `step` is decorated; `capture_outer` never calls `helper`, and `helper` is no entry.
+    assert [f.line for f in found] == [6]
+
+
+def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
+    source = (
+        "class A(B):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "class B(A):\n"
+        "    def capture_x(self):\n"
+        "        return self.missing()\n"
+        "\n"
+        "\n"
+        "def capture_y():\n"
+        "    return f()\n"
+        "\n"
+        "\n"
+        "def f():\n"
+        "    return capture_y()\n"
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_a_noqa_on_the_entry_call_suppresses_with_its_reason(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "no-sync"\nkind = "reachable-calls"\nentries = ["*.capture_*"]\n'
+        'forbidden = { "*.item" = "a host sync" }\n'
+    )
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": (
+                "def helper(x):\n    return x.item()\n\n\n"
+                "def capture_a(x):\n"
+                "    return helper(x)  # noqa: AC821 -- runs once, before capture starts\n"
+            ),
+        },
+    )
+    result = api.check(["pkg/a.py"], cwd=tmp_path, jobs=1, use_cache=False)
+    assert result.findings == []
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"forbidden": {"*.item": "x"}}, "needs `entries` or `entry-decorators`"),
+        (
+            {**PARAMS, "unless-keyword": {"*.tolist": "output_size"}},
+            "`unless-keyword` names '*.tolist', which is not in `forbidden`",
+        ),
+        (
+            {**PARAMS, "unless-keyword": {"*.repeat_interleave": "output size"}},
+            "must be a keyword name",
+        ),
+        ({"entries": ["*.f"]}, "requires `forbidden`"),
+    ],
+)
+def test_a_declaration_that_cannot_work_is_refused_by_name(params, said):
+    with pytest.raises(ConfigError, match="contract `t`") as err:
+        ReachableCalls.from_table({"id": "t", **params}, "contract `t`")
+    assert said in str(err.value)
+
+
+# -- a run over some files ----------------------------------------------------------------------
+
+PROJECT = {
+    "pyproject.toml": (
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "decode-no-sync"\nkind = "reachable-calls"\nentries = ["*.prepare_mtp_decode"]\n'
+        'forbidden = { "*.item" = "a host sync", "*.publish_batch_ids" = "host staging" }\n'
+    ),
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": "def rows(ids):\n    return ids.clone()\n",
+    "pkg/builder.py": (
+        "from pkg.helpers import rows\n"
+        "\n"
+        "\n"
+        "class Builder:\n"
+        "    def prepare_mtp_decode(self, ids):\n"
+        "        return rows(ids)\n"
+    ),
+    "pkg/other.py": "from pkg.helpers import rows\n\n\ndef prefill(ids):\n    return rows(ids)\n",
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_tree(tmp_path, PROJECT)
+    past = time.time() - 60  # older than the cache's racy window
+    for folder, _, files in os.walk(tmp_path):
+        for name in files:
+            os.utime(os.path.join(folder, name), (past, past))
+    return tmp_path
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["cache-filled", "no-cache"])
+def test_an_edit_to_a_helper_fails_the_entry_that_reaches_it(project, warm):
+    if warm:
+        assert api.check([], cwd=project, jobs=1).findings == []
+    (project / "pkg/helpers.py").write_text("def rows(ids):\n    return ids.max().item()\n")
+    local = api.check(["pkg/helpers.py"], cwd=project, jobs=1, use_cache=warm)
+    assert [(f.path, f.line, f.code) for f in local.findings] == [("pkg/builder.py", 6, "AC821")]
+    assert local.findings[0].message.endswith("(reached through pkg/helpers.py, edited)")
+    whole = api.check([], cwd=project, jobs=1, use_cache=False)
+    assert local.findings[0].message.startswith(whole.findings[0].message)
+
+
+def test_a_warm_local_run_reads_unchanged_files_from_their_summaries(project, monkeypatch):
+    import ast
+
+    api.check([], cwd=project, jobs=1)
+    (project / "pkg/helpers.py").write_text("def rows(ids):\n    return ids.max().item()\n")
+    parsed = []
+    real = ast.parse
+
+    def counting(text, filename="<unknown>", *args, **kwargs):
+        parsed.append(str(filename))
+        return real(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    local = api.check(["pkg/helpers.py"], cwd=project, jobs=1)
+    assert len(local.findings) == 1
+    # The edit is parsed; the entry's file is parsed to report on its line. pkg/other.py holds
+    # no entry and is never read past its text.
+    assert sorted(parsed) == ["pkg/builder.py", "pkg/helpers.py"]
+
+
+def test_an_edit_that_reaches_nothing_forbidden_rechecks_nothing(project):
+    (project / "pkg/helpers.py").write_text("def rows(ids):\n    return ids[:2]\n")
+    assert api.check(["pkg/helpers.py"], cwd=project, jobs=1).findings == []
