@@ -651,10 +651,7 @@ def create_server() -> ContractsServer:
         if not hits:
             return None
         return types.Hover(
-            contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown,
-                value="\n\n---\n\n".join(convert.hover_markdown(f) for f in hits),
-            ),
+            contents=convert.hover(hits, convert.hover_kind(ls.client_capabilities)),
             range=positions.of(hits[0]),
         )
 

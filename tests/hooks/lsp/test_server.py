@@ -55,7 +55,16 @@ value = legacy
 """
 
 
-def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientCapabilities:
+_BOTH = (types.MarkupKind.Markdown, types.MarkupKind.PlainText)
+
+
+def capabilities(
+    *,
+    pull: bool = False,
+    snippets: bool = False,
+    hover_formats: tuple | None = _BOTH,
+    configuration: bool = False,
+) -> types.ClientCapabilities:
     return types.ClientCapabilities(
         general=types.GeneralClientCapabilities(
             position_encodings=[types.PositionEncodingKind.Utf16]
@@ -70,7 +79,7 @@ def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientC
             ),
             code_action=types.CodeActionClientCapabilities(),
             hover=types.HoverClientCapabilities(
-                content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+                content_format=None if hover_formats is None else list(hover_formats)
             ),
         ),
         workspace=types.WorkspaceClientCapabilities(
@@ -82,6 +91,7 @@ def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientC
             ),
             diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
             workspace_folders=True,
+            configuration=configuration,
         ),
         window=types.WindowClientCapabilities(
             show_document=types.ShowDocumentClientCapabilities(support=True)
@@ -104,7 +114,14 @@ def _read_code_actions_right(client) -> None:
 
 
 @contextlib.asynccontextmanager
-async def session(folders: list[Path], *, args: tuple[str, ...] = (), debounce_ms=20, **caps):
+async def session(
+    folders: list[Path],
+    *,
+    args: tuple[str, ...] = (),
+    debounce_ms=20,
+    options: dict | None = None,
+    **caps,
+):
     client = make_test_lsp_client()
     _read_code_actions_right(client)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -117,7 +134,7 @@ async def session(folders: list[Path], *, args: tuple[str, ...] = (), debounce_m
                 workspace_folders=[
                     types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in folders
                 ],
-                initialization_options={"debounceMs": debounce_ms},
+                initialization_options={"debounceMs": debounce_ms, **(options or {})},
             )
         )
         yield client
@@ -669,3 +686,111 @@ async def test_a_clean_buffer_is_published_as_checked_with_its_version(project):
     async with session([project]) as client:
         uri = open_doc(client, project / "pkg" / "clean.py", "value = 1\n")
         assert len(await diagnostics(client, uri, lambda d: len(d) == 0)) == 0
+
+
+def hover_at(client, uri: str, line: int, character: int):
+    return client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
+        )
+    )
+
+
+def actions_at(client, uri: str, start: tuple[int, int], end: tuple[int, int] | None = None):
+    """The code actions for a range, asked as an editor asks at its cursor: no
+    diagnostics in the context when none overlaps the range."""
+    end = end or start
+    return client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+
+
+PLAIN, MARKDOWN = types.MarkupKind.PlainText, types.MarkupKind.Markdown
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("formats", "kind"),
+    [
+        ((PLAIN,), PLAIN),  # eglot where markdown-mode is not installed
+        ((PLAIN, MARKDOWN), PLAIN),
+        ((MARKDOWN, PLAIN), MARKDOWN),
+        ((MARKDOWN,), MARKDOWN),
+        (None, PLAIN),  # a client that does not say: text every client shows as it is
+    ],
+)
+async def test_hover_is_in_the_markup_kind_the_client_prefers(project, formats, kind):
+    async with session([project], hover_formats=formats) as client:
+        uri = open_doc(client, project / "pkg" / "builder.py", VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        hover = await hover_at(client, uri, 1, 41)  # on `blocks`: the AC101
+        assert hover.contents.kind == kind
+        text = hover.contents.value
+        assert "AC101" in text and "keyword-only-parameter" in text
+        assert "Why is this bad?" in text and "Use instead" in text
+        assert "docs/contracts.md#ac101-keyword-only-parameter" in text
+        if kind == PLAIN:
+            # No markup around the headings, the example or the link (the rule's own
+            # words keep their code spans, `**kwargs` among them, as `explain` prints them).
+            assert "**AC101**" not in text and "**Why" not in text and "**Use" not in text
+            assert "```" not in text and "](" not in text
+            assert text.startswith("AC101 keyword-only-parameter -- contract blocks-keyword-only")
+            # The example is indented, as `atom-contracts explain` prints it.
+            assert "\n        def allocate_kv_cache_tensors(self, *, blocks):\n" in text
+        else:
+            assert text.startswith("**AC101**") and "```python\n" in text
+
+
+# AC301 on the condition: line 2, 0-based columns 11 (after `    assert `, 4 + 7) to 42
+# (11 + len("max_model_len % block_size == 0"), 31). The statement runs to line 4.
+ASSERTING = """\
+def max_block(max_model_len, block_size):
+    assert max_model_len % block_size == 0, (
+        "block size must divide the length"
+    )
+    return max_model_len // block_size
+"""
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ((1, 4), None),  # the cursor on `assert`
+        ((1, 4), (1, 10)),  # the word `assert` selected
+        ((1, 0), None),  # the start of the line, before the indentation
+        ((2, 12), None),  # inside the message, a line below the condition
+        ((3, 4), (3, 5)),  # the closing bracket
+    ],
+)
+async def test_code_actions_are_found_anywhere_on_the_flagged_statement(tmp_path, start, end):
+    root = tmp_path / "asserting"
+    write_tree(root, {"pyproject.toml": pyproject("no-input-asserts"), "pkg/pool.py": ASSERTING})
+    async with session([root]) as client:
+        uri = open_doc(client, root / "pkg" / "pool.py", ASSERTING)
+        (diag,) = await diagnostics(client, uri, lambda d: codes(d) == ["AC301"])
+        # What an editor underlines stays the condition, as the CLI's column says.
+        assert diag.range == types.Range(
+            start=types.Position(line=1, character=11),
+            end=types.Position(line=1, character=42),
+        )
+        actions = await actions_at(client, uri, start, end)
+        titles = sorted(a.title for a in actions)
+        assert titles == [
+            "Suppress AC301 on this line, with a reason",
+            "Unsafe fix: Raise ValueError instead of asserting (AC301) -- review the change",
+        ]
+        assert all(a.diagnostics[0].range == diag.range for a in actions)
+        # Not on the statements around it.
+        assert not await actions_at(client, uri, (0, 4))
+        assert not await actions_at(client, uri, (4, 4))
+        # A whole line selected ends at the start of the next: the `def` line alone.
+        assert not await actions_at(client, uri, (0, 0), (1, 0))
