@@ -203,29 +203,61 @@ class ContractsServer(LanguageServer):
 
     def text_of(self, uri: str) -> str | None:
         """The buffer's text; for a document the client never opened (a pull, a hover
-        before the open), the file's on disk; None when there is no such file."""
-        document = self.workspace.get_text_document(uri)
+        before the open), the file's on disk, decoded as Python decodes it (BOM, coding
+        cookie); None when there is no such file or Python would refuse its bytes."""
+        if uri in self.workspace.text_documents:
+            return self.workspace.get_text_document(uri).source
+        from checkers.source import DecodeError, decode_source, read_regular
+
+        path = to_fs_path(uri)
         try:
-            return document.source
-        except (OSError, UnicodeDecodeError):
+            return decode_source(read_regular(path)) if path else None
+        except (OSError, DecodeError):
             return None
 
     def check_document(self, uri: str) -> list[Finding]:
-        """The findings of the buffer as it is now (cached per document version)."""
+        """The findings of the buffer as it is now (cached per document version).
+
+        A file whose bytes are not Python source is its AC001, as on the
+        command line, whether the client could not send it (Emacs cannot
+        put raw bytes into JSON, so it never opens it here and asks about its
+        URI alone) or sent its own lossy reading of it (U+FFFD where it could
+        not decode: the text the file would be saved as, not the file).
+        """
         document = self.workspace.get_text_document(uri)
         cached = self.results.get(uri)
         if cached is not None and cached[0] == document.version and document.version is not None:
             return cached[1]
         path = document.path
         findings: list[Finding] = []
-        text = self.text_of(uri)
-        if path and path.endswith(_PYTHON_SUFFIXES) and text is not None:
+        if path and path.endswith(_PYTHON_SUFFIXES):
             declaration = self.declaration_for(path)
             if declaration is not None and declaration.config is not None:
                 opened = uri in self.workspace.text_documents
-                findings = self.logged(declaration.check(path, text, buffer=opened))
+                text = self.text_of(uri)
+                refused = None
+                if text is None or (opened and "\ufffd" in text):
+                    refused = declaration.undecodable(os.path.abspath(path))
+                if refused is not None:
+                    findings = [refused]
+                elif text is not None:
+                    findings = self.logged(declaration.check(path, text, buffer=opened))
         self.results[uri] = (document.version, findings)
         return findings
+
+    def unsent(self, uri: str) -> None:
+        """A document the client asks about (a hover, code actions, a save) but never
+        opened: the one the client could not send, a file it cannot decode, gets its
+        AC001 pushed; once it decodes, that AC001 is cleared."""
+        if uri in self.workspace.text_documents or not self.pushing:
+            return
+        path = to_fs_path(uri) or ""
+        declaration = self.declaration_for(path) if path.endswith(_PYTHON_SUFFIXES) else None
+        if declaration is None or declaration.config is None:
+            return
+        refused = declaration.undecodable(os.path.abspath(path))
+        findings = [refused] if refused is not None else []
+        self.publish(uri, convert.diagnostics(findings, "", self.workspace.position_codec), None)
 
     def logged(self, findings: list[Finding]) -> list[Finding]:
         """A contract that crashed is the file's AC002 (the linter's doing: the other
@@ -443,12 +475,14 @@ class ContractsServer(LanguageServer):
                 if abspath in seen:
                     continue
                 seen.add(abspath)
-                text = declaration.disk_text(abspath)
-                if text is None:
+                checked = declaration.disk_findings(abspath)
+                if checked is None:
                     continue
-                findings = self.logged(declaration.check(abspath, text))
+                findings, text = checked
                 uri = from_fs_path(abspath)
-                reports.append(self._report(uri, findings, text, None, previous, codec))
+                reports.append(
+                    self._report(uri, self.logged(findings), text, None, previous, codec)
+                )
         return reports
 
     def _workspace_declarations(self) -> list[Declaration]:
@@ -547,6 +581,7 @@ def create_server() -> ContractsServer:
         if declaration is not None:
             declaration.saved(path)  # on disk now: a file created by this save resolves
         ls.push(uri)
+        ls.unsent(uri)
         if declaration is not None:
             ls.sweep(ls.affected([path]))
 
@@ -631,6 +666,7 @@ def create_server() -> ContractsServer:
     def code_action(ls: ContractsServer, params: types.CodeActionParams):
         from .actions import code_actions
 
+        ls.unsent(params.text_document.uri)
         return code_actions(ls, params)
 
     @server.command(PLACE_CURSOR)
@@ -644,6 +680,7 @@ def create_server() -> ContractsServer:
     @guarded()
     def hover(ls: ContractsServer, params: types.HoverParams):
         uri = params.text_document.uri
+        ls.unsent(uri)
         findings = ls.check_document(uri)
         positions = convert.Positions(ls.text_of(uri) or "", ls.workspace.position_codec)
         at = positions.from_lsp(params.position)

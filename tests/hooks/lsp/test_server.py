@@ -794,3 +794,96 @@ async def test_code_actions_are_found_anywhere_on_the_flagged_statement(tmp_path
         assert not await actions_at(client, uri, (4, 4))
         # A whole line selected ends at the start of the next: the `def` line alone.
         assert not await actions_at(client, uri, (0, 0), (1, 0))
+
+
+def cli_message(data: bytes, rel: str, code: str, scratch: Path) -> str:
+    """The message `atom-contracts check REL` prints for a file of ``data``'s one ``code``
+    finding, in a project of its own (the server's tests declare kinds the CLI lacks)."""
+    root = scratch / "cli"
+    write_tree(root, {"pyproject.toml": pyproject("blocks-keyword-only")})
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "checkers", "check", rel],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith(f"{rel}:")]
+    assert f" {code} " in line, done.stdout
+    return line.split(f" {code} ", 1)[1]
+
+
+# Bytes no Python source decodes to: a 0xff is never UTF-8.
+BINARY = b"x = 1\n\xff\xfe\x00binary\x80\n"
+
+
+@pytest.mark.asyncio
+async def test_a_file_the_editor_cannot_send_is_its_ac001_as_on_the_command_line(project, tmp_path):
+    # Emacs cannot put a buffer of raw bytes into JSON, so it never sends the didOpen;
+    # it asks about the document (hover at point, a save) by its URI alone.
+    blob = project / "pkg" / "blob.py"
+    blob.write_bytes(BINARY)
+    expected = cli_message(BINARY, "pkg/blob.py", "AC001", tmp_path)
+    assert expected == "cannot be decoded: line 2: byte b'\\xff' is not valid utf-8 (the default)"
+    uri = from_fs_path(str(blob))
+    async with session([project]) as client:
+        await hover_at(client, uri, 0, 0)
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert (diag.code, diag.message) == ("AC001", expected)
+        assert diag.range.start == types.Position(line=0, character=0)
+    async with session([project]) as client:
+        save(client, uri)
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert (diag.code, diag.message) == ("AC001", expected)
+
+
+@pytest.mark.asyncio
+async def test_an_undecodable_file_is_its_ac001_when_pulled_too(project, tmp_path):
+    blob = project / "pkg" / "blob.py"
+    blob.write_bytes(BINARY)
+    expected = cli_message(BINARY, "pkg/blob.py", "AC001", tmp_path)
+    uri = from_fs_path(str(blob))
+    async with session([project], pull=True) as client:
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert [(d.code, d.message) for d in report.items] == [("AC001", expected)]
+        workspace = await client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        (blob_report,) = [r for r in workspace.items if r.uri == uri]
+        assert [(d.code, d.message) for d in blob_report.items] == [("AC001", expected)]
+        assert uri not in client.diagnostics  # pulled, not pushed
+
+
+@pytest.mark.asyncio
+async def test_a_buffer_the_editor_decoded_lossily_is_the_files_ac001(project, tmp_path):
+    # Latin-1 bytes with no coding cookie: Python (and the CLI) refuse them; an editor
+    # that opens the file anyway sends U+FFFD where it could not decode.
+    path = project / "pkg" / "latin.py"
+    path.write_bytes(b'name = "caf\xe9"\n')
+    expected = cli_message(path.read_bytes(), "pkg/latin.py", "AC001", tmp_path)
+    assert expected == "cannot be decoded: line 1: byte b'\\xe9' is not valid utf-8 (the default)"
+    async with session([project]) as client:
+        uri = open_doc(client, path, 'name = "caf\ufffd"\n')
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert (diag.code, diag.message) == ("AC001", expected)
+        # Typed over until it reads as the file should, the buffer is checked as usual.
+        change(client, uri, 2, 'name = "cafe"\nvalue = legacy\n')
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"])
+
+
+@pytest.mark.asyncio
+async def test_a_file_read_from_disk_is_decoded_as_python_decodes_it(project):
+    # Not opened: a hover or a pull reads the file, whose cookie says Latin-1.
+    path = project / "pkg" / "cookie.py"
+    path.write_bytes(b'# -*- coding: latin-1 -*-\nname = "caf\xe9"\nvalue = legacy\n')
+    uri = from_fs_path(str(path))
+    async with session([project], pull=True) as client:
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert codes(report.items) == ["AC991"]
