@@ -887,3 +887,91 @@ async def test_a_file_read_from_disk_is_decoded_as_python_decodes_it(project):
             types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
         assert codes(report.items) == ["AC991"]
+
+
+def configure(client, settings) -> None:
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings=settings)
+    )
+
+
+FIXED_BLOCKS = VIOLATING.replace("(self, blocks)", "(self, *, blocks)")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"atom-contracts": {"debounceMs": 0}},  # under the server's section: Neovim, eglot
+        {"debounceMs": 0},  # the server's own table, as Helix sends its `config`
+    ],
+)
+async def test_the_debounce_changes_at_run_time(project, settings):
+    path = project / "pkg" / "builder.py"
+    async with session([project], debounce_ms=10_000) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)  # an open is not debounced
+        change(client, uri, 2, FIXED_BLOCKS)
+        await asyncio.sleep(1.0)
+        assert codes(client.diagnostics[uri]) == ["AC101", "AC991"]  # 9 s of quiet to go
+        # The check already waiting is rescheduled under the new debounce.
+        configure(client, settings)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"], timeout=5.0)
+        change(client, uri, 3, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2, timeout=5.0)
+
+
+@pytest.mark.asyncio
+async def test_settings_are_asked_for_when_the_change_carries_none(project):
+    # VS Code's client sends `settings: null` and answers workspace/configuration.
+    path = project / "pkg" / "builder.py"
+    async with session([project], debounce_ms=10_000, configuration=True) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        client.set_configuration({"debounceMs": 0}, section="atom-contracts")
+        configure(client, None)
+        await asyncio.sleep(0.5)
+        change(client, uri, 2, FIXED_BLOCKS)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"], timeout=5.0)
+
+
+@pytest.mark.asyncio
+async def test_the_diagnostic_mode_changes_at_run_time(project):
+    path = project / "pkg" / "builder.py"
+    async with session([project], pull=True, options={"diagnosticMode": "push"}) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        # To pull: what was pushed is withdrawn (it would show twice) and pulls answer.
+        configure(client, {"atom-contracts": {"diagnosticMode": "pull"}})
+        await diagnostics(client, uri, lambda d: len(d) == 0)
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert codes(report.items) == ["AC101", "AC991"]
+        change(client, uri, 2, FIXED_BLOCKS)
+        await asyncio.sleep(0.5)
+        assert len(client.diagnostics[uri]) == 0  # no longer pushed
+        # Back to push: every open buffer is pushed at once.
+        configure(client, {"atom-contracts": {"diagnosticMode": "push"}})
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"])
+
+
+@pytest.mark.asyncio
+async def test_a_bad_setting_is_named_and_the_others_still_apply(project):
+    path = project / "pkg" / "builder.py"
+    async with session([project], debounce_ms=10_000) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        configure(
+            client,
+            {"atom-contracts": {"debounceMs": 0, "diagnosticMode": "sometimes", "colour": 1}},
+        )
+        change(client, uri, 2, FIXED_BLOCKS)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"], timeout=5.0)
+        told = [m.message for m in client.log_messages if m.type == types.MessageType.Warning]
+        assert any("diagnosticMode" in t and "'sometimes'" in t for t in told), told
+        assert any("colour" in t for t in told), told
+        configure(client, {"atom-contracts": {"debounceMs": -5}})
+        await asyncio.sleep(0.3)
+        told = [m.message for m in client.log_messages if m.type == types.MessageType.Warning]
+        assert any("debounceMs" in t and "-5" in t for t in told), told
