@@ -44,6 +44,8 @@ import torch
 from atom.pool_layout.manifest import StagingLayout
 from atom.pool_layout.transfer import KVTransferTensors, TransferRegion
 
+#: Calls a region set remembers as checked (``RegionSet._repeat_key``).
+_MEMO_CALLS = 16
 #: Word widths the kernel moves, widest first; the dtype only carries the width (bits are copied).
 WORD_DTYPES: dict[int, torch.dtype] = {
     8: torch.int64,
@@ -68,6 +70,9 @@ class KernelConfig:
       up its block id and range and exits per piece.
     - ``prefetch`` (persistent only): a program issues the loads of its next piece before the
       stores of the current one, so its bytes are in flight while it looks up the next piece.
+    - ``blocks_per_program``: a program moves the same piece of this many blocks of the ids, so
+      a launch is that many times fewer programs -- for a transfer of a few MiB, where starting
+      and retiring programs is a share of the time (not with ``prefetch``).
     - ``one_region``: a block that is one range of the storage (an entry-major arena, a state
       pool) has its pieces computed from three scalars instead of read from the table.
     - ``full_fast``: a whole piece moves unmasked; ``streaming``: loads evict first and stores
@@ -81,13 +86,14 @@ class KernelConfig:
     num_warps: int = 4
     persistent: int = 0
     prefetch: bool = False
+    blocks_per_program: int = 1
     one_region: bool = True
     full_fast: bool = True
     streaming: bool = False
     direct: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("piece_bytes", "num_warps", "persistent"):
+        for name in ("piece_bytes", "num_warps", "persistent", "blocks_per_program"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"KernelConfig.{name} must be an int, got {value!r}")
@@ -107,6 +113,10 @@ class KernelConfig:
             )
         if self.prefetch and not self.persistent:
             raise ValueError("prefetch needs a persistent grid (persistent > 0)")
+        if not 1 <= self.blocks_per_program <= 64:
+            raise ValueError(f"blocks_per_program must be 1 to 64, got {self.blocks_per_program}")
+        if self.prefetch and self.blocks_per_program > 1:
+            raise ValueError("prefetch moves one block a task; blocks_per_program must be 1")
 
     @classmethod
     def parse(cls, text: str) -> KernelConfig:
@@ -153,6 +163,11 @@ ONE_RANGE_KERNEL = KernelConfig(piece_bytes=65536, num_warps=16)
 #: ``ONE_RANGE_KERNEL`` on every entry-major pool of 216 KiB blocks and more in the H200
 #: sweep of direct launches (median 96.4% of a plain copy, against 95.4%; docs/performance.md).
 WIDE_RANGE_KERNEL = KernelConfig(piece_bytes=131072, num_warps=32)
+#: A call moving at most this many bytes -- the 8-32 MiB of the EAGLE3 head alone or kimi-linear
+#: at 256 blocks -- is where a launch's ramp and a call's host work are most of its time ...
+SMALL_TRANSFER_BYTES = 32 << 20
+#: ... and the launch such a call takes by default; None: the same as a larger call's.
+SMALL_TRANSFER_KERNEL: KernelConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +193,15 @@ class StagedBlocks:
                 f"staged data of shape {tuple(d.shape)} (stride {d.stride()}) is not contiguous "
                 f"blocks of the layout's {self.layout.block_bytes} B"
             )
+
+    @classmethod
+    def trusted(cls, layout: StagingLayout, data: torch.Tensor) -> StagedBlocks:
+        """Staged blocks whose data was checked against ``layout`` by an earlier call on the
+        same buffer (a region set's repeated call), without checking them again."""
+        staged = object.__new__(cls)
+        object.__setattr__(staged, "layout", layout)
+        object.__setattr__(staged, "data", data)
+        return staged
 
     @property
     def blocks(self) -> int:
@@ -308,6 +332,8 @@ class RegionSet:
         self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
         #: The Triton launcher's prepared launches of recent calls (its to read and write).
         self._launches: dict[tuple, tuple] = {}
+        #: Recent unvalidated calls that passed their checks (``_repeat_key``).
+        self._repeats: set[tuple] = set()
 
     # -- checks, once per set -------------------------------------------------------------------
 
@@ -512,10 +538,17 @@ class RegionSet:
 
     # -- the two directions ---------------------------------------------------------------------
 
-    def default_kernel(self) -> KernelConfig:
-        """The launch a call takes when given none: for a block that is one range, the widest
-        of ``WIDE_RANGE_KERNEL`` and ``ONE_RANGE_KERNEL`` whose piece the range fills at least
-        once; else ``DEFAULT_KERNEL``."""
+    def default_kernel(self, blocks: int | None = None) -> KernelConfig:
+        """The launch a call takes when given none: for a call of ``blocks`` blocks of at most
+        ``SMALL_TRANSFER_BYTES``, ``SMALL_TRANSFER_KERNEL``; for a block that is one range, the
+        widest of ``WIDE_RANGE_KERNEL`` and ``ONE_RANGE_KERNEL`` whose piece the range fills at
+        least once; else ``DEFAULT_KERNEL``."""
+        if (
+            SMALL_TRANSFER_KERNEL is not None
+            and blocks is not None
+            and blocks * self.layout.block_bytes <= SMALL_TRANSFER_BYTES
+        ):
+            return SMALL_TRANSFER_KERNEL
         one = self.one_range()
         if one is not None:
             for kernel in (WIDE_RANGE_KERNEL, ONE_RANGE_KERNEL):
@@ -523,9 +556,9 @@ class RegionSet:
                     return kernel
         return DEFAULT_KERNEL
 
-    def _kernel(self, kernel: Any) -> KernelConfig:
+    def _kernel(self, kernel: Any, blocks: int | None = None) -> KernelConfig:
         if kernel is None:
-            return self.default_kernel()
+            return self.default_kernel(blocks)
         if not isinstance(kernel, KernelConfig):
             raise TypeError(f"kernel must be a KernelConfig, got {type(kernel).__name__}")
         return kernel
@@ -561,10 +594,18 @@ class RegionSet:
         ``(len(ids), layout.block_bytes)`` uint8. ``validate=False`` skips the range check of a
         tensor of ids (one device sync), for a caller that checked them already. ``kernel`` is
         how the Triton kernel is launched (ignored by the reference); None: the set's
-        :meth:`default_kernel`."""
+        :meth:`default_kernel`.
+
+        A call repeating an earlier unvalidated one -- the same ids and ``out`` buffers, by
+        address, count, dtype and stride -- skips the checks that call passed and goes straight
+        to the launch: a back-to-back transfer of a few MiB is otherwise waiting on them."""
+        repeat = self._repeat_key("gather", ids, out, impl, validate)
+        if repeat is not None and repeat in self._repeats:
+            _launcher()(self, "gather", out, ids, self._kernel(kernel, ids.numel()))
+            return StagedBlocks.trusted(self.layout, out)
         impl = self._impl(impl)
-        kernel = self._kernel(kernel)
         t = self._ids(ids, unique=False, validate=validate)
+        kernel = self._kernel(kernel, t.numel())
         shape = (t.numel(), self.layout.block_bytes)
         if out is None:
             out = torch.empty(shape, dtype=torch.uint8, device=self.device)
@@ -586,6 +627,7 @@ class RegionSet:
             self._gather_torch(t, out)
         else:
             _launcher()(self, "gather", out, t, kernel)
+            self._remember(repeat, t is ids)
         return staged
 
     def scatter(
@@ -605,8 +647,14 @@ class RegionSet:
         """
         if not isinstance(staged, StagedBlocks):
             raise TypeError(f"scatter takes StagedBlocks, got {type(staged).__name__}")
+        repeat = None
+        if staged.layout is self.layout:  # this set's own layout: nothing to compare
+            repeat = self._repeat_key("scatter", ids, staged.data, impl, validate)
+            if repeat is not None and repeat in self._repeats:
+                _launcher()(self, "scatter", staged.data, ids, self._kernel(kernel, ids.numel()))
+                return
         impl = self._impl(impl)
-        kernel = self._kernel(kernel)
+        kernel = self._kernel(kernel, staged.blocks)
         why = self.layout.difference(staged.layout)
         if why is not None:
             raise ValueError(f"the staged blocks were laid out for another region set: {why}")
@@ -624,6 +672,35 @@ class RegionSet:
             self._scatter_torch(data, t)
         else:
             _launcher()(self, "scatter", data, t, kernel)
+            self._remember(repeat, t is ids and data is staged.data)
+
+    # -- repeated calls -------------------------------------------------------------------------
+
+    def _repeat_key(self, direction, ids, buf, impl, validate) -> tuple | None:
+        """What an unvalidated call's checks depended on -- the ids' and the staging buffer's
+        address, count, dtype, stride and device -- or None for a call that is checked every
+        time (validated, ids not a tensor, no buffer of its own)."""
+        if (
+            validate
+            or buf is None
+            or type(ids) is not torch.Tensor
+            or type(buf) is not torch.Tensor
+        ):
+            return None
+        return (
+            direction, impl,
+            ids.data_ptr(), ids.shape, ids.stride(), ids.dtype, ids.is_cuda,
+            buf.data_ptr(), buf.shape, buf.stride(), buf.dtype, buf.is_cuda,
+        )  # fmt: skip
+
+    def _remember(self, repeat: tuple | None, as_given: bool) -> None:
+        """Remember a call that passed its checks and launched the buffers it was handed as they
+        were (no id converted, no staged block copied to the device), so its repeat skips them."""
+        if repeat is None or not as_given:
+            return
+        if len(self._repeats) >= _MEMO_CALLS:
+            self._repeats.clear()  # a caller cycling through many buffers
+        self._repeats.add(repeat)
 
     def __repr__(self) -> str:
         return (
