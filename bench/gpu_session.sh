@@ -7,7 +7,8 @@
 #   bash bench/gpu_session.sh [table args...]      e.g. --reps 10
 # SWEEP=0 skips the sweep (the table then runs the library's default launch); TABLE=0 the table;
 # TESTS=0 the GPU tests; PICKED=0 keeps the sweep's pick out of the rest (no second test run, the
-# table at the defaults); SWEEP_REPS the sweep's repetitions (15).
+# table at the defaults), PICKED_SMALL=0 its pick for 8-32 MiB; SWEEP_REPS the sweep's repetitions
+# (15).
 # Each part has a time limit (seconds: TEST_TIMEOUT 150, SWEEP_TIMEOUT 240, TABLE_TIMEOUT 330),
 # so one that runs long still leaves the others their turn and its own output so far.
 set -o pipefail
@@ -35,10 +36,8 @@ picked_small=""
 if [ "${SWEEP:-1}" != 0 ]; then
   timeout "${SWEEP_TIMEOUT:-240}" python3 bench/gpu_transfer.py --variants --no-table --reps "${SWEEP_REPS:-15}" \
     --pick "$OUT/picked.txt" --pick-small "$OUT/picked_small.txt" 2>&1 | tee "$OUT/sweep.log"
-  if [ "${PICKED:-1}" != 0 ]; then
-    picked=$(cat "$OUT/picked.txt" 2>/dev/null)
-    picked_small=$(cat "$OUT/picked_small.txt" 2>/dev/null)
-  fi
+  [ "${PICKED:-1}" != 0 ] && picked=$(cat "$OUT/picked.txt" 2>/dev/null)
+  [ "${PICKED_SMALL:-1}" != 0 ] && picked_small=$(cat "$OUT/picked_small.txt" 2>/dev/null)
   if [ -n "$picked" ] && [ "${TESTS:-1}" != 0 ]; then
     ATOM_TEST_KERNEL=$picked gpu_tests pytest_picked.log
   fi
