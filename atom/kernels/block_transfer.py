@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import math
 import os
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +45,6 @@ import torch
 from atom.pool_layout.manifest import StagingLayout
 from atom.pool_layout.transfer import KVTransferTensors, TransferRegion
 
-#: Calls a region set remembers as checked (``RegionSet._repeat_key``).
-_MEMO_CALLS = 16
 #: Word widths the kernel moves, widest first; the dtype only carries the width (bits are copied).
 WORD_DTYPES: dict[int, torch.dtype] = {
     8: torch.int64,
@@ -249,6 +248,14 @@ def _launcher():
     return launch
 
 
+@functools.cache
+def _relauncher():
+    """The Triton launch of a prepared call again (``triton_block_transfer.relaunch``)."""
+    from atom.kernels.triton_block_transfer import relaunch
+
+    return relaunch
+
+
 def _word_bytes(alignment: int) -> int:
     return next(w for w in WORD_DTYPES if alignment % w == 0)
 
@@ -332,8 +339,10 @@ class RegionSet:
         self._plans: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor, int]] = {}
         #: The Triton launcher's prepared launches of recent calls (its to read and write).
         self._launches: dict[tuple, tuple] = {}
-        #: Recent unvalidated calls that passed their checks (``_repeat_key``).
-        self._repeats: set[tuple] = set()
+        #: The last unvalidated call of each direction that passed its checks, and what its
+        #: launch prepared (``_repeat``); the launcher sets ``_last_prepared`` on every launch.
+        self._last_calls: dict[str, tuple] = {}
+        self._last_prepared: tuple | None = None
 
     # -- checks, once per set -------------------------------------------------------------------
 
@@ -596,13 +605,13 @@ class RegionSet:
         how the Triton kernel is launched (ignored by the reference); None: the set's
         :meth:`default_kernel`.
 
-        A call repeating an earlier unvalidated one -- the same ids and ``out`` buffers, by
-        address, count, dtype and stride -- skips the checks that call passed and goes straight
-        to the launch: a back-to-back transfer of a few MiB is otherwise waiting on them."""
-        repeat = self._repeat_key("gather", ids, out, impl, validate)
-        if repeat is not None and repeat in self._repeats:
-            _launcher()(self, "gather", out, ids, self._kernel(kernel, ids.numel()))
+        A call repeating the last unvalidated one -- the very same ids and ``out`` tensors, at the
+        same addresses, the same ``impl`` and ``kernel`` -- skips the checks that call passed and
+        launches what it prepared: a back-to-back transfer of a few MiB otherwise waits on them
+        (the ids' values may change between the calls; the kernel reads them where they are)."""
+        if not validate and self._repeat("gather", ids, out, impl, kernel):
             return StagedBlocks.trusted(self.layout, out)
+        passed = kernel
         impl = self._impl(impl)
         t = self._ids(ids, unique=False, validate=validate)
         kernel = self._kernel(kernel, t.numel())
@@ -627,7 +636,8 @@ class RegionSet:
             self._gather_torch(t, out)
         else:
             _launcher()(self, "gather", out, t, kernel)
-            self._remember(repeat, t is ids)
+            if not validate and t is ids:
+                self._remember("gather", ids, out, impl, passed)
         return staged
 
     def scatter(
@@ -647,12 +657,14 @@ class RegionSet:
         """
         if not isinstance(staged, StagedBlocks):
             raise TypeError(f"scatter takes StagedBlocks, got {type(staged).__name__}")
-        repeat = None
-        if staged.layout is self.layout:  # this set's own layout: nothing to compare
-            repeat = self._repeat_key("scatter", ids, staged.data, impl, validate)
-            if repeat is not None and repeat in self._repeats:
-                _launcher()(self, "scatter", staged.data, ids, self._kernel(kernel, ids.numel()))
-                return
+        # This set's own layout needs no comparing: a repeat of the last call launches again.
+        if (
+            not validate
+            and staged.layout is self.layout
+            and self._repeat("scatter", ids, staged.data, impl, kernel)
+        ):
+            return
+        passed = kernel
         impl = self._impl(impl)
         kernel = self._kernel(kernel, staged.blocks)
         why = self.layout.difference(staged.layout)
@@ -672,35 +684,41 @@ class RegionSet:
             self._scatter_torch(data, t)
         else:
             _launcher()(self, "scatter", data, t, kernel)
-            self._remember(repeat, t is ids and data is staged.data)
+            if not validate and t is ids and data is staged.data and staged.layout is self.layout:
+                self._remember("scatter", ids, data, impl, passed)
 
     # -- repeated calls -------------------------------------------------------------------------
 
-    def _repeat_key(self, direction, ids, buf, impl, validate) -> tuple | None:
-        """What an unvalidated call's checks depended on -- the ids' and the staging buffer's
-        address, count, dtype, stride and device -- or None for a call that is checked every
-        time (validated, ids not a tensor, no buffer of its own)."""
+    def _repeat(self, direction: str, ids: Any, buf: Any, impl: str, kernel: Any) -> bool:
+        """Launch again the last unvalidated ``direction`` call if this one repeats it: the same
+        ids and buffer objects, still at the addresses they had, the same ``impl`` and the same
+        ``kernel`` argument. Identity, not equality, so the test costs next to nothing."""
+        last = self._last_calls.get(direction)
+        if last is None:
+            return False
+        ids_ref, buf_ref, ids_at, buf_at, last_impl, last_kernel, prepared = last
         if (
-            validate
-            or buf is None
-            or type(ids) is not torch.Tensor
-            or type(buf) is not torch.Tensor
+            ids_ref() is not ids
+            or buf_ref() is not buf
+            or impl != last_impl
+            or kernel is not last_kernel
+            or ids.data_ptr() != ids_at
+            or buf.data_ptr() != buf_at
         ):
-            return None
-        return (
-            direction, impl,
-            ids.data_ptr(), ids.shape, ids.stride(), ids.dtype, ids.is_cuda,
-            buf.data_ptr(), buf.shape, buf.stride(), buf.dtype, buf.is_cuda,
-        )  # fmt: skip
+            return False
+        return _relauncher()(prepared)
 
-    def _remember(self, repeat: tuple | None, as_given: bool) -> None:
-        """Remember a call that passed its checks and launched the buffers it was handed as they
-        were (no id converted, no staged block copied to the device), so its repeat skips them."""
-        if repeat is None or not as_given:
+    def _remember(self, direction: str, ids: Any, buf: Any, impl: str, kernel: Any) -> None:
+        """Keep what a call that passed its checks launched, if the launch prepared one (a
+        direct launch); weakly, so the buffers are not kept alive by it."""
+        prepared = self._last_prepared
+        if prepared is None:
+            self._last_calls.pop(direction, None)
             return
-        if len(self._repeats) >= _MEMO_CALLS:
-            self._repeats.clear()  # a caller cycling through many buffers
-        self._repeats.add(repeat)
+        self._last_calls[direction] = (
+            weakref.ref(ids), weakref.ref(buf), ids.data_ptr(), buf.data_ptr(), impl, kernel,
+            prepared,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         return (

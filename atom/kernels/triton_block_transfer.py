@@ -275,6 +275,13 @@ def _programs(device: torch.device, total: int, per_sm: int) -> int:
     return max(1, min(total, per_sm * sms))
 
 
+def relaunch(prepared: tuple) -> bool:
+    """Launch again what a direct launch prepared (``RegionSet._last_prepared``): for a caller
+    that knows its buffers are the ones that launch was prepared for. False where no direct
+    launch works here."""
+    return _launch_direct(*prepared)
+
+
 def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor, config):
     """Move ``ids``' blocks between ``region_set``'s storage and ``staging`` (``(n,
     block_bytes)`` uint8, contiguous, on the set's device) in one launch, as ``config`` (a
@@ -292,8 +299,10 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
     # plan never changes. The launch loop of a transfer is such calls.
     memo = (direction, config, staging.data_ptr(), staging.numel(), staging.dtype,
             ids.data_ptr(), ids.numel(), ids.dtype)  # fmt: skip
+    region_set._last_prepared = None
     prepared = region_set._launches.get(memo) if config.direct else None
     if prepared is not None and _launch_direct(*prepared):
+        region_set._last_prepared = prepared
         return prepared[0]
     word = region_set.word_bytes_for(staging)
     vec = 16 // word if region_set.alignment % 16 == 0 and staging.data_ptr() % 16 == 0 else 1
@@ -339,6 +348,7 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
                 if len(region_set._launches) >= _MEMO_CALLS:
                     region_set._launches.clear()  # a caller cycling through many buffers
                 region_set._launches[memo] = prepared
+                region_set._last_prepared = prepared
                 return compiled
     args = (pool, staging.view(pool.dtype), ids, table, *ints)
     names = (

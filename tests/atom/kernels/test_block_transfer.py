@@ -500,12 +500,19 @@ def test_a_call_without_a_kernel_takes_its_sets_default():
 
 def _counting_set(monkeypatch):
     """A llama fp8 region set on the CPU whose launches are recorded instead of run (the
-    interpreter's switch lets ``impl="triton"`` through), and whose id checks are counted."""
+    interpreter's switch lets ``impl="triton"`` through): a first launch prepares ("prepared",
+    n), a repeat relaunches what was prepared. Its id checks are counted."""
     from atom.kernels import block_transfer as bt
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     launches: list[tuple] = []
-    monkeypatch.setattr(bt, "_launcher", lambda: lambda *args: launches.append(args))
+
+    def launch(rs, direction, buf, ids, kernel):
+        launches.append(("launch", direction, buf, ids, kernel))
+        rs._last_prepared = ("prepared", len(launches))
+
+    monkeypatch.setattr(bt, "_launcher", lambda: launch)
+    monkeypatch.setattr(bt, "_relauncher", lambda: lambda p: launches.append(("again", p)) or True)
     runner = Case("llama-3.1-8b", "fp8-shuffle", tp_size=1).runner().initialize(4)
     rs = RegionSet(runner.kv_transfer)
     checks: list[int] = []
@@ -514,43 +521,66 @@ def _counting_set(monkeypatch):
     return rs, launches, checks
 
 
-def test_a_repeated_unvalidated_gather_skips_its_checks_and_launches_the_buffers_it_was_handed(
-    monkeypatch,
-):
+def test_a_repeated_unvalidated_gather_relaunches_what_the_first_prepared(monkeypatch):
     rs, launches, checks = _counting_set(monkeypatch)
     ids = torch.tensor([2, 0])
     out = torch.empty((2, rs.layout.block_bytes), dtype=torch.uint8)
     first = rs.gather(ids, out=out, impl="triton", validate=False)
     again = rs.gather(ids, out=out, impl="triton", validate=False)
-    assert len(checks) == 1 and len(launches) == 2
-    (_, direction, buf, launched_ids, kernel) = launches[1]
-    assert (direction, buf, launched_ids) == ("gather", out, ids) and kernel == rs.default_kernel(2)
+    assert len(checks) == 1
+    assert launches[0][:4] == ("launch", "gather", out, ids)
+    assert launches[0][4] == rs.default_kernel(2) and launches[1] == ("again", ("prepared", 1))
     assert again.data is out and again.layout is first.layout
     # The ids' values may change between calls: the kernel reads them where they are.
     ids.copy_(torch.tensor([3, 1]))
     rs.gather(ids, out=out, impl="triton", validate=False)
-    assert len(checks) == 1
-    # Validated, another buffer, another shape of buffer, ids as a list: each checked again.
+    assert len(checks) == 1 and launches[-1] == ("again", ("prepared", 1))
+    # Validated, another buffer, another kernel, ids as a list: each checked and launched anew.
     rs.gather(ids, out=out, impl="triton")
-    rs.gather(ids, out=torch.empty_like(out), impl="triton", validate=False)
-    with pytest.raises(ValueError, match=r"out is torch.uint8 of shape \(1, "):
-        rs.gather(ids, out=out[:1], impl="triton", validate=False)
-    rs.gather([3, 1], out=out, impl="triton", validate=False)
-    rs.gather([3, 1], out=out, impl="triton", validate=False)
-    assert len(checks) == 6
+    other = torch.empty_like(out)
+    rs.gather(ids, out=other, impl="triton", validate=False)
+    rs.gather(ids, out=other, impl="triton", validate=False, kernel=rs.default_kernel())
+    rs.gather([3, 1], out=other, impl="triton", validate=False)
+    assert len(checks) == 5 and [x[0] for x in launches[-4:]] == ["launch"] * 4
+    # The last checked call is the one remembered: repeating it relaunches, the earlier one not.
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    assert len(checks) == 6 and launches[-1][0] == "launch"
 
 
-def test_a_repeated_unvalidated_scatter_of_its_own_layout_skips_its_checks(monkeypatch):
+def test_a_buffer_refused_once_is_refused_again(monkeypatch):
+    rs, launches, checks = _counting_set(monkeypatch)
+    ids = torch.tensor([2, 0])
+    short = torch.empty((1, rs.layout.block_bytes), dtype=torch.uint8)
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"out is torch.uint8 of shape \(1, "):
+            rs.gather(ids, out=short, impl="triton", validate=False)
+    assert len(checks) == 2 and launches == []
+
+
+def test_a_repeated_unvalidated_scatter_of_its_own_layout_relaunches(monkeypatch):
     rs, launches, checks = _counting_set(monkeypatch)
     staged = rs.gather([1, 2], impl="torch")
     ids = torch.tensor([0, 3])
     rs.scatter(staged, ids, impl="triton", validate=False)
     rs.scatter(staged, ids, impl="triton", validate=False)
-    assert len(checks) == 2 and [a[1] for a in launches] == ["scatter", "scatter"]
+    assert len(checks) == 2 and [x[0] for x in launches] == ["launch", "again"]
     # Another set's layout of the same roles and spans is compared every time, and a count
     # other than the ids' is refused every time.
     twin = StagedBlocks(StagingLayout.of((r.role, r.span) for r in rs.layout.regions), staged.data)
     rs.scatter(twin, ids, impl="triton", validate=False)
-    assert len(checks) == 3
+    rs.scatter(twin, ids, impl="triton", validate=False)
+    assert len(checks) == 4
     with pytest.raises(ValueError, match="2 staged blocks were handed 1 destination block ids"):
         rs.scatter(staged, torch.tensor([0]), impl="triton", validate=False)
+
+
+def test_a_launch_that_prepared_nothing_is_not_repeated(monkeypatch):
+    from atom.kernels import block_transfer as bt
+
+    rs, launches, checks = _counting_set(monkeypatch)
+    monkeypatch.setattr(bt, "_launcher", lambda: lambda *a: launches.append(("jit",)))
+    ids = torch.tensor([2, 0])
+    out = torch.empty((2, rs.layout.block_bytes), dtype=torch.uint8)
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    assert len(checks) == 2 and launches == [("jit",), ("jit",)]
