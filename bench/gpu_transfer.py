@@ -500,7 +500,7 @@ def _variant_case(
         if not torch.equal(staged, want):
             raise SystemExit(f"FAIL {model} {kv} {layout} variant {name}: other bytes staged")
         fns[name] = fn
-    default = rs.default_kernel(blocks)
+    default = rs.default_kernel()
     out = torch.empty_like(want)
 
     def gather_call(config):
@@ -680,7 +680,7 @@ def main(argv: list[str] | None = None) -> int:
         "--small-kernel",
         default="",
         help="the table's launch for a transfer of at most 32 MiB (a KernelConfig string or "
-        "@FILE); default: each region set's default_kernel(blocks)",
+        "@FILE); default: each region set's default_kernel()",
     )
     parser.add_argument(
         "--kernel",
@@ -736,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'k/copy':>7} {'k/dev':>6} {'k/idx':>6} {'1 call':>6}"
     )
     if not args.no_table:
-        print(f"\nthe table's launch: {kernel or 'each region set default_kernel(blocks)'}")
+        print(f"\nthe table's launch: {kernel or 'each region set default_kernel()'}")
         if small_kernel is not None:
             print(f"the table's launch for transfers of at most 32 MiB: {small_kernel}")
         print(header)

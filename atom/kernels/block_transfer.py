@@ -162,11 +162,6 @@ ONE_RANGE_KERNEL = KernelConfig(piece_bytes=65536, num_warps=16)
 #: ``ONE_RANGE_KERNEL`` on every entry-major pool of 216 KiB blocks and more in the H200
 #: sweep of direct launches (median 96.4% of a plain copy, against 95.4%; docs/performance.md).
 WIDE_RANGE_KERNEL = KernelConfig(piece_bytes=131072, num_warps=32)
-#: A call moving at most this many bytes -- the 8-32 MiB of the EAGLE3 head alone or kimi-linear
-#: at 256 blocks -- is where a launch's ramp and a call's host work are most of its time ...
-SMALL_TRANSFER_BYTES = 32 << 20
-#: ... and the launch such a call takes by default; None: the same as a larger call's.
-SMALL_TRANSFER_KERNEL: KernelConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -547,17 +542,12 @@ class RegionSet:
 
     # -- the two directions ---------------------------------------------------------------------
 
-    def default_kernel(self, blocks: int | None = None) -> KernelConfig:
-        """The launch a call takes when given none: for a call of ``blocks`` blocks of at most
-        ``SMALL_TRANSFER_BYTES``, ``SMALL_TRANSFER_KERNEL``; for a block that is one range, the
-        widest of ``WIDE_RANGE_KERNEL`` and ``ONE_RANGE_KERNEL`` whose piece the range fills at
-        least once; else ``DEFAULT_KERNEL``."""
-        if (
-            SMALL_TRANSFER_KERNEL is not None
-            and blocks is not None
-            and blocks * self.layout.block_bytes <= SMALL_TRANSFER_BYTES
-        ):
-            return SMALL_TRANSFER_KERNEL
+    def default_kernel(self) -> KernelConfig:
+        """The launch a call takes when given none: for a block that is one range, the widest
+        of ``WIDE_RANGE_KERNEL`` and ``ONE_RANGE_KERNEL`` whose piece the range fills at least
+        once; else ``DEFAULT_KERNEL``. (A transfer of 8-32 MiB takes the same: on an H100 no
+        launch of fewer, longer-lived programs -- several blocks a program, a persistent grid --
+        moved one faster than the copy's own spread; what those lost was the call's host work.)"""
         one = self.one_range()
         if one is not None:
             for kernel in (WIDE_RANGE_KERNEL, ONE_RANGE_KERNEL):
@@ -565,9 +555,9 @@ class RegionSet:
                     return kernel
         return DEFAULT_KERNEL
 
-    def _kernel(self, kernel: Any, blocks: int | None = None) -> KernelConfig:
+    def _kernel(self, kernel: Any) -> KernelConfig:
         if kernel is None:
-            return self.default_kernel(blocks)
+            return self.default_kernel()
         if not isinstance(kernel, KernelConfig):
             raise TypeError(f"kernel must be a KernelConfig, got {type(kernel).__name__}")
         return kernel
@@ -614,7 +604,7 @@ class RegionSet:
         passed = kernel
         impl = self._impl(impl)
         t = self._ids(ids, unique=False, validate=validate)
-        kernel = self._kernel(kernel, t.numel())
+        kernel = self._kernel(kernel)
         shape = (t.numel(), self.layout.block_bytes)
         if out is None:
             out = torch.empty(shape, dtype=torch.uint8, device=self.device)
@@ -666,7 +656,7 @@ class RegionSet:
             return
         passed = kernel
         impl = self._impl(impl)
-        kernel = self._kernel(kernel, staged.blocks)
+        kernel = self._kernel(kernel)
         why = self.layout.difference(staged.layout)
         if why is not None:
             raise ValueError(f"the staged blocks were laid out for another region set: {why}")
