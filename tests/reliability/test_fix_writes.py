@@ -182,6 +182,25 @@ def test_a_hard_link_stays_one_file(project):
     assert not [p for p in os.listdir(project) if p.startswith(".atom-contracts-fix-")]
 
 
+@pytest.mark.parametrize("how", ["hard-link", "symlink"])
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cache", "cache"])
+def test_one_file_under_two_paths_is_fixed_once_and_reported_clean(project, capsys, how, cached):
+    # A hard link, or a symlink beside its target, puts one file in the run twice. Fixing
+    # it through one path changes the other's bytes too: the other's findings are then
+    # those of the fixed file, not the ones read before the fix.
+    (project / "a.py").write_text("\n".join(ASSERT_LINES))
+    if how == "hard-link":
+        os.link(project / "a.py", project / "b.py")
+    else:
+        os.symlink("a.py", project / "b.py")
+    args = ["check", "--fix", "--unsafe-fixes"] + ([] if cached else ["--no-cache"])
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Fixed 1 finding." in out and "Found" not in out and "All contracts hold" in out
+    assert (project / "b.py").read_text() == "\n".join(FIXED_LINES)
+    assert main(["check", *args[3:]]) == 0  # and a re-check agrees
+
+
 def test_mode_and_owner_are_kept(project):
     path = project / "m.py"
     path.write_text("\n".join(ASSERT_LINES))

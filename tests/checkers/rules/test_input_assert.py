@@ -324,8 +324,8 @@ def test_fix_keeps_a_multiline_condition_and_message():
         "def f(x, y):\n"
         "    if not (x == y):\n"
         "        raise ValueError(f'{x} != {y}')  # why\n"
-        "    if not (x and\n"
-        "            y):\n"
+        # Joined, as the formatter joins it (checkers/fix_layout.py).
+        "    if not (x and y):\n"
         "        raise ValueError('expected x and y')\n"
         "    return x\n"
     )
