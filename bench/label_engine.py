@@ -1,22 +1,26 @@
 """The engine-code label sets: what was drawn, and the view a labeller read.
 
 Two label files point into inference engines unpacked outside the repository
-(``pip download --no-deps sglang transformers`` and unzip; nothing is copied
-in, the records name a path, a line and the line's hash):
+(``pip download --no-deps sglang lmdeploy transformers`` and unzip; nothing is
+copied in, the records name a path, a line and the line's hash):
 
 * ``repeat_interleave_engine_labels.jsonl`` -- every ``repeat_interleave``
-  call of sglang's library code, and of transformers' model code, labelled by
-  reading its ``repeats`` argument: ``needs-output-size`` (a device tensor and
-  no ``output_size=``: the call syncs), ``host-tensor`` (a tensor the code
-  built on the host: no device to sync), ``int-or-has-output-size``;
-* ``assert_engine_labels.jsonl`` -- seeded random draws of sglang's engine
-  asserts (``srt/``, tests excluded), each labelled ``input`` or ``state``
-  before the rule was run on that draw, with the policy of
+  call of sglang's and lmdeploy's library code, and of transformers' model
+  code, labelled by reading its ``repeats`` argument: ``needs-output-size``
+  (a device tensor and no ``output_size=``: the call syncs), ``host-tensor``
+  (a tensor the code built on the host: no device to sync),
+  ``int-or-has-output-size``;
+* ``assert_engine_labels.jsonl`` -- seeded random draws of the engines'
+  asserts (``ASSERT_ROUNDS``), each labelled ``input``, ``state`` or
+  ``unclear`` before the rule was run on that draw, with the policy of
   ``bench/label_asserts.py``.
 
-    python bench/label_engine.py --engine sglang=/tmp/engines/sglang calls sglang
-    python bench/label_engine.py --engine sglang=/tmp/engines/sglang check
-    python bench/label_engine.py --engine sglang=/tmp/engines/sglang show engine1 0 10
+    E="--engine sglang=/work/trees/sglang-0.5.23 --engine lmdeploy=/work/trees/lmdeploy-0.18.0"
+    python bench/label_engine.py $E calls sglang
+    python bench/label_engine.py $E check
+    python bench/label_engine.py $E show sglang-dev 0 10      # what the labeller read
+    python bench/label_engine.py $E show-calls lmdeploy 0 10
+    python bench/label_engine.py $E record sglang-held VERDICTS.tsv   # write one draw's labels
 
 ``check`` redraws every assert round and re-lists every call, and fails when
 the committed labels are not exactly that.
@@ -33,19 +37,38 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from label_asserts import TEST_PATH, show
-from precision import DATA, engine_roots, line_sha, read_lines
+from precision import DATA, engine_roots, engine_version, line_sha, read_lines
 
 ASSERT_LABELS = "assert_engine_labels.jsonl"
 CALL_LABELS = "repeat_interleave_engine_labels.jsonl"
-# The engines' library code: sglang whole (its runtime, kernels and the
-# diffusion runtime), transformers' model code only (the rest is tooling).
-CALL_SCOPES = {"sglang": ("",), "transformers": ("models/",)}
-# Where the engine's asserts are drawn from: the serving runtime.
-ASSERT_SCOPE = {"sglang": "srt/"}
-# (name, seed, draws): the first round was scored with the rule as it stood,
-# then used with every other labelled set to improve it; the second was drawn
-# and scored once afterwards.
-ASSERT_ROUNDS = (("engine1", 5150, 160), ("engine2", 90210, 110))
+# The engines' library code: sglang and lmdeploy whole (runtime, kernels and,
+# for sglang, the diffusion runtime), transformers' model code only (the rest
+# is tooling).
+CALL_SCOPES = {"sglang": ("",), "transformers": ("models/",), "lmdeploy": ("",)}
+# The engines' asserts are drawn in rounds, each excluding what earlier rounds
+# of that engine drew: (set, engine, seed, draws, scope, stratified).
+#
+# sglang's first two rounds are plain draws from its serving runtime (srt/):
+# engine1 was scored with the rule as it stood, then used with every other
+# labelled set to improve it; engine2 was drawn and scored once afterwards.
+#
+# The later rounds draw from the whole package (tests excluded), stratified by
+# its top-level subpackage with proportional allocation, so kernels and the
+# multimodal runtime are seen in their share and a pooled figure needs no
+# weights. Each engine has a dev round (the rule may be changed by what it
+# shows) and a held-out round, labelled with the dev round and scored once,
+# after every change was committed. Verdicts: ``input`` / ``state`` as in
+# ``bench/label_asserts.py``, ``unclear`` when reading the code could not
+# decide (counted, never scored).
+ASSERT_ROUNDS = (
+    ("engine1", "sglang", 5150, 160, "srt/", False),
+    ("engine2", "sglang", 90210, 110, "srt/", False),
+    ("sglang-dev", "sglang", 20280, 70, "", True),
+    ("sglang-held", "sglang", 20281, 90, "", True),
+    ("lmdeploy-dev", "lmdeploy", 20282, 70, "", True),
+    ("lmdeploy-held", "lmdeploy", 20283, 90, "", True),
+)
+ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 
 
 def _library_files(root: Path, prefix: str):
@@ -99,21 +122,56 @@ def repeat_interleave_calls(name: str, root: Path) -> list[dict]:
     return sorted(out, key=lambda r: (r["path"], r["line"], r["anchor"]))
 
 
-def engine_asserts(name: str, root: Path) -> list[tuple[str, int]]:
+def engine_asserts(name: str, root: Path, scope: str = "") -> list[tuple[str, int]]:
     items = []
-    for rel, _, tree in _library_files(root, ASSERT_SCOPE[name]):
+    for rel, _, tree in _library_files(root, scope):
         items.extend((rel, n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Assert))
     return sorted(items)
 
 
+def stratum(rel: str) -> str:
+    """The top-level subpackage a file belongs to; top-level modules form one stratum."""
+    head, sep, _ = rel.partition("/")
+    return head if sep else "."
+
+
+def allocate(sizes: dict[str, int], k: int) -> dict[str, int]:
+    """Proportional allocation of ``k`` draws over strata, largest remainder first.
+
+    Ties in the remainder go to the larger stratum, then the name, so the
+    allocation is a function of the sizes alone.
+    """
+    total = sum(sizes.values())
+    if not 0 <= k <= total:
+        raise ValueError(f"cannot draw {k} of {total}")
+    exact = {s: k * n / total for s, n in sizes.items()}
+    out = {s: int(x) for s, x in exact.items()}
+    short = k - sum(out.values())
+    for s in sorted(sizes, key=lambda s: (out[s] - exact[s], -sizes[s], s))[:short]:
+        out[s] += 1
+    return out
+
+
 def draw_asserts(name: str, root: Path) -> list[dict]:
-    pool = engine_asserts(name, root)
+    pools: dict[str, list[tuple[str, int]]] = {}
     taken: set[tuple[str, int]] = set()
     sample = []
-    for set_name, seed, k in ASSERT_ROUNDS:
+    for set_name, engine, seed, k, scope, stratified in ASSERT_ROUNDS:
+        if engine != name:
+            continue
+        if scope not in pools:
+            pools[scope] = engine_asserts(name, root, scope)
         rng = random.Random(seed)
-        left = [x for x in pool if x not in taken]
-        for rel, line in sorted(rng.sample(left, k)):
+        left = [x for x in pools[scope] if x not in taken]
+        if stratified:
+            strata: dict[str, list[tuple[str, int]]] = {}
+            for item in left:
+                strata.setdefault(stratum(item[0]), []).append(item)
+            shares = allocate({s: len(v) for s, v in strata.items()}, k)
+            drawn = [x for s in sorted(strata) for x in rng.sample(strata[s], shares[s])]
+        else:
+            drawn = rng.sample(left, k)
+        for rel, line in sorted(drawn):
             sample.append({"set": set_name, "root": name, "path": rel, "line": line})
         taken |= {(r["path"], r["line"]) for r in sample}
     return sample
@@ -141,7 +199,7 @@ def check(roots: dict[str, Path]) -> int:
             print(f"{name}: every one of {len(found)} repeat_interleave calls is labelled")
     asserts = [r for r in _labelled(ASSERT_LABELS) if r["root"] in roots]
     for name, root in roots.items():
-        if name not in ASSERT_SCOPE:
+        if name not in ASSERT_ENGINES:
             continue
         drawn = [(r["set"], r["path"], r["line"]) for r in draw_asserts(name, root)]
         have = [(r["set"], r["path"], r["line"]) for r in asserts if r["root"] == name]
@@ -166,6 +224,35 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("set")
     view.add_argument("start", type=int)
     view.add_argument("stop", type=int)
+    calls_view = sub.add_parser(
+        "show-calls", help="print what a labeller read for an engine's repeat_interleave calls"
+    )
+    calls_view.add_argument("name")
+    calls_view.add_argument("start", type=int)
+    calls_view.add_argument("stop", type=int)
+    write_calls = sub.add_parser(
+        "record-calls",
+        help="write verdicts for every repeat_interleave call of an engine",
+        description="VERDICTS holds one line per call: its index in `show-calls`, a tab, "
+        "needs-output-size / host-tensor / int-or-has-output-size / unclear, a tab, "
+        "the one-line reason.",
+    )
+    write_calls.add_argument("name")
+    write_calls.add_argument("verdicts", type=Path)
+    write_calls.add_argument(
+        "--file",
+        default=CALL_LABELS,
+        help=f"label file under tests/checkers/data (default {CALL_LABELS}); a second "
+        f"labelling of calls already in it goes to its own file",
+    )
+    write = sub.add_parser(
+        "record",
+        help="append verdicts for one assert draw to the label file",
+        description="VERDICTS holds one line per drawn assert: its index in `show`, "
+        "a tab, input / state / unclear, a tab, the one-line reason.",
+    )
+    write.add_argument("set")
+    write.add_argument("verdicts", type=Path)
     opts = parser.parse_args(argv)
     roots = engine_roots(opts.engine)
     if opts.command == "calls":
@@ -176,17 +263,107 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rec))
     elif opts.command == "check":
         return check(roots)
+    elif opts.command == "record":
+        return record(opts.set, opts.verdicts, roots)
+    elif opts.command == "show-calls":
+        calls = repeat_interleave_calls(opts.name, roots[opts.name])
+        for index in range(opts.start, min(opts.stop, len(calls))):
+            print(
+                f"[{index}] anchor {calls[index]['anchor']} " + show(calls[index], roots[opts.name])
+            )
+            print()
+    elif opts.command == "record-calls":
+        return record_calls(opts.name, opts.verdicts, roots, opts.file)
     else:
         records = [r for r in draw_asserts_all(roots) if r["set"] == opts.set]
-        for record in records[opts.start : opts.stop]:
-            print(show(record, roots[record["root"]]))
+        for index in range(opts.start, min(opts.stop, len(records))):
+            print(f"[{index}] " + show(records[index], roots[records[index]["root"]]))
             print()
+    return 0
+
+
+VERDICTS = ("input", "state", "unclear")
+
+
+def record(set_name: str, verdicts: Path, roots: dict[str, Path]) -> int:
+    """Append one draw's verdicts to the label file, each with its line's hash.
+
+    Refuses a draw already labelled, a verdict file that skips or repeats an
+    index, and an unknown verdict, so the file stays exactly the draws in order.
+    """
+    records = [r for r in draw_asserts_all(roots) if r["set"] == set_name]
+    if not records:
+        raise ValueError(f"no draw named {set_name!r} among the engines given")
+    if any(r["set"] == set_name for r in _labelled(ASSERT_LABELS)):
+        raise ValueError(f"{set_name!r} is already labelled in {ASSERT_LABELS}")
+    rows = _verdict_rows(verdicts, VERDICTS, len(records))
+    root = roots[records[0]["root"]]
+    version = engine_version(root)
+    with (DATA / ASSERT_LABELS).open("a", encoding="utf-8") as out:
+        for index, rec in enumerate(records):
+            label, reason = rows[index]
+            full = {
+                "set": set_name,
+                "root": rec["root"],
+                "version": version,
+                "path": rec["path"],
+                "line": rec["line"],
+                "sha": sha_of(root, rec["path"], rec["line"]),
+                "label": label,
+                "reason": reason,
+            }
+            out.write(json.dumps(full) + "\n")
+    print(f"{set_name}: {len(records)} verdicts recorded")
+    return 0
+
+
+CALL_VERDICTS = ("needs-output-size", "host-tensor", "int-or-has-output-size", "unclear")
+
+
+def _verdict_rows(verdicts: Path, allowed: tuple[str, ...], count: int) -> dict[int, tuple]:
+    rows: dict[int, tuple[str, str]] = {}
+    for number, line in enumerate(verdicts.read_text(encoding="utf-8").splitlines(), 1):
+        index, label, reason = line.split("\t")
+        if label not in allowed or not reason.strip() or int(index) in rows:
+            raise ValueError(f"{verdicts}:{number}: bad verdict line {line!r}")
+        rows[int(index)] = (label, reason.strip())
+    if sorted(rows) != list(range(count)):
+        raise ValueError(f"{verdicts}: want indices 0..{count - 1}, got {sorted(rows)}")
+    return rows
+
+
+def record_calls(name: str, verdicts: Path, roots: dict[str, Path], file: str) -> int:
+    """Append verdicts for every repeat_interleave call of one engine, in call order."""
+    if any(r["root"] == name for r in _labelled(file)):
+        raise ValueError(f"{name}'s calls are already labelled in {file}")
+    root = roots[name]
+    calls = repeat_interleave_calls(name, root)
+    rows = _verdict_rows(verdicts, CALL_VERDICTS, len(calls))
+    version = engine_version(root)
+    with (DATA / file).open("a", encoding="utf-8") as out:
+        for index, call in enumerate(calls):
+            label, reason = rows[index]
+            full = {
+                "root": name,
+                "version": version,
+                "path": call["path"],
+                "line": call["line"],
+                "sha": sha_of(root, call["path"], call["line"]),
+                "label": label,
+                "reason": reason,
+                "anchor": call["anchor"],
+            }
+            out.write(json.dumps(full) + "\n")
+    print(f"{name}: {len(calls)} call verdicts recorded in {file}")
     return 0
 
 
 def draw_asserts_all(roots: dict[str, Path]) -> list[dict]:
     return [
-        r for name, root in roots.items() if name in ASSERT_SCOPE for r in draw_asserts(name, root)
+        r
+        for name, root in roots.items()
+        if name in ASSERT_ENGINES
+        for r in draw_asserts(name, root)
     ]
 
 

@@ -75,11 +75,18 @@ def engine_roots(specs: list[str]) -> dict[str, Path]:
 
 
 def engine_version(root: Path) -> str | None:
-    """The version in the unpacked wheel's dist-info next to the package, if any."""
+    """The version of an unpacked engine, if it says.
+
+    The wheel's dist-info next to the package says it; a tree unpacked without
+    it says it in its folder's name (``/work/trees/sglang-0.5.23/sglang``).
+    """
     for meta in sorted(root.parent.glob(f"{root.name}-*.dist-info/METADATA")):
         for line in meta.read_text(encoding="utf-8").splitlines():
             if line.startswith("Version: "):
                 return line.split(": ", 1)[1].strip()
+    prefix = f"{root.name}-"
+    if root.parent.name.startswith(prefix) and root.parent.name[len(prefix) :][:1].isdigit():
+        return root.parent.name[len(prefix) :]
     return None
 
 
@@ -112,6 +119,9 @@ class Score:
     fn: int = 0
     tn: int = 0
     skipped: int = 0
+    # Records labelled ``unclear``: reading the code could not decide, so they
+    # count for neither side; reported so a reader sees how many there were.
+    unclear: int = 0
     misses: list[str] = field(default_factory=list)
     # (record, flagged) for every record compared, so a subset is scored without rerunning.
     seen: list[tuple[dict, bool]] = field(default_factory=list)
@@ -125,6 +135,9 @@ class Score:
 
     def count(self, rec: dict, hit: bool) -> None:
         self.seen.append((rec, hit))
+        if rec["label"] == "unclear":
+            self.unclear += 1
+            return
         want = rec["label"] == self.positive
         where = f"{rec['root']}:{rec['path']}:{rec['line']} -- {rec['reason']}"
         if hit and want:
@@ -164,8 +177,23 @@ def _flagged_lines(contract, source, anchored: bool) -> set:
     }
 
 
+# With `--first-written`, a revised label counts as first written: a record's
+# `first` verdict, or (the earlier binary revisions) the other of input/state.
+FIRST_WRITTEN = False
+_OTHER = {"input": "state", "state": "input"}
+
+
+def as_first_written(record: dict) -> dict:
+    if not record.get("revised"):
+        return record
+    first = record.get("first") or _OTHER.get(record["label"])
+    return {**record, "label": first} if first else record
+
+
 def load_records(labels_file: str, sets: tuple[str, ...] | None = None) -> list[dict]:
     records = [json.loads(line) for line in (DATA / labels_file).read_text().splitlines() if line]
+    if FIRST_WRITTEN:
+        records = [as_first_written(r) for r in records]
     return [r for r in records if sets is None or r.get("set", "dev") in sets]
 
 
@@ -280,6 +308,7 @@ def simple_required_keyword(source, anchored: bool) -> set:
 
 INPUT_NAMES = frozenset({"args", "config", "hf_config"})
 AC701_PARAMS = {"calls": ["torch.repeat_interleave"], "keyword": "output_size"}
+CALL_LABELS = "repeat_interleave_engine_labels.jsonl"
 
 
 def input_assert_score(sets: tuple[str, ...] | None = None) -> Score:
@@ -299,6 +328,7 @@ def _line(name: str, s: Score, note: str = "") -> str:
         f"  {name:<34} precision {s.precision:.3f} ({s.tp}/{s.tp + s.fp})  "
         f"recall {s.recall:.3f} ({s.tp}/{s.tp + s.fn})  n={s.total}"
         + (f" skipped={s.skipped}" if s.skipped else "")
+        + (f" unclear={s.unclear}" if s.unclear else "")
         + (f"  {note}" if note else "")
     )
 
@@ -316,7 +346,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rule-at", metavar="REV", help="run the rule modules as they were at git revision REV"
     )
+    parser.add_argument(
+        "--first-written",
+        action="store_true",
+        help="score each revised label as it was first written (the blind figures)",
+    )
     opts = parser.parse_args(argv)
+    global FIRST_WRITTEN
+    FIRST_WRITTEN = opts.first_written
     engines = engine_roots(opts.engine)
     if opts.rule_at:
         load_rules_at(opts.rule_at)
@@ -370,104 +407,99 @@ def by_root(s: Score, root: str) -> Score:
     return out
 
 
-# The two rules and the analysis they share, in import order. A revision
-# before checkers/analysis/ existed has the analysis inside the rule modules
-# (and int_inference among them); a module a revision lacks is skipped.
-RULE_MODULES = (
-    "analysis/__init__",
-    "analysis/names",
-    "analysis/scopes",
-    "analysis/bindings",
-    "analysis/shapes",
-    "analysis/origins",
-    "analysis/int_kinds",
-    "rules/int_inference",
-    "rules/required_keyword",
-    "rules/input_assert",
-)
-
-
 def load_rules_at(rev: str) -> None:
-    """Replace the rule modules (and their analysis) with their text at git revision ``rev``.
+    """Make ``import checkers`` load the whole package as it was at git revision ``rev``.
 
-    Loaded under their own names, so ``checkers.rules.kind_class`` and the
-    relative imports between them find the old versions.
+    The package is extracted (``git archive``) into a temporary folder put first
+    on ``sys.path`` before anything imports it, so the rules, the analysis they
+    share and the core they call are of one revision: a rule cannot be paired
+    with a module that moved after it was written. The folder goes when the
+    process ends.
     """
-    import importlib
+    import atexit
+    import shutil
     import subprocess
-    import types
+    import tarfile
+    import tempfile
 
-    sys.path.insert(0, str(REPO))
+    if "checkers" in sys.modules:
+        raise RuntimeError("--rule-at must run before anything imports checkers")
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", rev, "checkers"],
+        capture_output=True,
+    )
+    if archive.returncode != 0:
+        raise ValueError(f"--rule-at {rev}: {archive.stderr.decode(errors='replace').strip()}")
+    where = Path(tempfile.mkdtemp(prefix="rule-at-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(where, filter="data")
+    sys.path.insert(0, str(where))
     import checkers
 
-    for name in RULE_MODULES:
-        where = f"{rev}:checkers/{name}.py"
-        shown = subprocess.run(
-            ["git", "-C", str(REPO), "show", where], capture_output=True, text=True
-        )
-        if shown.returncode != 0:
-            continue  # this revision has no such module
-        folder, _, leaf = name.partition("/")
-        package = f"checkers.{folder}"
-        full = package if leaf == "__init__" else f"{package}.{leaf}"
-        module = types.ModuleType(full)
-        module.__file__ = where
-        module.__package__ = package
-        if leaf == "__init__":
-            module.__path__ = [str(REPO / "checkers" / folder)]
-            setattr(checkers, folder, module)
-        else:
-            setattr(importlib.import_module(package), leaf, module)
-        sys.modules[full] = module
-        exec(compile(shown.stdout, where, "exec"), module.__dict__)
-    importlib.invalidate_caches()
+    if Path(checkers.__file__).resolve().parent != (where / "checkers").resolve():
+        raise RuntimeError(f"checkers was imported from {checkers.__file__}, not {where}")
+
+
+# The engine assert draws (bench/label_engine.py), in the order they were made.
+ENGINE_ASSERT_SETS = (
+    ("engine1", "sglang srt/ 160, principles drawn from it"),
+    ("engine2", "sglang srt/ 110, drawn after, scored once"),
+    ("sglang-dev", "sglang 70, stratified, dev"),
+    ("sglang-held", "sglang 90, stratified, held out"),
+    ("lmdeploy-dev", "lmdeploy 70, stratified, dev"),
+    ("lmdeploy-held", "lmdeploy 90, stratified, held out"),
+)
+# A second reader's verdicts on calls the first file also labels.
+SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
 
 
 def engine_report(engines: dict[str, Path], misses: bool) -> None:
-    if "sglang" in engines:
-        print(
-            "AC301 input-assert on sglang (labels: tests/checkers/data/assert_engine_labels.jsonl)"
-        )
-        ours = score(
-            "assert_engine_labels.jsonl", rule("input-assert", {}), "input", engines=engines
-        )
-        simple = score("assert_engine_labels.jsonl", simple_input_assert, "input", engines=engines)
-        for sets, title in (
-            (("engine1",), "engine1 (160, principles drawn from it)"),
-            (("engine2",), "engine2 (110, drawn after, scored once)"),
-            (None, "both (270)"),
-        ):
-            s = ours if sets is None else ours.subset(sets)
-            print(_line(f"AC301, {title}", s))
-            print(
-                _line(
-                    "  simple (names a parameter)", simple if sets is None else simple.subset(sets)
-                )
-            )
-            print(_line("  S101 (every assert)", _flag_all(s)))
-            if misses and sets is not None:
-                for line in s.misses:
-                    print("     ", line)
-    file = "repeat_interleave_engine_labels.jsonl"
-    print(f"AC701 required-keyword on engines (labels: tests/checkers/data/{file})")
-    ours = score(file, rule("required-keyword", AC701_PARAMS), "needs-output-size", engines=engines)
-    simple = score(file, simple_required_keyword, "needs-output-size", engines=engines)
-    for root in engines:
-        s = by_root(ours, root)
+    """AC301 and AC701 on every engine label set, per draw and per tree, S101 beside."""
+    file = "assert_engine_labels.jsonl"
+    print(f"AC301 input-assert on engines (labels: tests/checkers/data/{file})")
+    ours = score(file, rule("input-assert", {}), "input", engines=engines)
+    simple = score(file, simple_input_assert, "input", engines=engines)
+    for name, title in ENGINE_ASSERT_SETS:
+        s = ours.subset((name,))
         if not s.total:
             continue
-        print(_line(f"AC701, {root}", s))
-        print(_line("  simple (non-literal repeats)", by_root(simple, root)))
-        print(_line("  every call", _flag_all(s)))
+        print(_line(f"AC301, {title}", s))
+        print(_line("  simple (names a parameter)", simple.subset((name,))))
+        print(_line("  S101 (every assert)", _flag_all(s)))
         if misses:
             for line in s.misses:
                 print("     ", line)
+    for root in engines:
+        s = by_root(ours, root)
+        if s.total:
+            print(_line(f"AC301, {root}, every draw", s))
+            print(_line("  simple (names a parameter)", by_root(simple, root)))
+            print(_line("  S101 (every assert)", _flag_all(s)))
+    for file, who in ((CALL_LABELS, ""), (SECOND_CALL_LABELS, ", second labeller")):
+        print(f"AC701 required-keyword on engines (labels: tests/checkers/data/{file})")
+        ours = score(
+            file, rule("required-keyword", AC701_PARAMS), "needs-output-size", engines=engines
+        )
+        simple = score(file, simple_required_keyword, "needs-output-size", engines=engines)
+        for root in engines:
+            s = by_root(ours, root)
+            if not s.total:
+                continue
+            print(_line(f"AC701, {root}{who}", s))
+            print(_line("  simple (non-literal repeats)", by_root(simple, root)))
+            print(_line("  every call", _flag_all(s)))
+            if misses:
+                for line in s.misses:
+                    print("     ", line)
 
 
 def _flag_all(s: Score) -> Score:
     """What a rule flagging every labelled statement scores on the same records."""
     positives = s.tp + s.fn
-    return Score(s.positive, tp=positives, fp=s.total - positives, skipped=s.skipped)
+    return Score(
+        s.positive, tp=positives, fp=s.total - positives, skipped=s.skipped, unclear=s.unclear
+    )
 
 
 if __name__ == "__main__":

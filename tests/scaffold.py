@@ -44,6 +44,11 @@ CONTRACTS: dict[str, dict] = {
         "entries": ["*"],
         "forbidden": {"*.item": "a host sync", "torch.cuda.synchronize": "a host sync"},
     },
+    "published-keys": {"kind": "published-keys"},
+    "units": {
+        "kind": "units",
+        "names": {"blocks": "block", "num_blocks": "page", "block_ratio": "page/block"},
+    },
     "output-size": {
         "kind": "required-keyword",
         "calls": ["torch.repeat_interleave"],

@@ -43,7 +43,9 @@ and bool (marshal-able):
   - **unit forms**: each ``return`` expression as a small tree of names,
     calls and arithmetic, which a ``units`` contract evaluates under its own
     vocabulary (the summary does not know the vocabulary; the cache keeps it
-    once for every declaration).
+    once for every declaration), and each parameter bound unchanged to a
+    name (``self.num_blocks = n``), which is what an undeclared parameter's
+    unit is inferred from;
 
 What is not followed: a value stored in a container and read back, a dict
 built by a comprehension (open), anything reached through ``getattr`` or a
@@ -61,10 +63,14 @@ FORMAT = 1
 # Indices of a function's outline: what its ``def`` says.
 O_QUAL, O_LINE, O_COL, O_END, O_PARAMS, O_SELF, O_DECORATORS, O_KWONLY, O_CLASS = range(9)
 # Indices of a function's details: what its body does.
-D_CALLS, D_DICTS, D_FILLS, D_CARRIERS, D_UNITS, D_READS = range(6)
+D_CALLS, D_DICTS, D_FILLS, D_CARRIERS, D_UNITS, D_READS, D_GUARDS = range(7)
+
+# Indices of a ``[]`` read of a string key: where the dict comes from (``origin_of``), the key,
+# its position, and whether a ``try`` that catches ``KeyError`` is around it.
+R_KIND, R_ORIGIN, R_KEY, R_LINE, R_COL, R_END_LINE, R_END_COL, R_TRY = range(8)
 
 # Indices of a call site's fields.
-C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS = range(7)
+C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS = range(8)
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).
@@ -86,24 +92,42 @@ def summarise_module(tree: ast.Module, package: str | None, *, details: bool = T
     name for an ``__init__``, its parent's otherwise); None outside a src root.
     Without ``details`` only the outline is made -- aliases, classes, each
     function's signature -- a walk of the statements that define things, which
-    is all a question about a callee's parameters needs; ``details`` walks
-    every function body as well (calls, dicts, units), about as long again as
-    the parse.
+    is all a question about a callee's parameters needs and costs a tenth of
+    the parse; ``details`` walks every function body as well (calls, dicts,
+    units), about as long again as the parse.
     """
-    builder = _Summariser(package)
-    builder.body(tree.body, prefix="", klass=None, module_level=True)
-    outlines = tuple(builder.outlines)
-    found = None
-    if details:
-        found = tuple(builder.details(entry) for entry in builder.nodes)
-    return (FORMAT, tuple(builder.aliases.items()), tuple(builder.classes), outlines, found)
+    return Outliner(tree, package).summary(details=details)
 
 
-def with_details(summary: tuple, tree: ast.Module, package: str | None) -> tuple:
-    """``summary`` with its details filled in from the module's tree (the same bytes)."""
-    if summary[S_DETAILS] is not None:
-        return summary
-    return summarise_module(tree, package, details=True)
+class Outliner:
+    """A module's outline, with each function's details made on demand from the tree.
+
+    The file being checked keeps one while it is checked: a kind asks for the
+    details of the functions it reads (an entry, a function holding a dict
+    read), and the rest of the module's bodies are never walked.
+    """
+
+    def __init__(self, tree: ast.Module, package: str | None) -> None:
+        self._builder = _Summariser(package)
+        self._builder.body(tree.body, prefix="", klass=None, module_level=True)
+        self.outlines = tuple(self._builder.outlines)
+        self.aliases = tuple(self._builder.aliases.items())
+        self.classes = tuple(self._builder.classes)
+
+    def detail(self, index: int) -> tuple:
+        return self._builder.details(self._builder.nodes[index])
+
+    def node(self, index: int):
+        """The ``def`` statement of the function at ``index`` of ``outlines``."""
+        return self._builder.nodes[index][0]
+
+    def spell(self, func: ast.AST, shadowed) -> str:
+        """A callee as the summary spells it: its head resolved through the module's imports."""
+        return self._builder.spell(func, shadowed) or UNKNOWN
+
+    def summary(self, *, details: bool) -> tuple:
+        found = tuple(self.detail(i) for i in range(len(self.outlines))) if details else None
+        return (FORMAT, self.aliases, self.classes, self.outlines, found)
 
 
 # Indices of a module summary's fields.
@@ -257,8 +281,9 @@ class _Summariser:
             tuple(walker.paths) if walker.has_dict_return else (),
             walker.fills(),
             tuple(walker.carriers),
-            tuple(walker.unit_forms),
+            (tuple(walker.unit_forms), tuple(dict.fromkeys(walker.sinks))),
             tuple(walker.reads),
+            tuple(walker.guards),
         )
 
     # -- spelling ------------------------------------------------------------
@@ -373,7 +398,12 @@ class _FunctionWalker:
         self.has_dict_return = False
         self.carriers: list[tuple] = []
         self.unit_forms: list[tuple] = []
+        # (parameter, name) for each parameter bound unchanged to a name (`self.num_blocks =
+        # blocks`): what a units vocabulary infers an undeclared parameter's unit from.
+        self.sinks: list[tuple] = []
         self.reads: list[tuple] = []
+        self.guards: set[str] = set()
+        self._key_guard = 0  # inside a `try` whose handler catches KeyError
         self.local_aliases: dict[str, str] = {}  # imports inside the function
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
@@ -489,7 +519,10 @@ class _FunctionWalker:
             return self.block(stmt.body, state)
         if kind is ast.Try or kind.__name__ == "TryStar":
             self._depth += 1
+            catches = any(_catches_key_error(h) for h in stmt.handlers)
+            self._key_guard += catches
             body = self.block(stmt.body, _copy(state))
+            self._key_guard -= catches
             # A handler runs after any prefix of the body: from the entry state, joined.
             start = _join(state, body)
             ends = [self.block(stmt.orelse, _copy(body)) if body is not _DEAD else _DEAD]
@@ -570,7 +603,7 @@ class _FunctionWalker:
 
         stack = [node]
         pop, push = stack.pop, stack.append
-        call_type, subscript, load = ast.Call, ast.Subscript, ast.Load
+        call_type, subscript, load, compare = ast.Call, ast.Subscript, ast.Load, ast.Compare
         while stack:
             item = pop()
             kind = type(item)
@@ -581,7 +614,22 @@ class _FunctionWalker:
                 if key is not None:
                     origin = self.origin_of(item.value)
                     if origin is not None:
-                        self.reads.append((*origin, key, item.lineno))
+                        self.reads.append(
+                            (
+                                *origin,
+                                key,
+                                item.lineno,
+                                item.col_offset,
+                                item.end_lineno or item.lineno,
+                                item.end_col_offset or item.col_offset,
+                                self._key_guard > 0,
+                            )
+                        )
+            elif kind is compare and type(item.ops[0]) in (ast.In, ast.NotIn):
+                # `"k" in d` / `"k" not in d`: the function asks before it reads.
+                key = _const_key(item.left)
+                if key is not None:
+                    self.guards.add(key)
             for name in child_fields(kind):
                 value = getattr(item, name, None)
                 if type(value) is list:
@@ -638,6 +686,22 @@ class _FunctionWalker:
         spelling = self.callee(node.func)
         keywords = tuple(kw.arg or "**" for kw in node.keywords)
         nargs = -1 if any(type(a) is ast.Starred for a in node.args) else len(node.args)
+        if spelling.endswith((".get", ".pop", ".setdefault")) and node.args:
+            key = _const_key(node.args[0])
+            if key is not None:
+                self.guards.add(key)  # asked for with a default: the function copes without it
+        origins = []
+        for i, arg in enumerate(node.args):
+            if type(arg) is ast.Starred:
+                break
+            origin = self.origin_of(arg) if type(arg) in _ORIGIN_TYPES else None
+            if origin is not None:
+                origins.append((i, origin))
+        for kw in node.keywords:
+            if kw.arg is not None and type(kw.value) in _ORIGIN_TYPES:
+                origin = self.origin_of(kw.value)
+                if origin is not None:
+                    origins.append((kw.arg, origin))
         self.calls.append(
             (
                 spelling,
@@ -647,6 +711,7 @@ class _FunctionWalker:
                 getattr(node, "end_col_offset", node.col_offset) or node.col_offset,
                 keywords,
                 nargs,
+                tuple(origins),
             )
         )
 
@@ -721,6 +786,14 @@ class _FunctionWalker:
 
     def assign(self, target, value, stmt, state):
         kind = type(target)
+        if (
+            type(value) is ast.Name
+            and value.id in self.params
+            and kind in (ast.Name, ast.Attribute)
+        ):
+            self.sinks.append(
+                (self.params[value.id], target.id if kind is ast.Name else target.attr)
+            )
         if kind is ast.Name:
             name = target.id
             self._locals[name] = value
@@ -960,6 +1033,21 @@ class _FunctionWalker:
                 tuple((call[0], call[1], certain) for call, certain in tracked.fills.items()),
             )
         )
+
+
+_ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
+_KEY_ERROR_NAMES = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
+
+
+def _catches_key_error(handler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
+    for t in types:
+        name = t.id if type(t) is ast.Name else t.attr if type(t) is ast.Attribute else ""
+        if name in _KEY_ERROR_NAMES:
+            return True
+    return False
 
 
 # Builtins that read an argument and never write into it.

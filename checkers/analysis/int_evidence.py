@@ -19,6 +19,8 @@ HOST = "host"
 UNKNOWN = "unknown"
 
 _INT_ANNOTATIONS = frozenset({"int", "float", "bool", "SymInt", "torch.SymInt", "IntLike"})
+# Annotations that admit anything: they say nothing about the value.
+_ANY_ANNOTATIONS = frozenset({"Any", "typing.Any", "object"})
 INT_CALLS = frozenset({"len", "int", "round", "math.ceil", "math.floor", "math.prod", "abs"})
 INT_METHODS = frozenset(
     {
@@ -34,14 +36,22 @@ INT_METHODS = frozenset(
         "get_device",
     }
 )
-# Annotations of containers whose items are what their one type argument says.
+# Annotations of containers whose items are what their type arguments say.
 _CONTAINERS = frozenset(
-    {"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence"}
+    {"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "MutableSequence", "set", "Set"}
 )
+# Mappings, whose items (what indexing one gives) are what their last type argument says.
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
 # torch constructors that put their result on the default (host) device unless told.
 HOST_CONSTRUCTORS = frozenset(
     {"tensor", "as_tensor", "arange", "zeros", "ones", "full", "empty", "LongTensor", "IntTensor"}
 )
+# Tensor constructors that build on their argument's device (``torch.zeros_like(x)``,
+# ``x.new_tensor(data)``) unless told another: a host tensor's twin is a host tensor.
+LIKE_CONSTRUCTORS = frozenset(
+    {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
+)
+NEW_METHODS = frozenset({"new_tensor", "new_empty", "new_zeros", "new_ones", "new_full"})
 # Methods that keep a host tensor on the host (a cast, arithmetic, a reshape).
 DEVICE_PRESERVING = frozenset(
     {
@@ -112,10 +122,8 @@ def _unquoted(ann: ast.expr | None) -> ast.expr | None:
     return ann
 
 
-def annotation_verdict(ann: ast.expr | None) -> str:
-    ann = _unquoted(ann)
-    if ann is None:
-        return UNKNOWN
+def _union_members(ann: ast.expr) -> list[ast.expr]:
+    """The members of ``A | B``, ``Optional[A]`` and ``Union[A, B]``, ``None`` left out."""
     parts: list[ast.expr] = []
 
     def split(a: ast.expr) -> None:
@@ -131,31 +139,65 @@ def annotation_verdict(ann: ast.expr | None) -> str:
             parts.append(a)
 
     split(ann)
-    names = {dotted(p) for p in parts}
-    if names and names <= _INT_ANNOTATIONS:
-        return INT
-    return TENSOR  # an annotation that admits something other than an int
+    return parts
 
 
-def item_annotation_verdict(ann: ast.expr | None) -> str:
-    """The verdict for an item of a value annotated ``ann`` (``list[int]`` -> INT)."""
+def annotation_verdict(ann: ast.expr | None) -> str:
     ann = _unquoted(ann)
     if ann is None:
         return UNKNOWN
-    if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] == "Optional":
-        ann = ann.slice
+    names = {dotted(p) for p in _union_members(ann)}
+    if names and names <= _INT_ANNOTATIONS:
+        return INT
+    if names and names <= _INT_ANNOTATIONS | _ANY_ANNOTATIONS:
+        return UNKNOWN  # `Any` admits an int and a tensor alike: no evidence
+    return TENSOR  # an annotation that admits something other than an int
+
+
+def item_annotation_verdict(ann: ast.expr | None) -> str | None:
+    """The verdict for an item of a value annotated ``ann``; None when ``ann`` declares
+    no container (no annotation, or a tensor's: its items are the caller's question).
+
+    ``list[int]`` and ``tuple[int, ...]`` give INT, ``list[tuple[int, int]]`` too
+    (ints all the way down); ``dict[str, torch.Tensor]`` gives TENSOR;
+    ``dict[str, Any]`` gives UNKNOWN -- a mapping of anything says nothing about
+    one of its values. Each member of a union must agree (``list[int] | None``).
+    """
+    ann = _unquoted(ann)
+    if ann is None:
+        return None
+    members = _union_members(ann)
+    verdicts = [_container_items(m) for m in members]
+    if not verdicts or any(v is None for v in verdicts):
+        return None
+    return worst(set(verdicts))
+
+
+def _container_items(ann: ast.expr) -> str | None:
     if dotted(ann) in ("torch.Size", "Size"):
         return INT
-    if isinstance(ann, ast.Subscript) and dotted(ann.value).rpartition(".")[2] in _CONTAINERS:
-        args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        args = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
+    if not isinstance(ann, ast.Subscript):
+        if dotted(ann).rpartition(".")[2] in _CONTAINERS | _MAPPINGS:
+            return UNKNOWN  # a bare `list` or `dict`: items of anything
+        return None
+    kind = dotted(ann.value).rpartition(".")[2]
+    args = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+    args = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
+    if kind in _MAPPINGS:
+        args = args[-1:]  # the values; the keys are not what an index gives
+    elif kind not in _CONTAINERS:
+        return None
+    if not args:
+        return None
+    verdicts = set()
+    for a in args:
         # Ints all the way down (`list[tuple[int, int]]`): an item, or an item of
         # one, is an int or a container of them -- never a tensor.
-        if args and all(
-            annotation_verdict(a) == INT or item_annotation_verdict(a) == INT for a in args
-        ):
-            return INT
-    return UNKNOWN
+        verdict = annotation_verdict(a)
+        if verdict == TENSOR and item_annotation_verdict(a) == INT:
+            verdict = INT
+        verdicts.add(verdict)
+    return worst(verdicts)
 
 
 def _last_word(node: ast.AST) -> str:

@@ -9,24 +9,33 @@ evidence only, in four verdicts:
   ``min``/``max`` of ints, ``.item()``, ``.numel()``, ``.dim()``,
   ``.size(i)``, ``.shape[i]``, arithmetic over those, a parameter annotated
   ``int`` (or defaulting to an int literal), an item of one annotated as a
-  container of ints (``block_size: list[int]``, ``shape: tuple[int, int]``),
+  container of ints (``block_size: list[int]``, ``shape: tuple[int, int]``,
+  ``list[int] | None``: every member of a union),
   an item of ``.tolist()``, a loop variable over ``range`` or an
   ``enumerate`` index, a module constant, an attribute every assignment in
   the class sets to an int;
 * ``HOST``: a tensor the function built on the host -- ``torch.tensor``/
   ``arange``/``zeros``... without ``device=``, ``.cpu()``, a name spelled
   ``*_cpu`` (the engines' convention for the host copy of a batch's
-  lengths), and what dtype casts and arithmetic make of those. Reading its
+  lengths), and what dtype casts and arithmetic make of those, what a torch
+  function makes of host operands alone (``torch.minimum(a_cpu, b_cpu)``:
+  torch computes on its operands' device) and a twin of one
+  (``torch.zeros_like(a_cpu)``, ``a_cpu.new_tensor(data)``). Reading its
   values back costs no device sync;
 * ``TENSOR``: evidence of a device tensor -- a ``Tensor`` or other non-int
-  annotation, a ``torch.*`` call, a tensor method (``.sum()``, ``.to()``,
+  annotation (of a container's items too: ``dict[str, Tensor]``), a
+  ``torch.*`` call with an operand not on the host, a twin built like one
+  (``x.new_tensor(...)``), a tensor method (``.sum()``, ``.to()``,
   ``.long()`` ...), an index with a slice in a tuple (``grid[:, 0]``: lists
   reject it), and a value named as per-row lengths or counts (``seq_lens``,
   ``lengths``, ``counts``) that nothing else decides: ``repeat_interleave``
   takes an int or a tensor, and a collection of lengths is not an int;
 * ``UNKNOWN``: no evidence either way -- an unannotated parameter and what
-  is read off it, an attribute of another object (a config's ``topk`` and a
-  batch's ``seq_lens`` look the same), an unknown function's result, a name
+  is read off it, an ``Any`` annotation and an item of a container of
+  anything (``opts: dict[str, Any]``, a bare ``list``: the annotation
+  describes the container, its items are declared by its type arguments), an
+  attribute of another object (a config's ``topk`` and a batch's
+  ``seq_lens`` look the same), an unknown function's result, a name
   imported from elsewhere. The rule stays quiet on these rather than guess:
   a rule that flags every ``self.num_draft_tokens`` is a rule users turn off.
 """
@@ -34,6 +43,7 @@ evidence only, in four verdicts:
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 from .imports import bound_name
 from .int_evidence import (
@@ -44,6 +54,8 @@ from .int_evidence import (
     INT_ATTRIBUTES,
     INT_CALLS,
     INT_METHODS,
+    LIKE_CONSTRUCTORS,
+    NEW_METHODS,
     SIZED_METHODS,
     TENSOR,
     TENSOR_METHODS,
@@ -88,8 +100,9 @@ class IntInference:
     nearly all of AC701's cost in a cold run.
     """
 
-    def __init__(self, tree: ast.Module, *, lazy: bool = True) -> None:
+    def __init__(self, tree: ast.Module, *, lazy: bool = True, source=None) -> None:
         self.tree = tree
+        self._source = source
         self.imported: set[str] = set()
         self.module = Scope(tree, None, None, {}, None)
         self._busy: set[tuple[int, str]] = set()
@@ -99,7 +112,8 @@ class IntInference:
         # Pieces with functions not indexed yet (they index into their table).
         self._pending: list[IntInference] = []
         bindings = self.module.bindings
-        for part in _PIECES.each(tree, _statement_index):
+        index = _statement_index if source is None else partial(_statement_index, source=source)
+        for part in _PIECES.each(tree, index):
             for scope in part._roots:
                 scope.parent = self.module  # this tree's module, whichever tree indexed it
             for name, entries in part.module.bindings.items():
@@ -186,7 +200,10 @@ class IntInference:
     # -- a piece's deferred functions ----------------------------------
 
     def _imports_of(self, func: ast.AST) -> None:
-        """The names a deferred function imports, from a walk of its statements alone."""
+        """The names a deferred function imports, from a walk of its statements alone --
+        of a function whose text spells ``import`` (``source``, when known): no other holds one."""
+        if self._source is not None and not self._source.spells(func, "import"):
+            return
         stack = list(func.body)
         while stack:
             node = stack.pop()
@@ -266,6 +283,8 @@ class IntInference:
             method = call.func.attr
             if method in ("cpu", "numpy"):
                 return HOST
+            if method in NEW_METHODS:
+                return self._twin(call.func.value, call, scope)  # `lens.new_tensor(data)`
             if method == "to" or method in DEVICE_PRESERVING:
                 base = self.verdict(call.func.value, scope)
                 if base == HOST and not (method == "to" and moves(call)):
@@ -285,10 +304,41 @@ class IntInference:
                 return TENSOR
         root = name.split(".")[0] if name else ""
         if root in ("torch", "th", "F") or name.startswith("torch."):
-            return TENSOR
+            if name.rpartition(".")[2] in LIKE_CONSTRUCTORS and call.args:
+                return self._twin(call.args[0], call, scope)  # `torch.zeros_like(lens)`
+            return self._operands_device(call, scope)
         # An unknown function's result: a helper returning a count looks like
         # one returning lengths; the name the caller gives it may decide.
         return UNKNOWN
+
+    def _twin(self, base: ast.AST, call: ast.Call, scope: Scope) -> str:
+        """A tensor built like ``base`` (``torch.zeros_like(base)``, ``base.new_tensor(...)``):
+        on ``base``'s device unless the call names another -- a host tensor's twin
+        is a host tensor, anything else's a tensor."""
+        if not has_device(call) and self.verdict(base, scope) == HOST:
+            return HOST
+        return TENSOR
+
+    def _operands_device(self, call: ast.Call, scope: Scope) -> str:
+        """A torch function's result is on its tensor operands' device
+        (``torch.minimum(a_cpu, b_cpu)``, ``torch.cat([a_cpu, b_cpu])``): HOST when
+        every operand is a host tensor or a number and the call names no device;
+        a tensor otherwise."""
+        if has_device(call):
+            return TENSOR
+        operands = [
+            *call.args,
+            *(k.value for k in call.keywords if k.arg not in (None, "dtype", "out")),
+        ]
+        verdicts = set()
+        for operand in operands:
+            if isinstance(operand, (ast.List, ast.Tuple)):
+                verdicts |= {self.verdict(e, scope) for e in operand.elts}
+            else:
+                verdicts.add(self.verdict(operand, scope))
+        if HOST in verdicts and verdicts <= {HOST, INT}:
+            return HOST
+        return TENSOR
 
     def _attribute(self, expr: ast.Attribute, scope: Scope) -> str:
         if expr.attr in INT_ATTRIBUTES:
@@ -342,8 +392,12 @@ class IntInference:
             return self._element(iterable.value, scope)  # a slice's items are the base's
         if isinstance(iterable, (ast.Tuple, ast.List)) and iterable.elts:
             return worst({self.verdict(e, scope) for e in iterable.elts})
-        if self._items(iterable, scope) == INT:
-            return INT  # `block_n, block_k = block_size` with `block_size: list[int]`
+        items = self._items(iterable, scope)
+        if items is not None:
+            # `block_n, block_k = block_size` with `block_size: list[int]`: INT;
+            # `opts["n"]` with `opts: dict[str, Any]`: no evidence, whatever a
+            # dict itself is.
+            return items
         verdict = self.verdict(iterable, scope)
         if verdict == INT:
             return INT  # an item of an int-typed value (a Size held in a name)
@@ -407,9 +461,11 @@ class IntInference:
                 self._busy.discard(key)
         return out or [INT]
 
-    def _items(self, expr: ast.AST, scope: Scope) -> str:
-        """INT when ``expr`` is a container annotated to hold ints: a parameter, an
-        item of one, or an attribute the class only ever sets to one."""
+    def _items(self, expr: ast.AST, scope: Scope) -> str | None:
+        """What the items of ``expr`` are by a declaration: a parameter's container
+        annotation (``list[int]``: INT, ``dict[str, Any]``: UNKNOWN), an item of
+        one, or an attribute the class only ever sets to a container of ints.
+        None when nothing declares them."""
         if isinstance(expr, Element):
             return self._items(expr.iterable, scope)
         if isinstance(expr, ast.Name):
@@ -419,7 +475,7 @@ class IntInference:
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
             owner = self_class(expr.value.id, scope)
             if owner is None:
-                return UNKNOWN
+                return None
             values = self._class_assignments(owner, expr.attr)
             if values and all(
                 (ann is not None and item_annotation_verdict(ann) == INT)
@@ -427,19 +483,19 @@ class IntInference:
                 for node, ann, value in values
             ):
                 return INT
-        return UNKNOWN
+        return None
 
-    def _param_items(self, name: str, scope: Scope) -> str:
+    def _param_items(self, name: str, scope: Scope) -> str | None:
         """What the items of parameter ``name`` are, by its annotation, if not re-bound."""
         while scope is not None:
             if name in scope.params:
                 if name in scope.bindings:
-                    return UNKNOWN
+                    return None
                 return item_annotation_verdict(scope.params[name].annotation)
             if name in scope.bindings:
-                return UNKNOWN
+                return None
             scope = scope.parent
-        return UNKNOWN
+        return None
 
     def _is_unannotated_param(self, name: str, scope: Scope) -> bool:
         while scope is not None:
@@ -515,7 +571,7 @@ class IntInference:
 _PIECES = StatementMemo()
 
 
-def _statement_index(stmt: ast.stmt):
+def _statement_index(stmt: ast.stmt, source=None):
     """One top-level statement's share of a module's index, from that statement alone:
     a partial IntInference holding node -> function scope (``scopes``), the
     function scopes directly under the module (``_roots``), the module-level
@@ -523,6 +579,7 @@ def _statement_index(stmt: ast.stmt):
     that are indexed on demand (``_deferred``). The module scope it
     was indexed under is a stand-in, replaced by each tree's own (``__init__``)."""
     part = IntInference.__new__(IntInference)
+    part._source = source
     part.scopes = {}
     part.imported = set()
     part.module = Scope(stmt, None, None, {}, None)

@@ -33,12 +33,14 @@ import time
 from pathlib import Path
 
 from .functions import (
+    FORMAT,
     O_CLASS,
     O_QUAL,
     S_ALIASES,
     S_CLASSES,
     S_DETAILS,
     S_OUTLINES,
+    Outliner,
     summarise_module,
 )
 
@@ -62,18 +64,54 @@ def program_of(project) -> Program:
 
 
 class Module:
-    """One module's summary, with its functions and classes by qualified name."""
+    """One module's summary, with its functions and classes by qualified name.
 
-    __slots__ = ("aliases", "classes", "details", "functions", "name", "outlines", "path")
+    ``lazy`` (an ``Outliner`` over the module's tree) makes a function's details
+    when first asked; without it a summary made without details has none.
+    """
 
-    def __init__(self, name: str, path: str, summary: tuple) -> None:
+    __slots__ = (
+        "_details",
+        "_lazy",
+        "_text",
+        "aliases",
+        "classes",
+        "functions",
+        "name",
+        "outlines",
+        "path",
+    )
+
+    def __init__(self, name: str, path: str, summary: tuple, lazy=None) -> None:
         self.name = name
         self.path = path  # relative to the project root
         self.aliases: dict[str, str] = dict(summary[S_ALIASES])
         self.classes: dict[str, tuple] = {c[0]: c for c in summary[S_CLASSES]}
         self.outlines: tuple = summary[S_OUTLINES]
         self.functions: dict[str, int] = {o[O_QUAL]: i for i, o in enumerate(self.outlines)}
-        self.details: tuple | None = summary[S_DETAILS]
+        stored = summary[S_DETAILS]
+        self._details: list | None = list(stored) if stored is not None else None
+        self._lazy = lazy
+        self._text: str | None = None  # the file being checked's text, for line questions
+        if stored is None and lazy is not None:
+            self._details = [None] * len(self.outlines)
+
+    def lines_mentioning(self, needle: str) -> tuple[int, ...] | None:
+        """1-based lines spelling ``needle``; None when the module's text is not at hand."""
+        if self._text is None:
+            return None
+        from .imports import lines_mentioning
+
+        return lines_mentioning(self._text, (needle,))
+
+    @property
+    def has_details(self) -> bool:
+        return self._details is not None
+
+    @property
+    def outliner(self) -> Outliner | None:
+        """The outliner over the module's tree, for the file being checked (None otherwise)."""
+        return self._lazy if isinstance(self._lazy, Outliner) else None
 
     def outline(self, qual: str) -> tuple | None:
         index = self.functions.get(qual)
@@ -81,9 +119,25 @@ class Module:
 
     def detail(self, qual: str) -> tuple | None:
         index = self.functions.get(qual)
-        if index is None or self.details is None:
+        if index is None or self._details is None:
             return None
-        return self.details[index]
+        found = self._details[index]
+        if found is None and self._lazy is not None:
+            found = self._details[index] = self._lazy.detail(index)
+        return found
+
+    def summary(self) -> tuple:
+        """As the cache stores it: details only when every function's are made."""
+        details = self._details
+        if details is not None and any(d is None for d in details):
+            details = None
+        return (
+            FORMAT,
+            tuple(self.aliases.items()),
+            tuple(self.classes.values()),
+            self.outlines,
+            tuple(details) if details is not None else None,
+        )
 
 
 class Program:
@@ -99,6 +153,7 @@ class Program:
         # one about the signature, and a parse is the expensive half of either.
         self._trees: dict[str, tuple[bytes, ast.Module]] = {}
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
+        self._scans: dict[tuple, list] = {}
 
     # -- summaries -----------------------------------------------------------
 
@@ -120,8 +175,8 @@ class Program:
         return found
 
     def module_of_source(self, source) -> Module | None:
-        """The summary (with details) of the file being checked, from its own tree: made once
-        for every kind that asks, and left for the cache."""
+        """The summary of the file being checked, from its own tree: made once for every kind
+        that asks, each function's details made when first asked, and left for the cache."""
         name = source.module_name or self.project.module_name(source.path) or ""
         tree = source.tree
         if tree is None:
@@ -129,14 +184,66 @@ class Program:
         made = self._of_source.get(source.path)
         if made is not None and made[0] is tree:
             return made[1]
-        summary = summarise_module(tree, self.project.package_of(source.path))
-        found = Module(name, source.path, summary)
+        outliner = Outliner(tree, self.project.package_of(source.path))
+        found = Module(name, source.path, outliner.summary(details=False), lazy=outliner)
+        found._text = source.text
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
             self._modules[(name, True)] = found
             self._modules[(name, False)] = found
-        self._store(source, summary)
+        self._store(source, found.summary())
         return found
+
+    def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
+        """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""
+        key = ("mentioning", needles)
+        found = self._scans.get(key)
+        if found is not None:
+            return found
+        found = []
+        wanted = [n.encode() for n in needles if n]
+        if wanted:
+            for abspath in self._files():
+                try:
+                    with open(abspath, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                if any(n in data for n in wanted):
+                    name = self.project.module_name(self.project.relpath(abspath))
+                    if name:
+                        found.append(name)
+        self._scans[key] = found
+        return found
+
+    def _files(self) -> list[str]:
+        """Every ``.py`` file under the project's src roots (hidden folders and caches skipped)."""
+        found = self._scans.get(("files",))
+        if found is not None:
+            return found
+        skip = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
+        found, seen = [], set()
+        for top in self.project.src_roots:
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("."))
+                if folder in seen:
+                    continue
+                seen.add(folder)
+                found.extend(os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+        found = list(dict.fromkeys(found))
+        self._scans[("files",)] = found
+        return found
+
+    def complete(self, source) -> None:
+        """Make every function's details of the file being checked and leave them for the
+        cache: a later run over other files then reads this one's bodies without a parse."""
+        made = self._of_source.get(source.path)
+        if made is None or made[0] is not source.tree:
+            return
+        module = made[1]
+        for qual in module.functions:
+            module.detail(qual)
+        self._store(source, module.summary())
 
     def _store(self, source, summary: tuple) -> None:
         """Leave the summary of a file parsed anyway for the cache -- when its bytes on disk
@@ -168,14 +275,18 @@ class Program:
         key = rel + SUMMARY_KEY
         registered = getattr(project, "_sources", {}).get(abspath)
         if registered is not None and registered.tree is not None:
-            summary = summarise_module(registered.tree, project.package_of(rel), details=details)
-            return Module(name, rel, summary)
+            outliner = Outliner(registered.tree, project.package_of(rel))
+            return Module(name, rel, outliner.summary(details=False), lazy=outliner)
         stored = project.summaries.get(key)
         try:
             st = os.stat(abspath)
         except OSError:
             return None
-        usable = stored is not None and (not details or stored[3][S_DETAILS] is not None)
+        usable = (
+            stored is not None
+            and stored[3][0] == FORMAT
+            and (not details or stored[3][S_DETAILS] is not None)
+        )
         if usable and (stored[0], stored[1]) == (st.st_size, st.st_mtime_ns):
             return self._from_stored(name, rel, stored[3])
         try:

@@ -24,7 +24,9 @@ KIND_PATHS: dict[str, str] = {
     "banned-import": "banned_import:BannedImport",
     "importorskip": "importorskip:ImportOrSkip",
     "required-keyword": "required_keyword:RequiredKeyword",
+    "published-keys": "published_keys:PublishedKeys",
     "reachable-calls": "reachable_calls:ReachableCalls",
+    "units": "units:Units",
 }
 
 

@@ -304,7 +304,12 @@ class ReachableCalls(Contract):
         module = program.module_of_source(source)
         if module is None:
             return
-        for qual, outline, detail in self._entries(module):
+        entries = list(self._entries(module))
+        if entries:
+            # A later run over other files asks this file's entries again (dependent_lines):
+            # from the cache, with every body's calls, it needs no parse.
+            program.complete(source)
+        for qual, outline, detail in entries:
             for hit in self._search(program, module, qual):
                 yield self._finding(source, module, outline, detail, hit)
 

@@ -111,7 +111,7 @@ def test_an_unknown_code_is_named(project, capsys, where, args):
         ((KEYWORD,), {"exlcude": ["build/**"]}, ["check"], "exclude"),
         ((contract(KEYWORD, kind="keyword-onyl"),), None, ["check"], "keyword-only"),
         ((contract(KEYWORD, paramters=["blocks"]),), None, ["check"], "parameters"),
-        ((KEYWORD,), {"select": ["AC110"]}, ["check"], "AC101"),
+        ((KEYWORD,), {"select": ["AC107"]}, ["check"], "AC101"),
         ((KEYWORD,), None, ["check", "--ignore", "AC310"], "AC301"),
         ((KEYWORD,), None, ["explain", "AC310"], "AC301"),
         ((KEYWORD,), None, ["explain", "keyword-only-paramter"], "keyword-only-parameter"),
@@ -282,9 +282,9 @@ def test_an_unknown_code_in_noqa_is_a_finding_naming_it(project, capsys):
 
 
 def test_a_misspelled_code_in_noqa_is_named_with_the_code_meant(project, capsys):
-    project(KEYWORD, files={"pkg/x.py": "x = 1  # noqa: AC110 -- a typo of AC101\n"})
+    project(KEYWORD, files={"pkg/x.py": "x = 1  # noqa: AC107 -- a typo of AC101\n"})
     assert main(["check", "--no-cache"]) == 1
-    assert "`# noqa: AC110` names no rule" in (out := capsys.readouterr().out)
+    assert "`# noqa: AC107` names no rule" in (out := capsys.readouterr().out)
     assert "did you mean `AC101`?" in out
 
 

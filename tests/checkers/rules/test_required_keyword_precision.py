@@ -72,17 +72,22 @@ ENGINE_LABELS = REPO / "tests" / "checkers" / "data" / "repeat_interleave_engine
 
 
 def test_engine_labels_are_well_formed_and_carry_no_source():
-    # Every call of sglang and of transformers' models; the figures need the
-    # wheels unpacked (bench/precision.py --engine), the file's shape does not.
+    # Every call of sglang, lmdeploy and transformers' models; the figures need
+    # the wheels unpacked (bench/precision.py --engine), the file's shape does not.
     records = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
     per_root = {}
     for rec in records:
         per_root[rec["root"]] = per_root.get(rec["root"], 0) + 1
         assert rec["version"]
-        assert rec["label"] in ("needs-output-size", "host-tensor", "int-or-has-output-size")
+        assert rec["label"] in (
+            "needs-output-size",
+            "host-tensor",
+            "int-or-has-output-size",
+            "unclear",
+        )
         assert re.fullmatch(r"[0-9a-f]{16}", rec["sha"])
         assert rec["reason"].strip() and "\n" not in rec["reason"]
         assert rec["anchor"][0] >= rec["line"]
-    assert per_root == {"sglang": 285, "transformers": 385}
+    assert per_root == {"sglang": 285, "transformers": 385, "lmdeploy": 37}
     anchors = {(r["root"], r["path"], tuple(r["anchor"])) for r in records}
     assert len(anchors) == len(records), "a call is labelled twice"

@@ -1,0 +1,619 @@
+"""published-keys: a function reads a dict in a shape no return path of its producer has.
+
+ROCm/ATOM's KV-pool refactor: ``_build_v4_indexer_meta`` "returns two
+different dicts. The DECODE short-circuit starts from ``meta = {}`` and adds
+only the FP4 window schedule; the prefill path falls through to a literal
+with a dozen more fields." Renaming the row-to-sequence map pointed
+``_score_topk_decode_fp4`` at ``batch_id_per_q_token``, "which only the
+prefill literal published -- so the first real FP4 decode raised
+``KeyError``. Nothing in the unit suite reaches that forward; CI found it."
+
+A dict whose keys depend on the branch that built it is read by functions
+that each expect one of its shapes: the decode scorer reads the decode
+keys, the prefill scorer the prefill ones. A key missing on *some* path is
+therefore no bug by itself -- ``_score_topk_prefill`` reading a prefill-only
+key is the design. The bug is a reader that expects a shape *no* path
+produces: the decode scorer read the FP4 window schedule, which only the
+decode path publishes, and ``batch_id_per_q_token``, which only the prefill
+path does, so whichever dict reached it, one read raised. That is the
+finding: for each function, the keys it reads with ``[]`` from one
+producer's dict; when no return path of the producer can publish all of them,
+each read of a key the closest path lacks is flagged, naming that path and
+the path that does publish it.
+
+The key set per return path (``checkers.analysis.functions``): a literal,
+``dict(k=...)``, ``{}`` filled by ``d[k] = v``, ``d.update(...)``,
+``d.setdefault(...)``, through ``if``/``for``/``try``; a key set under a
+condition counts as one the path can publish. A path that returns a dict
+built elsewhere, spreads ``**other``, uses a computed key or hands the dict
+to a callee the project does not resolve is *open* -- it may publish
+anything -- and a producer with an open path is never flagged. A callee the
+dict is handed to (``self._refresh(..., meta)``) adds what it writes into
+that parameter. Dataclass and TypedDict fields are out of scope.
+
+Which producer a read sees: a call's result (``meta = self._build(...);
+meta["k"]``, ``build()["k"]``), through the project's imports and classes;
+an attribute of ``self`` that a method of the class or its bases assigns a
+call's result (``self.meta = self._build()``); a parameter, from what the
+same module's callers pass; and, for a declared producer only, an attribute
+of any object that the project assigns the producer's result
+(``attn_metadata.indexer_meta = self._build_v4_indexer_meta(...)``) -- an
+attribute's name alone says too little about which dict it holds to link
+every ``x.meta`` to every ``meta`` builder. Not a read: ``.get``, a read
+under ``"k" in d`` or after ``d.get("k")`` in the same function, or inside a
+``try`` that catches ``KeyError``. A key the reader reads that no path
+publishes at all is flagged only when the reader reaches the producer
+directly (a call's result, ``self``'s attribute): through a parameter or
+another object's attribute, such a key says the link is a different dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from contracts.contract import Contract, Example, Expect, Rule
+from contracts.fields import StringList
+
+RULES = (
+    Rule(
+        code="AC811",
+        name="unpublished-key",
+        what=(
+            "Flags a `[]` read of a string key from a dict when no return path of the dict's "
+            "producer publishes every key the reading function reads from it: a reader that "
+            "expects a shape no branch of the producer builds. The message names the return "
+            "path closest to the reader's shape, what it lacks, and the path that has it."
+        ),
+        why=(
+            "A dict whose keys depend on the branch that built it fails only on the branch a "
+            "test did not take. ROCm/ATOM's decode scorer read a key only the prefill branch "
+            "published, next to keys only the decode branch did: whichever dict reached it, "
+            "one read raised `KeyError`, and only CI's GPU job got there."
+        ),
+        fix_safety=(
+            "This rule offers no fix: whether to publish the key on every path, read the "
+            "value from where the producer copied it, or split the dict is a design decision."
+        ),
+    ),
+)
+
+# The record's shape, rebuilt: a builder whose decode short-circuit starts from `{}` and
+# whose prefill path returns a literal; the indexer reads it off the attention metadata.
+_BUILDER = (
+    "class V4Builder:\n"
+    "    def build(self, attn_metadata, positions):\n"
+    "        attn_metadata.indexer_meta = self._build_v4_indexer_meta(attn_metadata, positions)\n"
+    "\n"
+    "    def _build_v4_indexer_meta(self, attn_metadata, positions):\n"
+    "        if attn_metadata.is_decode:\n"
+    "            meta = {}\n"
+    '            meta["n_committed_per_seq"] = attn_metadata.n_committed_csa_per_seq\n'
+    "            if self.indexer_fp4:\n"
+    '                meta["fp4_cta_info"] = self.fp4_cta_info\n'
+    '                meta["fp4_total_ctas"] = self.fp4_units\n'
+    "            return meta\n"
+    "        return {\n"
+    '            "n_committed_per_seq": attn_metadata.n_committed_csa_per_seq,\n'
+    '            "batch_id_per_q_token": attn_metadata.batch_id_per_q_token,\n'
+    '            "cu_committed": attn_metadata.cu_committed,\n'
+    '            "cu_starts": attn_metadata.cu_starts,\n'
+    '            "cu_ends": attn_metadata.cu_ends,\n'
+    '            "visible_end": positions // 4,\n'
+    "        }\n"
+)
+_FILES = {
+    "atom/__init__.py": "",
+    "atom/backends/__init__.py": "",
+    "atom/backends/v4.py": _BUILDER,
+    "atom/models/__init__.py": "",
+}
+_PARAMS = {"producers": ["*._build_v4_indexer_meta"]}
+_READER = (
+    "class Indexer:\n"
+    "    def score_topk(self, fc, q):\n"
+    "        indexer_meta = fc.attn_metadata.indexer_meta\n"
+    "        if fc.is_prefill:\n"
+    "            return self._score_topk_prefill(q, indexer_meta)\n"
+    "        return self._score_topk_decode_fp4(q, fc.attn_metadata, indexer_meta)\n"
+    "\n"
+    "    def _score_topk_prefill(self, q, indexer_meta):\n"
+    '        return q, indexer_meta["cu_starts"], indexer_meta["cu_ends"]\n'
+    "\n"
+)
+
+
+class PublishedKeys(Contract):
+    KIND = "published-keys"
+    RULES = RULES
+    CACHEABLE = False  # the producer is in other files
+
+    producers = StringList(
+        default=("*",),
+        doc=(
+            "Dotted-name globs of the functions whose dicts are checked, matched against "
+            "`module.Class.method` (`*._build_*_meta`); `*` (the default) is every function. "
+            "A declared producer is also followed through any object's attribute the project "
+            "assigns its result to."
+        ),
+    )
+
+    VALID = (
+        Example(
+            source=_READER
+            + (
+                "    def _score_topk_decode_fp4(self, q, attn_metadata, indexer_meta):\n"
+                "        rows = attn_metadata.batch_id_per_q_token\n"
+                '        return rows, indexer_meta["fp4_cta_info"], indexer_meta["fp4_total_ctas"]\n'
+            ),
+            params=_PARAMS,
+            path="atom/models/deepseek_v4.py",
+            files=_FILES,
+            note=(
+                "The refactor's fix: the decode scorer reads the map off the metadata it was "
+                "copied from. Each scorer's keys are one path's: prefill's, decode's."
+            ),
+        ),
+        Example(
+            source=(
+                "def shape(decode):\n"
+                "    if decode:\n"
+                '        return {"rows": 1}\n'
+                "    return dict(rows=2, cols=3)\n"
+                "\n"
+                "\n"
+                "def read(decode):\n"
+                "    meta = shape(decode)\n"
+                '    if "cols" in meta:\n'
+                '        return meta["rows"] * meta["cols"]\n'
+                '    return meta["rows"] + meta.get("extra", 0)\n'
+            ),
+            path="atom/shapes.py",
+            note="A read guarded by `in`, and `.get`, cope with a missing key.",
+        ),
+    )
+    INVALID = (
+        Example(
+            source=_READER
+            + (
+                "    def _score_topk_decode_fp4(self, q, attn_metadata, indexer_meta):\n"
+                '        rows = indexer_meta["batch_id_per_q_token"]\n'
+                '        return rows, indexer_meta["fp4_cta_info"], indexer_meta["fp4_total_ctas"]\n'
+            ),
+            params=_PARAMS,
+            path="atom/models/deepseek_v4.py",
+            files=_FILES,
+            expect=(
+                Expect(
+                    "AC811",
+                    12,
+                    16,
+                    "the return at atom/backends/v4.py:12 (the dict from line 7) publishes "
+                    "`fp4_cta_info`, `fp4_total_ctas` but not `batch_id_per_q_token`",
+                ),
+            ),
+            note=(
+                "The record's bug: the decode scorer reads decode-only keys and a "
+                "prefill-only one. The dict reaches it through the metadata's attribute and a "
+                "parameter."
+            ),
+        ),
+        Example(
+            source=(
+                "def plan(blocks, decode):\n"
+                "    out = {}\n"
+                "    if decode:\n"
+                '        out["rows"] = blocks\n'
+                "        return out\n"
+                "    out.update(rows=blocks, cols=2)\n"
+                "    return out\n"
+                "\n"
+                "\n"
+                "def width(blocks):\n"
+                '    return plan(blocks, True)["colls"]\n'
+            ),
+            path="atom/plan.py",
+            expect=(Expect("AC811", 11, 12, "every path; did you mean `cols`?"),),
+            note="A key no path publishes (a typo of `cols`), read off a call's result.",
+        ),
+    )
+
+    def __init__(self, id: str, **params) -> None:
+        super().__init__(id, **params)
+        from .reachable_calls import _globs
+
+        self._everything = "*" in self.producers
+        self._producer_re = None if self._everything else _globs(self.producers)
+        self._memo: dict[tuple, object] = {}
+        self._memo_owner = None
+
+    def needles(self) -> tuple[str, ...]:
+        return ('["', "['")
+
+    # -- checking ------------------------------------------------------------
+
+    def check(self, source, project) -> Iterator:
+        from ..analysis.program import program_of
+
+        program = program_of(project)
+        self._own(program)
+        if not self._everything:
+            wanted = self._reader_needles(program)
+            if not any(n in source.text for n in wanted):
+                return
+        module = program.module_of_source(source)
+        if module is None:
+            return
+        lines = _read_lines(source.text)
+        for outline in module.outlines:
+            if not _spans(lines, outline):
+                continue
+            yield from self._check_function(source, program, module, outline)
+
+    def _own(self, program) -> None:
+        """Memos belong to one program (one project index, one run or one editor state)."""
+        if self._memo_owner is not program:
+            self._memo = {}
+            self._memo_owner = program
+
+    def _check_function(self, source, program, module, outline) -> Iterator:
+        from ..analysis.functions import D_GUARDS, D_READS, O_QUAL, R_KEY, R_TRY
+
+        detail = module.detail(outline[O_QUAL])
+        if detail is None:
+            return
+        guards = set(detail[D_GUARDS])
+        # producer -> (direct?, [read, ...]) in the order the function reads them
+        by_producer: dict[tuple[str, str], list] = {}
+        for read in detail[D_READS]:
+            if read[R_TRY] or read[R_KEY] in guards:
+                continue
+            for producer, direct in self._producers(program, module, outline, read[:2], 0):
+                entry = by_producer.setdefault(producer, [True, []])
+                entry[0] = entry[0] and direct
+                entry[1].append(read)
+        for producer, (direct, reads) in by_producer.items():
+            yield from self._judge(source, program, producer, direct, reads)
+
+    def _judge(self, source, program, producer, direct, reads) -> Iterator:
+        from ..analysis.functions import R_COL, R_END_COL, R_END_LINE, R_KEY, R_LINE
+
+        shapes = self._shapes(program, producer)
+        if shapes is None:
+            return
+        reads = sorted(reads, key=lambda r: (r[R_LINE], r[R_COL]))
+        wanted = list(dict.fromkeys(r[R_KEY] for r in reads))
+        # The path that publishes most of what this function reads, then the earliest.
+        best = max(shapes, key=lambda s: (sum(k in s[1] for k in wanted), -s[0]))
+        lacking = [k for k in wanted if k not in best[1]]
+        if not lacking:
+            return
+        mod_name, qual = producer
+        module = program.module(mod_name)
+        path = module.path if module is not None else mod_name
+        flagged: set[str] = set()
+        for read in reads:
+            key = read[R_KEY]
+            if key not in lacking or key in flagged:
+                continue
+            elsewhere = [s for s in shapes if key in s[1]]
+            if not elsewhere and not direct:
+                continue  # through a parameter or an attribute: probably another dict
+            flagged.add(key)
+            if elsewhere:
+                has = [k for k in wanted if k in best[1]]
+                why = (
+                    f"reads a key that no return path of `{qual}` publishes together with the "
+                    "others this function reads from it: the return at "
+                    f"{path}:{best[0]} (the dict from line {best[2]}) publishes "
+                    f"{_names(has) or 'none of them'} but not `{key}`, which only the return at "
+                    f"line {elsewhere[0][0]} does; whichever dict reaches here, a read raises "
+                    "KeyError. Publish the key on every path, read it from where the producer "
+                    "took it, or `.get` it where it may be absent"
+                )
+            else:
+                from contracts.fields import did_you_mean
+
+                returns = ", ".join(str(s[0]) for s in shapes)
+                published = sorted({k for s in shapes for k in s[1]})
+                why = (
+                    f"reads a key that no return path of `{qual}` publishes ({path}, returns at "
+                    f"line{'s' if len(shapes) > 1 else ''} {returns}): it raises KeyError on "
+                    f"every path{did_you_mean(key, published)}"
+                )
+            line, end_line = read[R_LINE], read[R_END_LINE]
+            span = (
+                line,
+                source.char_column(line, read[R_COL]) + 1,
+                end_line,
+                source.char_column(end_line, read[R_END_COL]) + 1,
+            )
+            text = _segment(source, span)
+            yield self.finding(source, span, f"`{text}` {why}", span_node=(line, 0, end_line, 0))
+
+    # -- producers ------------------------------------------------------------
+
+    def _allowed(self, target: tuple[str, str]) -> bool:
+        if self._everything:
+            return True
+        return bool(self._producer_re.fullmatch(f"{target[0]}.{target[1]}"))
+
+    def _producers(self, program, module, outline, origin, depth) -> list[tuple[tuple, bool]]:
+        """The producers a dict read from ``origin`` in ``outline``'s body may come from, each
+        with whether the link is direct (a call's result, ``self``'s attribute)."""
+        from ..analysis.functions import O_CLASS
+
+        kind, what = origin
+        if kind == "c":
+            target = program.resolve_call(module, outline, what)
+            if target is not None and self._allowed(target) and self._shapes(program, target):
+                return [(target, True)]
+            return []
+        if kind == "s":
+            found = []
+            klass = outline[O_CLASS]
+            if klass:
+                found = [(p, True) for p in self._self_carriers(program, module.name, klass, what)]
+            if not self._everything:
+                found += [(p, False) for p in self._carriers(program).get(what, ())]
+            return list(dict.fromkeys(found))
+        if kind == "a":
+            if self._everything:
+                return []
+            return [(p, False) for p in self._carriers(program).get(what, ())]
+        if kind == "p" and depth < 2:
+            found = []
+            for caller, origin_there in self._callers(program, module, outline, what):
+                for producer, _direct in self._producers(
+                    program, module, caller, origin_there, depth + 1
+                ):
+                    found.append((producer, False))
+            return list(dict.fromkeys(found))
+        return []
+
+    def _self_carriers(self, program, module_name, klass, attr) -> list[tuple[str, str]]:
+        """Producers whose result a method of ``klass`` (or of a base) assigns to ``self.attr``."""
+        from ..analysis.functions import O_CLASS, O_QUAL
+
+        key = ("self", module_name, klass, attr)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = []
+        found = []
+        for owner_module, owner in program.mro(module_name, klass):
+            mod = program.module(owner_module, details=True)
+            if mod is None:
+                continue
+            for outline in mod.outlines:
+                if outline[O_CLASS] != owner:
+                    continue
+                detail = mod.detail(outline[O_QUAL])
+                for target in _carried(program, mod, outline, detail, attr, on_self=True):
+                    if self._allowed(target) and self._shapes(program, target):
+                        found.append(target)
+        self._memo[key] = found = list(dict.fromkeys(found))
+        return found
+
+    def _carriers(self, program) -> dict[str, list[tuple[str, str]]]:
+        """Declared producers only: attribute name -> producers the project assigns to it,
+        from the files that spell a producer's name."""
+        key = ("carriers",)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        from ..analysis.functions import O_QUAL
+
+        found = {}
+        self._memo[key] = found
+        for module_name in program.modules_mentioning(self._producer_names()):
+            mod = program.module(module_name, details=True)
+            if mod is None:
+                continue
+            for outline in mod.outlines:
+                detail = mod.detail(outline[O_QUAL])
+                for attr, target in _all_carried(program, mod, outline, detail):
+                    if self._allowed(target) and self._shapes(program, target):
+                        found.setdefault(attr, [])
+                        if target not in found[attr]:
+                            found[attr].append(target)
+        return found
+
+    def _producer_names(self) -> tuple[str, ...]:
+        from .reachable_calls import _needle
+
+        names = [_needle(p) for p in self.producers]
+        return tuple(n for n in names if n)
+
+    def _reader_needles(self, program) -> tuple[str, ...]:
+        return (*self._producer_names(), *self._carriers(program))
+
+    def _callers(self, program, module, outline, param) -> list[tuple[tuple, tuple]]:
+        """``(caller outline, origin of the argument)`` for each call in ``module`` of the
+        function ``outline`` that passes its parameter ``param`` (a position or a name)."""
+        from ..analysis.functions import C_ORIGINS, C_SPELLING, D_CALLS, O_PARAMS, O_QUAL, O_SELF
+
+        key = ("callers", module.name, outline[O_QUAL], param)
+        if key in self._memo:
+            return self._memo[key]
+        found = []
+        params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+        name = params[param] if isinstance(param, int) and param < len(params) else param
+        short = outline[O_QUAL].rpartition(".")[2]
+        spelled = module.lines_mentioning(short)
+        for caller in module.outlines:
+            if spelled is not None and not _spans(spelled, caller):
+                continue  # the caller's text never spells the callee: no details needed
+            if short not in _called_names(program, module, caller):
+                continue
+            detail = module.detail(caller[O_QUAL])
+            if detail is None:
+                continue
+            for call in detail[D_CALLS]:
+                if not call[C_SPELLING].endswith(short):
+                    continue
+                target = program.resolve_call(module, caller, call[C_SPELLING])
+                if target != (module.name, outline[O_QUAL]):
+                    continue
+                bound = 1 if outline[O_SELF] and "." in call[C_SPELLING] else 0
+                for where, origin in call[C_ORIGINS]:
+                    if (isinstance(where, int) and where + bound == param) or where == name:
+                        found.append((caller, origin))
+        self._memo[key] = found
+        return found
+
+    def _shapes(self, program, producer) -> list[tuple] | None:
+        """Each closed return path of ``producer`` as ``(line, keys it can publish, origin
+        line)``; None when the producer builds no dict or may return one of any shape."""
+        from ..analysis.functions import (
+            D_DICTS,
+            P_DEFINITE,
+            P_FILLS,
+            P_LINE,
+            P_MAYBE,
+            P_OPEN,
+            P_ORIGIN,
+        )
+
+        key = ("shapes", producer)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # a fill that calls back into its producer ends here
+        mod = program.module(producer[0], details=True)
+        outline = mod.outline(producer[1]) if mod is not None else None
+        detail = mod.detail(producer[1]) if outline is not None else None
+        if detail is None or not detail[D_DICTS]:
+            return None
+        shapes = []
+        for path in detail[D_DICTS]:
+            if path[P_OPEN]:
+                return None
+            keys = set(path[P_DEFINITE]) | {k for k, _ in path[P_MAYBE]}
+            for spelling, where, _certain in path[P_FILLS]:
+                filled = _filled(program, mod, outline, spelling, where)
+                if filled is None:
+                    return None
+                keys |= filled
+            shapes.append((path[P_LINE], frozenset(keys), path[P_ORIGIN]))
+        self._memo[key] = shapes
+        return shapes
+
+    # -- a run over some files -------------------------------------------------
+
+    def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
+        """Reads in ``path`` whose producer (or a callee that fills its dict) is in an edited
+        module, answered from summaries; a file that imports no edited module and spells no
+        declared producer's carrier is not read past its imports."""
+        from ..analysis.functions import D_READS, O_QUAL, R_LINE
+        from ..analysis.program import program_of
+
+        name = project.module_name(path)
+        if not name or name in edited:
+            return {}
+        program = program_of(project)
+        self._own(program)
+        imports = {t for ref in project.module_imports(path) for t in ref.targets}
+        reaches = any(t == m or t.startswith(m + ".") for t in imports for m in edited)
+        if not reaches and self._everything:
+            return {}
+        module = program.module(name, details=True)
+        if module is None:
+            return {}
+        lines: dict[int, tuple[str, ...]] = {}
+        for outline in module.outlines:
+            detail = module.detail(outline[O_QUAL])
+            if detail is None:
+                continue
+            for read in detail[D_READS]:
+                for producer, _direct in self._producers(program, module, outline, read[:2], 0):
+                    if producer[0] in edited:
+                        line = read[R_LINE]
+                        lines[line] = tuple(
+                            dict.fromkeys((*lines.get(line, ()), edited[producer[0]]))
+                        )
+        return lines
+
+
+def _segment(source, span) -> str:
+    line, col, end_line, end_col = span
+    if line != end_line:
+        return source.lines[line - 1][col - 1 :].rstrip() + " ..."
+    return source.lines[line - 1][col - 1 : end_col - 1]
+
+
+def _names(keys) -> str:
+    return ", ".join(f"`{k}`" for k in keys)
+
+
+def _read_lines(text: str) -> tuple[int, ...]:
+    from ..analysis.imports import lines_mentioning
+
+    return lines_mentioning(text, ('["', "['"))
+
+
+def _spans(lines: tuple[int, ...], outline) -> bool:
+    """Whether one of ``lines`` lies in the function's own lines."""
+    import bisect
+
+    from ..analysis.functions import O_END, O_LINE
+
+    i = bisect.bisect_left(lines, outline[O_LINE])
+    return i < len(lines) and lines[i] <= outline[O_END]
+
+
+def _carried(program, module, outline, detail, attr, *, on_self: bool) -> list[tuple[str, str]]:
+    from ..analysis.functions import D_CARRIERS
+
+    out = []
+    for name, spelling, _line, is_self in detail[D_CARRIERS] if detail else ():
+        if name == attr and (is_self or not on_self):
+            target = program.resolve_call(module, outline, spelling)
+            if target is not None:
+                out.append(target)
+    return out
+
+
+def _all_carried(program, module, outline, detail):
+    from ..analysis.functions import D_CARRIERS
+
+    for name, spelling, _line, _is_self in detail[D_CARRIERS] if detail else ():
+        target = program.resolve_call(module, outline, spelling)
+        if target is not None:
+            yield name, target
+
+
+def _called_names(program, module, caller) -> frozenset[str]:
+    """The last names of the calls in ``caller``'s body (from its details)."""
+    from ..analysis.functions import C_SPELLING, D_CALLS, O_QUAL
+
+    detail = module.detail(caller[O_QUAL])
+    if detail is None:
+        return frozenset()
+    return frozenset(c[C_SPELLING].rpartition(".")[2] for c in detail[D_CALLS])
+
+
+def _filled(program, module, outline, spelling, where) -> frozenset[str] | None:
+    """Keys a callee writes into the dict handed to it at ``where``; None when not known."""
+    from ..analysis.functions import D_FILLS, O_PARAMS, O_SELF
+
+    target = program.resolve_call(module, outline, spelling)
+    if target is None:
+        return None
+    callee_module = program.module(target[0], details=True)
+    callee = callee_module.outline(target[1]) if callee_module is not None else None
+    detail = callee_module.detail(target[1]) if callee is not None else None
+    if detail is None:
+        return None
+    params = [p for p in callee[O_PARAMS] if not p.startswith("*")]
+    if isinstance(where, int):
+        bound = 1 if callee[O_SELF] and "." in spelling else 0
+        index = where + bound
+        name = params[index] if index < len(params) else None
+    else:
+        name = where
+        index = params.index(where) if where in params else where
+    keys: set[str] = set()
+    for param, filled, open_ in detail[D_FILLS]:
+        if param in (index, name):
+            if open_:
+                return None
+            keys.update(k for k, _line, _certain in filled)
+    return frozenset(keys)

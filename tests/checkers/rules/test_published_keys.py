@@ -1,0 +1,311 @@
+"""published-keys (AC811): a function reads a dict in a shape no return path of its producer has."""
+
+from __future__ import annotations
+
+import ast
+import os
+import time
+
+import pytest
+
+from checkers import api
+from checkers.analysis.functions import D_DICTS, P_DEFINITE, P_MAYBE, P_OPEN, summarise_module
+from checkers.rules.published_keys import PublishedKeys
+
+from ...scaffold import write_tree
+from ..rule_harness import run_rule
+
+
+def check(tmp_path, source, params=None, files=None, path="pkg/reader.py"):
+    files = {"pkg/__init__.py": "", **(files or {})}
+    return run_rule(PublishedKeys, source, params or {}, path=path, root=tmp_path, files=files)
+
+
+def shapes(source: str) -> list[tuple]:
+    """(definite keys, maybe keys, open) per return path of the module's only function."""
+    summary = summarise_module(ast.parse(source), "pkg")
+    (detail,) = summary[4]
+    return [
+        (sorted(p[P_DEFINITE]), sorted(k for k, _ in p[P_MAYBE]), p[P_OPEN])
+        for p in detail[D_DICTS]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        ('    return {"a": 1, "b": 2}', [(["a", "b"], [], False)]),
+        ("    return dict(a=1, b=x)", [(["a", "b"], [], False)]),
+        (
+            '    d = {}\n    d["a"] = 1\n    d.setdefault("b", 2)\n    return d',
+            [(["a", "b"], [], False)],
+        ),
+        (
+            '    d = {"a": 1}\n    d.update({"b": 2}, c=3)\n    d |= {"e": 5}\n    return d',
+            [(["a", "b", "c", "e"], [], False)],
+        ),
+        (
+            '    d = {"a": 1, "b": 2}\n    d.pop("a")\n    del d["b"]\n    return d',
+            [([], [], False)],
+        ),
+        ('    d = {}\n    if x:\n        d["a"] = 1\n    return d', [([], ["a"], False)]),
+        ('    d = {}\n    for i in x:\n        d["a"] = i\n    return d', [([], ["a"], False)]),
+        (
+            '    d = {}\n    try:\n        d["a"] = f()\n    except E:\n        pass\n    return d',
+            [([], ["a"], False)],
+        ),
+        (
+            '    if x:\n        return {"a": 1}\n    return {"b": 2}',
+            [(["a"], [], False), (["b"], [], False)],
+        ),
+        ("    return {**x, 'a': 1}", [(["a"], [], True)]),
+        ("    return {k: 1 for k in x}", [([], [], True)]),
+        ("    d = {}\n    d.update(x)\n    return d", [([], [], True)]),
+        ("    d = {}\n    d[x] = 1\n    return d", [([], [], True)]),
+        ('    if x:\n        return None\n    return {"a": 1}', [(["a"], [], False)]),
+        (
+            '    if x:\n        return g()\n    return {"a": 1}',
+            [([], [], True), (["a"], [], False)],
+        ),
+        ("    return g()", []),  # no dict of its own: not a producer
+    ],
+)
+def test_the_keys_each_return_path_publishes(body, want):
+    assert shapes(f"def f(x):\n{body}\n") == want
+
+
+def test_a_while_true_without_break_leaves_only_through_its_returns():
+    source = 'def f(x):\n    d = {}\n    while True:\n        d["a"] = 1\n        return d\n'
+    assert shapes(source) == [(["a"], [], False)]
+
+
+def test_the_record_shape_the_decode_reader_of_a_prefill_key_is_flagged_once(tmp_path):
+    producer = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        "        meta = {}\n"
+        '        meta["n"] = 1\n'
+        '        meta["win"] = 2\n'
+        "        return meta\n"
+        '    return {"n": 1, "rows": 2, "starts": 3}\n'
+    )
+    reader = (
+        "from pkg.builder import build\n"
+        "\n"
+        "\n"
+        "def decode_scorer():\n"
+        "    meta = build(True)\n"
+        '    return meta["rows"], meta["win"], meta["rows"]\n'
+        "\n"
+        "\n"
+        "def prefill_scorer():\n"
+        "    meta = build(False)\n"
+        '    return meta["rows"], meta["starts"]\n'
+    )
+    found = check(tmp_path, reader, files={"pkg/builder.py": producer})
+    # Only the decode scorer: its keys are no one path's; the prefill scorer's are prefill's.
+    assert [(f.line, f.column) for f in found] == [(6, 12)]
+    assert "the return at pkg/builder.py:6 (the dict from line 3) publishes `win` but not " in (
+        found[0].message
+    )
+    assert "which only the return at line 7 does" in found[0].message
+
+
+def test_a_callee_that_fills_the_dict_adds_its_keys(tmp_path):
+    source = (
+        "class B:\n"
+        "    def build(self, decode):\n"
+        "        if decode:\n"
+        '            meta = {"n": 1}\n'
+        "            self._refresh(meta)\n"
+        "            return meta\n"
+        '        return {"n": 1, "rows": 2}\n'
+        "\n"
+        "    def _refresh(self, meta):\n"
+        '        meta["win"] = 3\n'
+        "\n"
+        "    def score(self):\n"
+        "        meta = self.build(True)\n"
+        '        return meta["win"], meta["n"]\n'
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_a_dict_handed_to_a_callee_nobody_resolves_is_open(tmp_path):
+    source = (
+        "def build(decode, helper):\n"
+        "    if decode:\n"
+        '        meta = {"n": 1}\n'
+        "        helper.fill(meta)\n"
+        "        return meta\n"
+        '    return {"n": 1, "rows": 2}\n'
+        "\n"
+        "\n"
+        "def score():\n"
+        "    meta = build(True, None)\n"
+        '    return meta["win"], meta["rows"]\n'
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_self_attribute_assigned_in_a_base_class_links_the_reader(tmp_path):
+    base = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        '        return {"win": 1}\n'
+        '    return {"rows": 2}\n'
+        "\n"
+        "\n"
+        "class Base:\n"
+        "    def prepare(self, decode):\n"
+        "        self.meta = build(decode)\n"
+    )
+    reader = (
+        "from pkg.base import Base\n"
+        "\n"
+        "\n"
+        "class Sub(Base):\n"
+        "    def forward(self):\n"
+        '        return self.meta["win"] + self.meta["rows"]\n'
+    )
+    (found,) = check(tmp_path, reader, files={"pkg/base.py": base})
+    assert found.line == 6 and "`build`" in found.message
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        '    if "rows" in meta:\n        return meta["win"] + meta["rows"]\n',
+        '    rows = meta.get("rows")\n    return meta["win"] + meta["rows"]\n',
+        '    try:\n        return meta["win"] + meta["rows"]\n    except KeyError:\n        return 0\n',
+    ],
+)
+def test_a_guarded_read_copes_with_the_missing_key(tmp_path, reading):
+    source = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        '        return {"win": 1}\n'
+        '    return {"rows": 2}\n'
+        "\n"
+        "\n"
+        "def read():\n"
+        "    meta = build(True)\n" + reading
+    )
+    assert check(tmp_path, source) == []
+
+
+def test_a_key_no_path_publishes_is_flagged_on_a_direct_link_only(tmp_path):
+    source = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        '        return {"win": 1}\n'
+        '    return {"rows": 2}\n'
+        "\n"
+        "\n"
+        "def direct():\n"
+        '    return build(True)["wins"]\n'
+        "\n"
+        "\n"
+        "def through(meta):\n"
+        '    return meta["other"]\n'
+        "\n"
+        "\n"
+        "def caller():\n"
+        "    return through(build(True))\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 8 and "did you mean `win`?" in found.message
+
+
+def test_a_parameter_is_linked_through_the_modules_own_callers(tmp_path):
+    source = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        '        return {"win": 1}\n'
+        '    return {"rows": 2}\n'
+        "\n"
+        "\n"
+        "class Scorer:\n"
+        "    def score(self, decode):\n"
+        "        meta = build(decode)\n"
+        "        return self._decode(1, meta=meta) + self._prefill(meta, 2)\n"
+        "\n"
+        "    def _decode(self, q, meta):\n"
+        '        return meta["win"] + meta["rows"]\n'
+        "\n"
+        "    def _prefill(self, meta, q):\n"
+        '        return meta["rows"]\n'
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 13
+
+
+def test_declared_producers_follow_any_objects_attribute_and_no_other_function(tmp_path):
+    builder = (
+        "class Builder:\n"
+        "    def attach(self, md):\n"
+        "        md.indexer_meta = self._build_meta(md)\n"
+        "        md.other = self._build_other(md)\n"
+        "\n"
+        "    def _build_meta(self, md):\n"
+        "        if md.decode:\n"
+        '            return {"win": 1}\n'
+        '        return {"rows": 2}\n'
+        "\n"
+        "    def _build_other(self, md):\n"
+        "        if md.decode:\n"
+        '            return {"win": 1}\n'
+        '        return {"rows": 2}\n'
+    )
+    reader = (
+        "def forward(fc):\n"
+        "    meta = fc.md.indexer_meta\n"
+        "    other = fc.md.other\n"
+        '    return meta["win"] + meta["rows"] + other["win"] + other["rows"]\n'
+    )
+    params = {"producers": ["*._build_meta"]}
+    found = check(tmp_path, reader, params=params, files={"pkg/builder.py": builder})
+    assert [(f.line, f.column) for f in found] == [(4, 26)]
+    # Undeclared, another object's attribute is not followed at all.
+    assert check(tmp_path, reader, files={"pkg/builder.py": builder}) == []
+
+
+PROJECT = {
+    "pyproject.toml": (
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "keys"\nkind = "published-keys"\n'
+    ),
+    "pkg/__init__.py": "",
+    "pkg/builder.py": (
+        'def build(decode):\n    if decode:\n        return {"win": 1, "rows": 2}\n'
+        '    return {"rows": 2}\n'
+    ),
+    "pkg/reader.py": (
+        "from pkg.builder import build\n\n\ndef read():\n"
+        '    meta = build(True)\n    return meta["win"] + meta["rows"]\n'
+    ),
+    "pkg/unrelated.py": 'def f(d):\n    return d["x"]\n',
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_tree(tmp_path, PROJECT)
+    past = time.time() - 60
+    for folder, _, files in os.walk(tmp_path):
+        for name in files:
+            os.utime(os.path.join(folder, name), (past, past))
+    return tmp_path
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["cache-filled", "no-cache"])
+def test_an_edit_to_the_producer_fails_the_reader_elsewhere(project, warm):
+    if warm:
+        assert api.check([], cwd=project, jobs=1).findings == []
+    (project / "pkg/builder.py").write_text(
+        'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n'
+    )
+    local = api.check(["pkg/builder.py"], cwd=project, jobs=1, use_cache=warm)
+    assert [(f.path, f.line, f.code) for f in local.findings] == [("pkg/reader.py", 6, "AC811")]
+    assert local.findings[0].message.endswith("(reached through pkg/builder.py, edited)")

@@ -1,0 +1,218 @@
+"""units (AC801-AC803): quantities of different declared units mixed without a conversion."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from checkers import api
+from checkers.rules.units import Units, compatible, fmt, parse_unit
+from contracts.fields import ConfigError
+
+from ...scaffold import write_tree
+from ..rule_harness import run_rule
+
+NAMES = {
+    "blocks": "block",
+    "*_blocks": "block",
+    "num_blocks": "page",
+    "*_tokens": "token",
+    "*_bytes": "byte",
+    "*_block_bytes": "byte/block",
+    "rows": "row",
+    "*_layers": "layer",
+    "block_ratio": "page/block",
+    "block_size": "token/page",
+}
+PARAMS = {"names": NAMES, "counts": ["layer"]}
+
+
+def check(tmp_path, source, files=None, path="pkg/mod.py", params=PARAMS):
+    files = {"pkg/__init__.py": "", **(files or {})}
+    return run_rule(Units, source, params, path=path, root=tmp_path, files=files)
+
+
+def found(tmp_path, body, **kw):
+    """(code, line, column) of each finding in ``body``, the body of ``def f(...)``."""
+    source = "def f(blocks, num_blocks, rows, n, x_tokens, seq_bytes):\n" + body
+    return [(f.code, f.line, f.column) for f in check(tmp_path, source, **kw)]
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed", "shown"),
+    [
+        ("byte/block", (("block", -1), ("byte", 1)), "byte/block"),
+        ("1", (), "1"),
+        ("byte * layer / block", (("block", -1), ("byte", 1), ("layer", 1)), "byte*layer/block"),
+        ("1/page", (("page", -1),), "1/page"),
+    ],
+)
+def test_units_parse_and_print(text, parsed, shown):
+    assert parse_unit(text) == parsed
+    assert fmt(parsed) == shown
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"names": {"blocks": "block/page/token"}}, "more than one `/`"),
+        ({"names": {"blocks": "scheduler block"}}, "is not a unit"),
+        ({"names": {"num-blocks": "page"}}, "is not a name glob"),
+        ({"names": {"blocks": "block"}, "counts": ["layer"]}, "which no unit in `names` uses"),
+    ],
+)
+def test_a_vocabulary_that_cannot_work_is_refused_by_name(params, said):
+    with pytest.raises(ConfigError, match="contract `t`") as err:
+        Units.from_table({"id": "t", **params}, "contract `t`")
+    assert said in str(err.value)
+
+
+def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
+    token, per_block, per_page = (
+        (("token", 1),),
+        parse_unit("token/block"),
+        parse_unit("token/page"),
+    )
+    assert compatible(token, per_block) and compatible(per_page, token)
+    assert not compatible(per_block, per_page)
+    assert not compatible(parse_unit("row"), parse_unit("layer"))
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        ("    return blocks + num_blocks\n", [("AC801", 2, 12)]),
+        ("    return rows - n\n", []),  # n declares nothing: unknown is silent
+        ("    return blocks * n + num_blocks\n", []),  # a product with an unknown is unknown
+        ("    return blocks + 1, rows * 2 - rows\n", []),  # numbers go with anything
+        ("    if x_tokens > num_blocks:\n        pass\n", [("AC801", 2, 8)]),
+        ("    if x_tokens > block_size:\n        pass\n", []),  # a block's worth of tokens
+        ("    return max(blocks, num_blocks)\n", [("AC801", 2, 12)]),
+        ("    return blocks if n else num_blocks\n", [("AC801", 2, 12)]),
+        ("    m = int(blocks)\n    return m - num_blocks\n", [("AC801", 3, 12)]),
+        ("    ids = blocks\n    ids = n\n    return ids - num_blocks\n", []),  # rebound
+        ("    return blocks[0] - num_blocks[1]\n", [("AC801", 2, 12)]),
+        ("    num_blocks = blocks * block_ratio\n", []),
+        ("    num_blocks = blocks\n", [("AC801", 2, 18)]),
+        ("    num_blocks = blocks * 1\n", [("AC803", 2, 18)]),
+        ("    num_blocks = blocks // 1\n", [("AC803", 2, 18)]),
+        ("    x_tokens = num_blocks * block_size\n", []),
+        ("    x_tokens += blocks\n", [("AC801", 2, 17)]),
+        ("    rows -= a_layers * 2\n", [("AC801", 2, 13)]),
+        ("    seq_bytes = a_layers * k_block_bytes * blocks\n", []),  # layers are a count
+        ("    lo_blocks = num_blocks // block_ratio\n", []),
+    ],
+)
+def test_what_flows_and_what_mixes(tmp_path, body, want):
+    assert found(tmp_path, body) == want
+
+
+def test_a_declared_name_keeps_its_unit_and_a_declared_function_returns_it(tmp_path):
+    source = (
+        "def entry_bytes(layers, per_page_bytes):\n"
+        "    return per_page_bytes\n"
+        "\n"
+        "\n"
+        "def seq_block_bytes(k_block_bytes, block_ratio):\n"
+        "    return k_block_bytes * block_ratio\n"
+    )
+    got = check(tmp_path, source)
+    # entry_bytes is declared byte (a `*_bytes`), and returns byte; the second returns
+    # byte*page/block^2 from a function declared byte/block.
+    assert [(f.code, f.line) for f in got] == [("AC801", 6)]
+    assert "drop `* block_ratio`" in got[0].message
+
+
+def test_a_keyword_argument_names_its_parameter_and_a_position_resolves_its_callee(tmp_path):
+    callee = (
+        "class Pool:\n"
+        "    def __init__(self, num_blocks, stride):\n"
+        "        self.num_blocks = num_blocks\n"
+        "\n"
+        "    def carve(self, n, *, blocks):\n"
+        "        self.kept_blocks = n\n"
+        "        return blocks\n"
+    )
+    source = (
+        "from pkg.pool import Pool\n"
+        "\n"
+        "\n"
+        "def build(blocks, num_blocks):\n"
+        "    pool = Pool(blocks, 4)\n"
+        "    pool.carve(num_blocks, blocks=num_blocks)\n"
+        "    return Pool(num_blocks, 4)\n"
+    )
+    got = check(tmp_path, source, files={"pkg/pool.py": callee})
+    assert [(f.code, f.line, f.column) for f in got] == [
+        ("AC802", 5, 17),  # Pool.__init__'s `num_blocks`, past `self`
+        ("AC802", 6, 35),  # keyword `blocks`
+    ]
+    assert "declared page" in got[0].message
+
+
+def test_an_undeclared_parameter_has_the_unit_of_the_name_it_is_stored_as(tmp_path):
+    callee = "def keep(store, n):\n    store.num_blocks = n\n"
+    source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
+    (got,) = check(tmp_path, source, files={"pkg/store.py": callee})
+    assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
+
+
+def test_a_call_that_declares_nothing_has_the_unit_its_callee_returns(tmp_path):
+    callee = (
+        "def pages(blocks, block_ratio):\n"
+        "    if not blocks:\n"
+        "        return 0\n"
+        "    return blocks * block_ratio\n"
+        "\n"
+        "\n"
+        "def mixed(blocks, num_blocks, n):\n"
+        "    if n:\n"
+        "        return blocks\n"
+        "    return num_blocks\n"
+    )
+    source = (
+        "from pkg.sizes import mixed, pages\n"
+        "\n"
+        "\n"
+        "def f(blocks, rows):\n"
+        "    return pages(blocks, 2) - blocks, mixed(1, 2, 3) - blocks\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": callee})
+    # pages() returns page on every path that returns a quantity; mixed() agrees on none.
+    assert [(f.code, f.line, f.column) for f in got] == [("AC801", 5, 12)]
+
+
+PROJECT = {
+    "pyproject.toml": (
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "units"\nkind = "units"\n'
+        'names = { blocks = "block", num_blocks = "page" }\n'
+    ),
+    "pkg/__init__.py": "",
+    "pkg/pool.py": "def carve(x):\n    return x\n",
+    "pkg/user.py": "from pkg.pool import carve\n\n\ndef f(num_blocks):\n    return carve(num_blocks)\n",
+    "pkg/other.py": "def g(num_blocks):\n    return num_blocks\n",
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_tree(tmp_path, PROJECT)
+    past = time.time() - 60
+    for folder, _, files in os.walk(tmp_path):
+        for name in files:
+            os.utime(os.path.join(folder, name), (past, past))
+    return tmp_path
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["cache-filled", "no-cache"])
+def test_renaming_a_callees_parameter_fails_its_caller_elsewhere(project, warm):
+    if warm:
+        assert api.check([], cwd=project, jobs=1).findings == []
+    (project / "pkg/pool.py").write_text("def carve(blocks, x=0):\n    return blocks\n")
+    local = api.check(["pkg/pool.py"], cwd=project, jobs=1, use_cache=warm)
+    assert [(f.path, f.line, f.code) for f in local.findings] == [("pkg/user.py", 5, "AC802")]
+    assert local.findings[0].message.endswith("(reached through pkg/pool.py, edited)")
