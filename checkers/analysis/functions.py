@@ -17,8 +17,8 @@ and bool (marshal-able):
 
 * the file's import aliases (``import a.b as c`` binds ``c`` to ``a.b``;
   relative imports resolved against the file's package), wherever they sit;
-* its classes, by qualified name (``Outer.Inner``), with their bases as
-  spelled, aliases resolved (``torch.nn.Module``);
+* its classes, by qualified name (``Outer.Inner``), with their bases and
+  decorators as spelled, aliases resolved (``torch.nn.Module``);
 * its functions (``f``, ``C.m``, ``C.m.inner``), each with its line, its
   parameters, its decorators, and:
 
@@ -56,6 +56,7 @@ elsewhere it is what the code spells.
 from __future__ import annotations
 
 import ast
+import re
 
 # Bumped when the tuple shapes change; the cache key digests this module's bytes anyway.
 FORMAT = 1
@@ -71,6 +72,12 @@ R_KIND, R_ORIGIN, R_KEY, R_LINE, R_COL, R_END_LINE, R_END_COL, R_TRY = range(8)
 
 # Indices of a call site's fields.
 C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS = range(8)
+# ... the arguments (positions, keyword names) that are evidently host ints (``3``,
+# ``int(n)``, a parameter annotated ``int``, a local bound to one), whether the callee
+# is spelled through an imported module (``torch.repeat_interleave``, not ``x.repeat_...``),
+# and whether its receiver is a name the function has shown to be on the host (after
+# ``if x.device.type != "cpu": return``).
+C_INTS, C_MODULE, C_HOST = 8, 9, 10
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).
@@ -191,7 +198,14 @@ class _Summariser:
             if kind is ast.ClassDef:
                 qual = prefix + stmt.name
                 bases = tuple(b for b in (self.spell(base, ()) for base in stmt.bases) if b)
-                self.classes.append((qual, stmt.lineno, bases))
+                decorators = tuple(
+                    d
+                    for d in (
+                        self.spell(dec, (), through_calls=True) for dec in stmt.decorator_list
+                    )
+                    if d
+                )
+                self.classes.append((qual, stmt.lineno, bases, decorators))
                 self.body(stmt.body, prefix=qual + ".", klass=qual, module_level=module_level)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self.function(stmt, prefix + stmt.name, klass, closure)
@@ -292,12 +306,17 @@ class _Summariser:
         """How a callee (or a base, a decorator) is spelled, its head resolved through the
         file's imports unless a parameter or local of the same name hides the import."""
         parts: list[str] = []
+        called = ""  # a call's result in the chain: `lens_cpu.max().item` keeps its receiver
         while True:
             kind = type(node)
             if kind is ast.Attribute:
-                parts.append(node.attr)
+                parts.append(node.attr + called)
+                called = ""
                 node = node.value
             elif kind is ast.Call and through_calls:
+                node = node.func
+            elif kind is ast.Call and parts and not _is_super(node):
+                called = "()"
                 node = node.func
             else:
                 break
@@ -307,12 +326,8 @@ class _Summariser:
                 head = local[head]
             elif head not in shadowed:
                 head = self.aliases.get(head, head)
-        elif (
-            type(node) is ast.Call
-            and type(node.func) is ast.Name
-            and node.func.id == "super"
-            and not node.args
-        ):
+            head += called
+        elif _is_super(node):
             head = "super()"
         else:
             if not parts:
@@ -321,6 +336,15 @@ class _Summariser:
         parts.append(head)
         parts.reverse()
         return ".".join(parts)
+
+
+def _is_super(node) -> bool:
+    return (
+        type(node) is ast.Call
+        and type(node.func) is ast.Name
+        and node.func.id == "super"
+        and not node.args
+    )
 
 
 _COMPOUND = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
@@ -405,6 +429,9 @@ class _FunctionWalker:
         self.guards: set[str] = set()
         self._key_guard = 0  # inside a `try` whose handler catches KeyError
         self.local_aliases: dict[str, str] = {}  # imports inside the function
+        self._captured_names: frozenset[str] | None = None
+        self._int_params: set[str] = set()
+        self._host_roots: set[str] = set()  # names past a "return unless on the host" test
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
         self._open_params: set = set()
@@ -413,6 +440,11 @@ class _FunctionWalker:
 
     def run(self) -> None:
         args = self.node.args
+        self._int_params = {
+            a.arg
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+            if a.annotation is not None and _annotated_int(a.annotation)
+        }
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
                 self.shadowed.add(extra.arg)
@@ -488,6 +520,9 @@ class _FunctionWalker:
             a = self.block(stmt.body, _copy(state))
             b = self.block(stmt.orelse, _copy(state))
             self._depth -= 1
+            host = _leaves_unless_host(stmt)
+            if host is not None:
+                self._host_roots.add(host)
             return _join(a, b)
         if kind in (ast.For, ast.AsyncFor):
             self.expr(stmt.iter)
@@ -702,6 +737,19 @@ class _FunctionWalker:
                 origin = self.origin_of(kw.value)
                 if origin is not None:
                     origins.append((kw.arg, origin))
+        ints = [i for i, arg in enumerate(node.args) if self._int_evident(arg, 2)]
+        ints += [kw.arg for kw in node.keywords if kw.arg and self._int_evident(kw.value, 2)]
+        root = node.func
+        while type(root) is ast.Attribute:
+            root = root.value
+        module_form = (
+            type(node.func) is ast.Attribute
+            and type(root) is ast.Name
+            and (
+                root.id in self.local_aliases
+                or (root.id in self.s.aliases and root.id not in self.shadowed)
+            )
+        )
         self.calls.append(
             (
                 spelling,
@@ -712,8 +760,43 @@ class _FunctionWalker:
                 keywords,
                 nargs,
                 tuple(origins),
+                tuple(ints),
+                module_form,
+                type(root) is ast.Name and root.id in self._host_roots,
             )
         )
+
+    def _int_evident(self, node, depth: int) -> bool:
+        """Whether a value is evidently a host int: a literal, ``int()``/``len()``/``round()``,
+        ``.numel()``/``.item()``/``.size(i)``, ``.shape[i]``, a parameter annotated ``int``, a
+        name or attribute spelled as a count (``num_*``, ``*_num_*``, ``n_*``, ``*_size``),
+        arithmetic of those, or a local last bound to one."""
+        kind = type(node)
+        if kind is ast.Constant:
+            return type(node.value) is int
+        if kind is ast.Name or kind is ast.Attribute:
+            name = node.id if kind is ast.Name else node.attr
+            if name in self._int_params and kind is ast.Name:
+                return True
+            if _COUNT_NAME.match(name):
+                return True  # spelled as a count: `num_draft_tokens`, `block_size`
+            if kind is ast.Attribute:
+                return False
+            bound = self._locals.get(node.id)
+            return depth > 0 and bound is not None and self._int_evident(bound, depth - 1)
+        if kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Name:
+                return func.id in ("int", "len", "round")
+            return type(func) is ast.Attribute and func.attr in _INT_METHODS
+        if kind is ast.Subscript:
+            value = node.value
+            return type(value) is ast.Attribute and value.attr == "shape"
+        if kind is ast.BinOp and depth > 0:
+            return self._int_evident(node.left, depth - 1) and self._int_evident(
+                node.right, depth - 1
+            )
+        return False
 
     # -- unit forms ----------------------------------------------------------
 
@@ -1012,6 +1095,16 @@ class _FunctionWalker:
                 state.pop(node.id, None)
                 self._locals.pop(node.id, None)
 
+    def _captured(self) -> frozenset[str]:
+        """Names used inside the nested functions, lambdas and classes of this function."""
+        if self._captured_names is None:
+            found: set[str] = set()
+            for node in ast.walk(self.node):
+                if node is not self.node and type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+                    found.update(n.id for n in ast.walk(node) if type(n) is ast.Name)
+            self._captured_names = frozenset(found)
+        return self._captured_names
+
     def ret(self, stmt: ast.Return, state) -> None:
         value = stmt.value
         self.unit_forms.append((stmt.lineno, self.form(value)))
@@ -1023,19 +1116,78 @@ class _FunctionWalker:
             self.paths.append((stmt.lineno, stmt.lineno, (), (), True, ()))
             return
         self.has_dict_return = True
+        # A dict a nested function, lambda or class refers to may be filled when that runs,
+        # after the return (a callback that records what it saw): any key may be there.
+        captured = type(value) is ast.Name and value.id in self._captured()
         self.paths.append(
             (
                 stmt.lineno,
                 tracked.origin,
                 tuple(tracked.definite),
                 tuple(tracked.maybe.items()),
-                tracked.open,
+                tracked.open or captured,
                 tuple((call[0], call[1], certain) for call, certain in tracked.fills.items()),
             )
         )
 
 
 _ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
+_COUNT_NAME = re.compile(r"(?:num|n)_[a-z0-9_]*$|[a-z0-9_]*_num_[a-z0-9_]*$|[a-z0-9_]*_size$")
+_INT_METHODS = frozenset({"numel", "item", "size", "bit_length", "dim", "element_size"})
+
+
+def _leaves_unless_host(stmt: ast.If) -> str | None:
+    """``x`` for ``if x.device.type != "cpu": return ...`` (or ``if x.is_cuda:`` / ``if not
+    x.is_cpu:``, raising instead): past it, ``x`` is on the host."""
+    if stmt.orelse or not stmt.body or type(stmt.body[-1]) not in (ast.Return, ast.Raise):
+        return None
+    test = stmt.test
+    kind = type(test)
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotEq:
+        left, right = test.left, test.comparators[0]
+        if type(left) is ast.Attribute and left.attr == "type":
+            left = left.value
+        cpu = (type(right) is ast.Constant and right.value == "cpu") or (
+            type(right) is ast.Call
+            and right.args
+            and type(right.args[0]) is ast.Constant
+            and right.args[0].value == "cpu"
+        )
+        if cpu and type(left) is ast.Attribute and left.attr == "device":
+            target = left.value
+            return target.id if type(target) is ast.Name else None
+        return None
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        operand = test.operand
+        if type(operand) is ast.Attribute and operand.attr == "is_cpu":
+            return operand.value.id if type(operand.value) is ast.Name else None
+        return None
+    if kind is ast.Attribute and test.attr == "is_cuda" and type(test.value) is ast.Name:
+        return test.value.id
+    return None
+
+
+def _annotated_int(annotation) -> bool:
+    """``int``, ``Optional[int]``, ``int | None``."""
+    kind = type(annotation)
+    if kind is ast.Name:
+        return annotation.id == "int"
+    if kind is ast.Constant:
+        return annotation.value == "int"
+    if kind is ast.Subscript:
+        return (
+            type(annotation.value) is ast.Name
+            and annotation.value.id == "Optional"
+            and (_annotated_int(annotation.slice))
+        )
+    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:
+        parts = (annotation.left, annotation.right)
+        return any(_annotated_int(p) for p in parts) and all(
+            _annotated_int(p) or (type(p) is ast.Constant and p.value is None) for p in parts
+        )
+    return False
+
+
 _KEY_ERROR_NAMES = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
 
 

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from .functions import (
+    D_CARRIERS,
     FORMAT,
     O_CLASS,
     O_QUAL,
@@ -154,6 +155,7 @@ class Program:
         self._trees: dict[str, tuple[bytes, ast.Module]] = {}
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
+        self._held: dict[tuple, tuple[str, str] | None] = {}
 
     # -- summaries -----------------------------------------------------------
 
@@ -344,9 +346,24 @@ class Program:
         head, _, rest = spelling.partition(".")
         if head == "self":
             klass = outline[O_CLASS]
-            if not klass or not rest or "." in rest:
+            if not klass or not rest:
                 return None
-            return self.method(module.name, klass, rest)
+            attr, _, method = rest.partition(".")
+            if not method:
+                found = self.method(module.name, klass, attr)
+                if found is not None:
+                    return found
+            elif "." in method:
+                return None
+            # `self.norm(x)`, `self.pool.carve()`: an attribute the class's methods assign an
+            # instance of a project class; calling the instance runs its `__call__`, or, for a
+            # torch module, its `forward`.
+            held = self.attribute_class(module.name, klass, attr)
+            if held is None:
+                return None
+            if method:
+                return self.method(*held, method)
+            return self.method(*held, "__call__") or self.method(*held, "forward")
         if head == "super()":
             klass = outline[O_CLASS]
             if not klass or not rest or "." in rest:
@@ -372,6 +389,46 @@ class Program:
         if head in module.functions:
             return None  # an attribute of a function
         return self.dotted(spelling)
+
+    def attribute_class(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
+        """The project class whose instance ``klass``'s methods (or its bases') assign to
+        ``self.attr`` -- only when every such assignment that names a class names that one."""
+        key = ("attr", module, klass, attr)
+        if key in self._held:
+            return self._held[key]
+        self._held[key] = None
+        found: set[tuple[str, str]] = set()
+        for owner_module, owner in self.mro(module, klass):
+            mod = self.module(owner_module, details=True)
+            if mod is None:
+                continue
+            for outline in mod.outlines:
+                if outline[O_CLASS] != owner:
+                    continue
+                detail = mod.detail(outline[O_QUAL])
+                for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
+                    if name != attr or not on_self:
+                        continue
+                    target = self.resolve_call(mod, outline, spelling)
+                    if target is not None and target[1].endswith(".__init__"):
+                        found.add((target[0], target[1].rpartition(".")[0]))
+                    elif target is None:
+                        held = self.class_called(mod, outline, spelling)
+                        if held is not None:
+                            found.add(held)
+        result = found.pop() if len(found) == 1 else None
+        self._held[key] = result
+        return result
+
+    def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
+        """The project class a call spelled ``spelling`` constructs (one without ``__init__``
+        of its own in the project still names its class)."""
+        head, _, rest = spelling.partition(".")
+        if not rest and head in module.classes:
+            return (module.name, head)
+        if head in module.classes:
+            return (module.name, spelling) if spelling in module.classes else None
+        return self._class_dotted(spelling, 0) if "." in spelling else None
 
     def dotted(self, name: str) -> tuple[str, str] | None:
         """The project function a fully dotted name reaches (``pkg.mod.Class.method``)."""

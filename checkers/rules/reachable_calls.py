@@ -30,13 +30,16 @@ an import chain.
 What is followed (``checkers.analysis.program``): calls of the module's own
 functions and classes, of imported ones (through a package's re-exports),
 ``self.m()`` on the method's class and then its bases in order,
-``super().m()``, and a nested function's calls. What is not: a method of any
-other object (``self.pool.carve()``: its class is not known without types),
-a subclass's override of the method ``self.m()`` names, a function passed as
-a value and called elsewhere, and third-party code (its source is not the
-project's). A forbidden *method* pattern (``*.item``) still matches such a
-call by its spelling, so a sync written on any receiver is found; only the
-hops through other objects' methods are lost. A call with a keyword that
+``super().m()``, a nested function's calls, and an attribute the class's
+methods assign an instance of one project class (``self.norm = RMSNorm(...)``):
+``self.norm(x)`` runs its ``__call__`` -- for a torch module, its ``forward`` --
+and ``self.pool.carve()`` its ``carve``. What is not: a method of any other
+object (``layer(x)`` over a list of layers, ``batch.to_host()``: its class is
+not known without types), a subclass's override of the method ``self.m()``
+names, a function passed as a value and called elsewhere, and third-party code
+(its source is not the project's). A forbidden *method* pattern (``*.item``)
+still matches such a call by its spelling, so a sync written on any receiver is
+found; only the hops through unknown objects' methods are lost. A call with a keyword that
 makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
 ``unless-keyword``. The graph is path-insensitive: a call under ``if
 is_prefill:`` counts, because nothing here knows the condition is false on the
@@ -139,6 +142,25 @@ class ReachableCalls(Contract):
             "(`torch.compile`, `*.graph_captured`)."
         ),
     )
+    entry_class_decorators = StringList(
+        default=(),
+        doc=(
+            "Globs of class decorators that mark a class's `entry-methods` as entries "
+            "(`vllm.compilation.decorators.support_torch_compile`: the compiled, captured "
+            "region is the decorated model's `forward`)."
+        ),
+    )
+    entry_methods = StringList(
+        default=("forward",),
+        doc="The methods of a class `entry-class-decorators` marks that are entries.",
+    )
+    boundary_decorators = StringList(
+        default=(),
+        doc=(
+            "Globs of decorators that mark a function as running outside the entry's "
+            "region (`*.eager_on_graph`): a chain does not go into it."
+        ),
+    )
     forbidden = StringMap(
         doc=(
             "Forbidden calls: a glob matched against a call as spelled, its head resolved "
@@ -146,6 +168,26 @@ class ReachableCalls(Contract):
             "receiver), or against the project function it resolves to; each with the "
             "reason the finding prints."
         )
+    )
+    unless_int_argument = StringMap(
+        default=None,
+        doc=(
+            "A forbidden pattern -> `NAME:POSITION` of an argument whose being a host int makes "
+            "its call safe (`*.repeat_interleave` -> `repeats:0`): the position in the method "
+            "form `x.repeat_interleave(repeats)`, one more in the function form "
+            "`torch.repeat_interleave(x, repeats)`. An int is evident from a literal, `int()`, "
+            "`len()`, `.numel()`, `.size(i)`, `.shape[i]`, an `int` annotation, or a local "
+            "bound to one."
+        ),
+    )
+    host_receivers = StringList(
+        default=(),
+        doc=(
+            "Globs of names that hold host data (`*_cpu`, `*_np`): a forbidden method called on "
+            "one (`query_start_loc_cpu.tolist()`) reads no device, so it is no finding; "
+            "declaring any also exempts a name the function has shown is on the host "
+            '(after `if x.device.type != "cpu": return`).'
+        ),
     )
     unless_keyword = StringMap(
         default=None,
@@ -195,7 +237,8 @@ class ReachableCalls(Contract):
             files=_STAGING,
             note=(
                 "`output_size` makes `repeat_interleave` safe; a method of another object "
-                "(`self.pool.stage`) is not followed, since its class is not known."
+                "(`self.pool.stage`, never assigned here) is not followed: its class is "
+                "not known."
             ),
         ),
     )
@@ -252,7 +295,7 @@ class ReachableCalls(Contract):
                     8,
                     17,
                     "-> atom.backends.builder.CommonBuilder.max_seqlen (atom/backends/builder.py:3"
-                    ") -> `.item()`",
+                    ") -> `context_lens.max().item()`",
                 ),
                 Expect("AC821", 9, 9, "torch.cuda.synchronize"),
                 Expect("AC821", 10, 16, "repeat_interleave"),
@@ -268,18 +311,36 @@ class ReachableCalls(Contract):
         super().__init__(id, **params)
         self._entry_re = _globs(self.entries, last_component=True)
         self._decorator_re = _globs(self.entry_decorators)
-        self._forbidden = _Forbidden(self.forbidden, self.unless_keyword or {})
+        self._class_decorator_re = _globs(self.entry_class_decorators)
+        self._boundary_re = _globs(self.boundary_decorators)
+        self._forbidden = _Forbidden(
+            self.forbidden,
+            self.unless_keyword or {},
+            self.unless_int_argument or {},
+            _globs(self.host_receivers),
+        )
 
     def validate(self, where: str) -> None:
-        if not self.entries and not self.entry_decorators:
+        if not (self.entries or self.entry_decorators or self.entry_class_decorators):
             raise ConfigError(
-                f"{where}: kind `reachable-calls` needs `entries` or `entry-decorators`: "
-                "without an entry nothing is reached"
+                f"{where}: kind `reachable-calls` needs `entries`, `entry-decorators` or "
+                "`entry-class-decorators`: without an entry nothing is reached"
             )
         for pattern in self.unless_keyword or {}:
             if pattern not in self.forbidden:
                 raise ConfigError(
                     f"{where}: `unless-keyword` names {pattern!r}, which is not in `forbidden`"
+                )
+        for key, value in (self.unless_int_argument or {}).items():
+            name, _, position = value.partition(":")
+            if key not in self.forbidden:
+                raise ConfigError(
+                    f"{where}: `unless-int-argument` names {key!r}, which is not in `forbidden`"
+                )
+            if not name.isidentifier() or not position.isdigit():
+                raise ConfigError(
+                    f"{where}: `unless-int-argument.{key}` must be NAME:POSITION "
+                    f"(`repeats:0`), got {value!r}"
                 )
         for key, value in (self.unless_keyword or {}).items():
             if not value.isidentifier():
@@ -288,7 +349,10 @@ class ReachableCalls(Contract):
                 )
 
     def needles(self) -> tuple[str, ...]:
-        needles = [_needle(p) for p in (*self.entries, *self.entry_decorators)]
+        needles = [
+            _needle(p)
+            for p in (*self.entries, *self.entry_decorators, *self.entry_class_decorators)
+        ]
         return () if any(n is None for n in needles) else tuple(dict.fromkeys(needles))
 
     def wants_project(self, project) -> bool:
@@ -314,16 +378,28 @@ class ReachableCalls(Contract):
                 yield self._finding(source, module, outline, detail, hit)
 
     def _entries(self, module) -> Iterator[tuple]:
-        from ..analysis.functions import O_DECORATORS, O_QUAL
+        from ..analysis.functions import O_CLASS, O_DECORATORS, O_QUAL
 
         prefix = f"{module.name}." if module.name else ""
+        marked = set()
+        if self._class_decorator_re is not None:
+            marked = {
+                qual
+                for qual, klass in module.classes.items()
+                if any(self._class_decorator_re.fullmatch(d) for d in klass[3])
+            }
         for outline in module.outlines:
             qual = outline[O_QUAL]
             named = self._entry_re is not None and self._entry_re.fullmatch(prefix + qual)
             decorated = self._decorator_re is not None and any(
                 self._decorator_re.fullmatch(d) for d in outline[O_DECORATORS]
             )
-            if not (named or decorated):
+            in_marked = (
+                outline[O_CLASS] in marked
+                and qual == f"{outline[O_CLASS]}.{qual.rpartition('.')[2]}"
+                and qual.rpartition(".")[2] in self.entry_methods
+            )
+            if not (named or decorated or in_marked):
                 continue
             yield qual, outline, module.detail(qual)
 
@@ -356,10 +432,26 @@ class ReachableCalls(Contract):
                     if pattern not in found:
                         found[pattern] = _hops(parent, node, call, mod.path)
                     continue
-                if target is not None and target not in parent:
+                if (
+                    target is not None
+                    and target not in parent
+                    and not self._boundary(program, target)
+                ):
                     parent[target] = (node, call, mod.path)
                     queue.append(target)
         return [(pattern, hops) for pattern, hops in found.items()]
+
+    def _boundary(self, program, target) -> bool:
+        """Whether ``target`` is declared to run outside the entry's region."""
+        if self._boundary_re is None:
+            return False
+        from ..analysis.functions import O_DECORATORS
+
+        mod = program.module(target[0])
+        outline = mod.outline(target[1]) if mod is not None else None
+        return outline is not None and any(
+            self._boundary_re.fullmatch(d) for d in outline[O_DECORATORS]
+        )
 
     def _finding(self, source, module, outline, detail, hit):
         from ..analysis.functions import C_COL, C_END_COL, C_END_LINE, C_LINE, C_SPELLING
@@ -444,8 +536,14 @@ def _spelled(spelling: str) -> str:
 class _Forbidden:
     """The forbidden patterns, matched against a spelling: method patterns by their last name."""
 
-    def __init__(self, patterns, unless) -> None:
+    def __init__(self, patterns, unless, unless_int, host=None) -> None:
         self.unless = dict(unless)
+        self.host = host
+        self.unless_int = {}
+        for pattern, value in unless_int.items():
+            name, _, position = value.partition(":")
+            if position.isdigit():
+                self.unless_int[pattern] = (name, int(position))
         self.methods: dict[str, str] = {}
         self.others: list[tuple[re.Pattern, str]] = []
         for pattern in patterns:
@@ -456,12 +554,22 @@ class _Forbidden:
                 self.others.append((_globs((pattern,)), pattern))
 
     def match(self, spelling: str, call) -> str | None:
-        from ..analysis.functions import C_KEYWORDS
+        from ..analysis.functions import C_HOST, C_INTS, C_KEYWORDS, C_MODULE
 
         found = None
-        last = spelling.rpartition(".")[2]
-        if "." in spelling:
+        receiver, _, last = spelling.rpartition(".")
+        if receiver:
             found = self.methods.get(last)
+            host = self.host
+            if (
+                found is not None
+                and host is not None
+                and (
+                    call[C_HOST]
+                    or any(host.fullmatch(p.removesuffix("()")) for p in receiver.split("."))
+                )
+            ):
+                return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data
         if found is None:
             for regex, pattern in self.others:
                 if regex.fullmatch(spelling):
@@ -471,6 +579,12 @@ class _Forbidden:
             keyword = self.unless.get(found)
             if keyword is not None and (keyword in call[C_KEYWORDS] or "**" in call[C_KEYWORDS]):
                 return None
+            evident = self.unless_int.get(found)
+            if evident is not None:
+                name, position = evident
+                ints = call[C_INTS]
+                if name in ints or position + bool(call[C_MODULE]) in ints:
+                    return None
         return found
 
 

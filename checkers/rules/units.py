@@ -25,24 +25,33 @@ unit -- ten layers of a 64-byte row are 640 bytes -- but are a unit of their
 own when added, subtracted or compared, so rows minus layers is a mix.
 
 What flows, within a function: a name, an attribute (``self.num_blocks``,
-``req.block_ids``), a parameter and a call's result each have the unit its
-*own* name declares (the last component: a declaration is the contract, so a
-declared name keeps its unit whatever is assigned to it); an undeclared local
-has the unit of what was last assigned to it; a number is a plain scalar
-that goes with anything (``blocks + 1``, ``rows * 2``); ``int()``,
-``round()``, ``abs()``, ``math.ceil``/``floor``, unary minus, ``%`` and an
-index into a container (``block_ids[i]``) keep their operand's unit;
+``req.block_ids``) and a parameter have the unit their *own* name declares
+(the last component: a declaration is the contract, so a declared name keeps
+its unit whatever is assigned to it); a call's result has the unit of its
+function's name only when the vocabulary names it exactly (``entry_bytes()``:
+a glob reads a function name's object, not its result, as in
+``get_block_ids_for_computed_tokens()``); an undeclared local has the unit of
+what was last assigned to it; a number is a plain scalar that goes with
+anything (``blocks + 1``, ``rows * 2``), and so is a product whose units
+cancel (bytes over bytes); an unknown added to anything is unknown; two
+counts of different units multiplied are unknown (one is per the other --
+``num_reqs * num_bonus_tokens`` are tokens -- which the names do not say), and
+so is a ceiling division by a number (``cdiv(n, 256)``, ``(n + 255) // 256``
+count chunks);
+``int()``, ``round()``, ``abs()``, ``math.ceil``/``floor``, unary minus, ``%``
+and a slice of a container (``block_ids[:n]``) keep their operand's unit (one
+element of a container is unknown: an id, a count, or what a buffer named for its
+pages holds);
 ``max``/``min`` and ``a if c else b`` want their operands in one unit, where
 a rate and a count of its numerator are one unit (a block's size in tokens is
 one block's worth of tokens: ``num_tokens > block_size`` compares tokens) but
 two rates over different denominators are not (bytes per page, bytes per
-block);
-``cdiv(a, b)`` divides. Across the project's functions: an argument passed
-to a parameter has to be in the parameter's unit -- declared by the
+block); ``cdiv(a, b)`` divides. Across the project's functions: an argument
+passed to a parameter has to be in the parameter's unit -- declared by the
 parameter's name, or inferred from the name the callee binds it to unchanged
-(``self.num_blocks = n``); a call whose own name declares nothing has the
-unit every ``return`` of the callee agrees on, evaluated under this
-vocabulary (``checkers.analysis.functions``' unit forms).
+(``self.num_blocks = n``); a call that declares nothing has the unit every
+``return`` of the callee agrees on, evaluated under this vocabulary
+(``checkers.analysis.functions``' unit forms).
 
 What is a finding (only ever with two known units): adding, subtracting,
 comparing, ``max``/``min``-ing or assigning two different units (AC801),
@@ -383,6 +392,11 @@ def fmt(unit) -> str:
     return f"{text}/{'*'.join(bottom)}" if bottom else text
 
 
+_COUNTING = ("num_", "n_", "total_", "max_", "min_")
+# A name that is a phrase (`bytes_for_tokens`, `tokens_per_page`) is not read by its last word.
+_PHRASE = re.compile(r"_(?:for|per|of|to|from|in|by)_")
+
+
 class _Vocabulary:
     """Names to units, with the algebra the declaration's counts imply."""
 
@@ -396,11 +410,16 @@ class _Vocabulary:
                 regex = re.compile(
                     "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in name)
                 )
-                globs.append((literal, regex, parsed))
+                # `*_bytes`: the literal tail after the last `*`, for `_per_own_word`
+                suffix = name.rpartition("*")[2] if name.startswith("*") and "?" not in name else ""
+                globs.append((literal, regex, parsed, suffix))
             else:
                 self.exact[name] = parsed
         globs.sort(key=lambda g: -g[0])
         self.globs = globs
+        self.bases = frozenset(
+            b for u in (*self.exact.values(), *(g[2] for g in globs)) for b, _ in u
+        )
         self.counts = frozenset(counts)
         self._memo: dict[str, tuple | None] = {}
 
@@ -409,13 +428,26 @@ class _Vocabulary:
         if found is not False:
             return found
         found = self.exact.get(name)
-        if found is None:
-            for _literal, regex, unit in self.globs:
+        if found is None and not _PHRASE.search(name):
+            for _literal, regex, unit, suffix in self.globs:
                 if regex.fullmatch(name):
-                    found = unit
+                    found = self._per_own_word(name, suffix, unit)
                     break
         self._memo[name] = found
         return found
+
+    def _per_own_word(self, name: str, suffix: str, unit):
+        """``row_bytes`` under ``*_bytes``: when the word before the glob's suffix names a base
+        unit (``row``), the name is per one of it -- a row's bytes are byte/row."""
+        if not suffix or not name.endswith(suffix):
+            return unit
+        stem = name[: -len(suffix)].rstrip("_")
+        if stem.startswith(_COUNTING) or stem in ("num", "n", "total", "max", "min"):
+            return unit  # `num_token_blocks` counts blocks; it is not per token
+        word = stem.rpartition("_")[2]
+        if word in self.bases and all(b != word for b, _ in unit):
+            return self.mul(unit, ((word, 1),), -1)
+        return unit
 
     def is_count(self, unit) -> bool:
         return bool(unit) and all(b in self.counts for b, _ in unit)
@@ -431,10 +463,24 @@ class _Vocabulary:
             return a
         if self.is_count(a) and not self.is_count(b):
             return b if sign == 1 else tuple((n, -e) for n, e in b)
+        if (
+            sign == 1
+            and a
+            and b
+            and _plain(a)
+            and _plain(b)
+            and {n for n, _ in a} != {n for n, _ in b}
+        ):
+            # Two counts of different units multiplied: one of them is per the other
+            # (`num_reqs * num_bonus_tokens`, tokens per request), which the names do not say.
+            return None
         exps = dict(a)
         for n, e in b:
             exps[n] = exps.get(n, 0) + sign * e
-        return tuple(sorted((n, e) for n, e in exps.items() if e))
+        found = tuple(sorted((n, e) for n, e in exps.items() if e))
+        # Units that cancel leave a plain number (bytes over bytes a block counts blocks of
+        # some size): it goes with anything, as a number written in the code does.
+        return found if found else SCALAR
 
     def conversions(self, frm, to) -> list[tuple[str, str]]:
         """Declared ratio names that turn ``frm`` into ``to``: ``(name, "*" or "/")``."""
@@ -451,6 +497,16 @@ class _Vocabulary:
 
 def real(unit) -> bool:
     return unit is not None and unit is not SCALAR
+
+
+def _sum(a, b):
+    """The unit of ``a + b`` once they are checked: a number beside a unit takes the unit;
+    an unknown beside anything is unknown (it might be the other unit, or another)."""
+    if a is None or b is None:
+        return None
+    if a is SCALAR:
+        return b
+    return a
 
 
 def compatible(a, b) -> bool:
@@ -542,7 +598,7 @@ class _Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(current, value, stmt.target, stmt.value, stmt.value, verb, augmented=True)
-                result = current if real(current) else value
+                result = _sum(self.known(current), self.known(value))
             elif op is ast.Mult:
                 result = self.vocab.mul(self.known(current), self.known(value))
             elif op in (ast.Div, ast.FloorDiv):
@@ -629,17 +685,12 @@ class _Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(left, right, node.left, node.right, node, verb)
-                left, right = self.known(left), self.known(right)
-                return (
-                    left
-                    if real(left)
-                    else right
-                    if real(right)
-                    else (SCALAR if left is SCALAR and right is SCALAR else None)
-                )
+                return _sum(self.known(left), self.known(right))
             if op is ast.Mult:
                 return vocab.mul(self.known(left), self.known(right))
             if op in (ast.Div, ast.FloorDiv):
+                if op is ast.FloorDiv and right is SCALAR and _ceiling(node):
+                    return None  # `(n + 255) // 256` counts chunks, as `cdiv` does
                 return vocab.mul(self.known(left), self.known(right), -1)
             if op is ast.Mod:
                 return self.known(left)
@@ -664,7 +715,10 @@ class _Walker:
             return a if real(a) else b
         if kind is ast.Subscript:
             self.eval(node.slice)
-            return self.known(self.eval(node.value))
+            container = self.known(self.eval(node.value))
+            # A slice of a quantity is the same quantity; one element of a container may be
+            # anything (an id, a count, the bytes a buffer named for its pages holds).
+            return container if type(node.slice) is ast.Slice else None
         if kind is ast.Starred:
             return self.eval(node.value)
         if kind is ast.Lambda:
@@ -707,8 +761,14 @@ class _Walker:
             known = [self.known(a) for a in args]
             return next((a for a in known if real(a)), None)
         if last in ("cdiv", "ceil_div", "div_up", "round_up_div") and len(args) == 2:
-            return self.vocab.mul(self.known(args[0]), self.known(args[1]), -1)
-        declared = self.vocab.of(last)
+            divisor = self.known(args[1])
+            if divisor is SCALAR:
+                return None  # `cdiv(n, 256)` counts 256-wide chunks of n, not n's units
+            return self.vocab.mul(self.known(args[0]), divisor, -1)
+        # A function's name declares its result only when the vocabulary names it exactly
+        # (`entry_bytes()`): a glob reads a function name's object, not its result
+        # (`get_block_ids_for_computed_tokens()` returns block ids), so those are inferred.
+        declared = self.vocab.exact.get(last)
         if declared is not None:
             return declared
         return _Deferred(node)
@@ -817,7 +877,7 @@ class _Walker:
                 else self.form_unit(form[2], module, outline, depth)
             )
         if tag == "c":
-            declared = vocab.of(form[1].rpartition(".")[2])
+            declared = vocab.exact.get(form[1].rpartition(".")[2])
             if declared is not None:
                 return declared
             return self.returns_of(form[1], module, outline, depth + 1)
@@ -830,7 +890,7 @@ class _Walker:
         if tag == "+":
             if real(a) and real(b) and not compatible(a, b):
                 return None
-            return a if real(a) else b if real(b) else (SCALAR if a is SCALAR else None)
+            return _sum(a, b)
         return None
 
     # -- findings ----------------------------------------------------------------
@@ -939,6 +999,17 @@ class _Walker:
 
         text = source_segment(self.source, node, first_line=True)
         return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _plain(unit) -> bool:
+    """A count: no unit below the line."""
+    return all(e > 0 for _, e in unit)
+
+
+def _ceiling(node) -> bool:
+    """``(a + b - 1) // b``, ``(a + c) // d`` with literal ``c``: ceiling division."""
+    left = node.left
+    return type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub)
 
 
 def _literal_ratio(node):
