@@ -42,14 +42,13 @@ from .functions import (
     S_DETAILS,
     S_OUTLINES,
     Outliner,
-    summarise_module,
 )
 
 #: A function summary is stored beside the file's import summary under ``path + SUMMARY_KEY``:
 #: a path holds no NUL, so the two never collide.
 SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
-_KEPT_TREES = 4
+_KEPT_TREES = 8
 _MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
 
 
@@ -141,6 +140,34 @@ class Module:
         )
 
 
+class _FileDetails:
+    """A function's details for a module known by its summary: the file parsed when one is
+    first asked for (and kept among the program's last few trees)."""
+
+    __slots__ = ("abspath", "digest", "parses", "program", "rel", "rest")
+
+    def __init__(self, program, rel: str, abspath: str, digest: bytes) -> None:
+        self.program, self.rel, self.abspath, self.digest = program, rel, abspath, digest
+        self.parses = 0
+        self.rest: dict[int, tuple] = {}
+
+    def detail(self, index: int):
+        found = self.rest.pop(index, None)
+        if found is not None:
+            return found
+        kept = self.program._trees.get(self.rel)
+        outliner = self.program._outliner(self.rel, self.abspath, self.digest)
+        if outliner is None or index >= len(outliner.outlines):
+            return None
+        if kept is None:
+            self.parses += 1
+            if self.parses > 1:
+                # Parsed again after the tree was let go: every body now, so it is the last.
+                self.rest = {i: outliner.detail(i) for i in range(len(outliner.outlines))}
+                return self.rest.pop(index)
+        return outliner.detail(index)
+
+
 class Program:
     """Questions about the project's functions, each file summarised at most once a run."""
 
@@ -152,7 +179,7 @@ class Program:
         self._classes: dict[str, tuple[str, str] | None] = {}
         # The last few trees parsed for an outline: a question about a body often follows
         # one about the signature, and a parse is the expensive half of either.
-        self._trees: dict[str, tuple[bytes, ast.Module]] = {}
+        self._trees: dict[str, tuple[bytes, Outliner]] = {}
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
         self._held: dict[tuple, tuple[str, str] | None] = {}
@@ -193,7 +220,6 @@ class Program:
         if name:
             self._modules[(name, True)] = found
             self._modules[(name, False)] = found
-        self._store(source, found.summary())
         return found
 
     def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
@@ -271,6 +297,8 @@ class Program:
         self.project.new_summaries[key] = (st.st_size, mtime, digest, summary)
 
     def _load(self, name: str, path: Path, details: bool) -> Module | None:
+        """A module's summary: the cache's while the bytes are unchanged, else made from a
+        parse, its outline now and each function's details when first asked."""
         project = self.project
         abspath = str(path)
         rel = project.relpath(abspath)
@@ -284,13 +312,11 @@ class Program:
             st = os.stat(abspath)
         except OSError:
             return None
-        usable = (
-            stored is not None
-            and stored[3][0] == FORMAT
-            and (not details or stored[3][S_DETAILS] is not None)
-        )
+        usable = stored is not None and stored[3][0] == FORMAT
         if usable and (stored[0], stored[1]) == (st.st_size, st.st_mtime_ns):
-            return self._from_stored(name, rel, stored[3])
+            found = self._from_stored(name, rel, stored[3], abspath, stored[2])
+            if found is not None:
+                return found
         try:
             with open(abspath, "rb") as fh:
                 data = fh.read()
@@ -300,26 +326,42 @@ class Program:
 
         digest = blake2b(data, digest_size=16).digest()
         if usable and stored[2] == digest:
-            found = self._from_stored(name, rel, stored[3])
+            found = self._from_stored(name, rel, stored[3], abspath, digest)
             if found is not None:
                 return found
-        kept = self._trees.get(rel)
-        if kept is not None and kept[0] == digest:
-            tree = kept[1]
-        else:
-            tree = self._parse(data, rel)
-            if tree is None:
-                return None
-        if details:
-            self._trees.pop(rel, None)
-        else:
-            if len(self._trees) >= _KEPT_TREES:
-                self._trees.pop(next(iter(self._trees)))
-            self._trees[rel] = (digest, tree)
-        summary = summarise_module(tree, project.package_of(rel), details=details)
+        outliner = self._outliner(rel, abspath, digest, data)
+        if outliner is None:
+            return None
+        summary = outliner.summary(details=False)
         mtime = -1 if time.time() - st.st_mtime < _RACY_SECONDS else st.st_mtime_ns
         project.new_summaries[key] = (st.st_size, mtime, digest, summary)
-        return Module(name, rel, summary)
+        return Module(name, rel, summary, lazy=_FileDetails(self, rel, abspath, digest))
+
+    def _outliner(self, rel: str, abspath: str, digest: bytes, data: bytes | None = None):
+        """The outliner over a file's tree, parsed at most once while it stays among the last
+        few asked for (a tree is ten times its source: a run keeps summaries, not trees)."""
+        kept = self._trees.get(rel)
+        if kept is not None and kept[0] == digest:
+            self._trees[rel] = self._trees.pop(rel)  # most recently used last
+            return kept[1]
+        if data is None:
+            try:
+                with open(abspath, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return None
+            from contracts.config import blake2b
+
+            if blake2b(data, digest_size=16).digest() != digest:
+                return None  # changed since its summary: no details from other bytes
+        tree = self._parse(data, rel)
+        if tree is None:
+            return None
+        outliner = Outliner(tree, self.project.package_of(rel))
+        while len(self._trees) >= _KEPT_TREES:
+            self._trees.pop(next(iter(self._trees)))
+        self._trees[rel] = (digest, outliner)
+        return outliner
 
     @staticmethod
     def _parse(data: bytes, rel: str) -> ast.Module | None:
@@ -330,10 +372,12 @@ class Program:
         except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 
-    @staticmethod
-    def _from_stored(name: str, rel: str, summary) -> Module | None:
+    def _from_stored(self, name: str, rel: str, summary, abspath: str, digest) -> Module | None:
         try:
-            return Module(name, rel, summary)
+            lazy = (
+                None if summary[S_DETAILS] is not None else _FileDetails(self, rel, abspath, digest)
+            )
+            return Module(name, rel, summary, lazy=lazy)
         except (TypeError, ValueError, IndexError, KeyError):
             return None  # a stored summary of another shape: parse instead
 

@@ -355,6 +355,17 @@ class ReachableCalls(Contract):
         ]
         return () if any(n is None for n in needles) else tuple(dict.fromkeys(needles))
 
+    def wants(self, source) -> bool:
+        """A file holding an entry spells every literal run of the entry's own name (and of a
+        class glob before it: `*Impl.forward` needs `Impl` and `forward`)."""
+        text = source.text
+        patterns = (*self.entries, *self.entry_decorators, *self.entry_class_decorators)
+        for pattern in patterns:
+            runs = _required_runs(pattern)
+            if runs is None or all(r in text for r in runs):
+                return True
+        return False
+
     def wants_project(self, project) -> bool:
         needles = self.needles()
         return not needles or any(project.mentions(n) for n in needles)
@@ -611,6 +622,18 @@ def _globs(patterns, *, last_component: bool = False) -> re.Pattern | None:
                 out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
         parts.append("".join(out))
     return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+def _required_runs(pattern: str) -> list[str] | None:
+    """The literal runs (3 characters or more) a file defining ``pattern``'s function spells:
+    its last component's, and the one before when that is a glob (a class pattern, where a
+    module path would be spelled whole); None when there is none to require."""
+    parts = pattern.split(".")
+    picked = [parts[-1]]
+    if len(parts) >= 2 and any(c in parts[-2] for c in "*?["):
+        picked.append(parts[-2])
+    runs = [r for part in picked for r in re.split(r"[*?\[\]]", part) if len(r) >= 3]
+    return runs or None
 
 
 def _needle(pattern: str) -> str | None:

@@ -314,6 +314,7 @@ class Units(Contract):
             if lines is not None and not _spans(lines, outline):
                 continue
             walker = _Walker(self, source, program, module, outline, module.outliner.node(index))
+            walker.needle_lines = frozenset(lines) if lines is not None else None
             walker.run()
             yield from walker.findings
 
@@ -559,6 +560,7 @@ class _Walker:
         self.env: dict[str, object] = {}
         self.findings: list = []
         self.stmt: ast.stmt | None = None
+        self.needle_lines: frozenset[int] | None = None
         self._flagged: set[int] = set()
 
     def run(self) -> None:
@@ -577,11 +579,39 @@ class _Walker:
         kind = type(stmt)
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             return  # a function of its own (its outline is walked on its own)
+        if not self._worth(stmt, kind):
+            # No declared name on its lines and no local of a known unit: nothing in it can
+            # mix two units. What it binds forgets its old unit; its blocks are read as usual.
+            for target in _bound_here(stmt, kind):
+                for name in _names_bound(target):
+                    self.env.pop(name, None)
+            for field in ("body", "orelse", "finalbody"):
+                self.block(getattr(stmt, field, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                self.block(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                self.block(case.body)
+            return
         outer, self.stmt = self.stmt, stmt
         try:
             self._statement(stmt, kind)
         finally:
             self.stmt = outer
+
+    def _worth(self, stmt, kind) -> bool:
+        """Whether a statement's own lines (a compound statement's header) can hold a mix:
+        they spell a declared name, or a local whose unit is known."""
+        if self.needle_lines is None:
+            return True
+        first = stmt.lineno
+        last = _header_end(stmt, kind)
+        if any(line in self.needle_lines for line in range(first, last + 1)):
+            return True
+        known = [name for name, unit in self.env.items() if unit is not None]
+        if not known:
+            return False
+        text = "".join(self.source.lines[first - 1 : last])
+        return any(name in text for name in known)
 
     def _statement(self, stmt, kind) -> None:
         if kind is ast.Assign:
@@ -1022,6 +1052,24 @@ def _literal_ratio(node):
                 continue
             return other, this.value
     return None
+
+
+def _header_end(stmt, kind) -> int:
+    """The last line of a statement's own expressions: a compound statement's header."""
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body and kind is not ast.Lambda:
+        return max(stmt.lineno, body[0].lineno - 1)
+    return getattr(stmt, "end_lineno", None) or stmt.lineno
+
+
+def _bound_here(stmt, kind) -> list:
+    if kind is ast.Assign:
+        return list(stmt.targets)
+    if kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor):
+        return [stmt.target]
+    if kind in (ast.With, ast.AsyncWith):
+        return [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    return []
 
 
 def _names_bound(target) -> list[str]:
