@@ -13,6 +13,13 @@ not something a target config declares. Its flavour comes from its own config; a
 its own sibling pool, blocked at the target builder's block. MTP layers, which a config does
 declare, are built by default and bind into the target's pool; ``--no-spec`` leaves them out.
 
+``--manifest`` prints the wire manifest instead: the transfer regions the pools export, in order,
+each by role, dtype, span and stride, with the header and the digest both ends of a P/D transfer
+compare (``atom.runner.kv_transfer``); nothing is allocated (the pools are carved on torch's
+``meta`` device). ``--block-sizes`` prints every scheduler block size the model, and the draft when
+one is given, accept together, with each side's rule (``atom.runner.block_sizes``); when none is
+accepted it says so and exits 1.
+
 A config that cannot be priced -- a missing field, a head count that does not divide across
 ``--tp``, a block the scheduler's block is not a multiple of -- is an error on stderr naming it,
 exit 2, never a traceback.
@@ -28,6 +35,8 @@ import sys
 from atom.engine_config import INDEX_CACHE_DTYPES, KV_DTYPES, MHA_BACKENDS, EngineConfig
 
 EXIT_OK = 0
+#: ``--block-sizes`` answered, and the answer is that no size is accepted.
+EXIT_NONE = 1
 EXIT_ERROR = 2
 
 _DEFAULT = EngineConfig()
@@ -48,6 +57,8 @@ def _layout_parser() -> argparse.ArgumentParser:
             "  atom-contracts layout minimax-m2 --draft eagle3-draft-llama\n"
             "  atom-contracts layout gemma-3-27b --budget 60GiB --max-model-len 131072 "
             "--max-num-seqs 64\n"
+            "  atom-contracts layout llama-3.1-8b --kv-dtype fp8 --manifest\n"
+            "  atom-contracts layout minimax-m3 --draft minimax-m3-eagle3 --block-sizes\n"
             "  atom-contracts layout --config path/to/config.json"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -136,6 +147,7 @@ def _layout_parser() -> argparse.ArgumentParser:
         help="MHA backend: aiter binds the SHUFFLE layout, triton NHD (default %(default)s)",
     )
     _add_capacity_arguments(p)
+    _add_transfer_arguments(p)
     p.add_argument(
         "--format", choices=("text", "json"), default="text", help="output (default text)"
     )
@@ -193,9 +205,29 @@ def _add_capacity_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_transfer_arguments(p: argparse.ArgumentParser) -> None:
+    """What a P/D transfer needs to know instead of the layout report: exclusive of each other
+    and of a budget plan."""
+    g = p.add_argument_group("transfer").add_mutually_exclusive_group()
+    g.add_argument(
+        "--manifest",
+        action="store_true",
+        help="print the wire manifest (transfer regions, header, digest) both P/D ends compare",
+    )
+    g.add_argument(
+        "--block-sizes",
+        dest="block_sizes",
+        action="store_true",
+        help="list every scheduler block size the model (and --draft) accept together",
+    )
+
+
 def _capacity_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the capacity flags as given, or None."""
     plan_flags = ("max_model_len", "max_num_seqs", "step_tokens")
+    if args.budget is not None and (args.manifest or args.block_sizes):
+        other = "--manifest" if args.manifest else "--block-sizes"
+        return f"{other} prints instead of the layout report; --budget plans that report"
     if args.budget is None:
         given = [f"--{f.replace('_', '-')}" for f in plan_flags if getattr(args, f) is not None]
         if given:
@@ -257,11 +289,15 @@ def layout_main(argv: list[str]) -> int:
         config = HfConfig.from_file(args.config) if args.config else load_model_config(args.model)
         draft = load_config(args.draft) if args.draft else None
         engine = engine_config(args)
+        if args.block_sizes:
+            return _print_block_sizes(config, draft, engine, args.format)
         runner = ModelRunner(config, engine, draft_config=draft)
         report = layout_report(runner)
     except (ValueError, TypeError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         return _error(parser.prog, f"cannot price this configuration: {message}")
+    if args.manifest:
+        return _print_manifest(parser.prog, runner, args.format)
     try:
         capacity = _capacity(args, runner)
     except (ValueError, TypeError) as exc:
@@ -277,6 +313,32 @@ def layout_main(argv: list[str]) -> int:
 
             sys.stdout.write("\n" + format_capacity(capacity))
     return EXIT_OK
+
+
+def _print_manifest(prog: str, runner, fmt: str) -> int:
+    """The wire manifest of one scheduler block and the engine's request slots, carved on the
+    ``meta`` device: the layout is what the manifest describes, and no byte is allocated."""
+    from atom.runner.kv_transfer import wire_manifest
+
+    try:
+        runner.initialize(1, device="meta")
+        manifest = wire_manifest(runner)
+    except (ValueError, TypeError) as exc:
+        return _error(prog, f"cannot describe this configuration's transfer: {exc}")
+    sys.stdout.write(manifest.to_json(indent=2) + "\n" if fmt == "json" else manifest.format_text())
+    return EXIT_OK
+
+
+def _print_block_sizes(config, draft, engine, fmt: str) -> int:
+    """Every scheduler block size accepted, with each side's rule; exit 1 when none is."""
+    from atom.runner.block_sizes import accepted_block_sizes
+
+    answer = accepted_block_sizes(config, draft, engine=engine)
+    if fmt == "json":
+        print(json.dumps(answer.to_dict(), indent=2))
+    else:
+        sys.stdout.write(answer.format_text())
+    return EXIT_OK if answer.accepted else EXIT_NONE
 
 
 def _models_parser() -> argparse.ArgumentParser:

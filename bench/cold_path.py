@@ -84,6 +84,77 @@ keyword = "output_size"
 """
 
 
+# Semgrep rules for the same checks a maintainer would otherwise write: an assert on a
+# parameter of the enclosing function (input-assert's core case; semgrep follows no
+# value further), `repeat_interleave` without `output_size`, the banned import.
+SEMGREP_RULES = """\
+rules:
+  - id: input-assert
+    languages: [python]
+    severity: WARNING
+    message: assert on a parameter; raise ValueError instead
+    patterns:
+      - pattern-either:
+          - pattern-inside: |
+              def $F(..., $P, ...):
+                ...
+          - pattern-inside: |
+              def $F(..., $P=$D, ...):
+                ...
+      - pattern: assert <... $P ...>
+  - id: repeat-interleave-output-size
+    languages: [python]
+    severity: WARNING
+    message: repeat_interleave without output_size syncs the device
+    patterns:
+      - pattern-either:
+          - pattern: torch.repeat_interleave(...)
+          - pattern: $X.repeat_interleave(...)
+      - pattern-not: torch.repeat_interleave(..., output_size=$S, ...)
+      - pattern-not: $X.repeat_interleave(..., output_size=$S, ...)
+  - id: banned-import
+    languages: [python]
+    severity: WARNING
+    message: import triton directly
+    pattern-either:
+      - pattern: import vllm.triton_utils
+      - pattern: from vllm.triton_utils import $X
+"""
+
+# The leaf contract, measured alone on vLLM against import-linter's `forbidden` contract
+# (direct imports only, as leaf-package reads them): vllm.logging_utils imports nothing of
+# vLLM but itself.
+LEAF_PACKAGE = "vllm.logging_utils"
+LEAF_CONTRACTS = """\
+[tool.atom-contracts]
+src = ["tree"]
+
+[[tool.atom-contracts.contracts]]
+id = "logging-utils-is-a-leaf"
+kind = "leaf-package"
+package = "{package}"
+"""
+
+
+def importlinter_config(tree: Path) -> str:
+    """`forbidden`: the leaf may import no other top-level part of vllm (direct imports)."""
+    leaf = LEAF_PACKAGE.split(".")[1]
+    others = sorted(
+        f"vllm.{p.stem if p.suffix == '.py' else p.name}"
+        for p in (tree / "vllm").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+        if p.name != leaf and f"vllm/{p.name}" not in VLLM_EXCLUDED
+    )
+    forbidden = "".join(f"    {m}\n" for m in others)
+    return (
+        "[importlinter]\nroot_package = vllm\n\n"
+        "[importlinter:contract:leaf]\n"
+        f"name = {LEAF_PACKAGE} is a leaf\ntype = forbidden\n"
+        f"source_modules =\n    {LEAF_PACKAGE}\nforbidden_modules =\n{forbidden}"
+        "allow_indirect_imports = True\n"
+    )
+
+
 # -- trees -----------------------------------------------------------------
 
 
@@ -182,6 +253,7 @@ def build_project(
         declaration = contracts_toml([Path(c) for c in copies])
     (project / "pyproject.toml").write_text(declaration)
     (project / "ruff.toml").write_text(RUFF_TOML)
+    (project / "semgrep.yml").write_text(SEMGREP_RULES)
     count = len(files) * len(copies)
     size_bytes = sum((tree / f).stat().st_size for f in files) * len(copies)
     return project, copies, count, size_bytes
@@ -444,19 +516,46 @@ def bench_tree(name: str, tree: Path, excluded, args, ruff: str, env, scratch: P
             ".ruff_cache",
             *copies,
         ]
+        semgrep_cmd = None
+        if args.peers and shutil.which("semgrep"):
+            semgrep_cmd = [
+                shutil.which("semgrep"),
+                "scan",
+                "--config",
+                "semgrep.yml",
+                "--metrics=off",
+                "--disable-version-check",
+                "--no-git-ignore",
+                "--quiet",
+                "--jobs",
+                str(_cpus()),
+                *copies,
+            ]
+            run(semgrep_cmd, project, env)  # its rule cache and the page cache warm
         # Bytecode and page cache warm before any figure counts.
         run([*ruff_cmd, "--no-cache"], project, env)
         first = run([*ours, "--no-cache", "--output-format", "json"], project, env, capture=True)
         if size == "whole" and not args.no_findings:
             ok = compare(name, normalised(first.out, copies), args.record) and ok
-        cold_o, cold_r = [], []
+        cold_o, cold_r, cold_s = [], [], []
         for i in range(args.repeat):
             pair = [("o", [*ours, "--no-cache"]), ("r", [*ruff_cmd, "--no-cache"])]
+            if semgrep_cmd is not None:
+                pair.append(("s", semgrep_cmd))
             for who, cmd in pair if i % 2 == 0 else reversed(pair):
-                (cold_o if who == "o" else cold_r).append(run(cmd, project, env))
+                {"o": cold_o, "r": cold_r, "s": cold_s}[who].append(run(cmd, project, env))
         print(
             f"{size:>6} {count:6d} {nbytes / 1e6:5.1f}  cold | {fmt(median_of(cold_o), median_of(cold_r))}"
         )
+        if cold_s:
+            peer = median_of(cold_s)
+            print(
+                f"{'':>6} {'':>6} {'':>5} semgrep {peer['wall']:6.2f} s {peer['cpu']:6.2f} s "
+                f"{peer['maxrss']:6.0f} MB {peer['tree']:6.0f} MB | ours / semgrep: "
+                f"{median_of(cold_o)['wall'] / peer['wall']:5.2f}x wall "
+                f"{median_of(cold_o)['cpu'] / peer['cpu']:5.2f}x CPU "
+                f"{median_of(cold_o)['tree'] / max(peer['tree'], 1):5.2f}x memory"
+            )
         if size == "whole" and args.floor:
             holding = {f["path"] for f in json.loads(first.out)}
             parse_floor(project, median_of(cold_r)["cpu"], holding)
@@ -472,6 +571,8 @@ def bench_tree(name: str, tree: Path, excluded, args, ruff: str, env, scratch: P
             print(
                 f"{size:>6} {count:6d} {nbytes / 1e6:5.1f}  warm | {fmt(median_of(warm_o), median_of(warm_r))}"
             )
+        if name == "vllm" and size == "whole" and args.peers and shutil.which("lint-imports"):
+            leaf_vs_import_linter(project, tree, env, args.repeat)
         shutil.rmtree(project, ignore_errors=True)
     return ok
 
@@ -517,6 +618,39 @@ def bench_bug_classes(tree: Path, excluded, args, env, scratch: Path) -> None:
     shutil.rmtree(kinds, ignore_errors=True)
 
 
+def leaf_vs_import_linter(project: Path, tree: Path, env, repeat: int) -> None:
+    """Our leaf-package contract alone against import-linter's `forbidden`, same tree."""
+    leaf = project.parent / "vllm-leaf"
+    leaf.mkdir(exist_ok=True)
+    (leaf / "tree").symlink_to(project / "tree")
+    (leaf / "pyproject.toml").write_text(LEAF_CONTRACTS.format(package=LEAF_PACKAGE))
+    (leaf / ".importlinter").write_text(importlinter_config(tree))
+    ours = [sys.executable, "-m", "checkers", "check", "--exit-zero", "-q", "--no-cache", "tree/"]
+    theirs = [shutil.which("lint-imports"), "--no-cache"]
+    peer_env = dict(env, PYTHONPATH=f"{leaf / 'tree'}{os.pathsep}{env.get('PYTHONPATH', '')}")
+    run(theirs, leaf, peer_env)
+    o, t = [], []
+    for i in range(repeat):
+        pair = [("o", ours, env), ("t", theirs, peer_env)]
+        for who, cmd, e in pair if i % 2 == 0 else reversed(pair):
+            (o if who == "o" else t).append(run(cmd, leaf, e))
+    mo, mt = median_of(o), median_of(t)
+    print(
+        f"  leaf contract ({LEAF_PACKAGE}) | ours {mo['wall']:.2f} s {mo['cpu']:.2f} s "
+        f"{mo['tree']:.0f} MB | import-linter {mt['wall']:.2f} s {mt['cpu']:.2f} s "
+        f"{mt['tree']:.0f} MB | {mo['wall'] / mt['wall']:.2f}x wall {mo['cpu'] / mt['cpu']:.2f}x CPU "
+        f"{mo['tree'] / max(mt['tree'], 1):.2f}x memory"
+    )
+    shutil.rmtree(leaf, ignore_errors=True)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -546,6 +680,11 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: vLLM whole with and without the three bug-class kinds, alternately",
     )
     parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also semgrep (same checks) and, on vLLM, import-linter against the leaf contract",
+    )
+    parser.add_argument(
         "--warm-all", action="store_true", help="warm runs on every size, not only whole"
     )
     args = parser.parse_args(argv)
@@ -561,10 +700,19 @@ def main(argv: list[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     version = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip()
+    if args.peers:
+        for tool, flag in (("semgrep", "--version"), ("lint-imports", "--version")):
+            found = shutil.which(tool)
+            said = (
+                subprocess.run([found, flag], capture_output=True, text=True).stdout.strip()
+                if found
+                else "not installed"
+            )
+            version += f", {tool} {said.splitlines()[-1] if said else '?'}"
     load = os.getloadavg()
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, "
-        f"Python {sys.version.split()[0]}, {version}, {os.cpu_count()} cores, "
+        f"Python {sys.version.split()[0]}, {version}, {_cpus()} CPUs usable, "
         f"load average {load[0]:.2f} {load[1]:.2f}; median of {args.repeat} alternating runs"
     )
     ok = True

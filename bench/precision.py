@@ -177,8 +177,23 @@ def _flagged_lines(contract, source, anchored: bool) -> set:
     }
 
 
+# With `--first-written`, a revised label counts as first written: a record's
+# `first` verdict, or (the earlier binary revisions) the other of input/state.
+FIRST_WRITTEN = False
+_OTHER = {"input": "state", "state": "input"}
+
+
+def as_first_written(record: dict) -> dict:
+    if not record.get("revised"):
+        return record
+    first = record.get("first") or _OTHER.get(record["label"])
+    return {**record, "label": first} if first else record
+
+
 def load_records(labels_file: str, sets: tuple[str, ...] | None = None) -> list[dict]:
     records = [json.loads(line) for line in (DATA / labels_file).read_text().splitlines() if line]
+    if FIRST_WRITTEN:
+        records = [as_first_written(r) for r in records]
     return [r for r in records if sets is None or r.get("set", "dev") in sets]
 
 
@@ -331,7 +346,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rule-at", metavar="REV", help="run the rule modules as they were at git revision REV"
     )
+    parser.add_argument(
+        "--first-written",
+        action="store_true",
+        help="score each revised label as it was first written (the blind figures)",
+    )
     opts = parser.parse_args(argv)
+    global FIRST_WRITTEN
+    FIRST_WRITTEN = opts.first_written
     engines = engine_roots(opts.engine)
     if opts.rule_at:
         load_rules_at(opts.rule_at)

@@ -184,7 +184,10 @@ def check_source(source, config: Config, *, linter=None) -> list[Finding]:
     # A long-lived linter's project index must see this text as that file
     # from now on, for the cross-file questions other files ask about it.
     linter.source_changed(source.abspath, source)
-    raw = linter.run_contracts(source, contracts)
+    from .linter import collector_off
+
+    with collector_off():
+        raw = linter.run_contracts(source, contracts)
     findings = linter.finalize(rel, raw, parse_directives(source.text), pfi)
     return sorted(findings, key=Finding.sort_key)
 

@@ -63,7 +63,12 @@ def check_options() -> tuple[tuple[tuple[str, ...], str, object, str], ...]:
             str,
             "with PATH `-`: the file stdin stands for (its declaration, scope and name)",
         ),
-        (("--jobs",), "jobs", worker_count, "worker processes (default: all cores)"),
+        (
+            ("--jobs",),
+            "jobs",
+            worker_count,
+            "worker processes (default: the CPUs this process may use)",
+        ),
         (("-q", "--quiet"), "quiet", bool, "print findings only, no summary"),
         (("-v", "--verbose"), "verbose", bool, "tracebacks on internal errors; timing"),
     )

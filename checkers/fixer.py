@@ -28,8 +28,11 @@ and the caller moves on to the next file.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
+import re
 import stat
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -141,7 +144,35 @@ def _comments(text: str) -> list[tuple[int, int, str]] | None:
         return None
 
 
-def keeping_comments(text: str, fix: Fix) -> Fix | None:
+class _Positions:
+    """One text's line starts, and its comments when first asked for: every fix of a pass
+    reads them, so they are worked out once a pass, not once a fix (which made a pass over
+    12,500 fixes in one file quadratic in the file)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = _line_starts(text)
+        self._comments: tuple[list[int], list[str]] | bool | None = False
+
+    def offset(self, line: int, column: int) -> int:
+        return _offset(self.starts, line, column)
+
+    def comments_within(self, begin: int, end: int) -> list[str] | None:
+        """The comments starting in ``[begin, end)``; None when the text cannot be tokenized."""
+        if self._comments is False:
+            found = _comments(self.text)
+            self._comments = (
+                None
+                if found is None
+                else ([self.offset(line, col) for line, col, _ in found], [c for *_, c in found])
+            )
+        if self._comments is None:
+            return None
+        offsets, texts = self._comments
+        return texts[bisect_left(offsets, begin) : bisect_left(offsets, end)]
+
+
+def keeping_comments(text: str, fix: Fix, positions: _Positions | None = None) -> Fix | None:
     """``fix`` with every comment it would delete moved above it; None where there is no room.
 
     A comment inside the replaced text that the new content does not carry
@@ -149,43 +180,37 @@ def keeping_comments(text: str, fix: Fix) -> Fix | None:
     parenthesised import) goes on a line of its own before the edit, at the
     edit's indentation. That needs the edit to start its line; one that
     starts after other code on the line cannot take a comment line, and the
-    fix is dropped rather than the comment.
+    fix is dropped rather than the comment. ``positions``: the text's, shared
+    by the fixes of one pass.
     """
-    if fix.rewrites_comment or "#" not in "".join(_replaced(text, fix)):
+    if fix.rewrites_comment:
         return fix
-    comments = _comments(text)
-    starts = _line_starts(text)
+    if positions is None:
+        positions = _Positions(text)
+    spans = [
+        (e, positions.offset(e.line, e.column), positions.offset(e.end_line, e.end_column))
+        for e in fix.edits
+    ]
+    if not any("#" in text[begin:end] for _, begin, end in spans):
+        return fix
     edits = []
-    for e in fix.edits:
-        begin = _offset(starts, e.line, e.column)
-        end = _offset(starts, e.end_line, e.end_column)
+    for e, begin, end in spans:
         if "#" not in text[begin:end]:
             edits.append(e)
             continue
-        if comments is None:
+        within = positions.comments_within(begin, end)
+        if within is None:
             return None  # cannot tell a comment from a `#` in a string: keep the file
-        lost = [
-            c
-            for line, column, c in comments
-            if begin <= _offset(starts, line, column) < end and c not in e.content
-        ]
+        lost = [c for c in within if c not in e.content]
         if not lost:
             edits.append(e)
             continue
-        indent = text[starts[e.line - 1] : begin]
+        indent = text[positions.starts[e.line - 1] : begin]
         if indent.strip():
             return None
         above = "".join(f"{c}\n{indent}" for c in lost)
         edits.append(replace(e, content=above + e.content))
     return replace(fix, edits=tuple(edits))
-
-
-def _replaced(text: str, fix: Fix) -> list[str]:
-    starts = _line_starts(text)
-    return [
-        text[_offset(starts, e.line, e.column) : _offset(starts, e.end_line, e.end_column)]
-        for e in fix.edits
-    ]
 
 
 def applies(finding: Finding, *, unsafe: bool) -> bool:
@@ -226,8 +251,9 @@ def fix_text(
     applied = 0
     for _ in range(MAX_PASSES):
         chosen = []
+        positions = _Positions(text)
         for f in choose_fixes(text, [f for f in check(text) if keep(f)], unsafe=unsafe):
-            fix = keeping_comments(text, f.fix)
+            fix = keeping_comments(text, f.fix, positions)
             if fix is not None:
                 chosen.append(replace(f, fix=fix))
         if not chosen:
@@ -369,15 +395,65 @@ def _target(path: str, root: str | os.PathLike[str]) -> str:
     return target
 
 
-def _temporary(directory: str) -> tuple[int, str]:
+# -- the files a write leaves beside its target while it runs --------------------------------
+#
+# Both kinds are named for the process that made them and held under an exclusive flock while
+# it lives, so a later run can tell one abandoned by a killed process (SIGKILL, a power cut)
+# from one a concurrent run is still writing: ``sweep_leftovers``.
+#
+# - ``.atom-contracts-fix-PID-XXXXXXXX.tmp``: the new bytes, about to be renamed over the file.
+#   Abandoned, it holds nothing the file lacks (the rename never happened): removed.
+# - ``.atom-contracts-fix-PID-DIGEST-XXXXXXXX-NAME.orig``: the original bytes of ``NAME`` while
+#   it is written in place; ``DIGEST`` is the first 16 hex digits of blake2b(new bytes).
+#   Abandoned, it is removed when ``NAME`` holds the original bytes (the write never began) or
+#   exactly the new ones (it finished); anything else is a write cut short, and the backup is
+#   kept and named, never removed: it is the only copy of the original.
+
+_LEFTOVER_PREFIX = ".atom-contracts-fix-"
+_LEFTOVER = re.compile(
+    r"\.atom-contracts-fix-(?P<pid>\d+)-"
+    r"(?:(?P<tmp>[a-z0-9_]{8})\.tmp|(?P<digest>[0-9a-f]{16})-[a-z0-9_]{8}-(?P<name>.*)\.orig)"
+)
+#: Longest file name a backup's own name carries (file systems stop at 255 bytes).
+_NAMED_UP_TO = 180
+
+
+def _new_digest(data: bytes) -> str:
+    from contracts.config import blake2b
+
+    return blake2b(data, digest_size=8).hexdigest()
+
+
+def _temporary(directory: str, suffix: str = ".tmp", infix: str = "") -> tuple[int, str]:
+    """A new file of ours beside the target, flocked for as long as this process holds it."""
     import tempfile
 
     try:
-        return tempfile.mkstemp(dir=directory, prefix=".atom-contracts-fix-", suffix=".tmp")
+        fd, path = tempfile.mkstemp(
+            dir=directory, prefix=f"{_LEFTOVER_PREFIX}{os.getpid()}-{infix}", suffix=suffix
+        )
     except OSError as exc:
         raise WriteRefused(
             f"no temporary file can be made beside it ({exc.strerror or exc})"
         ) from None
+    _hold(fd)
+    return fd, path
+
+
+def _hold(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the name's PID alone tells a sweep whose it is
+        return
+    # A file system without locks: the PID still guards it.
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _unlink_quietly(path: str) -> None:
+    # Already gone, or a file system that refuses (a full or a read-only one).
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def _replace(target: str, data: bytes, st: os.stat_result) -> bool:
@@ -398,18 +474,30 @@ def _replace(target: str, data: bytes, st: os.stat_result) -> bool:
         os.chmod(tmp, stat.S_IMODE(st.st_mode))  # after chown, which clears setuid
         os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _unlink_quietly(tmp)
         raise
     return True
 
 
 def _write_in_place(target: str, data: bytes, original: bytes) -> None:
-    fd, backup = _temporary(os.path.dirname(target))
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(original)
-        fh.flush()
-        os.fsync(fh.fileno())
+    name = os.path.basename(target)
+    fd, backup = _temporary(
+        os.path.dirname(target),
+        suffix=f"-{name}.orig"
+        if len(name.encode(errors="surrogateescape")) <= _NAMED_UP_TO
+        else "-.orig",
+        infix=f"{_new_digest(data)}-",
+    )
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(original)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        # A full disk, or a Ctrl-C: the file itself is not touched yet, so the backup is
+        # nothing but a half-written copy.
+        _unlink_quietly(backup)
+        raise
     try:
         with open(target, "r+b") as fh:
             fh.write(data)
@@ -428,3 +516,81 @@ def _write_in_place(target: str, data: bytes, original: bytes) -> None:
         os.unlink(backup)
         raise
     os.unlink(backup)
+
+
+def sweep_leftovers(directories) -> list[str]:
+    """Remove what killed fixes left in ``directories``; a warning for each backup kept.
+
+    Only files named as ``_temporary`` names them, and only those abandoned: their process
+    is gone and nobody holds their lock. A concurrent run's files are left to it.
+    """
+    warnings = []
+    for directory in sorted(set(directories)):
+        try:
+            with os.scandir(directory) as it:
+                names = [e.name for e in it if e.name.startswith(_LEFTOVER_PREFIX)]
+        except OSError:
+            continue
+        for name in names:
+            found = _LEFTOVER.fullmatch(name)
+            path = os.path.join(directory, name)
+            if found is None or not _abandoned(path, int(found["pid"])):
+                continue
+            if found["tmp"] is not None:
+                _unlink_quietly(path)
+                continue
+            kept = _settle_backup(path, directory, found["name"], found["digest"])
+            if kept:
+                warnings.append(kept)
+    return warnings
+
+
+def _abandoned(path: str, pid: int) -> bool:
+    """Whether the process that made ``path`` is gone: not this one, not alive, no lock held."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+        return False  # alive (or another user's, alive: PermissionError below)
+    except ProcessLookupError:
+        pass
+    except (PermissionError, OSError):
+        return False
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False  # held: a run in another PID namespace is still writing it
+    finally:
+        os.close(fd)
+
+
+def _settle_backup(backup: str, directory: str, name: str, digest: str) -> str | None:
+    """Remove an abandoned backup that holds nothing its file lacks; else why it is kept."""
+    from .source import read_regular
+
+    try:
+        kept = read_regular(backup)
+    except OSError:
+        return None
+    target = os.path.join(directory, name) if name else None
+    try:
+        current = read_regular(target) if target else None
+    except OSError:
+        current = None
+    if current is not None and (current == kept or _new_digest(current) == digest):
+        _unlink_quietly(backup)
+        return None
+    where = f"{target}" if target else f"a file in {directory}"
+    return (
+        f"{backup}: a fix of {where} was cut short while it wrote the file in place; these are "
+        "its original bytes, kept: compare, restore if need be, then remove it"
+    )

@@ -24,7 +24,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from contracts.config import Config
@@ -86,6 +87,28 @@ def checker_failed(path: str, what: str, exc: BaseException) -> Finding:
         ),
         span_lines=(1, 1),
     )
+
+
+@contextmanager
+def collector_off() -> Iterator[None]:
+    """The cyclic collector off for one file's parse and analysis, as it was after.
+
+    A parse allocates a node per token, and each few hundred allocations start
+    a collection that walks the young tree again: a quarter of ``ast.parse``'s
+    time on the stdlib's large modules, and more than half of it on a
+    100,000-line buffer in the language server (0.98 s against 0.42 s alone),
+    as much again in the analyses' allocations. An AST holds no cycles and is
+    freed by reference count; what the analyses leave in cycles is collected at
+    the collector's next run.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def decode(data: bytes) -> str:
@@ -246,7 +269,8 @@ class Linter:
         """One in-memory file, no cache (the flake8 plugin, the fixer)."""
         contracts, pfi = self.applying(path)
         source = SourceFile(path, text, abspath=os.path.join(self.config.root, path))
-        raw = self.run_contracts(source, contracts)
+        with collector_off():
+            raw = self.run_contracts(source, contracts)
         return self.finalize(path, raw, parse_directives(text), pfi)
 
     def check_file(
@@ -265,13 +289,8 @@ class Linter:
         when the file's ``SourceFile`` goes, before the collector is back on,
         so nothing it would have found is kept for longer than one file.
         """
-        if not gc.isenabled():
+        with collector_off():
             return self._guarded(path, abspath, entry, tree_unchanged)
-        gc.disable()
-        try:
-            return self._guarded(path, abspath, entry, tree_unchanged)
-        finally:
-            gc.enable()
 
     def _guarded(self, path: str, abspath: str, entry, tree_unchanged: bool) -> FileResult:
         """One file's failure is that file's AC002, never the run's: every other file still reports.
@@ -374,7 +393,6 @@ class Linter:
         unchanged = cache is not None and stamp is not None and cache.stamp == stamp
         if cache is not None:
             self.use_summaries(cache.summaries)
-        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         results: list[FileResult] = []
         todo = files
         if entries:
@@ -389,7 +407,11 @@ class Linter:
                     )
                 else:
                     todo.append((rel, abspath))
-        if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        if len(todo) >= PARALLEL_THRESHOLD and jobs is None:
+            from .pool import available_cpus
+
+            jobs = available_cpus()
+        if jobs is not None and jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
             from .pool import check_parallel
 
             results.extend(check_parallel(self, todo, entries, jobs, progress, unchanged))

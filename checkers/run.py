@@ -112,6 +112,13 @@ def run_declaration(
         root=config.root,
         diff_scope=None if options.diff_base is None else (options.diff_base, len(files)),
     )
+    if options.write_cache:
+        # What a fix killed mid-write left beside the files (checkers.fixer): removed where
+        # it holds nothing the file lacks, named where it does. Not in the agent hook's
+        # read-only mode, which leaves every file but the edited one alone.
+        from .fixer import sweep_leftovers
+
+        result.warnings += sweep_leftovers({os.path.dirname(abspath) for _, abspath in files})
     if options.fix or options.diff:
         result.fixed = fix_files(
             linter,
@@ -316,6 +323,7 @@ def fix_files(
             return in_diff(f, hunks)
 
     fixed = 0
+    same_file = _SameFile(results, abspaths)
     for index, result in enumerate(results):
         interrupt.check()  # between files: each one written is whole
         if not any(applies(f, unsafe=unsafe) for f in result.findings):
@@ -365,10 +373,45 @@ def fix_files(
             continue
         fixed += applied
         fixes[path] = [f.code for f in record]
-        results[index] = linter.check_file(path, abspath, None)
-        if cache is not None and results[index].cache_entry is not None:
-            cache.put(path, *results[index].cache_entry)
+        # Every path of the file just written -- itself, and a hard link or a symlink to it
+        # checked under another name -- now holds the fixed bytes: check each again.
+        for other in same_file.paths_of(index):
+            results[other] = linter.check_file(
+                results[other].path, abspaths[results[other].path], None
+            )
+            if cache is not None and results[other].cache_entry is not None:
+                cache.put(results[other].path, *results[other].cache_entry)
     return fixed
+
+
+class _SameFile:
+    """Which results of a run are one file on disk, by (device, inode) as first stat'ed.
+
+    Stat'ed on the first write (a run that fixes nothing stats nothing), and each result
+    keeps the identity it had then: a later atomic write gives its file a new inode, and
+    the twins recorded beside the old one are still found.
+    """
+
+    def __init__(self, results, abspaths: dict[str, str]) -> None:
+        self._results, self._abspaths = results, abspaths
+        self._keys: list[tuple[int, int] | None] | None = None
+
+    def paths_of(self, index: int) -> list[int]:
+        """The indices of every result that is the file of result ``index`` (``index`` first)."""
+        if self._keys is None:
+            self._keys = [_identity(self._abspaths[r.path]) for r in self._results]
+        key = self._keys[index]
+        if key is None:
+            return [index]
+        return [index, *(i for i, k in enumerate(self._keys) if k == key and i != index)]
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def merged(results: list[CheckResult]) -> CheckResult:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import io
 from functools import cached_property
+from itertools import accumulate
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -119,6 +120,22 @@ class SourceFile:
             # An expression too deep for the parser: compile() refuses it the same way.
             self.parse_error = SyntaxError("too deeply nested for Python's parser")
             return None
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Offset in ``text`` where each line starts (line n at ``[n - 1]``), and the text's end."""
+        return list(accumulate(map(len, self.lines), initial=0))
+
+    def spells(self, node: ast.AST, word: str) -> bool:
+        """Whether the lines of ``node`` (a statement, its decorators included) may spell
+        ``word``: they do, or they are not ASCII (Python reads identifiers NFKC-normalised,
+        so ``ﬁll`` is ``fill``). A text question, asked before walking a statement for
+        what only a statement spelling the word can hold."""
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        last = getattr(node, "end_lineno", None) or node.lineno
+        starts = self.line_starts
+        start, end = starts[first - 1], starts[min(last, len(starts) - 1)]
+        return self.text.find(word, start, end) >= 0 or not self.text[start:end].isascii()
 
     @property
     def module_name(self) -> str:

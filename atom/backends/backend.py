@@ -52,6 +52,12 @@ class AttentionBackend:
         raise NotImplementedError(cls.NAME)
 
     @classmethod
+    def block_rule(cls, hf_config: HfConfig) -> str:
+        """:meth:`attn_block_size` in words, for a reader choosing ``--block-size``: what block
+        this flavour's kernels page at for ``hf_config``."""
+        raise NotImplementedError(cls.NAME)
+
+    @classmethod
     def get_builder_cls(cls) -> type[KvCacheBuilder]:
         raise NotImplementedError(cls.NAME)
 

@@ -204,8 +204,19 @@ class KvCacheBuilder:
     # -- transfer and release ---------------------------------------------------------------
 
     def transfer_regions(self) -> list[TransferRegion]:
-        """Every paged region this builder's pools export, named for what they hold."""
+        """Every paged region this builder's pools export, named for what they hold: one unit a
+        scheduler block."""
         return owned_regions(self.name, self.paged_views.values())
+
+    def state_transfer_regions(self) -> list[TransferRegion]:
+        """Every STATE region this builder's pools export: one unit a request slot, a request's
+        state one range, so a transfer moves it by slot."""
+        return owned_regions(self.name, self.state_views.values())
+
+    def transfer_refusal(self) -> str | None:
+        """Why this builder's pools may not be transferred at all, naming the setting; None when
+        they may."""
+        return None
 
     def release(self) -> None:
         for views in (*self.paged_views.values(), *self.state_views.values()):

@@ -14,9 +14,11 @@ Two entry classes, priced from those declarations and nothing else:
 
 The builder allocates its own (`paged_pool_bytes` answers 0, the runner hands it no region):
 half of what PAGE is priced for lives in the planes, which need the request count too and are
-made by `allocate_per_req_cache`. The carve is the pinned split, so the two buffers it makes
-hold exactly `blocks x PAGE + entries x STATE` bytes (`own_buffers`), which is what the
-runtime price-equals-carve contract checks for a builder that allocates its own.
+made by `allocate_per_req_cache`. It makes ONE buffer -- the indexer's blocks, then the planes --
+so one region set addresses every byte a transfer moves. The carve is the pinned split, so the
+buffer holds exactly `blocks x PAGE + entries x STATE` bytes (`own_buffers`: the indexer's and
+the planes' ranges of it), which is what the runtime price-equals-carve contract checks for a
+builder that allocates its own.
 
 Rows come from the walk: the row spaces are the compress classes (`v4_dense`, `v4_hca`,
 `v4_csa`) and the CSA layers' indexer rows (`v4_index`), so the class layer counts the row space
@@ -25,9 +27,20 @@ disjoint from every other module's: a layer's compressed rows (an envelope slice
 window (per slot: whole runs of its class's interleave, then the partial tail), its compressor
 state (an entry-strided row of a plane's state arena) and, for CSA, its indexer regions.
 
-The P/D decode side is refused by the STATE pool's name before anything is backed (the
-record: "V4's arena ... never exist[s]" there). A draft binds into the target's pool
-(`DRAFT_OWNS_KV_POOL` False): V4's drafter layers are rows of the same row space.
+Transfer, from the same buffer, in three kinds of region (the engine's: its `block_regions`
+and its SLOT regions):
+
+  PAGE   per plane, one scheduler block's envelopes -- every compressed layer of it, one range
+         (`v4_kv/envelope/P`); per CSA layer, its indexer blocks (`v4_kv/index/R`);
+  STATE  per plane, one request slot: its compressor state (`v4_slot/state/P`), then its
+         sliding windows (`v4_slot/window/P`).
+
+An FP4 indexer refuses transfer by name (`transfer_refusal`), as the engine does: it keeps the
+FP4 indexer's e8m0 scales in a pool of their own that its transfer map does not describe. The
+P/D decode side is refused by the STATE pool's name before anything is backed unless it is told
+the peer's request slots (the record: "V4's arena ... never exist[s]" on a side that is not). A
+draft binds into the target's pool (`DRAFT_OWNS_KV_POOL` False): V4's drafter layers are rows of
+the same row space.
 """
 
 from __future__ import annotations
@@ -54,6 +67,7 @@ from atom.pool_layout import (
     walk,
 )
 from atom.pool_layout.refusals import require_count
+from atom.pool_layout.transfer import TransferRegion, dtype_name, dtypes_name
 from atom.pool_layout.v4_pool_fields import (
     IndexerRegion,
     compressor_state_fields,
@@ -100,6 +114,10 @@ class DeepseekV4Backend(AttentionBackend):
         return V4_BLOCK_SIZE
 
     @classmethod
+    def block_rule(cls, hf_config: HfConfig) -> str:
+        return f"pages at {V4_BLOCK_SIZE} tokens (2 x lcm(4, 128), so every compress ratio divides)"
+
+    @classmethod
     def get_builder_cls(cls) -> type[KvCacheBuilder]:
         return DeepseekV4MetadataBuilder
 
@@ -141,6 +159,8 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
     def __init__(self, hf_config, engine, *, name: str = "target") -> None:
         super().__init__(hf_config, engine, name=name)
         self.declaration: V4PoolDeclaration | None = None
+        #: the one buffer this builder allocates; `index_buf` and `plane_buf` are its two ranges.
+        self.own_buf: torch.Tensor | None = None
         self.index_buf: torch.Tensor | None = None
         self.plane_buf: torch.Tensor | None = None
         self.planes: list[torch.Tensor] = []
@@ -241,21 +261,18 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
     # -- allocation -------------------------------------------------------------------------
 
     def allocate_kv_cache_tensors(self, *, blocks: int, buf: torch.Tensor | None) -> dict:
-        """Records the block count and allocates the indexer: `csa_layers x num_blocks` blocks
-        of packed regions, layer-major so one layer's blocks are one contiguous range."""
+        """Records the block count. The indexer is allocated with the planes, in one buffer
+        (`allocate_per_req_cache`), which needs the request count as well."""
         out = super().allocate_kv_cache_tensors(blocks=blocks, buf=buf)
-        d = self._require_declaration()
-        self.index_buf = None
-        if d.csa_layers:
-            self.index_buf = torch.zeros(
-                d.csa_layers * self.num_blocks * d.indexer_block_bytes, dtype=torch.uint8
-            )
+        self._require_declaration()
         return out
 
     def allocate_per_req_cache(self, *, entries: int, device: torch.device | str = "cpu") -> None:
-        """The planes, one buffer: `num_blocks` envelopes from row 0, then `entries` slots; each
-        plane's slot range backs an `EntryMajorArena` of its share of the compressor state,
-        strided by the slot, so a request's state is one contiguous range per plane."""
+        """One buffer: the indexer's `csa_layers x num_blocks` blocks of packed regions
+        (layer-major, so one layer's blocks are one contiguous range), then the planes --
+        `num_blocks` envelopes from row 0, then `entries` slots; each plane's slot range backs an
+        `EntryMajorArena` of its share of the compressor state, strided by the slot, so a
+        request's state is one contiguous range per plane."""
         d = self._require_declaration()
         if self.num_blocks is None:
             raise ValueError(
@@ -265,7 +282,12 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
         require_count(f"builder {self.name!r}: entries", entries, minimum=1, unit="request slots")
         plane_rows = d.rows.plane_rows(self.num_blocks, entries)
         plan = plan_regions([(f"plane{p}", plane_rows * w) for p, w in enumerate(d.plane_widths)])
-        self.plane_buf = torch.zeros(plan.total_bytes, dtype=torch.uint8, device=device)
+        index_bytes = d.csa_layers * self.num_blocks * d.indexer_block_bytes
+        whole = plan_regions([("index", index_bytes), ("planes", plan.total_bytes)])
+        self.own_buf = torch.zeros(whole.total_bytes, dtype=torch.uint8, device=device)
+        ranges = carve(self.own_buf, whole)
+        self.index_buf = ranges["index"] if index_bytes else None
+        self.plane_buf = ranges["planes"]
         pieces = carve(self.plane_buf, plan)
         self.planes = [pieces[f"plane{p}"] for p in range(len(d.plane_widths))]
         block_rows = self.num_blocks * d.rows.envelope_rows
@@ -450,12 +472,80 @@ class DeepseekV4MetadataBuilder(KvCacheBuilder):
             "of the paged buffer"
         )
 
-    def transfer_regions(self) -> list:
-        """None of the runner's paged buffer: the engine's V4 transfer registers its own."""
-        return []
+    def transfer_refusal(self) -> str | None:
+        if (
+            self.engine.index_cache_dtype == "fp4"
+            and self.declaration
+            and self.declaration.csa_layers
+        ):
+            return (
+                f"builder {self.name!r} ({DeepseekV4Backend.NAME}): transfer with "
+                "index_cache_dtype 'fp4' is refused: the engine keeps the FP4 indexer's e8m0 "
+                "scales in a pool of their own that its transfer map does not describe, so a peer "
+                "would receive keys without their scales (use --index-cache-dtype fp8)"
+            )
+        return None
+
+    def _slot_rows(self, p: int) -> torch.Tensor:
+        """Plane `p`'s slot range as uint8 `(entries, slot bytes)`."""
+        rows, w = self.declaration.rows, self.declaration.plane_widths[p]
+        start = self.num_blocks * rows.envelope_rows * w
+        return self.planes[p][start : start + self.entries * rows.slot_rows * w].view(
+            self.entries, rows.slot_rows * w
+        )
+
+    def transfer_regions(self) -> list[TransferRegion]:
+        """PAGE, one unit a scheduler block: each plane's envelopes (every compressed layer of a
+        block, one range), then each CSA layer's indexer blocks. None under a refusal."""
+        if self.transfer_refusal() is not None or not self.planes:
+            return []
+        d = self.declaration
+        regions = []
+        for p, (plane, w) in enumerate(zip(self.planes, d.plane_widths, strict=True)):
+            per_block = d.blocks_per_entry * d.rows.block_bytes(w)
+            envelopes = plane[: self.blocks * per_block].view(self.blocks, per_block)
+            regions.append(
+                TransferRegion(
+                    f"{PAGE_POOL}/envelope/{p}", envelopes, dtype_name(d.plane_dtypes[p])
+                )
+            )
+        if d.csa_layers:
+            per_block = d.blocks_per_entry * d.indexer_block_bytes
+            layers = self.index_buf.view(d.csa_layers, self.blocks, per_block)
+            held = dtypes_name(r.dtype for r in d.indexer_regions)
+            regions += [
+                TransferRegion(f"{PAGE_POOL}/index/{row}", layers[row], held)
+                for row in range(d.csa_layers)
+            ]
+        return [r.owned_by(self.name) for r in regions]
+
+    def state_transfer_regions(self) -> list[TransferRegion]:
+        """STATE, one unit a request slot: per plane, the slot's compressor state, then its
+        sliding windows (the rows after the state, the slot's rounding row included)."""
+        if self.transfer_refusal() is not None or not self.planes:
+            return []
+        d = self.declaration
+        regions = []
+        for p, w in enumerate(d.plane_widths):
+            slots = self._slot_rows(p)
+            state = d.rows.arena_rows * w
+            regions.append(
+                TransferRegion(
+                    f"{STATE_POOL}/state/{p}",
+                    slots[:, :state],
+                    dtypes_name(f.dtype for f in d.state_planes[p]),
+                )
+            )
+            regions.append(
+                TransferRegion(
+                    f"{STATE_POOL}/window/{p}", slots[:, state:], dtype_name(d.plane_dtypes[p])
+                )
+            )
+        return [r.owned_by(self.name) for r in regions]
 
     def release(self) -> None:
         super().release()
+        self.own_buf = None
         self.index_buf = None
         self.plane_buf = None
         self.planes = []

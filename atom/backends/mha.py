@@ -139,6 +139,13 @@ class AiterBackend(AttentionBackend):
         return scheduler_block_size if scheduler_block_size in (256, 1024) else 16
 
     @classmethod
+    def block_rule(cls, hf_config: HfConfig) -> str:
+        sparse = declared_sparse_block_size(hf_config)
+        if sparse is not None:
+            return f"pages at its sparse_block_size, {sparse} tokens, whatever the scheduler says"
+        return "pages at the scheduler's block when it is 256 or 1024 tokens, else at 16 tokens"
+
+    @classmethod
     def get_builder_cls(cls) -> type[KvCacheBuilder]:
         return MhaMetadataBuilder
 

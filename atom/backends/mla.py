@@ -40,6 +40,10 @@ class AiterMlaBackend(AttentionBackend):
         return 1
 
     @classmethod
+    def block_rule(cls, hf_config: HfConfig) -> str:
+        return "pages at 1 token (one latent row a block)"
+
+    @classmethod
     def get_builder_cls(cls) -> type[KvCacheBuilder]:
         return MlaMetadataBuilder
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import torch
 
+from atom.pool_layout.manifest import StagingLayout
 from atom.pool_layout.transfer import KVTransferTensors, TransferRegion
 
 #: Word widths the kernel moves, widest first; the dtype only carries the width (bits are copied).
@@ -155,55 +156,6 @@ WIDE_RANGE_KERNEL = KernelConfig(piece_bytes=131072, num_warps=32)
 
 
 @dataclass(frozen=True)
-class StagedRegion:
-    role: str
-    #: bytes from a staged block's start to this region's first byte.
-    offset: int
-    #: bytes of this region one block owns (its unit's data, first byte to last).
-    span: int
-
-
-@dataclass(frozen=True)
-class StagingLayout:
-    """Where every region's bytes sit in one staged block; ``block_bytes`` is their sum."""
-
-    regions: tuple[StagedRegion, ...]
-
-    @functools.cached_property
-    def block_bytes(self) -> int:
-        # Cached: every call asks (the staged buffer's check, the launch), and a pool of 300
-        # regions would sum 300 spans each time.
-        return sum(r.span for r in self.regions)
-
-    @classmethod
-    def of(cls, roles_and_spans: Iterable[tuple[str, int]]) -> StagingLayout:
-        regions, offset = [], 0
-        for role, span in roles_and_spans:
-            regions.append(StagedRegion(role, offset, span))
-            offset += span
-        return cls(tuple(regions))
-
-    def difference(self, staged: StagingLayout) -> str | None:
-        """None when ``staged`` (the other end's) equals this one; else the first region that
-        differs, by name."""
-        for i, (here, there) in enumerate(zip(self.regions, staged.regions, strict=False)):
-            if here.role != there.role:
-                return f"staged region {i} is {there.role!r}, but region {i} here is {here.role!r}"
-            if here.span != there.span:
-                return (
-                    f"region {here.role!r} spans {there.span} B a block in the staged blocks "
-                    f"and {here.span} B here"
-                )
-        if len(staged.regions) > len(self.regions):
-            extra = staged.regions[len(self.regions)]
-            return f"staged region {extra.role!r} has no region here"
-        if len(self.regions) > len(staged.regions):
-            missing = self.regions[len(staged.regions)]
-            return f"region {missing.role!r} here is not in the staged blocks"
-        return None
-
-
-@dataclass(frozen=True)
 class StagedBlocks:
     """Blocks gathered out of a region set: ``data[i]`` is block ``i`` of the ids, laid out as
     ``layout`` says. It carries its layout so the importing end can refuse a different one."""
@@ -245,6 +197,7 @@ class StagedBlocks:
 
 def _regions_of(regions: KVTransferTensors | Iterable[TransferRegion]) -> list[TransferRegion]:
     if isinstance(regions, KVTransferTensors):
+        regions.require_transferable()
         return list(regions.regions)
     if isinstance(regions, TransferRegion) or not isinstance(regions, Iterable):
         raise TypeError(

@@ -27,9 +27,15 @@ LAYOUTS = ("layer-major", "entry-major", "split-planes")
 
 def paged_fields(runner: Any) -> list[EntryField]:
     """Every PAGE field of every builder's pools (target first, then a draft's), each named for
-    its builder and pool so two pools' ``k`` stay two fields."""
+    its builder and pool so two pools' ``k`` stay two fields. A builder that allocates its own
+    (DeepSeek-V4) declares no paged pool; its PAGE entry is what its transfer regions hold, one
+    field of bytes a region (a plane's envelopes, a CSA layer's indexer block), which needs the
+    runner built (``initialize``, on any device: ``meta`` allocates nothing)."""
     fields = []
     for builder in runner.builders():
+        if not builder.paged_pools and runner.kv_transfer is not None:
+            for r in builder.transfer_regions():
+                fields.append(EntryField(r.semantic_role, 1, (r.unit_data_bytes,), torch.uint8))
         for pool_name, pool in builder.paged_pools.items():
             for group in pool.field_groups:
                 for f in group:
@@ -46,7 +52,7 @@ def entry_major_twin(
 ) -> tuple[EntryMajorArena, list[TransferRegion]]:
     """The fields carved entry-major: block ``u`` is one range, the arena's one region."""
     arena = EntryMajorArena(fields, blocks, device=device)
-    return arena, [TransferRegion(role, t) for role, t in arena.region_tensors()]
+    return arena, arena.region_tensors()
 
 
 def split_twin(
@@ -58,4 +64,4 @@ def split_twin(
 ) -> tuple[SplitEntryMajorArena, list[TransferRegion]]:
     """The fields carved into planes of ``plane_widths``: block ``u`` is one range a plane."""
     arena = SplitEntryMajorArena(plane_fields(fields, plane_widths), blocks, device=device)
-    return arena, [TransferRegion(role, t) for role, t in arena.region_tensors()]
+    return arena, arena.region_tensors()

@@ -22,6 +22,9 @@ docs/pool_layout.md.
            `indexer_block_regions` (what a row is)
   export   `TransferRegion` / `KVTransferTensors` -- what a P/D
            connector registers, one unit per scheduler block
+  wire     `WireManifest` / `describe_regions` -- the regions, described
+           in order, that both ends of a transfer compare before a byte
+           moves; `StagingLayout`, where each region sits in a staged block
 """
 
 from .capacity import (
@@ -43,6 +46,7 @@ from .entry_class import EntryClass, PoolSpec, sum_specs
 from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, round_up, walk
 from .field_planes import plan_field_planes, plane_entry_bytes, plane_fields, plane_rows
 from .layer_major import LayerMajorArena, carve_layer_major, plan_layer_major
+from .manifest import ManifestMismatch, StagingLayout, WireManifest, describe_regions
 from .mha_pool import MhaKvPool, MhaKvPoolViews
 from .mla_pool import IndexerField, MlaKvPool, MlaKvPoolViews
 from .paged_layout import PagedLayout, k_block_shape, shuffle_vector, v_block_shape
@@ -80,6 +84,7 @@ __all__ = [
     "LayerMajorArena",
     "LinearStatePool",
     "LinearStateViews",
+    "ManifestMismatch",
     "MhaKvPool",
     "MhaKvPoolViews",
     "MlaKvPool",
@@ -99,15 +104,18 @@ __all__ = [
     "RowSubsetPool",
     "SharedGroup",
     "SplitEntryMajorArena",
+    "StagingLayout",
     "StateClass",
     "TransferRegion",
     "V4RowSpace",
     "WindowPages",
+    "WireManifest",
     "assign_pool_rows",
     "carve",
     "carve_layer_major",
     "carved_bytes",
     "compressor_state_fields",
+    "describe_regions",
     "indexer_block_bytes",
     "indexer_block_regions",
     "is_fp8",

@@ -28,6 +28,7 @@ from .entry_field import DEFAULT_ALIGN, EntryField, EntryWalk, walk
 from .field_planes import plan_field_planes, plane_entry_bytes
 from .refusals import apply_fills, back_arena_buffer, require_count
 from .regions import RegionPlan, carve, plan_regions
+from .transfer import TransferRegion, dtypes_name
 
 __all__ = [
     "EntryMajorArena",
@@ -150,10 +151,17 @@ class EntryMajorArena:
                 f"no field named {name!r}; this arena holds {list(self._views)}"
             ) from None
 
-    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
+    def region_tensors(self) -> list[TransferRegion]:
         """The arena as one transfer region, uint8 `(entries, stride_bytes)`: entry `i` is
-        unit `i`, so a whole entry moves as one range -- the reason to lay a pool out this way."""
-        return [("entry", self.buf.view(self.entries, self.stride_bytes))]
+        unit `i`, so a whole entry moves as one range -- the reason to lay a pool out this way.
+        Its dtype names every dtype its fields hold."""
+        return [
+            TransferRegion(
+                "entry",
+                self.buf.view(self.entries, self.stride_bytes),
+                dtypes_name(f.dtype for f in self.fields),
+            )
+        ]
 
     def entry_ranges(self, i: int) -> list[tuple[str, int, int]]:
         """The walk's checkpoint ranges of entry `i`, as offsets into `buf`."""
@@ -289,13 +297,17 @@ class SplitEntryMajorArena:
         """Entry `i` in every plane: one contiguous range each."""
         return tuple(arena.entry(i) for arena in self.planes)
 
-    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
+    def region_tensors(self) -> list[TransferRegion]:
         """One transfer region per plane (`plane0`, ...), uint8 `(entries, stride_bytes)`.
 
         An empty plane is exported too, at the width it was priced at: it keeps its index here
         as everywhere, so both ends of a transfer list the same planes in the same order.
         """
         return [
-            (f"plane{p}", arena.buf.view(arena.entries, arena.stride_bytes))
+            TransferRegion(
+                f"plane{p}",
+                arena.buf.view(arena.entries, arena.stride_bytes),
+                dtypes_name(f.dtype for f in arena.fields),
+            )
             for p, arena in enumerate(self.planes)
         ]

@@ -30,6 +30,7 @@ from .entry_class import EntryClass, PoolSpec
 from .entry_field import DEFAULT_ALIGN, EntryField, walk
 from .layer_major import LayerMajorArena, carve_layer_major, plan_layer_major
 from .refusals import require_count
+from .transfer import TransferRegion, dtype_name
 
 _FP8 = tuple(
     getattr(torch, n)
@@ -239,8 +240,9 @@ class PagedPoolViews:
     def _blocks(self, name: str, row: int, block_shape: tuple[int, ...]) -> torch.Tensor:
         return self.field_row(name, row).view(self.num_blocks, *block_shape)
 
-    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
-        """Every (field, row) region as uint8 `(entries, bytes an entry owns)`.
+    def region_tensors(self) -> list[TransferRegion]:
+        """Every (field, row) region as uint8 `(entries, bytes an entry owns)`, with the field's
+        dtype.
 
         `stride(0)` is the bytes one scheduler block owns in that region, so a
         transfer addressing `req.block_ids` needs no `* blocks_per_entry`.
@@ -248,13 +250,16 @@ class PagedPoolViews:
         changed the order from K0,V0,K1,V1 to all of K then all of V at the
         same count and bytes, and position alone could transfer K into V.
         """
-        out: list[tuple[str, torch.Tensor]] = []
+        out: list[TransferRegion] = []
         for arena in self.arenas:
             if arena is None:
                 continue
             for f in arena.fields:
                 for r in range(f.rows):
-                    out.append((self.pool.region_role(f.name, r), arena.row_region(f.name, r)))
+                    role = self.pool.region_role(f.name, r)
+                    out.append(
+                        TransferRegion(role, arena.row_region(f.name, r), dtype_name(f.dtype))
+                    )
         return out
 
     @property

@@ -22,6 +22,7 @@ from .entry_arena import EntryMajorArena
 from .entry_class import EntryClass, PoolSpec
 from .entry_field import DEFAULT_ALIGN, EntryField, walk
 from .refusals import INT32_MAX, require_count, require_dtype, require_int32_offsets
+from .transfer import TransferRegion
 
 
 class LinearStatePool:
@@ -127,7 +128,7 @@ class LinearStateViews:
         """Return slot `i` to its declared fill before the next request takes it."""
         self.arena.reset_entry(i)
 
-    def region_tensors(self) -> list[tuple[str, torch.Tensor]]:
+    def region_tensors(self) -> list[TransferRegion]:
         """One region, uint8 `(entries, stride_bytes)`: a request's state per row of it."""
-        ((_, region),) = self.arena.region_tensors()
-        return [(self.pool.kind, region)]
+        (region,) = self.arena.region_tensors()
+        return [TransferRegion(self.pool.kind, region.tensor, region.dtype)]

@@ -11,9 +11,11 @@ the unit count does.
 one caller holding both the complete region list (after a draft appends its own) and the
 scheduler's count -- three backends used to state it themselves, in two different units.
 
-Each region carries a ``semantic_role`` (``target.h2d256.k``). The connector pairs the two ends
-by list position; the role names a region in ``set_block_count``'s refusal and in a report, and
-nothing more.
+Each region carries a ``semantic_role`` (``target.h2d256/k/0``). The connector pairs the two ends
+by list position; the role names a region in ``set_block_count``'s refusal, in a report and in the
+wire manifest both ends compare (``pool_layout.manifest``). It also carries the ``dtype`` of what
+its bytes hold: an fp8 K written as e4m3fn and read as e5m2 has the same bytes, the same spans and
+the same roles, and only the dtype tells the two ends apart.
 """
 
 from __future__ import annotations
@@ -36,10 +38,24 @@ def owned_regions(owner: str, views: Iterable[Any]) -> list[TransferRegion]:
     """Every region of every pool in ``views`` (each with ``region_tensors()``), named for its
     owner: a target builder and a draft builder export through this one spelling."""
     return [
-        TransferRegion(owned_role(owner, role), tensor)
-        for pool_views in views
-        for role, tensor in pool_views.region_tensors()
+        region.owned_by(owner) for pool_views in views for region in pool_views.region_tensors()
     ]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``bfloat16`` for ``torch.bfloat16``: the name a manifest carries."""
+    return str(dtype).removeprefix("torch.")
+
+
+def dtypes_name(dtypes: Iterable[torch.dtype]) -> str:
+    """The distinct dtypes of a region holding several fields, in the order they first appear,
+    joined by ``+`` (``float8_e4m3fn+float32``): a region of one field is that field's dtype."""
+    names: list[str] = []
+    for d in dtypes:
+        name = dtype_name(d)
+        if name not in names:
+            names.append(name)
+    return "+".join(names) if names else "empty"
 
 
 @dataclass(frozen=True)
@@ -47,6 +63,9 @@ class TransferRegion:
     semantic_role: str
     #: ``(units, ...)``: one unit per scheduler block once the region is right.
     tensor: torch.Tensor
+    #: What the region's bytes hold (``dtype_name`` / ``dtypes_name``); None: the tensor's own
+    #: dtype, which for a region cut as raw bytes is ``uint8``.
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.semantic_role, str) or not self.semantic_role:
@@ -55,6 +74,16 @@ class TransferRegion:
             raise TypeError(
                 f"region {self.semantic_role!r} must be a tensor, got {type(self.tensor).__name__}"
             )
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", dtype_name(self.tensor.dtype))
+        elif not isinstance(self.dtype, str) or not self.dtype:
+            raise TypeError(
+                f"region {self.semantic_role!r}: dtype must be a name, got {self.dtype!r}"
+            )
+
+    def owned_by(self, owner: str) -> TransferRegion:
+        """This region with its role qualified by the builder that exports it."""
+        return TransferRegion(owned_role(owner, self.semantic_role), self.tensor, self.dtype)
 
     @property
     def units(self) -> int:
@@ -86,6 +115,14 @@ class TransferRegion:
 class KVTransferTensors:
     regions: list[TransferRegion]
     num_blocks: int | None = field(init=False, default=None)
+    #: Why this pool set may not be transferred at all, in words naming the setting -- set by the
+    #: runner from a builder that refuses (DeepSeek-V4's FP4 indexer); None when it may.
+    refusal: str | None = None
+
+    def require_transferable(self) -> None:
+        """Refuse, by the builder's own reason, a pool set that may not be moved."""
+        if self.refusal is not None:
+            raise ValueError(self.refusal)
 
     def append(self, region: TransferRegion) -> None:
         if self.num_blocks is not None:

@@ -13,12 +13,17 @@ In order, each step reading what the one before it decided:
    one check made on every start: each builder took exactly what its PAGE specs charged.
 4. **bind** -- :meth:`_bind_kv_cache_to_modules` runs the builders' own bind over the same walk.
 5. **transfer** -- the regions every builder exports, the draft's appended, then
-   ``set_block_count`` with the scheduler's count, which only this caller holds.
+   ``set_block_count`` with the scheduler's count, which only this caller holds; and the STATE
+   regions (``state_transfer``), one unit a request slot. A builder may refuse transfer outright
+   (DeepSeek-V4's FP4 indexer); its reason travels with ``kv_transfer`` and is what a region set
+   or a wire manifest over it raises.
 
 The P/D decode side (:meth:`import_paged_pool`) runs steps 3-5 over an imported buffer through
-the same :meth:`_back_paged_pools`, so the two ends cannot disagree about where a region starts;
-it refuses a model with a STATE pool by the pool's name *before* anything is backed, because
-only the paged count arrives with the handle and a STATE class has no entry count there at all.
+the same :meth:`_back_paged_pools`, so the two ends cannot disagree about where a region starts.
+A handle carries the paged count only, and a STATE class has no entry count on that side at all:
+a model with a STATE pool is refused by the pool's name *before* anything is backed, unless the
+caller passes the STATE entry count it was told (the peer's wire manifest carries it,
+``atom.runner.kv_transfer``).
 
 ``blocks`` is always the scheduler's count. The builders record their own
 ``num_blocks = blocks * blocks_per_entry``.
@@ -39,7 +44,7 @@ from atom.models.modules import AttentionModule
 from atom.models.skeleton import ModelSkeleton, ParallelRank, build_modules
 from atom.pool_layout import EntryClass, PoolRows, PoolSpec, carve, plan_regions, sum_specs
 from atom.pool_layout.refusals import require_count
-from atom.pool_layout.transfer import KVTransferTensors
+from atom.pool_layout.transfer import KVTransferTensors, TransferRegion
 from atom.runner.pool_walk import walk_pool_rows
 from atom.spec_decode.draft_kv_builder import DraftKvBuilder
 
@@ -74,6 +79,8 @@ class ModelRunner:
         self.paged_buf: torch.Tensor | None = None
         self.blocks: int | None = None
         self.kv_transfer: KVTransferTensors | None = None
+        self.state_transfer: list[TransferRegion] | None = None
+        self.state_entries: int | None = None
         self.assign_pool_rows()
 
     # -- the draft ------------------------------------------------------------------------------
@@ -221,6 +228,7 @@ class ModelRunner:
     def allocate_state(self, entries: int, *, device: torch.device | str = "cpu") -> None:
         for b in self.builders():
             b.allocate_per_req_cache(entries=entries, device=device)
+        self.state_entries = entries
 
     # -- 4. the bind ----------------------------------------------------------------------------
 
@@ -245,12 +253,23 @@ class ModelRunner:
     # -- 5. transfer ----------------------------------------------------------------------------
 
     def _register_transfer(self, blocks: int) -> KVTransferTensors:
-        transfer = KVTransferTensors(regions=list(self.builder.transfer_regions()))
+        refusal = next(filter(None, (b.transfer_refusal() for b in self.builders())), None)
+        transfer = KVTransferTensors(regions=list(self.builder.transfer_regions()), refusal=refusal)
         if self.draft_builder is not None:
             for region in self.draft_builder.transfer_regions():
                 transfer.append(region)
         transfer.set_block_count(blocks)
+        state = [r for b in self.builders() for r in b.state_transfer_regions()]
+        for region in state:
+            # A request's state is one unit: a region cut at any other count would move a
+            # fraction of one request's state into another's slot.
+            if region.units != self.state_entries:
+                raise ValueError(
+                    f"STATE transfer region {region.semantic_role!r} has {region.units} units; "
+                    f"the pools hold {self.state_entries} request slots"
+                )
         self.kv_transfer = transfer
+        self.state_transfer = state
         return transfer
 
     # -- the two paths --------------------------------------------------------------------------
@@ -280,19 +299,28 @@ class ModelRunner:
             raise ValueError("nothing to export: the paged pool has not been carved")
         return self.paged_buf, self.blocks
 
-    def import_paged_pool(self, buf: torch.Tensor, blocks: int) -> ModelRunner:
+    def import_paged_pool(
+        self, buf: torch.Tensor, blocks: int, *, state_entries: int | None = None
+    ) -> ModelRunner:
         """The P/D decode side: the same walk backed by a peer's buffer.
 
-        Refuses a STATE pool by name first: the handle carries the paged count only, so the
-        STATE pools could never be allocated here, and their modules would bind to nothing.
+        Refuses a STATE pool by name first, unless ``state_entries`` says how many request slots
+        to back: the handle carries the paged count only, so without it the STATE pools could
+        never be allocated here, and their modules would bind to nothing. A decode side that
+        exchanged wire manifests with its peer has that count (the manifest's ``state`` set).
         """
         state = self._state_pool_names()
-        if state:
+        if state and state_entries is None:
             raise ValueError(
                 f"P/D import cannot back STATE pools {state}: the imported handle carries only the "
-                "paged pool and its block count, so this side has no entry count for them"
+                "paged pool and its block count, so this side has no entry count for them (pass "
+                "state_entries, the request slots the peer's wire manifest states)"
             )
+        if state:
+            require_count("state_entries", state_entries, minimum=1, unit="request slots")
         self._back_paged_pools(blocks, buf)
+        if state:
+            self.allocate_state(state_entries, device=buf.device)
         self._bind_kv_cache_to_modules()
         self._register_transfer(blocks)
         return self
@@ -306,3 +334,5 @@ class ModelRunner:
         self.paged_buf = None
         self.blocks = None
         self.kv_transfer = None
+        self.state_transfer = None
+        self.state_entries = None

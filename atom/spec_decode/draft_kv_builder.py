@@ -179,6 +179,13 @@ class DraftKvBuilder(PoolRowsMixin):
     def transfer_regions(self) -> list[TransferRegion]:
         return owned_regions(self.name, self.paged_views.values())
 
+    def state_transfer_regions(self) -> list[TransferRegion]:
+        """None: a draft of an owning flavour keeps no per-request state."""
+        return []
+
+    def transfer_refusal(self) -> str | None:
+        return None
+
     def own_buffers(self) -> list[torch.Tensor]:
         """None: a draft's pool is a region of the runner's paged buffer."""
         return []

@@ -11,11 +11,11 @@ in the same module are asked too. A mixin of ``origins.InputOrigins``, whose
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .bindings import CONSTRUCTORS
 from .names import dotted, has_decorator
-from .shapes import is_record, self_attr, walk_statements
+from .shapes import is_private, is_record, names_step_record, self_attr, walk_statements
 
 
 @dataclass
@@ -23,6 +23,12 @@ class ClassFactsOf:
     node: ast.ClassDef
     init_attrs: dict[str, str]  # attr -> the argument or config it was copied from
     reassigned: set[str]
+    assigned: set[str] = field(default_factory=set)  # every `self.<attr> = ...` of the class
+    # The base classes its constructor hands its own arguments (`super().__init__(config)`).
+    handed_bases: tuple[str, ...] = ()
+    # A record's fields its constructor assigns again: (field, value, function, statement),
+    # judged once the facts are known, since the value may read the other fields.
+    refilled: list = field(default_factory=list)
 
 
 class ClassFacts:
@@ -34,16 +40,27 @@ class ClassFacts:
         if key not in self._class_memo:
             self.ensure_class(klass)  # a class nested in a function: that function's scopes
             self._class_memo[key] = None  # a constructor reading its own attributes
-            self._class_memo[key] = self._class_facts(klass)
+            facts = self._class_memo[key] = self._class_facts(klass)
+            for attr, value, func, stmt in facts.refilled:
+                # `self.total = count(self.lens)` in `__post_init__`: a field the record
+                # fills in itself, whatever a caller passed for it. What it makes of its
+                # fields alone (`self.stop = [self.stop]`) is still the caller's.
+                if self.view(value, func, stmt) is None:
+                    facts.init_attrs.pop(attr, None)
+                    facts.reassigned.add(attr)
         return self._class_memo[key]
 
     def _class_facts(self, node: ast.ClassDef) -> ClassFactsOf:
         init_attrs: dict[str, str] = {}
         reassigned: set[str] = set()
         record = is_record(node)
+        fields: set[str] = set()
+        refilled: list = []
+        assigned: set[str] = set()
         for stmt in node.body:
             if record and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 init_attrs[stmt.target.id] = "a field of the record, a constructor argument"
+                fields.add(stmt.target.id)
             if (
                 record
                 and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -70,23 +87,44 @@ class ClassFacts:
                     attr = self_attr(target, func)
                     if attr is None:
                         continue
+                    assigned.add(attr)
                     if constructor is None:
                         constructor = stmt.name in CONSTRUCTORS or self.is_init_helper(stmt.name)
-                        if constructor:
-                            self.ensure(stmt)  # what it copies is asked of its bindings
-                    if not constructor:
-                        reassigned.add(attr)
-                        continue
+                        self.ensure(stmt)  # what it assigns is asked of its bindings
                     origin = None
                     if (
                         value is not None
                         and func is not None
                         and not isinstance(sub, ast.AugAssign)
+                        and not _renormalises_attr(attr, value, func)
                     ):
                         origin = self.view(value, func, sub)
+                    if not constructor:
+                        # Another method assigning it makes it the class's own state --
+                        # unless what it assigns is the attribute normalised, or
+                        # configuration: `self.block = list(self.block)` after loading
+                        # still holds what the config said.
+                        if not _renormalises_attr(attr, value, func) and not (
+                            origin is not None and origin.config
+                        ):
+                            reassigned.add(attr)
+                        continue
+                    if (
+                        attr in fields
+                        and origin is None
+                        and value is not None
+                        and func is not None
+                        and sub in stmt.body  # every construction, not a branch's default
+                        and not isinstance(sub, ast.AugAssign)
+                        and not _renormalises_attr(attr, value, func)
+                    ):
+                        refilled.append((attr, value, func, sub))
+                        continue
                     if origin is not None:
                         init_attrs.setdefault(attr, f"copied in `{stmt.name}` from {origin.what}")
-        return ClassFactsOf(node, init_attrs, reassigned)
+        return ClassFactsOf(
+            node, init_attrs, reassigned, assigned, _handed_bases(node, self.funcs), refilled
+        )
 
     def class_input_attr(self, klass: ast.ClassDef, attr: str, seen=None) -> str | None:
         """Where ``self.<attr>`` came from, when a constructor copied it from input.
@@ -100,11 +138,102 @@ class ClassFacts:
         if attr in facts.init_attrs:
             return facts.init_attrs[attr]
         seen = seen if seen is not None else {id(klass)}
+        foreign = []
         for base in klass.bases:
-            node = self.class_names.get(dotted(base, through_calls=True))
-            if node is not None and id(node) not in seen:
+            name = dotted(base, through_calls=True)
+            node = self.class_names.get(name)
+            if node is None:
+                foreign.append(name)
+            elif id(node) not in seen:
                 seen.add(id(node))
                 found = self.class_input_attr(node, attr, seen)
                 if found is not None:
                     return found
+        handed = [b for b in facts.handed_bases if b in foreign]
+        if (
+            handed
+            and attr not in facts.assigned
+            and not is_private(attr)
+            and not names_step_record(attr)  # `self.forward_metadata`: planned each step
+            and not _in_class_body(klass, attr)  # a method, or a class-level constant
+        ):
+            # Never assigned here, on a class whose constructor hands its arguments to
+            # a base class of another module: that base's constructor set it from them.
+            return f"set by `{handed[0]}.__init__` from the arguments handed to it"
         return None
+
+
+def _renormalises_attr(attr: str, value: ast.AST | None, func) -> bool:
+    """``self.block = list(self.block)``, ``self.w = self.w.contiguous()``: the
+    attribute's own value, normalised -- still what it held before."""
+    if value is None or func is None or not isinstance(value, ast.Call):
+        return False
+    reads = [*value.args, *(k.value for k in value.keywords)]
+    if isinstance(value.func, ast.Attribute):
+        reads.append(value.func.value)
+    for read in reads:
+        while isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute):
+            read = read.func.value  # `self.w.t().contiguous()`
+        if self_attr(read, func) == attr:
+            return True
+    return False
+
+
+def _handed_bases(klass: ast.ClassDef, funcs) -> tuple[str, ...]:
+    """The bases ``klass``'s constructor hands one of its own parameters to:
+    ``super().__init__(model_runner)`` (every base, the first in line) or
+    ``Base.__init__(self, config)``."""
+    init = next(
+        (
+            s
+            for s in klass.body
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"
+        ),
+        None,
+    )
+    if init is None:
+        return ()
+    scope = funcs.get(init)
+    params = set(scope.params) if scope is not None else set()
+    bases = [dotted(b, through_calls=True) for b in klass.bases]
+    out: list[str] = []
+    for stmt in walk_statements(init):
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "__init__"
+        ):
+            continue
+        passed = {
+            n.id
+            for a in [*call.args, *(k.value for k in call.keywords)]
+            for n in ast.walk(a)
+            if isinstance(n, ast.Name)
+        }
+        if not passed & params:
+            continue
+        receiver = call.func.value
+        if isinstance(receiver, ast.Call) and dotted(receiver.func) == "super":
+            out.extend(bases[:1])
+        elif dotted(receiver) in bases:
+            out.append(dotted(receiver))
+    return tuple(out)
+
+
+def _in_class_body(klass: ast.ClassDef, name: str) -> bool:
+    """Is ``name`` defined by the class body itself (a method, a class attribute)?"""
+    for stmt in klass.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name == name:
+                return True
+        elif isinstance(stmt, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                return True
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == name
+        ):
+            return True
+    return False

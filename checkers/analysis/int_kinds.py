@@ -43,6 +43,7 @@ evidence only, in four verdicts:
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 from .imports import bound_name
 from .int_evidence import (
@@ -99,8 +100,9 @@ class IntInference:
     nearly all of AC701's cost in a cold run.
     """
 
-    def __init__(self, tree: ast.Module, *, lazy: bool = True) -> None:
+    def __init__(self, tree: ast.Module, *, lazy: bool = True, source=None) -> None:
         self.tree = tree
+        self._source = source
         self.imported: set[str] = set()
         self.module = Scope(tree, None, None, {}, None)
         self._busy: set[tuple[int, str]] = set()
@@ -110,7 +112,8 @@ class IntInference:
         # Pieces with functions not indexed yet (they index into their table).
         self._pending: list[IntInference] = []
         bindings = self.module.bindings
-        for part in _PIECES.each(tree, _statement_index):
+        index = _statement_index if source is None else partial(_statement_index, source=source)
+        for part in _PIECES.each(tree, index):
             for scope in part._roots:
                 scope.parent = self.module  # this tree's module, whichever tree indexed it
             for name, entries in part.module.bindings.items():
@@ -197,7 +200,10 @@ class IntInference:
     # -- a piece's deferred functions ----------------------------------
 
     def _imports_of(self, func: ast.AST) -> None:
-        """The names a deferred function imports, from a walk of its statements alone."""
+        """The names a deferred function imports, from a walk of its statements alone --
+        of a function whose text spells ``import`` (``source``, when known): no other holds one."""
+        if self._source is not None and not self._source.spells(func, "import"):
+            return
         stack = list(func.body)
         while stack:
             node = stack.pop()
@@ -565,7 +571,7 @@ class IntInference:
 _PIECES = StatementMemo()
 
 
-def _statement_index(stmt: ast.stmt):
+def _statement_index(stmt: ast.stmt, source=None):
     """One top-level statement's share of a module's index, from that statement alone:
     a partial IntInference holding node -> function scope (``scopes``), the
     function scopes directly under the module (``_roots``), the module-level
@@ -573,6 +579,7 @@ def _statement_index(stmt: ast.stmt):
     that are indexed on demand (``_deferred``). The module scope it
     was indexed under is a stand-in, replaced by each tree's own (``__init__``)."""
     part = IntInference.__new__(IntInference)
+    part._source = source
     part.scopes = {}
     part.imported = set()
     part.module = Scope(stmt, None, None, {}, None)

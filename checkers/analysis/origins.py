@@ -20,10 +20,13 @@ from dataclasses import dataclass
 from .bindings import BindingIndex
 from .class_facts import ClassFacts, ClassFactsOf
 from .names import dotted
+from .protocol import ObjectProtocol
 from .scopes import Element, Scope, before, self_class, within
 from .shapes import (
     CONVERSIONS,
     JOINING_CALLS,
+    REDUCING_BUILTINS,
+    REDUCING_METHODS,
     VIEW_BUILTINS,
     VIEW_METHODS,
     argument_for,
@@ -34,9 +37,11 @@ from .shapes import (
     is_private,
     is_record,
     is_self_call,
+    is_step_record,
     reads_environment,
     reads_target,
     renormalises,
+    splits_tensor,
 )
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
@@ -52,7 +57,7 @@ class Origin:
     config: bool = False  # a configuration object: what a function makes of it is input too
 
 
-class InputOrigins(ClassFacts, BindingIndex):
+class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
     """Where the values of one module come from, asked per expression and memoised."""
 
     def __init__(self, tree: ast.Module, inputs: frozenset[str], source=None) -> None:
@@ -61,6 +66,11 @@ class InputOrigins(ClassFacts, BindingIndex):
         self._memo: dict[tuple[int, str], Origin | None] = {}
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, ClassFactsOf | None] = {}
+        self._globals_set: set[str] | None = None  # names some function declares `global`
+        self._filled: dict[int, set[str]] = {}  # class id -> attributes it puts items into
+        self._module_counts: set[str] | None = None  # `.attr`s advanced on objects not self
+        # function node id -> [(statement, the object it calls a method of for its effect)]
+        self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
         super().__init__(tree, source)
 
     def env_global(self, name: str) -> bool:
@@ -93,14 +103,21 @@ class InputOrigins(ClassFacts, BindingIndex):
                 return None  # `self.pool.table is self.table`: the object keeps them one
             if any(self._computed(e, func, at) for e in sides):
                 return None  # checks what the function computed against what it was given
+            if self._fits_own_buffer(expr, func, at):
+                return None  # `n <= self.buf.shape[0]`: the admission upstream, restated
             if (
                 len(expr.ops) == 1
                 and isinstance(expr.ops[0], (ast.In, ast.NotIn))
                 and isinstance(expr.comparators[0], ast.Attribute)
-                and is_private(expr.comparators[0].attr)
                 and self._own_attribute(expr.comparators[0], func, at)
+                and (
+                    is_private(expr.comparators[0].attr)
+                    or self._filled_by_class(expr.comparators[0], func)
+                )
             ):
-                return None  # `kind not in self._pending`: where the object's protocol stands
+                # `kind not in self._pending`, `node.id not in self.cache` where the
+                # class fills `self.cache` itself: where the object's protocol stands.
+                return None
         if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)) or (
             isinstance(expr, ast.Call) and is_self_call(expr, func)
         ):
@@ -114,6 +131,10 @@ class InputOrigins(ClassFacts, BindingIndex):
                 isinstance(expr.value, ast.Name) and self_class(expr.value.id, func)
             ):
                 return None  # another object's bookkeeping, whoever handed us the object
+            if func is not None and self._changed_by_call(expr.value, func, at):
+                return None  # what a call the function made left in the object
+            if self._counted_by_module(expr):
+                return None  # a count the module advances on the object
             return self.reads_input(expr.value, func, at)
         if (
             isinstance(expr, ast.Call)
@@ -207,6 +228,8 @@ class InputOrigins(ClassFacts, BindingIndex):
             else:
                 leaves.append(node)
 
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) for n in ast.walk(value)):
+            return False  # `x @ w`: a product of tensors, the function's own result
         collect(value)
         inputs = [leaf for leaf in leaves if not isinstance(leaf, ast.Constant)]
         return bool(inputs) and all(self.view(leaf, func, at) is not None for leaf in inputs)
@@ -221,10 +244,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         while True:
             if (
                 isinstance(expr, ast.Call)
-                and dotted(expr.func, through_calls=True) == "len"
+                and dotted(expr.func, through_calls=True) in ("len", *REDUCING_BUILTINS)
                 and expr.args
             ):
-                expr = expr.args[0]
+                expr = expr.args[0]  # `len(parts)`, `sum(parts)`: what the reduction reads
             elif isinstance(expr, (ast.Attribute, ast.Subscript)):
                 expr = expr.value
             else:
@@ -240,6 +263,16 @@ class InputOrigins(ClassFacts, BindingIndex):
             if binding is None:
                 return False
             stmt, value, _ = binding
+            if expr.id in func.params and renormalises(expr.id, value):
+                return False  # `dims = normalize(dims)`: still the caller's value
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(value, Element)
+                and isinstance(value.iterable, ast.Call)
+            ):
+                value = value.iterable  # `k_fp4, k_sf = quantize(x)`: a part of the call's result
+            if isinstance(value, ast.Subscript) and self._cut_by_own(value.slice, func, stmt):
+                return value  # `part = hidden[:total]`: a piece the function measured out
             while isinstance(value, (ast.Attribute, ast.Subscript)):
                 value = value.value
             if isinstance(value, ast.Name):
@@ -287,6 +320,14 @@ class InputOrigins(ClassFacts, BindingIndex):
         if isinstance(expr, ast.Name):
             return self.resolve(expr.id, func, at)
         if isinstance(expr, ast.Attribute):
+            if func is not None and self._changed_by_call(expr.value, func, at):
+                # `self.layers.prepare(x)` on the line above: what the object holds
+                # now is what that call left, not what its constructor was given.
+                return None
+            if self._counted_by_module(expr):
+                # `cd.session_ref`, which this module's code advances (`cd.session_ref
+                # -= 1`): a count the module keeps on the objects it hands around.
+                return None
             if expr.attr != "args" and self.is_input_name(expr.attr):
                 # `self.config`, `layer.quant_config`: a configuration wherever it is
                 # kept. Not `.args`: FX nodes, AST calls and exceptions all have one.
@@ -310,7 +351,27 @@ class InputOrigins(ClassFacts, BindingIndex):
         if isinstance(expr, (ast.Starred, ast.NamedExpr)):
             return self.view(expr.value, func, at)
         if isinstance(expr, ast.IfExp):
-            return self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
+            found = self.view(expr.body, func, at) or self.view(expr.orelse, func, at)
+            if found is None and is_literal(expr.body) and is_literal(expr.orelse):
+                # `2 if bidirectional else 1`: the input picks which constant it is.
+                return self.view(expr.test, func, at)
+            return found
+        if (
+            isinstance(expr, ast.Compare)
+            and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops)
+            and any(isinstance(c, ast.Constant) and c.value is None for c in expr.comparators)
+        ):
+            # `has_mask = mask is not None`: whether the caller passed one, a fact
+            # about the input and not a value of the function's own.
+            return self.view(expr.left, func, at)
+        if (
+            isinstance(expr, ast.BinOp)
+            and func is not None
+            and self._arithmetic_of_input(expr, func, at)
+        ):
+            # `width = (2 if bidirectional else 1) * hidden`: sizes worked out from
+            # parameters by arithmetic alone.
+            return next((o for e in (expr.left, expr.right) if (o := self.view(e, func, at))), None)
         if isinstance(expr, ast.BoolOp):
             return next((o for v in expr.values if (o := self.view(v, func, at))), None)
         if isinstance(expr, (ast.Tuple, ast.List)):
@@ -328,11 +389,20 @@ class InputOrigins(ClassFacts, BindingIndex):
             if is_parse_args(expr):
                 return Origin("the command line (`parse_args()`)")
             callee = expr.func
-            if (
-                dotted(callee, through_calls=True) in VIEW_BUILTINS
-                or dotted(callee, through_calls=True) in JOINING_CALLS
-            ):
+            called = dotted(callee, through_calls=True)
+            if called in VIEW_BUILTINS or called in JOINING_CALLS or called in REDUCING_BUILTINS:
                 return next((o for a in expr.args if (o := self.view(a, func, at))), None)
+            if splits_tensor(expr):
+                return None  # pieces the function sized: their shapes are its own
+            if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
+                # `Engine.from_engine_args(args)`: an object a factory builds from what
+                # it is given alone is that input, built.
+                given = [
+                    a for a in [*expr.args, *(k.value for k in expr.keywords)] if not is_literal(a)
+                ]
+                found = [self.view(a, func, at) for a in given]
+                if found and all(o is not None for o in found):
+                    return Origin(f"`{callee.attr}(...)` of {found[0].what}")
             # What a function makes of a configuration alone is configuration:
             # `use_mla_backend(server_args)`, `backends_of(resolved(server_args))`.
             # A function of data and a config (`rope_index(ids, hf_config=...)`)
@@ -344,7 +414,9 @@ class InputOrigins(ClassFacts, BindingIndex):
             if origins and all(o is not None and o.config for o in origins):
                 return origins[0]
             if isinstance(callee, ast.Attribute) and (
-                (not expr.args and not expr.keywords) or callee.attr in VIEW_METHODS
+                (not expr.args and not expr.keywords)
+                or callee.attr in VIEW_METHODS
+                or callee.attr in REDUCING_METHODS
             ):
                 owner = (
                     self_class(callee.value.id, func)
@@ -369,6 +441,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         return None
 
     def resolve(self, name: str, func: Scope | None, at: ast.AST) -> Origin | None:
+        if self._set_by_module(name, func, at):
+            # `_current_vllm_config`, assigned by the module's own setter through
+            # `global`: where the module's protocol stands, whatever its name says.
+            return None
         if self.is_input_name(name) and not self._shadowed(name, func, at):
             return Origin(f"`{name}`, a configured input name", config=name != "args")
         if func is None:
@@ -526,6 +602,10 @@ class InputOrigins(ClassFacts, BindingIndex):
         return origin
 
     def _param_origin(self, func: Scope, name: str) -> Origin | None:
+        if is_step_record(func.params[name]):
+            # `attn_metadata.decode is not None`: what the engine's own builder
+            # planned for this step, not what a user handed in.
+            return None
         plain = Origin(f"parameter `{name}` of `{func.name}`")
         fname = func.name
         private = fname.startswith("_") and not fname.endswith("__")

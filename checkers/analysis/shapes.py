@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 
 from .names import dotted, has_decorator
-from .scopes import Scope, self_class
+from .scopes import Element, Scope, self_class
 
 # Builtins whose result is their argument seen another way, not a new value.
 VIEW_BUILTINS = frozenset(
@@ -82,10 +82,26 @@ VIEW_METHODS = frozenset(
         "reshape",
         "flatten",
         "narrow",
+        # A tensor's shape read with an index: `x.size(0)` is `x.shape[0]`.
+        "size",
+        "stride",
     }
 )
 # Calls that lay their arguments' values side by side: a concatenation of input is input.
 JOINING_CALLS = frozenset({"torch.cat", "torch.concat", "torch.stack", "cat", "concat"})
+# Builtins that reorder or reduce what they are given: what they make of input
+# alone is that input summarised (``sorted(sizes)``, ``max(lens)``), not a value
+# the function computed from its own state.
+REDUCING_BUILTINS = frozenset(
+    {"sorted", "min", "max", "sum", "any", "all", "set", "frozenset", "abs", "math.prod"}
+)
+# Tensor methods that reduce or reorder it (``lens.max(dim=0).values``): the
+# input summarised, as the builtins above.
+REDUCING_METHODS = frozenset(
+    {"max", "min", "sum", "amax", "amin", "prod", "mean", "all", "any", "sort", "unique", "abs"}
+)
+# Methods that cut a tensor into pieces whose sizes the caller of the method chose.
+_SPLITTING_METHODS = frozenset({"split", "tensor_split", "chunk", "unbind", "split_with_sizes"})
 # Conversions whose result's type is what they produce: narrowing it is for the type checker.
 CONVERSIONS = frozenset({"item", "tolist", "int", "float", "str", "bool", "len"})
 # Classes whose annotated class-body names are constructor arguments.
@@ -93,8 +109,61 @@ _RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct", "TypedDict"})
 _RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "attrs", "s"})
 
 
+# Per-step records an engine builds for itself and hands its layers: what the
+# forward pass is (`forward_batch`, `ForwardContext`) and the attention metadata
+# its builders planned (`attn_metadata: FlashMLAMetadata`). Like a `*_config`,
+# they are named for what they are; unlike one, what they hold is the engine's.
+_STEP_RECORD_NAMES = frozenset({"forward_batch", "forward_context", "step_context"})
+_STEP_RECORD_CLASSES = frozenset({"ForwardBatch", "ForwardContext", "StepContext"})
+
+
+def names_step_record(name: str) -> bool:
+    """``forward_batch``, ``attn_metadata``, ``forward_metadata``: named as a per-step record."""
+    return name in _STEP_RECORD_NAMES or (name.endswith("_metadata") and len(name) > 9)
+
+
+def is_step_record(param: ast.arg) -> bool:
+    """Is the parameter one of the per-step records an engine builds itself?"""
+    if names_step_record(param.arg):
+        return True
+    ann = param.annotation
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        spelled = ann.value.strip().rpartition(".")[2]
+    else:
+        spelled = dotted(ann).rpartition(".")[2] if ann is not None else ""
+    return spelled in _STEP_RECORD_CLASSES or (
+        spelled.endswith("Metadata") and len(spelled) > len("Metadata")
+    )
+
+
+def splits_tensor(call: ast.Call) -> bool:
+    """``qkv.split([q, kv, kv], dim=-1)``, ``x.chunk(2)``: a tensor cut into pieces the
+    code sized, not ``line.split(",")`` (a string's fields, which are the caller's)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _SPLITTING_METHODS:
+        return False
+    if func.attr != "split":
+        return True
+    if any(k.arg == "dim" for k in call.keywords):
+        return True
+    first = call.args[0] if call.args else None
+    return isinstance(first, (ast.List, ast.Tuple)) or (
+        isinstance(first, ast.Constant) and isinstance(first.value, int)
+    )
+
+
 def reads_target(elt: ast.AST, target: ast.AST) -> bool:
-    """Is a comprehension's element its loop variable, or read off it?"""
+    """Is a comprehension's element its loop variable, read off it, or arithmetic and
+    comparisons of those and literals (``s[0] * s[1]``, ``d % 16 == 0``)?"""
+    if isinstance(elt, ast.BinOp):
+        return all(reads_target(e, target) or is_literal(e) for e in (elt.left, elt.right))
+    if isinstance(elt, ast.Compare):
+        sides = [elt.left, *elt.comparators]
+        return any(reads_target(e, target) for e in sides) and all(
+            reads_target(e, target) or is_literal(e) for e in sides
+        )
+    if isinstance(elt, ast.UnaryOp):
+        return reads_target(elt.operand, target)
     names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
     while True:
         if isinstance(elt, (ast.Attribute, ast.Subscript, ast.Starred)):
@@ -133,9 +202,17 @@ def is_literal(node: ast.AST) -> bool:
 
 
 def is_record(node: ast.ClassDef) -> bool:
-    """A dataclass, attrs class, NamedTuple, pydantic model or msgspec Struct."""
-    return any(has_decorator(node, d) for d in _RECORD_DECORATORS) or any(
-        dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
+    """A dataclass (also under an alias that says so: ``pydantic_dataclass``), attrs
+    class, NamedTuple, pydantic model or msgspec Struct."""
+    return (
+        any(has_decorator(node, d) for d in _RECORD_DECORATORS)
+        or any(
+            dotted(d, through_calls=True).rpartition(".")[2].endswith("dataclass")
+            for d in node.decorator_list
+        )
+        or any(
+            dotted(b, through_calls=True).rpartition(".")[2] in _RECORD_BASES for b in node.bases
+        )
     )
 
 
@@ -150,7 +227,19 @@ def inside(node: ast.AST, outer: ast.AST) -> bool:
 
 
 def renormalises(name: str, value: ast.AST | None) -> bool:
-    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised."""
+    """``name = f(name, ...)`` or ``name = name.m(...)``: the same value, normalised --
+    also each of several at once, ``q, k = [contiguous(t) for t in (q, k)]``."""
+    if isinstance(value, Element):
+        comp = value.iterable
+        return (
+            isinstance(comp, (ast.ListComp, ast.GeneratorExp))
+            and len(comp.generators) == 1
+            and not comp.generators[0].ifs
+            and isinstance(comp.generators[0].iter, (ast.Tuple, ast.List))
+            and any(isinstance(e, ast.Name) and e.id == name for e in comp.generators[0].iter.elts)
+            and isinstance(comp.generators[0].target, ast.Name)
+            and renormalises(comp.generators[0].target.id, comp.elt)
+        )
     if not isinstance(value, ast.Call):
         return False
     func = value.func

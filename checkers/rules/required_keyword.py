@@ -294,11 +294,10 @@ class RequiredKeyword(Contract):
         from ..analysis.int_kinds import HOST, INT, UNKNOWN, IntInference
         from ..analysis.names import source_segment
 
-        aliases, modules, calls = _imports_and_calls(tree)
         targets = set(self.calls)
         method_names = {name.rpartition(".")[2] for name in self.calls} if self.methods else set()
+        aliases, modules, calls = _imports_and_calls(tree, source, self.needles(), targets)
         inference: IntInference | None = None
-        statements: list[dict[int, ast.stmt]] | None = None  # built for the first finding only
         for node in calls:
             if any(kw.arg == self.keyword for kw in node.keywords):
                 continue
@@ -321,7 +320,7 @@ class RequiredKeyword(Contract):
                 continue  # not this function's signature
             argument = _argument(node, params, self.argument)
             if inference is None:
-                inference = IntInference(tree)
+                inference = IntInference(tree, source=source)
             scope = inference.scope_of(node)
             if argument is None:
                 if call_name.startswith("Tensor."):
@@ -341,14 +340,12 @@ class RequiredKeyword(Contract):
                     "int, and with tensor repeats the device syncs to read back the output "
                     'length (`torch.cuda.set_sync_debug_mode("error")` raises there)'
                 )
-            if statements is None:
-                statements = _statement_parents(tree)
             yield self.finding(
                 source,
                 anchor,
                 f"`{call_name}` without `{self.keyword}=`: {why}; pass "
                 f"`{self.keyword}=` the total the caller already holds",
-                span_node=_enclosing(statements, node),
+                span_node=_enclosing(tree, node),
             )
 
 
@@ -362,27 +359,55 @@ def _argument(call: ast.Call, params: list[str], name: str) -> ast.AST | None:
     return None
 
 
-def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], set[str], list[ast.Call]]:
+def _imports_and_calls(
+    tree: ast.Module, source=None, needles: tuple[str, ...] = (), targets: set[str] = frozenset()
+) -> tuple[dict[str, str], set[str], list[ast.Call]]:
     """Local name -> dotted target for every import in the file; module aliases; and the
-    file's calls in ``ast.walk`` order (one walk for all three: on a 2,000-line buffer each
-    walk is milliseconds of a keystroke's check in the language server).
+    file's calls that can be a configured one, in ``ast.walk`` order (one walk for all
+    three: on a 2,000-line buffer each walk is milliseconds of a keystroke's check in the
+    language server).
 
     Walked per top-level statement, level by level, and kept per statement
     (``_LEVELS``): the language server's next tree shares the statements a
     keystroke did not touch, and only the touched one is walked again. Merged
     level by level, the statements' levels are ``ast.walk``'s breadth-first
     order of the whole module, so a name imported twice resolves as before.
+
+    With ``source``, only the statements whose text can hold what is looked for are
+    walked: an import (``import``), a call spelled with a configured name's last
+    component (``needles``), or a call through a bare name an import binds to a
+    configured one (found once the imports are known). A statement spelling none of
+    these holds no import and no call the rule asks about: leaving it out takes
+    nothing from the result but calls no one looks at, and keeps every other node's
+    order (a 100,000-line module in the language server was walked whole for three calls).
     """
-    from ..analysis.imports import bind_import
     from ..analysis.memo import StatementMemo
 
     global _LEVELS
     if _LEVELS is None:
         _LEVELS = StatementMemo()
-    per_statement = _LEVELS.each(tree, _levels)
+    if source is None:
+        return _merged_levels(_LEVELS.each(tree, _levels))
+    words = ("import", *needles)
+    found = _merged_levels(
+        _LEVELS.some(tree, _levels, lambda stmt: any(source.spells(stmt, w) for w in words))
+    )
+    bare = [local for local, target in found[0].items() if target in targets and local not in words]
+    if not bare:
+        return found
+    words += tuple(bare)
+    return _merged_levels(
+        _LEVELS.some(tree, _levels, lambda stmt: any(source.spells(stmt, w) for w in words))
+    )
+
+
+def _merged_levels(per_statement: list) -> tuple[dict[str, str], set[str], list[ast.Call]]:
+    from ..analysis.imports import bind_import
+
     aliases: dict[str, str] = {}
     modules: set[str] = set()
     calls: list[ast.Call] = []
+    per_statement = [levels for levels in per_statement if levels]
     depth = max((len(levels) for levels in per_statement), default=0)
     for d in range(depth):
         for levels in per_statement:
@@ -448,15 +473,29 @@ def _is_module(receiver: ast.AST, modules: set[str]) -> bool:
     return isinstance(receiver, ast.Name) and receiver.id in modules
 
 
-def _statement_parents(tree: ast.Module) -> list[dict[int, ast.stmt]]:
-    """Each call's innermost enclosing statement, where a `# noqa` for it may sit: one
-    table per top-level statement, kept for the next tree as ``_imports_and_calls``'s are."""
+def _enclosing(tree: ast.Module, call: ast.Call) -> ast.stmt | None:
+    """The call's innermost enclosing statement, where a `# noqa` for it may sit: found in
+    the one top-level statement whose lines hold it, each statement's table kept for the
+    next tree as ``_imports_and_calls``'s levels are."""
+    from bisect import bisect_right
+
     from ..analysis.memo import StatementMemo
 
     global _PARENTS
     if _PARENTS is None:
         _PARENTS = StatementMemo()
-    return _PARENTS.each(tree, _parents_in)
+    body = tree.body
+    firsts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
+    holders = set()
+    i = bisect_right(firsts, call.lineno) - 1
+    while i >= 0 and (body[i].end_lineno or body[i].lineno) >= call.lineno:
+        holders.add(id(body[i]))  # statements sharing the line (`a(); b()`) all ask
+        i -= 1
+    for table in _PARENTS.some(tree, _parents_in, lambda stmt: id(stmt) in holders):
+        found = table.get(id(call)) if table is not None else None
+        if found is not None:
+            return found
+    return None
 
 
 _PARENTS = None
@@ -483,11 +522,3 @@ def _parents_in(stmt: ast.stmt) -> dict[int, ast.stmt]:
                     out[id(child)] = inner
                 push((child, inner))
     return out
-
-
-def _enclosing(tables: list[dict[int, ast.stmt]], call: ast.Call) -> ast.stmt | None:
-    for table in tables:
-        found = table.get(id(call))
-        if found is not None:
-            return found
-    return None

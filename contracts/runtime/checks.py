@@ -168,8 +168,14 @@ def _check_own_allocation(builder: Any, page_charge: int, contract: str) -> None
         )
 
 
-def _own_buffers(runner: ModelRunner) -> dict[int, torch.Tensor]:
-    return {_storage_key(buf): buf for b in runner.builders() for buf in b.own_buffers()}
+def _own_buffers(runner: ModelRunner) -> dict[int, list[torch.Tensor]]:
+    """Each storage a builder allocated itself, to the buffers it declares there (DeepSeek-V4
+    declares two ranges of one allocation: the indexer's and the planes')."""
+    out: dict[int, list[torch.Tensor]] = {}
+    for b in runner.builders():
+        for buf in b.own_buffers():
+            out.setdefault(_storage_key(buf), []).append(buf)
+    return out
 
 
 def _allocates_own(runner: ModelRunner, builder: Any) -> bool:
@@ -294,7 +300,9 @@ def check_disjoint_in_bounds(runner: ModelRunner) -> None:
         key = _storage_key(view)
         start, stop = byte_extent(view)
         if key in own_bufs:
-            lo, hi = byte_extent(own_bufs[key])
+            # The declared buffer holding the view's first byte is its bound.
+            extents = [byte_extent(buf) for buf in own_bufs[key]]
+            lo, hi = next(((a, b) for a, b in extents if a <= start < b), extents[0])
         elif key == paged_key:
             region = plan[runner.builder_of(module).name]
             lo, hi = base + region.offset, base + region.stop
@@ -350,7 +358,10 @@ def byte_runs(t: torch.Tensor, *, limit: int = 1 << 16) -> list[tuple[int, int]]
 
 def check_transfer_units(runner: ModelRunner) -> None:
     """Every region is ``blocks`` units, ``stride(0)`` the bytes a block owns, roles unique, and
-    together they are every data byte of every paged pool, each once."""
+    together they are every data byte of every paged pool, each once -- a builder that allocates
+    its own exporting exactly its PAGE charge from its own buffers. The STATE regions are one
+    unit a request slot and cover every STATE byte once. A pool set that refuses transfer (a
+    builder's reason on ``kv_transfer``) registers no region at all."""
     contract = "transfer-units"
     blocks = _require_initialized(runner, contract)
     transfer = runner.kv_transfer
@@ -359,6 +370,11 @@ def check_transfer_units(runner: ModelRunner) -> None:
             contract,
             f"transfer num_blocks is {getattr(transfer, 'num_blocks', None)}, scheduler has {blocks}",
         )
+    if transfer.refusal is not None:
+        if transfer.regions or runner.state_transfer:
+            _fail(contract, f"transfer is refused ({transfer.refusal}) yet registers regions")
+        return
+    own_bufs = _own_buffers(runner)
     roles: set[str] = set()
     spans = []
     for region in transfer.regions:
@@ -377,36 +393,89 @@ def check_transfer_units(runner: ModelRunner) -> None:
                 contract,
                 f"region {region.semantic_role!r} stride(0) is {region.unit_bytes} B; a block owns {owned}",
             )
-        if _storage_key(t) != _storage_key(runner.paged_buf):
-            _fail(contract, f"region {region.semantic_role!r} is not part of the paged buffer")
-        spans.append((*byte_extent(t), region.semantic_role))
-    spans.sort()
-    for (_, stop, a), (start, _, b) in itertools.pairwise(spans):
-        if start < stop:
-            _fail(contract, f"regions {a!r} and {b!r} overlap")
-    data = (
-        sum(
-            f.bytes
-            for b in runner.builders()
-            for p in b.paged_pools.values()
-            for g in p.field_groups
-            for f in g
-        )
-        * blocks
-    )
-    registered = sum(stop - start for start, stop, _ in spans)
-    if registered != data:
-        _fail(contract, f"regions cover {registered} B; the paged pools hold {data} B of data")
+        key = _storage_key(t)
+        if key != _storage_key(runner.paged_buf) and key not in own_bufs:
+            _fail(
+                contract,
+                f"region {region.semantic_role!r} is part of neither the paged buffer nor a "
+                "builder's own",
+            )
+        spans.append((key, *byte_extent(t), region.semantic_role))
+    _refuse_overlaps(spans, contract)
+    registered = sum(stop - start for _, start, stop, _ in spans)
+    expected = _paged_data_bytes(runner, blocks, transfer)
+    if registered != expected:
+        _fail(contract, f"regions cover {registered} B; the paged pools hold {expected} B of data")
+    _check_state_units(runner, contract)
+    regions_of = [(_storage_key(r.tensor), *byte_extent(r.tensor)) for r in _all_regions(runner)]
     for module in runner.bound_modules():
         builder = runner.builder_of(module)
         if _allocates_own(runner, builder):
-            continue  # nothing of the runner's paged buffer: no region of it to register
+            # Its views are in no region of the paged buffer; each lies in one of its regions.
+            for name, view in module.kv_views.items():
+                key, (start, stop) = _storage_key(view), byte_extent(view)
+                if not any(k == key and lo <= start and stop <= hi for k, lo, hi in regions_of):
+                    _fail(contract, f"{module}.{name} spans bytes [{start}, {stop}), in no "
+                          "transfer region of its builder")  # fmt: skip
+            continue
         for name in module.kv_views:
             if name in STATE_VIEWS:
                 continue
             role = builder.region_role_of(module, name)
             if role not in roles:
                 _fail(contract, f"{module}.{name} reads from {role!r}, which no transfer registers")
+
+
+def _all_regions(runner: ModelRunner) -> list[Any]:
+    return [*runner.kv_transfer.regions, *(runner.state_transfer or [])]
+
+
+def _refuse_overlaps(spans: list[tuple[int, int, int, str]], contract: str) -> None:
+    """No two regions (storage, first byte, stop, role) share a byte of one storage."""
+    spans.sort()
+    for (ka, _, stop, a), (kb, start, _, b) in itertools.pairwise(spans):
+        if ka == kb and start < stop:
+            _fail(contract, f"regions {a!r} and {b!r} overlap")
+
+
+def _paged_data_bytes(runner: ModelRunner, blocks: int, transfer: Any) -> int:
+    """The data bytes the PAGE regions must cover: every paged pool's fields, and for a builder
+    that allocates its own and exports, its whole PAGE charge (its envelopes and indexer blocks
+    are all data to a transfer)."""
+    total = 0
+    for b in runner.builders():
+        if _allocates_own(runner, b):
+            if any(r.semantic_role.startswith(f"{b.name}.") for r in transfer.regions):
+                total += b.paged_entry_bytes() * blocks
+            continue
+        total += sum(f.bytes for p in b.paged_pools.values() for g in p.field_groups for f in g) * (
+            blocks
+        )
+    return total
+
+
+def _check_state_units(runner: ModelRunner, contract: str) -> None:
+    """Every STATE region is one unit a request slot, and together they cover each STATE pool's
+    price times its slots, each byte once."""
+    regions = runner.state_transfer or []
+    entries = runner.state_entries or 0
+    spans = []
+    for region in regions:
+        if region.units != entries:
+            _fail(contract, f"STATE region {region.semantic_role!r} has {region.units} units; "
+                  f"the pools hold {entries} request slots")  # fmt: skip
+        # Unit by unit: a slot's state and its windows interleave at one stride, so the extents
+        # of two regions meet while their units do not.
+        key = _storage_key(region.tensor)
+        spans += [(key, *region.byte_range(u), region.semantic_role) for u in range(region.units)]
+    _refuse_overlaps(spans, contract)
+    covered = sum(r.unit_data_bytes for r in regions) * entries
+    priced = entries * sum(
+        s.entry_bytes for s in runner.sub_pool_specs() if s.entry_class is EntryClass.STATE
+    )
+    if covered != priced:
+        _fail(contract, f"STATE regions cover {covered} B of {entries} request slots; the STATE "
+              f"pools are priced {priced} B for them")  # fmt: skip
 
 
 # -- 6. write-readback -------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from hypothesis import event
 from hypothesis import strategies as st
 
 from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
-from atom.engine_config import MHA_BACKENDS, EngineConfig
+from atom.engine_config import INDEX_CACHE_DTYPES, MHA_BACKENDS, EngineConfig
 from atom.models.hf_config import HfConfig
 from atom.models.registry import load_model_config, model_names
 from atom.pool_layout import EntryClass
@@ -105,6 +105,9 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     # The MHA backend picks the paged layout (aiter SHUFFLE, triton NHD): without it the NHD
     # element order is never drawn. Other flavours ignore it.
     mha_backend = draw(st.sampled_from(MHA_BACKENDS))
+    # The indexer dtype a flavour that offers the choice (DeepSeek-V4) keys with: fp8 exports
+    # transfer regions, fp4 refuses transfer by name. Other flavours ignore it.
+    index_cache_dtype = draw(st.sampled_from(INDEX_CACHE_DTYPES))
     options = []
     for pp_size in PP_SIZES:
         for pp_rank in range(pp_size):
@@ -117,6 +120,7 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
                     scheduler_block_size=scheduler_block,
                     state_entries=STATE_ENTRIES,
                     mha_backend=mha_backend,
+                    index_cache_dtype=index_cache_dtype,
                 )
                 if _buildable(name, engine) is not None:
                     options.append(engine)
@@ -127,6 +131,7 @@ def engine_cases(draw, names: list[str] | None = None) -> EngineCase:
     # `pytest --hypothesis-show-statistics` lists these; test_strategies asserts the reach.
     event(f"tp {engine.tp_size}, pp {engine.pp_rank}/{engine.pp_size}")
     event(f"kv {kv_dtype}, {mha_backend}")
+    event(f"index cache {index_cache_dtype}")
     event(f"blocks {blocks}")
     return EngineCase(name, engine, blocks)
 

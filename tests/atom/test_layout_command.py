@@ -261,3 +261,87 @@ def test_every_flag_reaches_its_engine_config_field_and_none_is_left_at_its_defa
     help_text = " ".join(_layout_parser().format_help().split("options:", 1)[1].split())
     for flag, value in (("--tp N", 1), ("--kv-dtype", "bf16"), ("--block-size N", 16)):
         assert f"default {value}" in help_text.split(flag, 1)[1].split("--", 1)[0], flag
+
+
+# -- --manifest ---------------------------------------------------------------------------------
+
+
+def test_manifest_json_lists_every_region_with_the_digest(capsys):
+    assert layout_main(["llama-3.1-8b", "--kv-dtype", "fp8", "--manifest", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["header"]["kv_dtype"] == "fp8" and doc["header"]["scheduler_block_size"] == 16
+    (page,) = doc["sets"]
+    # 32 layers x (k, v, k_scale, v_scale): 128 regions; a block of K is 16 x 8 x 128 x 1 B.
+    assert len(page["regions"]) == 128 and page["regions"][0] == {
+        "role": "target.h8d128/k/0",
+        "dtype": "float8_e4m3fn",
+        "span": 16384,
+        "stride": 16384,
+        "units": 1,
+        "offset": 0,
+    }
+    assert page["block_bytes"] == 64 * 16384 + 64 * 512
+    assert doc["digest"].startswith("sha256:")
+
+
+def test_manifest_text_matches_the_json_digest(capsys):
+    assert layout_main(["qwen3.5-27b", "--tp", "2", "--manifest"]) == 0
+    text = capsys.readouterr().out
+    doc = _json(capsys, ["qwen3.5-27b", "--tp", "2", "--manifest"])
+    assert text.splitlines()[0] == f"wire manifest v1  {doc['digest']}"
+    assert "state regions: 1, one unit a request slot" in text
+
+
+def test_manifest_of_a_refused_transfer_is_an_error_naming_why(capsys):
+    argv = ["deepseek-v4-flash-dspark", "--block-size", "256", "--manifest"]
+    assert layout_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "cannot describe this configuration's transfer" in err
+    assert "index_cache_dtype 'fp4' is refused" in err and "Traceback" not in err
+    assert layout_main([*argv, "--index-cache-dtype", "fp8"]) == 0
+
+
+# -- --block-sizes ------------------------------------------------------------------------------
+
+
+def test_block_sizes_of_minimax_m3_and_its_eagle3_draft(capsys):
+    argv = ["minimax-m3", "--draft", "minimax-m3-eagle3", "--block-sizes"]
+    doc = _json(capsys, argv)
+    # The target pages at its sparse_block_size 128: every power of two from 128 to 1024.
+    assert doc["accepted"] == [128, 256, 512, 1024]
+    assert doc["tried"] == [2**i for i in range(11)]
+    assert {r["side"] for r in doc["refused"]} == {"target"}
+    assert "128 tokens" in doc["rules"]["target minimax-m3"]
+    assert "blocked at the target builder's block" in doc["rules"]["draft minimax-m3-eagle3"]
+    assert layout_main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(
+        "minimax-m3 + minimax-m3-eagle3: scheduler block sizes accepted by both: 128, 256, 512, 1024"
+    )
+
+
+def test_a_pair_accepting_none_says_so_with_each_sides_rule_and_exits_1(capsys):
+    # An MLA target pages at 1 token, so it takes every block; an MHA draft blocked at that
+    # 1-token block cannot carve its SHUFFLE V at any of them.
+    argv = ["deepseek-r1", "--draft", "eagle3-draft-llama", "--block-sizes"]
+    assert layout_main(argv) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("deepseek-r1 + eagle3-draft-llama: none of the scheduler block sizes")
+    assert "target deepseek-r1: pages at 1 token" in out
+    assert "refused by the draft: SHUFFLE V needs block_size divisible by x=8" in out
+
+
+def test_a_budget_with_manifest_or_block_sizes_is_refused_by_name(capsys):
+    for flag in ("--manifest", "--block-sizes"):
+        argv = [
+            "llama-3.1-8b",
+            flag,
+            "--budget",
+            "1GiB",
+            "--max-model-len",
+            "8",
+            "--max-num-seqs",
+            "1",
+        ]
+        assert layout_main(argv) == 2
+        assert f"{flag} prints instead of the layout report" in capsys.readouterr().err

@@ -49,7 +49,7 @@ def _check(total):
     assert total > 0
 
 def bind(items):
-    total = sum(len(i) for i in items)
+    total = pack_rows(items)
     return (_check)(total)
 """
 

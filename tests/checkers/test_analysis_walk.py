@@ -15,7 +15,7 @@ import pytest
 
 from checkers.analysis.walk import nodes_of_types
 from checkers.literals import _string_constants, preferred_quote
-from checkers.rules.required_keyword import _statement_parents
+from checkers.rules.required_keyword import _enclosing
 from checkers.source import SourceFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,5 +118,15 @@ def test_calls_and_their_statements_as_the_full_walk_finds_them(folder):
     for path in sorted((REPO / folder).rglob("*.py")):
         tree = ast.parse(path.read_bytes())
         assert [id(n) for n in nodes_of_types(tree, KINDS)] == _walk_reference(tree, KINDS), path
-        merged = {key: stmt for table in _statement_parents(tree) for key, stmt in table.items()}
-        assert merged == _parents_reference(tree), path
+        reference = _parents_reference(tree)
+        calls = [n for n in nodes_of_types(tree, (ast.Call,))]
+        assert {id(c): _enclosing(tree, c) for c in calls} == reference, path
+
+
+def test_a_call_s_statement_is_found_among_statements_sharing_its_line():
+    tree = ast.parse("a(1); b(2)\nc = [d(3) for x in y]; e(4)\n")
+    calls = {n.func.id: n for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert _enclosing(tree, calls["a"]) is tree.body[0]
+    assert _enclosing(tree, calls["b"]) is tree.body[1]
+    assert _enclosing(tree, calls["d"]) is tree.body[2]
+    assert _enclosing(tree, calls["e"]) is tree.body[3]

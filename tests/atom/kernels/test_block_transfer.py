@@ -21,6 +21,7 @@ from .transfer_support import (
     Case,
     every_case,
     move,
+    page_buffer,
     random_bytes,
     regions_at,
     round_trip,
@@ -69,9 +70,8 @@ def test_offload_through_host_memory_round_trips():
 
 def _filled(name, setting, *, blocks, tp_size=None):
     runner = Case(name, setting, tp_size).runner().initialize(blocks)
-    runner.paged_buf.copy_(
-        random_bytes(runner.paged_buf.shape, torch.Generator().manual_seed(5), "cpu")
-    )
+    pages = page_buffer(runner)
+    pages.copy_(random_bytes(pages.shape, torch.Generator().manual_seed(5), "cpu"))
     return runner
 
 
@@ -80,7 +80,7 @@ def test_gather_stages_exactly_the_byte_ranges_each_region_reports(name):
     runner = _filled(name, "fp8-shuffle", blocks=Case(name, "fp8-shuffle").blocks())
     rs = RegionSet(runner.kv_transfer)
     staged = rs.gather(SOURCE_IDS, impl="torch")
-    storage = runner.paged_buf
+    storage = page_buffer(runner)
     base = storage.storage_offset()
     for region, placed in zip(runner.kv_transfer.regions, rs.layout.regions, strict=True):
         for i, unit in enumerate(SOURCE_IDS):

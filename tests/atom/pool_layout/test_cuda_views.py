@@ -30,7 +30,7 @@ def test_an_mha_write_on_the_device_lands_in_its_transfer_region():
     )
     views = pool.allocate(100, device="cuda")
     views.k_cache(3)[5, 2].fill_(1.0)
-    region = dict(views.region_tensors())["h2d256/k/3"]
+    region = {r.semantic_role: r.tensor for r in views.region_tensors()}["h2d256/k/3"]
     token_bytes = 2 * 256
     assert region.is_cuda
     assert region[5, 2 * token_bytes : 3 * token_bytes].ne(0).all()

@@ -324,10 +324,11 @@ def test_a_fill_of_one_is_applied_like_any_other_non_zero_fill():
 
 def test_entry_major_arenas_export_whole_entries_as_transfer_regions():
     arena = EntryMajorArena([_f(shape=(3,))], 4, stride_bytes=512)
-    ((name, region),) = arena.region_tensors()
-    assert name == "entry" and region.shape == (4, 512) and region.stride(0) == 512
+    (region,) = arena.region_tensors()
+    assert region.semantic_role == "entry" and region.tensor.shape == (4, 512)
+    assert region.tensor.stride(0) == 512
     split = SplitEntryMajorArena(_planes(), 2)
-    assert [(n, tuple(t.shape)) for n, t in split.region_tensors()] == [
+    assert [(r.semantic_role, tuple(r.tensor.shape)) for r in split.region_tensors()] == [
         ("plane0", (2, 3)),
         ("plane1", (2, 256)),
     ]
@@ -335,8 +336,10 @@ def test_entry_major_arenas_export_whole_entries_as_transfer_regions():
         2, conv_shape=(2,), recurrent_shape=(3,), conv_dtype=torch.bfloat16,
         recurrent_dtype=torch.float32,
     )  # fmt: skip
-    ((kind, state),) = pool.allocate(3).region_tensors()
-    assert kind == pool.kind and state.shape == (3, pool.entry_bytes)
+    (state,) = pool.allocate(3).region_tensors()
+    assert state.semantic_role == pool.kind and state.tensor.shape == (3, pool.entry_bytes)
+    # One region holding both fields names both dtypes, in walk order.
+    assert state.dtype == "bfloat16+float32"
 
 
 def test_planes_of_byte_fields_pack_without_padding_at_align_one():

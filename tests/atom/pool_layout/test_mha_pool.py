@@ -110,22 +110,26 @@ def test_views_bind_rows_disjointly_and_a_write_lands_only_in_its_row():
     pool = qwen35_27b_tp2_page()
     views = pool.allocate(3)
     views.v_cache(5).fill_(1.0)
-    for role, region in views.region_tensors():
-        touched = bool(region.ne(0).any())
-        assert touched == (role == "h2d256/v/5"), role
+    for region in views.region_tensors():
+        touched = bool(region.tensor.ne(0).any())
+        assert touched == (region.semantic_role == "h2d256/v/5"), region.semantic_role
 
 
 def test_region_tensors_are_per_field_per_row_with_roles_and_entry_strides():
     pool = qwen35_27b_tp2_page()
     regions = pool.allocate(5).region_tensors()
-    roles = [role for role, _ in regions]
+    roles = [r.semantic_role for r in regions]
     assert roles[:2] == ["h2d256/k/0", "h2d256/k/1"] and roles[16] == "h2d256/v/0"
     assert roles[32] == "h2d256/k_scale/0" and len(roles) == 4 * 16
-    for role, t in regions:
+    # The field's dtype travels with its region: fp8 K and V, fp32 scales.
+    assert {r.dtype for r in regions[:32]} == {"float8_e4m3fn"}
+    assert {r.dtype for r in regions[32:]} == {"float32"}
+    for r in regions:
+        role, t = r.semantic_role, r.tensor
         assert t.shape[0] == 5, role  # divides into exactly the scheduler's block count
         per_entry = 131072 // 16 if "scale" not in role else 2048 // 16
         assert t.stride(0) == t.shape[1] == per_entry, role
-    assert sum(t.numel() for _, t in regions) == 5 * pool.entry_bytes
+    assert sum(r.tensor.numel() for r in regions) == 5 * pool.entry_bytes
 
 
 @given(
@@ -247,7 +251,7 @@ def test_a_token_written_through_a_view_lands_in_its_scheduler_blocks_transfer_b
     row = data.draw(st.integers(0, 1))
     block, slot = divmod(token, pool.block_size)  # backend block and slot in it
     views.k_cache(row)[block, slot].fill_(1.0)
-    regions = dict(views.region_tensors())
+    regions = {r.semantic_role: r.tensor for r in views.region_tensors()}
     region = regions[f"h2d16/k/{row}"]
     entry = token // pool.entry_tokens  # the scheduler block: block // blocks_per_entry
     assert entry == block // blocks_per_entry

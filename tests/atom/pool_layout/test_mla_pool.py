@@ -76,9 +76,9 @@ def test_kv_cache_is_paged_by_the_backend_block_and_an_entry_is_the_scheduler_bl
     kv = views.kv_cache(61)
     assert kv.shape == (48, 1, 576) and kv.is_contiguous()
     regions = views.region_tensors()
-    assert regions[0][0] == "mla/kv/0"
+    assert regions[0].semantic_role == "mla/kv/0" and regions[0].dtype == "float8_e4m3fn"
     # stride(0) is what one scheduler block owns: 16 tokens x 576 B, no * block_ratio
-    assert regions[0][1].shape == (3, 16 * 576) and regions[0][1].stride(0) == 16 * 576
+    assert regions[0].tensor.shape == (3, 16 * 576) and regions[0].tensor.stride(0) == 16 * 576
 
 
 def test_an_indexer_is_its_own_group_with_its_own_row_count_and_token_count():
@@ -167,7 +167,7 @@ def test_carved_bytes_are_priced_bytes_with_or_without_an_indexer(
     )
     assert pool.pool_bytes(entries) == entries * pool.entry_bytes
     views = pool.allocate(entries)
-    assert sum(t.numel() for _, t in views.region_tensors()) + entries * pool.padding_bytes == (
+    assert sum(r.tensor.numel() for r in views.region_tensors()) + entries * pool.padding_bytes == (
         entries * pool.entry_bytes
     )
     for r in range(rows):

@@ -52,8 +52,8 @@ def test_priced_per_request_and_carved_entry_major():
     assert views.entry(2).ne(0).any()
     views.reset_entry(2)
     assert views.entry(2).eq(0).all()
-    ((role, region),) = views.region_tensors()
-    assert role == "linear_state" and region.shape == (4, pool.entry_bytes)
+    (region,) = views.region_tensors()
+    assert region.semantic_role == "linear_state" and region.tensor.shape == (4, pool.entry_bytes)
 
 
 def test_state_and_page_specs_of_one_class_sum_and_of_different_classes_do_not():

@@ -32,10 +32,25 @@ def test_owned_regions_lists_every_pools_regions_in_order_under_the_owners_name(
         def region_tensors(self):
             return list(self.regions)
 
-    regions = owned_regions("target", [Views(("p/k", a), ("p/v", b)), Views(("q/kv", c))])
+    regions = owned_regions(
+        "target",
+        [
+            Views(TransferRegion("p/k", a, "bfloat16"), TransferRegion("p/v", b, "bfloat16")),
+            Views(TransferRegion("q/kv", c, "float8_e4m3fn")),
+        ],
+    )
     assert [r.semantic_role for r in regions] == ["target.p/k", "target.p/v", "target.q/kv"]
     assert all(r.tensor is t for r, t in zip(regions, (a, b, c), strict=True))
+    # The dtype of what a region holds is kept through the owner's qualification.
+    assert [r.dtype for r in regions] == ["bfloat16", "bfloat16", "float8_e4m3fn"]
     assert owned_regions("target", []) == []
+
+
+def test_a_region_names_its_dtype_its_tensors_by_default():
+    assert _region(dtype=torch.float32).dtype == "float32"
+    assert TransferRegion("r", torch.zeros(2, 4, dtype=torch.uint8), "bfloat16").dtype == "bfloat16"
+    with pytest.raises(TypeError, match=r"region 'r': dtype must be a name, got ''"):
+        TransferRegion("r", torch.zeros(2, 4), "")
 
 
 def test_a_region_is_frozen_and_refuses_a_missing_role_or_a_non_tensor_by_name():

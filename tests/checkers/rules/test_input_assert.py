@@ -57,12 +57,29 @@ def test_parameter_read_through_attributes_items_and_loops():
 def test_local_computed_from_a_parameter_is_the_functions_own_value():
     src = (
         "def price(fields):\n"
-        "    total = sum(f.nbytes for f in fields)\n"
+        "    total = layout_bytes(fields)\n"
         "    assert total > 0\n"
         "    aligned = round_up(total, 256)\n"
         "    assert aligned % 256 == 0\n"
     )
     assert lines(src) == []
+
+
+def test_a_reduction_of_input_alone_is_input():
+    # A caller passing no fields, or unsorted sizes, makes each false: what a
+    # builtin or a tensor method reduces the input to is that input summarised.
+    src = (
+        "def price(fields, sizes, lens):\n"
+        "    total = sum(f.nbytes for f in fields)\n"
+        "    assert total > 0\n"
+        "    ordered = sorted(sizes)\n"
+        "    assert ordered[0] > 0\n"
+        "    longest = lens.max(dim=0).values\n"
+        "    assert longest.item() < 8192\n"
+        "    dims = [s[0] * s[1] for s in sizes]\n"
+        "    assert all(d % 16 == 0 for d in dims)\n"
+    )
+    assert lines(src) == [3, 5, 7, 9]
 
 
 def test_comparing_a_result_against_the_argument_is_a_postcondition():
@@ -307,8 +324,8 @@ def test_fix_keeps_a_multiline_condition_and_message():
         "def f(x, y):\n"
         "    if not (x == y):\n"
         "        raise ValueError(f'{x} != {y}')  # why\n"
-        "    if not (x and\n"
-        "            y):\n"
+        # Joined, as the formatter joins it (checkers/fix_layout.py).
+        "    if not (x and y):\n"
         "        raise ValueError('expected x and y')\n"
         "    return x\n"
     )
@@ -546,3 +563,224 @@ def test_loading_the_kind_imports_no_analysis():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]"]
+
+
+def test_whether_the_caller_passed_a_value_and_what_it_picks_are_input():
+    src = (
+        "def f(x, mask, bidirectional, hidden, args):\n"
+        "    has_mask = mask is not None\n"
+        "    assert has_mask\n"
+        "    width = (2 if bidirectional else 1) * hidden\n"
+        "    assert width <= 4096\n"
+        "    engine = Engine.from_engine_args(args)\n"
+        "    assert engine.block_size % 16 == 0\n"
+        "    fields = x.split(',')\n"
+        "    assert len(fields) == 3\n"
+    )
+    # A string's fields are the caller's too (`split` with a separator).
+    assert lines(src) == [3, 5, 7, 9]
+
+
+def test_pieces_and_products_the_function_sized_are_its_own():
+    src = (
+        "def forward(qkv, q_size, kv_size, head_dim, weight, out_features, hidden, lens):\n"
+        "    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)\n"
+        "    assert q.shape[-1] == head_dim\n"
+        "    y = q @ weight\n"
+        "    assert y.shape[-1] == out_features\n"
+        "    total = count_tokens(lens)\n"
+        "    part = hidden[:total]\n"
+        "    assert part.shape[0] == lens.sum()\n"
+        "    for i in range(0, len(lens), 8):\n"
+        "        chunk = lens[i : i + 8]\n"
+        "        assert len(chunk) == hidden.shape[0]\n"
+    )
+    # Line 11: a chunk the loop cuts from the input is still the caller's.
+    assert lines(src) == [11]
+
+
+def test_a_global_the_modules_own_setter_assigns_is_its_state():
+    src = (
+        "_current_vllm_config = None\n"
+        "\n"
+        "def set_current_vllm_config(vllm_config):\n"
+        "    global _current_vllm_config\n"
+        "    _current_vllm_config = vllm_config\n"
+        "\n"
+        "def get_current_vllm_config():\n"
+        "    assert _current_vllm_config is not None, 'set it first'\n"
+        "    return _current_vllm_config\n"
+        "\n"
+        "def check(model_config):\n"
+        "    assert model_config.block_size > 0\n"
+    )
+    # Line 12: a parameter named as a config stays input.
+    assert lines(src) == [12]
+
+
+def test_a_field_the_record_fills_in_itself_is_its_state():
+    src = (
+        "from dataclasses import dataclass\n"
+        "\n"
+        "@dataclass\n"
+        "class Meta:\n"
+        "    lens: list\n"
+        "    total: int = 0\n"
+        "\n"
+        "    def __post_init__(self):\n"
+        "        self.total = count_tokens(self.lens)\n"
+        "        self.lens = list(self.lens)\n"
+        "\n"
+        "    def check(self):\n"
+        "        assert self.total > 0\n"
+        "        assert len(self.lens) > 0\n"
+    )
+    # Line 14: a field normalised in `__post_init__` is still what the caller passed.
+    assert lines(src) == [14]
+
+
+def test_a_field_reassigned_from_itself_or_a_config_stays_input():
+    src = (
+        "class Linear:\n"
+        "    def __init__(self, quant_config, rows):\n"
+        "        self.block = quant_config.weight_block_size\n"
+        "        self.dtype = quant_config.dtype\n"
+        "        self.rows = rows\n"
+        "\n"
+        "    def process_weights_after_loading(self, layer):\n"
+        "        self.block = list(self.block)\n"
+        "        self.dtype = layer.quant_config.dtype\n"
+        "        self.rows = layer.rows * 2\n"
+        "\n"
+        "    def apply(self, x):\n"
+        "        assert self.block[0] % 128 == 0\n"
+        "        assert self.dtype is not None\n"
+        "        assert self.rows > 0\n"
+    )
+    # Line 15: re-assigned to a value of the class's own making.
+    assert lines(src) == [13, 14]
+
+
+def test_what_a_collaborators_call_left_is_its_state():
+    src = (
+        "class Model:\n"
+        "    def __init__(self, layers, buf):\n"
+        "        self.layers = layers\n"
+        "        self.buf = buf\n"
+        "\n"
+        "    def forward(self, x, out):\n"
+        "        self.layers.prepare(x)\n"
+        "        assert self.layers.ready is not None\n"
+        "        out.fill_(0)\n"
+        "        assert out.is_contiguous()\n"
+        "        assert self.buf.ready is not None\n"
+    )
+    # Line 10: filling an argument in place leaves its layout the caller's;
+    # line 11: nothing was asked of `self.buf`.
+    assert lines(src) == [10, 11]
+
+
+def test_a_dataclass_alias_sizes_and_normalised_tuples():
+    src = (
+        "from pydantic.dataclasses import dataclass as pydantic_dataclass\n"
+        "\n"
+        "@pydantic_dataclass\n"
+        "class EngineConfig:\n"
+        "    tp: int = 1\n"
+        "\n"
+        "    def __post_init__(self):\n"
+        "        assert self.tp >= 1\n"
+        "\n"
+        "def attend(q, k, dim):\n"
+        "    q, k = [contiguous(t) for t in (q, k)]\n"
+        "    assert q.shape[-1] == k.shape[-1]\n"
+        "    block = k.size(dim)\n"
+        "    assert block >= 16\n"
+    )
+    assert lines(src) == [8, 12, 14]
+
+
+def test_the_per_step_records_an_engine_builds_are_its_state():
+    src = (
+        "class Backend:\n"
+        "    def forward(self, q, forward_batch, attn_metadata: 'FlashMLAMetadata', meta):\n"
+        "        assert forward_batch.extend_prefix_lens is not None\n"
+        "        assert attn_metadata.decode is not None\n"
+        "        assert meta.decode is not None\n"
+        "        assert q.shape[0] > 0\n"
+        "\n"
+        "    def plan(self, other: 'DSV4AttnMetadata', metadata: 'Metadata'):\n"
+        "        assert other.page_size == 64\n"
+        "        assert metadata.version == 2\n"
+    )
+    # `meta` and a bare `Metadata` (a checkpoint's, in torch) are not named as
+    # per-step records; `q` is data.
+    assert lines(src) == [5, 6, 10]
+
+
+def test_the_objects_running_tables_and_counts_are_its_protocol():
+    src = (
+        "class Tree:\n"
+        "    def __init__(self, layer_ids):\n"
+        "        self.cache = {}\n"
+        "        self.layer_map = {}\n"
+        "        for i, layer in enumerate(layer_ids):\n"
+        "            self.layer_map[layer] = i\n"
+        "\n"
+        "    def insert(self, node):\n"
+        "        assert node.id not in self.cache\n"
+        "        self.cache[node.id] = node\n"
+        "\n"
+        "    def index(self, layer_id):\n"
+        "        assert layer_id in self.layer_map\n"
+        "        return self.layer_map[layer_id]\n"
+        "\n"
+        "def release(leaf):\n"
+        "    node = leaf\n"
+        "    while node is not None:\n"
+        "        assert node.ref > 0\n"
+        "        node.ref -= 1\n"
+        "        node = node.parent\n"
+    )
+    # Line 13: a table its constructor filled from what it was given.
+    assert lines(src) == [13]
+
+
+def test_a_count_against_a_buffer_the_object_allocated_is_its_admission():
+    src = (
+        "import torch\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, size, table):\n"
+        "        self.buffer = torch.empty(size)\n"
+        "        self.table = table\n"
+        "\n"
+        "    def alloc(self, num_tokens):\n"
+        "        assert num_tokens <= self.buffer.shape[0]\n"
+        "        assert len(self.table) >= num_tokens\n"
+        "        return self.buffer[:num_tokens]\n"
+    )
+    # Line 10: a table the caller handed in is the caller's.
+    assert lines(src) == [10]
+
+
+def test_what_a_base_class_elsewhere_sets_from_the_arguments_is_input():
+    src = (
+        "from .base import BaseRunner\n"
+        "\n"
+        "class XRunner(BaseRunner):\n"
+        "    cache_kind = 'paged'\n"
+        "\n"
+        "    def __init__(self, model_runner):\n"
+        "        super().__init__(model_runner)\n"
+        "        assert not self.enable_two_batch_overlap\n"
+        "        assert self.cache_kind == 'paged'\n"
+        "        assert self.forward_metadata is None\n"
+        "\n"
+        "class Plain(BaseRunner):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        assert not self.enable_two_batch_overlap\n"
+    )
+    # Line 15: nothing of the constructor's was handed to the base.
+    assert lines(src) == [8]

@@ -1,0 +1,268 @@
+"""P/D between two real processes (`atom.runner.pd_transfer`), over gloo on the CPU.
+
+One prefill and one decode process run every case of one plan: every registry model (and
+target + draft pair) at bf16 and fp8, each end building its own pool -- the decode end through
+the P/D import walk at the counts the prefill end's manifest states -- a random set of blocks
+(and, for a model with per-request state, request slots) moved through the staging buffer into
+other random ids, and every decode-side view read back bit for bit against the prefill side's
+view of the blocks it sent, every other byte of the decode side's pools unchanged. Then the
+mismatched pairs, each refused by name on both ends before a byte moves.
+
+One pair of processes runs the whole plan (a process costs an interpreter and torch's import, a
+case a few hundred milliseconds); the ids are drawn from a seeded generator, and printed in the
+case name, so a failure names the ids that showed it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import pytest
+
+from atom.runner.pd_transfer import Transport, run_pair
+from contracts.runtime.strategies import DRAFT_PAIRS, case_names, default_case
+
+#: The widest tensor parallelism each case builds at: every field and layout of the model at a
+#: fraction of its bytes (a hybrid's request state is hundreds of MiB at tp 1).
+TP_SIZES = (8, 4, 2, 1)
+BLOCKS = 4
+STATE_ENTRIES = 2
+SEED = 20261206
+
+
+def _end(name: str, **engine) -> dict:
+    target, draft = DRAFT_PAIRS.get(name, (name, None))
+    return {"model": target, "draft": draft, "engine": engine}
+
+
+def _engine(name: str, kv: str) -> dict:
+    """The case's engine settings at the widest tp it builds at, and its priced entry bytes."""
+    from atom.engine_config import EngineConfig
+    from atom.models.registry import load_model_config
+    from atom.runner.model_runner import ModelRunner
+
+    block = default_case(name).engine.scheduler_block_size
+    target, draft = DRAFT_PAIRS.get(name, (name, None))
+    for tp in TP_SIZES:
+        engine = dict(tp_size=tp, kv_dtype=kv, scheduler_block_size=block, index_cache_dtype="fp8")
+        try:
+            runner = ModelRunner(
+                load_model_config(target),
+                EngineConfig(**engine),
+                draft_config=load_model_config(draft) if draft else None,
+            )
+            return engine, runner
+        except (ValueError, TypeError):
+            continue
+    raise AssertionError(f"{name} builds at no tp in {TP_SIZES}")
+
+
+def _moved_case(name: str, kv: str, rng: random.Random) -> tuple[dict, dict]:
+    engine, runner = _engine(name, kv)
+    # One block stays unaddressed; a random non-empty set moves into other random ids.
+    count = rng.randint(1, BLOCKS - 1)
+    src, dst = rng.sample(range(BLOCKS), count), rng.sample(range(BLOCKS), count)
+    state = bool(runner._state_pool_names())
+    slots = ([rng.randrange(STATE_ENTRIES)], [rng.randrange(STATE_ENTRIES)]) if state else ([], [])
+    label = f"{name} {kv} blocks {src}->{dst}" + (f" slots {slots[0]}->{slots[1]}" if state else "")
+    # What a staged unit is, read off the price side: the entry's bytes less its padding.
+    from atom.layout_report import layout_report
+
+    classes = layout_report(runner)["entry_classes"]
+    case = {
+        "name": label,
+        "seed": rng.randrange(1 << 30),
+        "prefill": {**_end(name, **engine), "blocks": BLOCKS, "state_entries": STATE_ENTRIES,
+                    "ids": src, "slots": slots[0]},
+        "decode": {**_end(name, **engine), "ids": dst, "slots": slots[1]},
+    }  # fmt: skip
+    expected = {
+        "page": classes["page"]["entry_bytes"] - classes["page"]["padding_bytes"],
+        "state": classes["state"]["entry_bytes"] - classes["state"]["padding_bytes"]
+        if "state" in classes
+        else 0,
+        "blocks": count,
+        "slots": len(slots[0]),
+    }
+    return case, expected
+
+
+def _mismatch(label: str, prefill: dict, decode: dict, **decode_extra) -> dict:
+    return {
+        "name": label,
+        "prefill": {**prefill, "blocks": 3, "state_entries": STATE_ENTRIES, "ids": [0]},
+        "decode": {**decode, "ids": [1], **decode_extra},
+    }
+
+
+LLAMA = {"tp_size": 8, "scheduler_block_size": 16}
+#: Each mismatched pair, and what both ends' refusal must name.
+MISMATCHES = {
+    "reordered regions": (
+        _mismatch(
+            "reordered regions",
+            _end("llama-3.1-8b", **LLAMA),
+            _end("llama-3.1-8b", **LLAMA),
+            arrange="interleave-fields",
+        ),
+        "page region 1 is 'target.h1d128/v/0' here and 'target.h1d128/k/1' on the prefill end",
+    ),
+    "another dtype": (
+        _mismatch(
+            "another dtype",
+            _end("llama-3.1-8b", **LLAMA, kv_dtype="fp8"),
+            _end("llama-3.1-8b", **LLAMA, kv_dtype="fp8_e5m2"),
+        ),
+        "dtype is float8_e5m2 here and float8_e4m3fn on the prefill end",
+    ),
+    "another block size": (
+        _mismatch(
+            "another block size",
+            _end("llama-3.1-8b", **LLAMA),
+            _end("llama-3.1-8b", tp_size=8, scheduler_block_size=32),
+        ),
+        "scheduler_block_size is 32 here and 16 on the prefill end",
+    ),
+    "another model": (
+        _mismatch(
+            "another model",
+            _end("eagle3-draft-llama", **LLAMA),
+            _end("minimax-m3-eagle3", **LLAMA),
+        ),
+        "model is ",
+    ),
+    "another layout": (
+        _mismatch(
+            "another layout",
+            _end("llama-3.1-8b", **LLAMA),
+            _end("llama-3.1-8b", **LLAMA, mha_backend="triton"),
+        ),
+        "layouts is 'target=nhd' here and 'target=shuffle' on the prefill end",
+    ),
+    "an fp4 indexer": (
+        _mismatch(
+            "an fp4 indexer",
+            _end("deepseek-v4-flash-dspark", tp_size=8, scheduler_block_size=256),
+            _end("deepseek-v4-flash-dspark", tp_size=8, scheduler_block_size=256),
+        ),
+        "transfer with index_cache_dtype 'fp4' is refused",
+    ),
+}
+
+
+def _plan() -> tuple[list[dict], dict[str, dict]]:
+    rng = random.Random(SEED)
+    cases, expected = [], {}
+    for name in case_names():
+        for kv in ("bf16", "fp8"):
+            case, want = _moved_case(name, kv, rng)
+            cases.append(case)
+            expected[case["name"]] = want
+    cases += [case for case, _ in MISMATCHES.values()]
+    return cases, expected
+
+
+PLAN, EXPECTED = _plan()
+MOVED = [c["name"] for c in PLAN if c["name"] in EXPECTED]
+
+
+@pytest.fixture(scope="module")
+def pair_results() -> dict[str, dict]:
+    started = time.monotonic()
+    results = run_pair(PLAN, backend="gloo", timeout_s=900)
+    print(f"\n{len(PLAN)} P/D cases in two processes: {time.monotonic() - started:.1f} s")
+    return {r["case"]: r for r in results}
+
+
+def _bound_views(name: str, kv: str) -> int:
+    _, runner = _engine(name, kv)
+    runner.initialize(1, state_entries=STATE_ENTRIES, device="meta")
+    return sum(len(m.kv_views) for m in runner.bound_modules())
+
+
+@pytest.mark.parametrize("label", MOVED)
+def test_every_model_moves_bit_exact_from_a_prefill_process_to_a_decode_process(
+    pair_results, label
+):
+    result, want = pair_results[label], EXPECTED[label]
+    prefill, decode = result["prefill"], result["decode"]
+    assert decode["outcome"] == "moved", decode.get("error") or decode.get("refusal")
+    assert prefill["outcome"] == "moved"
+    # What crossed: whole blocks and whole slots, each its price less its padding.
+    sent = want["blocks"] * want["page"] + want["slots"] * want["state"]
+    assert prefill["bytes"] == decode["bytes"] == sent
+    readback = decode["readback"]
+    name, kv = label.split(" ")[:2]
+    assert readback["views"] == _bound_views(name, kv), "a bound view was not read back"
+    assert readback["pieces"] > 0 and readback["kept_bytes"] > 0
+
+
+@pytest.mark.parametrize("label", list(MISMATCHES))
+def test_a_mismatched_pair_is_refused_by_name_on_both_ends_before_a_byte_moves(pair_results, label):
+    needle = MISMATCHES[label][1]
+    result = pair_results[label]
+    for end in ("prefill", "decode"):
+        assert result[end]["outcome"] == "refused", (end, result[end])
+        assert result[end]["bytes"] == 0
+    assert needle in result["decode"]["refusal"], result["decode"]["refusal"]
+    assert result["prefill"]["refusal"], "the prefill end refused without a reason"
+
+
+def test_the_plan_covers_every_registry_model_at_both_dtypes_and_the_hybrids_state():
+    from atom.models.registry import model_names
+
+    covered = {label.split(" ")[0] for label in MOVED}
+    assert set(model_names()) | set(DRAFT_PAIRS) == covered
+    assert {label.split(" ")[1] for label in MOVED} == {"bf16", "fp8"}
+    with_slots = {label.split(" ")[0] for label in MOVED if "slots" in label}
+    assert {"qwen3.5-27b", "kimi-linear-48b-a3b", "deepseek-v4-flash-dspark"} <= with_slots
+
+
+def test_nccl_is_refused_by_name_without_two_gpus():
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.device_count() >= 2:
+        pytest.skip("two GPUs are visible: NCCL is runnable here")
+    with pytest.raises(
+        ValueError, match=r"transport 'nccl' .* needs two visible GPUs; this machine shows"
+    ):
+        Transport("nccl").require_available()
+    with pytest.raises(ValueError, match=r"transport 'nccl' .* needs two visible GPUs"):
+        run_pair(PLAN[:1], backend="nccl")
+    with pytest.raises(
+        ValueError, match=r"transport backend 'mpi' is not one of \('gloo', 'nccl'\)"
+    ):
+        Transport("mpi")
+
+
+def test_a_crashing_end_is_reported_and_both_processes_are_gone():
+    # Block 7 of a 3-block pool: the prefill end's gather refuses it after the handshake, while
+    # the decode end waits for blocks that never come -- the pair must not wait out its deadline.
+    case = _mismatch("crash", _end("llama-3.1-8b", **LLAMA), _end("llama-3.1-8b", **LLAMA))
+    case["prefill"]["ids"] = [7]
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"P/D an end failed; prefill pid \d+ exited 1") as err:
+        run_pair([case], timeout_s=600)
+    assert time.monotonic() - started < 300
+    assert "block id 7 is out of range for a region set of 3 blocks" in str(err.value)
+    for pid in _pids(str(err.value)):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_pair_past_its_deadline_is_killed():
+    with pytest.raises(RuntimeError, match=r"P/D pair ran past 0.2 s") as err:
+        run_pair(PLAN[:1], timeout_s=0.2)
+    for pid in _pids(str(err.value)):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _pids(message: str) -> list[int]:
+    import re
+
+    pids = [int(p) for p in re.findall(r"pid (\d+)", message)]
+    assert len(pids) == 2, message
+    return pids
