@@ -92,7 +92,9 @@ _READ_ONLY_METHODS = frozenset(
 )
 
 
-def summarise_module(tree: ast.Module, package: str | None, *, details: bool = True) -> tuple:
+def summarise_module(
+    tree: ast.Module, package: str | None, *, details: bool = True, text: str | None = None
+) -> tuple:
     """The summary of one parsed module (see the module docstring for its shape).
 
     ``package`` is the package its relative imports resolve against (its own
@@ -103,7 +105,7 @@ def summarise_module(tree: ast.Module, package: str | None, *, details: bool = T
     the parse; ``details`` walks every function body as well (calls, dicts,
     units), about as long again as the parse.
     """
-    return Outliner(tree, package).summary(details=details)
+    return Outliner(tree, package, text).summary(details=details)
 
 
 class Outliner:
@@ -114,12 +116,20 @@ class Outliner:
     read), and the rest of the module's bodies are never walked.
     """
 
-    def __init__(self, tree: ast.Module, package: str | None) -> None:
+    def __init__(self, tree: ast.Module, package: str | None, text: str | None = None) -> None:
         self._builder = _Summariser(package)
+        if text is not None:
+            # A function's body is walked for nested definitions only where one is spelled.
+            from .imports import lines_mentioning
+
+            self._builder.def_lines = lines_mentioning(text, ("def ", "class "))
         self._builder.body(tree.body, prefix="", klass=None, module_level=True)
         self.outlines = tuple(self._builder.outlines)
         self.aliases = tuple(self._builder.aliases.items())
         self.classes = tuple(self._builder.classes)
+        # The attributes some method assigns on `self` (a regular expression over the text,
+        # so a superset): a question about what `self.x` holds skips a module not naming x.
+        self.self_set = None if text is None else tuple(sorted(set(_SELF_SET.findall(text))))
 
     def detail(self, index: int) -> tuple:
         return self._builder.details(self._builder.nodes[index])
@@ -128,17 +138,31 @@ class Outliner:
         """The ``def`` statement of the function at ``index`` of ``outlines``."""
         return self._builder.nodes[index][0]
 
+    def reads(self, index: int, lines: frozenset[int]) -> tuple[tuple, frozenset[str]]:
+        """A function's ``[]`` reads of string keys and the keys it guards, read only from the
+        statements on ``lines`` (those spelling a read) and its assignments: what a reader's
+        check needs, at a fraction of the body's details."""
+        node, outline, inherited = self._builder.nodes[index]
+        positional = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+        walker = _FunctionWalker(self._builder, node, outline[O_SELF], positional)
+        if inherited:
+            walker.shadowed.discard(outline[O_SELF])
+        walker.read_only(lines)
+        return tuple(walker.reads), frozenset(walker.guards)
+
     def spell(self, func: ast.AST, shadowed) -> str:
         """A callee as the summary spells it: its head resolved through the module's imports."""
         return self._builder.spell(func, shadowed) or UNKNOWN
 
     def summary(self, *, details: bool) -> tuple:
         found = tuple(self.detail(i) for i in range(len(self.outlines))) if details else None
-        return (FORMAT, self.aliases, self.classes, self.outlines, found)
+        return (FORMAT, self.aliases, self.classes, self.outlines, found, self.self_set)
 
 
 # Indices of a module summary's fields.
-S_FORMAT, S_ALIASES, S_CLASSES, S_OUTLINES, S_DETAILS = range(5)
+S_FORMAT, S_ALIASES, S_CLASSES, S_OUTLINES, S_DETAILS, S_SELF_SET = range(6)
+# A literal first, so the scan jumps from one `self.` to the next.
+_SELF_SET = re.compile(r"self\.(\w+)\s*(?::[^=\n]+)?=(?!=)")
 
 
 class _Summariser:
@@ -148,6 +172,7 @@ class _Summariser:
         self.classes: list[tuple] = []
         self.outlines: list[tuple] = []
         self.nodes: list[tuple] = []  # (def node, outline, closure)
+        self.def_lines: tuple[int, ...] | None = None  # lines spelling `def `/`class `
 
     # -- imports -------------------------------------------------------------
 
@@ -279,6 +304,8 @@ class _Summariser:
         )
         self.outlines.append(outline)
         self.nodes.append((node, outline, inherited))
+        if self.def_lines is not None and not _inside(self.def_lines, node):
+            return  # no `def`/`class` spelled in its body: nothing nested to outline
         inner = (self_name, owner) if self_name else None
         self.body(node.body, prefix=qual + ".", klass=None, closure=inner)
 
@@ -336,6 +363,26 @@ class _Summariser:
         parts.append(head)
         parts.reverse()
         return ".".join(parts)
+
+
+# A statement's own expressions (a compound statement's header; a simple one's whole).
+_HEADER_FIELDS = ("value", "test", "iter", "subject", "targets", "target", "exc", "msg")
+
+
+def _header_end_of(stmt) -> int:
+    body = getattr(stmt, "body", None)
+    if type(body) is list and body:
+        return max(stmt.lineno, body[0].lineno - 1)
+    return getattr(stmt, "end_lineno", None) or stmt.lineno
+
+
+def _inside(lines: tuple[int, ...], node) -> bool:
+    """Whether one of ``lines`` lies in a function's body (after its ``def`` line)."""
+    import bisect
+
+    i = bisect.bisect_right(lines, node.lineno)
+    end = getattr(node, "end_lineno", None) or node.lineno
+    return i < len(lines) and lines[i] <= end
 
 
 def _is_super(node) -> bool:
@@ -437,6 +484,46 @@ class _FunctionWalker:
         self._open_params: set = set()
         self._depth = 0  # nesting of conditional blocks, for "every path" of a fill
         self._locals: dict[str, ast.expr] = {}  # the last value bound to each local (unit forms)
+
+    def read_only(self, lines: frozenset[int]) -> None:
+        """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
+        catch ``KeyError``, and the expressions of the statements spelling a read or a guard."""
+        stack = [(stmt, False) for stmt in reversed(self.node.body)]
+        while stack:
+            stmt, in_try = stack.pop()
+            kind = type(stmt)
+            if kind in _DEFS or kind is ast.ClassDef:
+                continue
+            if kind is ast.Assign and type(stmt.targets[0]) is ast.Name:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        self._locals[target.id] = stmt.value
+            end = _header_end_of(stmt)
+            if any(line in lines for line in range(stmt.lineno, end + 1)):
+                self._key_guard = 1 if in_try else 0
+                for field in _HEADER_FIELDS:
+                    child = getattr(stmt, field, None)
+                    if isinstance(child, ast.expr):
+                        self.expr(child)
+                    elif type(child) is list:
+                        for item in child:
+                            if isinstance(item, ast.expr):
+                                self.expr(item)
+                if kind in (ast.With, ast.AsyncWith):
+                    for item in stmt.items:
+                        self.expr(item.context_expr)
+            catches = kind is ast.Try and any(_catches_key_error(h) for h in stmt.handlers)
+            blocks = []
+            for field in ("orelse", "finalbody"):
+                blocks.extend((s, in_try) for s in getattr(stmt, field, ()) or ())
+            for handler in getattr(stmt, "handlers", ()) or ():
+                blocks.extend((s, in_try) for s in handler.body)
+            for case in getattr(stmt, "cases", ()) or ():
+                blocks.extend((s, in_try) for s in case.body)
+            body = getattr(stmt, "body", None)
+            if type(body) is list:
+                blocks = [(s, in_try or catches) for s in body] + blocks
+            stack.extend(reversed(blocks))
 
     def run(self) -> None:
         args = self.node.args

@@ -41,6 +41,7 @@ from .functions import (
     S_CLASSES,
     S_DETAILS,
     S_OUTLINES,
+    S_SELF_SET,
     Outliner,
 )
 
@@ -48,7 +49,7 @@ from .functions import (
 #: a path holds no NUL, so the two never collide.
 SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
-_KEPT_TREES = 8
+_KEPT_TREES = 16
 _MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
 
 
@@ -80,6 +81,7 @@ class Module:
         "name",
         "outlines",
         "path",
+        "self_set",
     )
 
     def __init__(self, name: str, path: str, summary: tuple, lazy=None) -> None:
@@ -91,9 +93,11 @@ class Module:
         self.functions: dict[str, int] = {o[O_QUAL]: i for i, o in enumerate(self.outlines)}
         stored = summary[S_DETAILS]
         self._details: list | None = list(stored) if stored is not None else None
+        found = summary[S_SELF_SET] if len(summary) > S_SELF_SET else None
+        self.self_set: frozenset[str] | None = frozenset(found) if found is not None else None
         self._lazy = lazy
         self._text: str | None = None  # the file being checked's text, for line questions
-        if stored is None and lazy is not None:
+        if self._details is None and lazy is not None:
             self._details = [None] * len(self.outlines)
 
     def lines_mentioning(self, needle: str) -> tuple[int, ...] | None:
@@ -127,9 +131,10 @@ class Module:
         return found
 
     def summary(self) -> tuple:
-        """As the cache stores it: details only when every function's are made."""
+        """As the cache stores it: the details made so far, None for a function not asked
+        about (a later question about one parses the file)."""
         details = self._details
-        if details is not None and any(d is None for d in details):
+        if details is not None and all(d is None for d in details):
             details = None
         return (
             FORMAT,
@@ -137,6 +142,7 @@ class Module:
             tuple(self.classes.values()),
             self.outlines,
             tuple(details) if details is not None else None,
+            tuple(sorted(self.self_set)) if self.self_set is not None else None,
         )
 
 
@@ -144,11 +150,10 @@ class _FileDetails:
     """A function's details for a module known by its summary: the file parsed when one is
     first asked for (and kept among the program's last few trees)."""
 
-    __slots__ = ("abspath", "digest", "parses", "program", "rel", "rest")
+    __slots__ = ("abspath", "digest", "program", "rel", "rest")
 
     def __init__(self, program, rel: str, abspath: str, digest: bytes) -> None:
         self.program, self.rel, self.abspath, self.digest = program, rel, abspath, digest
-        self.parses = 0
         self.rest: dict[int, tuple] = {}
 
     def detail(self, index: int):
@@ -160,11 +165,9 @@ class _FileDetails:
         if outliner is None or index >= len(outliner.outlines):
             return None
         if kept is None:
-            self.parses += 1
-            if self.parses > 1:
-                # Parsed again after the tree was let go: every body now, so it is the last.
-                self.rest = {i: outliner.detail(i) for i in range(len(outliner.outlines))}
-                return self.rest.pop(index)
+            # Parsed for this question: every body now, so it is the file's last parse.
+            self.rest = {i: outliner.detail(i) for i in range(len(outliner.outlines))}
+            return self.rest.pop(index)
         return outliner.detail(index)
 
 
@@ -213,14 +216,32 @@ class Program:
         made = self._of_source.get(source.path)
         if made is not None and made[0] is tree:
             return made[1]
-        outliner = Outliner(tree, self.project.package_of(source.path))
+        outliner = Outliner(tree, self.project.package_of(source.path), source.text)
         found = Module(name, source.path, outliner.summary(details=False), lazy=outliner)
         found._text = source.text
+        for _old_tree, old in self._of_source.values():
+            # The last file checked lets its tree go (a run keeps summaries, never every
+            # tree): a later question about one of its bodies reads the file again.
+            old_abspath = os.path.join(self.project.root, old.path)
+            old._lazy = _FileDetails(self, old.path, old_abspath, None)
+            old._text = None
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
             self._modules[(name, True)] = found
             self._modules[(name, False)] = found
         return found
+
+    def may_import(self, rel: str, modules) -> bool:
+        """Whether a file's text spells the last name of one of ``modules`` -- which every
+        import of one does (``import a.b.c``, ``from a.b import c``, ``from .c import x``):
+        a byte scan, so a file that cannot be reaching them is not parsed to ask."""
+        lasts = {m.rpartition(".")[2].encode() for m in modules}
+        try:
+            with open(os.path.join(self.project.root, rel), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return False
+        return any(last in data for last in lasts)
 
     def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
         """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""
@@ -244,6 +265,11 @@ class Program:
         self._scans[key] = found
         return found
 
+    def all_modules(self) -> list[str]:
+        """Every first-party module under the src roots."""
+        names = (self.project.module_name(self.project.relpath(p)) for p in self._files())
+        return [n for n in names if n]
+
     def _files(self) -> list[str]:
         """Every ``.py`` file under the project's src roots (hidden folders and caches skipped)."""
         found = self._scans.get(("files",))
@@ -262,19 +288,15 @@ class Program:
         self._scans[("files",)] = found
         return found
 
-    def complete(self, source) -> None:
-        """Make every function's details of the file being checked and leave them for the
-        cache: a later run over other files then reads this one's bodies without a parse."""
+    def store(self, source) -> None:
+        """Leave what is known of the file being checked for the cache (its outline and the
+        bodies asked about): a run over other files later asks the same of it, unparsed."""
         made = self._of_source.get(source.path)
-        if made is None or made[0] is not source.tree:
-            return
-        module = made[1]
-        for qual in module.functions:
-            module.detail(qual)
-        self._store(source, module.summary())
+        if made is not None and made[0] is source.tree:
+            self._store(source, made[1].summary())
 
     def _store(self, source, summary: tuple) -> None:
-        """Leave the summary of a file parsed anyway for the cache -- when its bytes on disk
+        """Leave a summary of the file being checked for the cache -- when its bytes on disk
         are the text checked (an editor's unsaved buffer is not)."""
         try:
             st = os.stat(source.abspath)
@@ -305,7 +327,7 @@ class Program:
         key = rel + SUMMARY_KEY
         registered = getattr(project, "_sources", {}).get(abspath)
         if registered is not None and registered.tree is not None:
-            outliner = Outliner(registered.tree, project.package_of(rel))
+            outliner = Outliner(registered.tree, project.package_of(rel), registered.text)
             return Module(name, rel, outliner.summary(details=False), lazy=outliner)
         stored = project.summaries.get(key)
         try:
@@ -352,31 +374,32 @@ class Program:
                 return None
             from contracts.config import blake2b
 
-            if blake2b(data, digest_size=16).digest() != digest:
+            if digest is not None and blake2b(data, digest_size=16).digest() != digest:
                 return None  # changed since its summary: no details from other bytes
-        tree = self._parse(data, rel)
-        if tree is None:
+        parsed = self._parse(data, rel)
+        if parsed is None:
             return None
-        outliner = Outliner(tree, self.project.package_of(rel))
+        outliner = Outliner(parsed[0], self.project.package_of(rel), parsed[1])
         while len(self._trees) >= _KEPT_TREES:
             self._trees.pop(next(iter(self._trees)))
         self._trees[rel] = (digest, outliner)
         return outliner
 
     @staticmethod
-    def _parse(data: bytes, rel: str) -> ast.Module | None:
+    def _parse(data: bytes, rel: str) -> tuple[ast.Module, str] | None:
         from ..source import DecodeError, decode_source
 
         try:
-            return ast.parse(decode_source(data), filename=rel)
+            text = decode_source(data)
+            return ast.parse(text, filename=rel), text
         except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 
     def _from_stored(self, name: str, rel: str, summary, abspath: str, digest) -> Module | None:
         try:
-            lazy = (
-                None if summary[S_DETAILS] is not None else _FileDetails(self, rel, abspath, digest)
-            )
+            details = summary[S_DETAILS]
+            whole = details is not None and all(d is not None for d in details)
+            lazy = None if whole else _FileDetails(self, rel, abspath, digest)
             return Module(name, rel, summary, lazy=lazy)
         except (TypeError, ValueError, IndexError, KeyError):
             return None  # a stored summary of another shape: parse instead

@@ -125,6 +125,7 @@ class ReachableCalls(Contract):
     KIND = "reachable-calls"
     RULES = RULES
     CACHEABLE = False  # the chain runs through other files
+    IMPORT_SUMMARIES = False  # its own summaries (checkers.analysis.program) carry the calls
 
     entries = StringList(
         default=(),
@@ -380,13 +381,13 @@ class ReachableCalls(Contract):
         if module is None:
             return
         entries = list(self._entries(module))
-        if entries:
-            # A later run over other files asks this file's entries again (dependent_lines):
-            # from the cache, with every body's calls, it needs no parse.
-            program.complete(source)
         for qual, outline, detail in entries:
             for hit in self._search(program, module, qual):
                 yield self._finding(source, module, outline, detail, hit)
+        if entries:
+            # A run over other files asks this file's entries again (`dependent_lines`): the
+            # bodies the search walked, kept by the cache, spare it a parse.
+            program.store(source)
 
     def _entries(self, module) -> Iterator[tuple]:
         from ..analysis.functions import O_CLASS, O_DECORATORS, O_QUAL

@@ -151,6 +151,7 @@ class Units(Contract):
     KIND = "units"
     RULES = RULES
     CACHEABLE = False  # a callee's parameters and returns are in other files
+    IMPORT_SUMMARIES = False  # its own summaries (checkers.analysis.program) carry the calls
 
     names = StringMap(
         doc=(
@@ -321,20 +322,15 @@ class Units(Contract):
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
         """Every line of each function of ``path`` that calls into an edited module: an edit
         there changes a parameter's unit or a return's, and the finding may sit anywhere the
-        value goes in the caller. A file importing no edited module is not read further."""
+        value goes in the caller. A file whose text spells no edited module's name cannot
+        import one, and is not parsed."""
         from ..analysis.functions import C_SPELLING, D_CALLS, O_END, O_LINE, O_QUAL
         from ..analysis.program import program_of
 
         name = project.module_name(path)
         if not name or name in edited:
             return {}
-        imports = {t for ref in project.module_imports(path) for t in ref.targets}
-        package = name.rpartition(".")[0]
-        if not any(
-            t == m or t.startswith(m + ".") or m.startswith(t + ".")
-            for t in imports
-            for m in edited
-        ) and not any(m.rpartition(".")[0] == package for m in edited):
+        if not program_of(project).may_import(path, edited):
             return {}
         program = program_of(project)
         module = program.module(name, details=True)
@@ -779,7 +775,9 @@ class _Walker:
                 self.check_into(
                     declared, unit, value_node, "passes", f"`{name}` of `{last}`", code="AC802"
                 )
-        if any(real(a) or isinstance(a, _Deferred) for a in args):
+        if any(real(a) for a in args):
+            # Only an argument of known unit asks for the callee's parameters: a call's
+            # result of no declared unit would need the callee's callee too.
             self.positional(node, spelling, args)
         if spelling in _KEEPS and len(args) == 1:
             return args[0]
@@ -819,7 +817,7 @@ class _Walker:
             if type(node.args[i]) is ast.Starred:
                 return
             index = i + bound
-            if index >= len(params) or not (real(unit) or isinstance(unit, _Deferred)):
+            if index >= len(params) or not real(unit):
                 continue
             param = params[index]
             declared = self.vocab.of(param)
