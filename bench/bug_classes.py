@@ -48,6 +48,8 @@ TREES = {
     "atom-upstream": ("atom-upstream", ("atom",)),
     "vllm": ("vllm-0.33.0", ("vllm",)),
     "sglang": ("sglang-0.5.23", ("sglang",)),
+    # Held out: measured once, after the rules were narrowed on the three trees above.
+    "sglang-0.4.6": ("sglang-0.4.6", ("sglang",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50

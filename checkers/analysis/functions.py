@@ -78,6 +78,10 @@ C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS
 # and whether its receiver is a name the function has shown to be on the host (after
 # ``if x.device.type != "cpu": return``).
 C_INTS, C_MODULE, C_HOST = 8, 9, 10
+# ... the arguments written as ``True``/``False``/``None`` ((position or keyword, value)),
+# and the parameters whose value decides whether the call runs (``if use_ragged:`` around
+# it: ``("use_ragged", True)``; its ``else``: ``False``).
+C_CONSTS, C_GUARDS = 11, 12
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).
@@ -479,6 +483,7 @@ class _FunctionWalker:
         self._captured_names: frozenset[str] | None = None
         self._int_params: set[str] = set()
         self._host_roots: set[str] = set()  # names past a "return unless on the host" test
+        self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
         self._open_params: set = set()
@@ -604,8 +609,15 @@ class _FunctionWalker:
         if kind is ast.If:
             self.expr(stmt.test)
             self._depth += 1
+            guard = self._param_guard(stmt.test)
+            if guard is not None:
+                self._guards.append(guard)
             a = self.block(stmt.body, _copy(state))
+            if guard is not None:
+                self._guards[-1] = (guard[0], not guard[1])
             b = self.block(stmt.orelse, _copy(state))
+            if guard is not None:
+                self._guards.pop()
             self._depth -= 1
             host = _leaves_unless_host(stmt)
             if host is not None:
@@ -850,8 +862,26 @@ class _FunctionWalker:
                 tuple(ints),
                 module_form,
                 type(root) is ast.Name and root.id in self._host_roots,
+                tuple(
+                    [(i, a.value) for i, a in enumerate(node.args) if _flag(a)]
+                    + [
+                        (kw.arg, kw.value.value)
+                        for kw in node.keywords
+                        if kw.arg and _flag(kw.value)
+                    ]
+                ),
+                tuple(self._guards),
             )
         )
+
+    def _param_guard(self, test) -> tuple[str, bool] | None:
+        """``("p", True)`` for ``if p:``, ``("p", False)`` for ``if not p:``, ``p`` a parameter."""
+        required = True
+        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, required = test.operand, False
+        if type(test) is ast.Name and test.id in self.params and test.id != self.self_name:
+            return (test.id, required)
+        return None
 
     def _int_evident(self, node, depth: int) -> bool:
         """Whether a value is evidently a host int: a literal, ``int()``/``len()``/``round()``,
@@ -1221,6 +1251,10 @@ class _FunctionWalker:
 _ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
 _COUNT_NAME = re.compile(r"(?:num|n)_[a-z0-9_]*$|[a-z0-9_]*_num_[a-z0-9_]*$|[a-z0-9_]*_size$")
 _INT_METHODS = frozenset({"numel", "item", "size", "bit_length", "dim", "element_size"})
+
+
+def _flag(node) -> bool:
+    return type(node) is ast.Constant and (node.value is None or type(node.value) is bool)
 
 
 def _leaves_unless_host(stmt: ast.If) -> str | None:

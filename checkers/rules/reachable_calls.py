@@ -417,11 +417,16 @@ class ReachableCalls(Contract):
 
     def _search(self, program, module, entry: str) -> list[tuple]:
         """Per forbidden pattern, the shortest chain from ``entry``: (pattern, hops), each hop
-        ``(module, qual, call)``: the call made in that function, the last one forbidden."""
-        from ..analysis.functions import C_SPELLING, D_CALLS
+        ``(module, qual, call)``: the call made in that function, the last one forbidden.
 
-        start = (module.name, entry)
-        parent: dict[tuple[str, str], tuple | None] = {start: None}
+        A call that passes ``True``/``False``/``None`` for a parameter binds it in the
+        callee, whose calls under an ``if`` on that parameter that the value rules out are
+        not followed (``update(..., use_ragged=False)`` does not take ``if use_ragged:``).
+        """
+        from ..analysis.functions import C_GUARDS, C_SPELLING, D_CALLS
+
+        start = (module.name, entry, frozenset())
+        parent: dict[tuple, tuple | None] = {start: None}
         queue = deque([start])
         found: dict[str, list] = {}
         visited = 0
@@ -434,7 +439,13 @@ class ReachableCalls(Contract):
             outline, detail = mod.outline(node[1]), mod.detail(node[1])
             if outline is None or detail is None:
                 continue
+            bound = dict(node[2])
             for call in detail[D_CALLS]:
+                if bound and any(
+                    name in bound and bool(bound[name]) is not required
+                    for name, required in call[C_GUARDS]
+                ):
+                    continue  # under an `if` on a parameter the caller's value rules out
                 spelling = call[C_SPELLING]
                 target = program.resolve_call(mod, outline, spelling)
                 pattern = self._forbidden.match(spelling, call)
@@ -444,13 +455,12 @@ class ReachableCalls(Contract):
                     if pattern not in found:
                         found[pattern] = _hops(parent, node, call, mod.path)
                     continue
-                if (
-                    target is not None
-                    and target not in parent
-                    and not self._boundary(program, target)
-                ):
-                    parent[target] = (node, call, mod.path)
-                    queue.append(target)
+                if target is None or self._boundary(program, target):
+                    continue
+                key = (*target, _bindings(program, target, spelling, call))
+                if key not in parent:
+                    parent[key] = (node, call, mod.path)
+                    queue.append(key)
         return [(pattern, hops) for pattern, hops in found.items()]
 
     def _boundary(self, program, target) -> bool:
@@ -524,6 +534,29 @@ class ReachableCalls(Contract):
 
 
 _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
+
+
+def _bindings(program, target, spelling: str, call) -> frozenset:
+    """The callee's parameters a call binds to ``True``/``False``/``None``, by name."""
+    from ..analysis.functions import C_CONSTS, O_PARAMS, O_SELF
+
+    consts = call[C_CONSTS]
+    if not consts:
+        return frozenset()
+    mod = program.module(target[0])
+    outline = mod.outline(target[1]) if mod is not None else None
+    if outline is None:
+        return frozenset()
+    params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+    shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
+    out = []
+    for where, value in consts:
+        if isinstance(where, int):
+            if where + shift < len(params):
+                out.append((params[where + shift], value))
+        else:
+            out.append((where, value))
+    return frozenset(out)
 
 
 def _hops(parent, node, call, path) -> list[tuple]:

@@ -34,8 +34,8 @@ a glob reads a function name's object, not its result, as in
 what was last assigned to it; a number is a plain scalar that goes with
 anything (``blocks + 1``, ``rows * 2``), and so is a product whose units
 cancel (bytes over bytes); an unknown added to anything is unknown; two
-counts of different units multiplied are unknown (one is per the other --
-``num_reqs * num_bonus_tokens`` are tokens -- which the names do not say), and
+counts multiplied are unknown (one is per the other -- ``num_reqs *
+num_bonus_tokens`` are tokens -- which the names do not say), and
 so is a ceiling division by a number (``cdiv(n, 256)``, ``(n + 255) // 256``
 count chunks);
 ``int()``, ``round()``, ``abs()``, ``math.ceil``/``floor``, unary minus, ``%``
@@ -460,16 +460,10 @@ class _Vocabulary:
             return a
         if self.is_count(a) and not self.is_count(b):
             return b if sign == 1 else tuple((n, -e) for n, e in b)
-        if (
-            sign == 1
-            and a
-            and b
-            and _plain(a)
-            and _plain(b)
-            and {n for n, _ in a} != {n for n, _ in b}
-        ):
-            # Two counts of different units multiplied: one of them is per the other
-            # (`num_reqs * num_bonus_tokens`, tokens per request), which the names do not say.
+        if sign == 1 and a and b and _plain(a) and _plain(b):
+            # Two counts multiplied: one of them is per the other (`num_reqs *
+            # num_bonus_tokens` are tokens, `num_tokens * num_draft_tokens` too), which the
+            # names do not say.
             return None
         exps = dict(a)
         for n, e in b:

@@ -325,6 +325,34 @@ def test_an_attribute_holding_a_project_class_is_followed_into_its_methods(tmp_p
     assert sorted((f.line, "pkg.layers" in f.message) for f in found) == [(12, True), (13, True)]
 
 
+def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
+    source = (
+        "def update(lens, use_ragged, *, strict=None):\n"
+        "    if use_ragged:\n"
+        "        return lens.sum().item()\n"
+        "    if not strict:\n"
+        "        return lens\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_replay(lens):\n"
+        "    return update(lens, False, strict=None)\n"
+        "\n"
+        "\n"
+        "def capture_prefill(lens):\n"
+        "    return update(lens, True)\n"
+    )
+    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    found = check(tmp_path, source, params=params)
+    # replay rules out `if use_ragged:`; `strict=None` rules out nothing past `if not strict:`
+    # returning (the analysis is per branch, not per return), so `.tolist()` is reached.
+    assert sorted((f.line, f.message.rpartition("`")[0].rpartition("`")[2]) for f in found) == [
+        (10, "lens.tolist()"),
+        (14, "lens.sum().item()"),
+        (14, "lens.tolist()"),
+    ]
+
+
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
     source = (
         "class A(B):\n"
