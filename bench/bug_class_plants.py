@@ -18,7 +18,6 @@ is the fix, a `* self.block_ratio` more.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
