@@ -1,7 +1,9 @@
 """How long an agent waits after each edit, and a pre-commit run per file.
 
 Targets: the PostToolUse hook end to end -- ruff's fixes,
-ruff's report, the contracts -- under 200 ms median on one file, and
+ruff's report, the contracts, the findings the edit causes in other files (a second hook case
+adds an ``import triton`` that fails the tests importing the module) -- under 200 ms median on
+one file, and
 ``atom-contracts check FILE`` under 80 ms for the whole process. Measured,
 never asserted in a test: these machines are shared and timing is noisy.
 
@@ -132,6 +134,13 @@ def main() -> int:
         def restore() -> None:
             target.write_text(edited_text)
 
+        # The same edit, plus an `import triton` that fails every test importing the module
+        # (AC601 on those tests, found by the cross-file re-check and reported by the hook).
+        breaking_text = "import triton  # noqa: F401\n" + edited_text
+
+        def breaking() -> None:
+            target.write_text(breaking_text)
+
         def untouched() -> None:
             pass
 
@@ -143,6 +152,13 @@ def main() -> int:
             Case(
                 "hook end to end (`atom-contracts hook post-tool-use`)",
                 restore,
+                [console, "hook", "post-tool-use"],
+                "< 200",
+                input=payload,
+            ),
+            Case(
+                "hook, an edit that fails tests elsewhere (AC601 reported on them)",
+                breaking,
                 [console, "hook", "post-tool-use"],
                 "< 200",
                 input=payload,
@@ -176,9 +192,19 @@ def main() -> int:
             ),
         ]
         _measure(cases, args.runs, cwd=root, env=env)
+        breaking()
+        shown = subprocess.run(
+            [console, "hook", "post-tool-use"],
+            input=payload,
+            capture_output=True,
+            cwd=root,
+            env=env,
+        ).stderr.decode()
+        crossed = sum(1 for line in shown.splitlines() if "caused by this edit" in line)
 
     lines = [
         f"file: {args.file} (+ one unused import), {args.runs} rounds, wall ms",
+        f"cross-file findings the breaking edit's hook reported: {crossed}",
         "",
         "| what | median ms | min ms | exit | target ms |",
         "| --- | ---: | ---: | ---: | ---: |",

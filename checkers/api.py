@@ -104,13 +104,21 @@ def _check(
         if len(groups) > 1:
             return merged([_check_group(group, options) for group in groups.values()])
     if config is None:
-        config = resolver.governing(
-            targets,
-            options.cwd,
-            config_file=config_file,
-            use_cache=options.use_cache,
-            write_cache=options.write_cache,
-        )
+        from contracts.config import NoDeclaration
+
+        try:
+            config = resolver.governing(
+                targets,
+                options.cwd,
+                config_file=config_file,
+                use_cache=options.use_cache,
+                write_cache=options.write_cache,
+            )
+        except NoDeclaration:
+            below = _projects_below(targets, options) if governed else None
+            if below is None:
+                raise
+            return below
     resolver.require_contracts(config)
     if stdin is not None:
         from .check_stdin import check_stdin
@@ -120,6 +128,44 @@ def _check(
     if not nested:
         return result
     return merged([result, *(_check(options.targets(group), options) for group in nested)])
+
+
+def _projects_below(targets: list[Path], options: RunOptions) -> CheckResult | None:
+    """A folder with no declaration of its own (a monorepo's top): each project declared
+    below it checked under its own contracts, and the Python files none governs named, a
+    folder at a time. None when nothing below it is declared either (the run is refused)."""
+    from contracts.config import TABLE
+
+    from . import resolver
+    from .run import merged
+
+    folders = targets or [options.cwd]
+    if not all(os.path.isdir(folder) for folder in folders):
+        return None
+    projects: list[Path] = []
+    warnings: list[str] = []
+    for folder in folders:
+        found, ungoverned = resolver.declared_below(folder)
+        projects += found
+        by_top: dict[str, int] = {}
+        for rel in ungoverned:
+            head, _, rest = rel.partition("/")
+            by_top[head + "/" if rest else head] = by_top.get(head + "/" if rest else head, 0) + 1
+        base = os.path.relpath(folder, options.cwd)
+        for name, count in sorted(by_top.items()):
+            shown = os.path.normpath(os.path.join(base, name)) + ("/" if name.endswith("/") else "")
+            if name.endswith("/"):
+                what = f"{count} Python file{'s' if count > 1 else ''} not checked"
+                warnings.append(f"{shown}: {what}: no [{TABLE}] declaration governs them")
+            else:
+                warnings.append(f"{shown}: not checked: no [{TABLE}] declaration governs it")
+    if not projects:
+        return None
+    # Paths relative to the folders checked, whatever number of projects they hold.
+    tops = [CheckResult(root=Path(folder).resolve()) for folder in folders]
+    result = merged([*(_check(options.targets([p]), options) for p in projects), *tops])
+    result.warnings = warnings + result.warnings
+    return result
 
 
 def _check_group(group: list[Path], options: RunOptions) -> CheckResult:

@@ -173,6 +173,44 @@ def by_declaration(
     return groups
 
 
+def declared_below(directory: Path) -> tuple[list[Path], list[str]]:
+    """The projects declared below a folder that has no declaration of its own, and the
+    Python files no declaration governs, both relative to it.
+
+    A monorepo's top often declares nothing while each of its projects does: a run there
+    is each project's run, as ``check one two`` and pre-commit over every file are. Found
+    in the listing a check of the folder would make (git's, with every ignore rule; a walk
+    outside a work tree): each folder holding a listed Python file, and each above it, is
+    asked whether its ``pyproject.toml`` declares the table. The projects returned are the
+    outermost; one declared inside another is that one's nested declaration.
+    """
+    from contracts.config import find_pyproject
+
+    from .discovery import _git_listing, _hidden_or_skipped, _walk
+
+    top = os.path.abspath(directory)
+    listed = _git_listing(top)
+    if listed is None:
+        listed = _walk(top)
+    files = [rel for rel in listed if not _hidden_or_skipped(rel)]
+    folders: set[str] = set()
+    for rel in files:
+        folder = posixpath.dirname(rel)
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = posixpath.dirname(folder)
+    declared = set()
+    for folder in sorted(folders):
+        where = Path(top, folder)
+        if (where / "pyproject.toml").is_file():
+            found = find_pyproject(where, use_cache=False)
+            if found is not None and found[0].parent == where.resolve():
+                declared.add(folder)
+    outermost = sorted(f for f in declared if owner(f, declared) is None)
+    ungoverned = [rel for rel in files if owner(rel, declared) is None]
+    return [Path(top, f) for f in outermost], ungoverned
+
+
 def nested_declarations(files: list[tuple[str, str]], config: Config) -> set[str]:
     """The folders holding a declaration below ``config.root`` that governs some of ``files``,
     relative to the root as the files' paths are.
@@ -212,6 +250,7 @@ def owner(rel: str, nested: set[str]) -> str | None:
 
 __all__ = [
     "by_declaration",
+    "declared_below",
     "governing",
     "load_config",
     "nested_declarations",

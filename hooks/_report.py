@@ -57,9 +57,16 @@ def render(
     if not count:
         # Nothing left, but the agent's view of the file is stale: say so, and only that.
         return "\n".join([f"{relpath}: {rewrote}; no problems left.", *notes]) + "\n"
+    # The checker's own spelling of a path, so the hook and `atom-contracts check` name a file
+    # alike; imported here, since a clean file never renders.
+    from checkers.discovery import relative
+
     noun = "problem" if count == 1 else "problems"
     header = f"{relpath}: {count} {noun}"
     header += " left after ruff's safe fixes" if ruff_ran else " found"
+    elsewhere = sum(1 for p in ordered if p.path and relative(p.path, Path(project)) != relpath)
+    if elsewhere:
+        header += f", {elsewhere} of them in other files this edit breaks"
     if rewrote:
         header += f" ({rewrote})"
     lines = [
@@ -67,9 +74,6 @@ def render(
         "Problems already in the file before this edit are listed too: CI reports them once an "
         "edit lands beside them.",
     ]
-    # The checker's own spelling of a path, so the hook and `atom-contracts check` name a file
-    # alike; imported here, since a clean file never renders.
-    from checkers.discovery import relative
 
     for p in ordered[:MAX_LISTED]:
         where = relative(p.path, Path(project)) if p.path else relpath

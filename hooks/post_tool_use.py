@@ -159,14 +159,28 @@ def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
     problems = []
     for finding in result.findings:
         path = (root / finding.path).resolve()
-        if path != edited.path:
-            continue
         # The checker's own codes (an unparsable file, a suppression) belong to no
         # contract: name the code's documentation instead of an empty contract.
         if finding.contract:
             note = f"contract `{finding.contract}`"
         else:
             note = f"see `atom-contracts explain {finding.code}`"
+        if path != edited.path:
+            # In a file the edit did not touch: the cross-file re-check found that this
+            # edit fails it (a test that now imports an optional dependency, AC601; a leaf
+            # member whose import the edit removed, AC202), as CI's whole-tree run will.
+            note += f"; caused by this edit of {edited.relpath}"
+            problems.append(
+                Problem(
+                    path=str(path),
+                    line=finding.line,
+                    column=finding.column,
+                    code=finding.code,
+                    message=finding.message,
+                    note=note,
+                )
+            )
+            continue
         if finding.fix is not None:
             flag = "--fix" if finding.fix.applicability == "safe" else "--fix --unsafe-fixes"
             note += f"; fix: atom-contracts check {flag} {edited.relpath}"

@@ -15,7 +15,9 @@ range needs no table: its pieces are computed from the range's base, stride and 
 
 Either program ``t`` moves piece ``t`` (``persistent=0``), or a grid of a few programs a
 multiprocessor loops over the pieces, optionally issuing the next piece's loads before the
-current one's stores (``prefetch``); ``KernelConfig`` says which, and the bench which is fastest.
+current one's stores (``prefetch``); and a program may move the same piece of several blocks
+(``blocks_per_program``), a launch of that many times fewer programs. ``KernelConfig`` says which,
+and the bench which is fastest.
 
 Bandwidth comes from width: the words are the widest every address in the table is a multiple
 of, and when every address is also 16-byte aligned the compiler is told so (``VEC``), so each
@@ -34,12 +36,12 @@ import triton.language as tl
 
 @triton.jit
 def _piece_ends(
-    t,
+    i,
+    p,
     pool_ptr,
     staging_ptr,
     ids_ptr,
     table_ptr,
-    pieces,
     block_words,
     base,
     stride,
@@ -49,9 +51,8 @@ def _piece_ends(
     GATHER: tl.constexpr,
     ONE: tl.constexpr,
 ):
-    """Piece ``t`` of the launch: its source, its destination and its length in words."""
-    i = t // pieces
-    p = t - i * pieces
+    """Piece ``p`` of block ``i`` of the ids: its source, its destination and its length in
+    words."""
     unit = tl.load(ids_ptr + i)
     if ONE:
         start = p * PIECE
@@ -111,6 +112,26 @@ def _move_piece(src, dst, cols, length, PIECE: tl.constexpr, FULL_FAST: tl.const
 
 
 @triton.jit
+def _move_group(
+    t, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base, stride, span, nids,
+    cols, PIECE: tl.constexpr, VEC: tl.constexpr, GATHER: tl.constexpr,
+    FULL_FAST: tl.constexpr, STREAMING: tl.constexpr, ONE: tl.constexpr, BLOCKS: tl.constexpr,
+):  # fmt: skip
+    """Task ``t``: piece ``t % pieces`` of the ``BLOCKS`` ids of group ``t // pieces`` -- the same
+    range of several blocks, so one program's addresses differ by the blocks' strides only."""
+    g = t // pieces
+    p = t - g * pieces
+    for j in tl.static_range(BLOCKS):
+        i = g * BLOCKS + j
+        if i < nids:
+            src, dst, length = _piece_ends(
+                i, p, pool_ptr, staging_ptr, ids_ptr, table_ptr, block_words, base, stride,
+                span, PIECE, VEC, GATHER, ONE,
+            )  # fmt: skip
+            _move_piece(src, dst, cols, length, PIECE, FULL_FAST, STREAMING)
+
+
+@triton.jit
 def _move_kernel(
     pool_ptr,
     staging_ptr,
@@ -122,6 +143,7 @@ def _move_kernel(
     base,
     stride,
     span,
+    nids,
     PIECE: tl.constexpr,
     VEC: tl.constexpr,
     GATHER: tl.constexpr,
@@ -130,36 +152,36 @@ def _move_kernel(
     ONE: tl.constexpr,
     PERSISTENT: tl.constexpr,
     PREFETCH: tl.constexpr,
+    BLOCKS: tl.constexpr,
 ):
     cols = tl.arange(0, PIECE)
     pid = tl.program_id(0).to(tl.int64)
     if not PERSISTENT:
-        src, dst, length = _piece_ends(
+        _move_group(
             pid, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base, stride,
-            span, PIECE, VEC, GATHER, ONE,
+            span, nids, cols, PIECE, VEC, GATHER, FULL_FAST, STREAMING, ONE, BLOCKS,
         )  # fmt: skip
-        _move_piece(src, dst, cols, length, PIECE, FULL_FAST, STREAMING)
     elif not PREFETCH:
         nprog = tl.num_programs(0).to(tl.int64)
         for t in range(pid, total, nprog):
-            src, dst, length = _piece_ends(
-                t, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base,
-                stride, span, PIECE, VEC, GATHER, ONE,
+            _move_group(
+                t, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base, stride,
+                span, nids, cols, PIECE, VEC, GATHER, FULL_FAST, STREAMING, ONE, BLOCKS,
             )  # fmt: skip
-            _move_piece(src, dst, cols, length, PIECE, FULL_FAST, STREAMING)
     else:
         # Two pieces deep: piece t's loads are issued before piece t - nprog's stores wait on
         # theirs. The grid never exceeds ``total``, so every program has a first piece.
+        # (One block a task: ``KernelConfig`` refuses prefetching with several a program.)
         nprog = tl.num_programs(0).to(tl.int64)
         src, dst, length = _piece_ends(
-            pid, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base, stride,
-            span, PIECE, VEC, GATHER, ONE,
+            pid // pieces, pid % pieces, pool_ptr, staging_ptr, ids_ptr, table_ptr, block_words,
+            base, stride, span, PIECE, VEC, GATHER, ONE,
         )  # fmt: skip
         words = _load(src, cols, length, True, STREAMING)
         for t in range(pid + nprog, total, nprog):
             nsrc, ndst, nlength = _piece_ends(
-                t, pool_ptr, staging_ptr, ids_ptr, table_ptr, pieces, block_words, base,
-                stride, span, PIECE, VEC, GATHER, ONE,
+                t // pieces, t % pieces, pool_ptr, staging_ptr, ids_ptr, table_ptr, block_words,
+                base, stride, span, PIECE, VEC, GATHER, ONE,
             )  # fmt: skip
             nwords = _load(nsrc, cols, nlength, True, STREAMING)
             _store(dst, cols, words, length, True, STREAMING)
@@ -253,6 +275,13 @@ def _programs(device: torch.device, total: int, per_sm: int) -> int:
     return max(1, min(total, per_sm * sms))
 
 
+def relaunch(prepared: tuple) -> bool:
+    """Launch again what a direct launch prepared (``RegionSet._last_prepared``): for a caller
+    that knows its buffers are the ones that launch was prepared for. False where no direct
+    launch works here."""
+    return _launch_direct(*prepared)
+
+
 def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor, config):
     """Move ``ids``' blocks between ``region_set``'s storage and ``staging`` (``(n,
     block_bytes)`` uint8, contiguous, on the set's device) in one launch, as ``config`` (a
@@ -270,8 +299,10 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
     # plan never changes. The launch loop of a transfer is such calls.
     memo = (direction, config, staging.data_ptr(), staging.numel(), staging.dtype,
             ids.data_ptr(), ids.numel(), ids.dtype)  # fmt: skip
+    region_set._last_prepared = None
     prepared = region_set._launches.get(memo) if config.direct else None
     if prepared is not None and _launch_direct(*prepared):
+        region_set._last_prepared = prepared
         return prepared[0]
     word = region_set.word_bytes_for(staging)
     vec = 16 // word if region_set.alignment % 16 == 0 and staging.data_ptr() % 16 == 0 else 1
@@ -282,10 +313,12 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
         return None
     one = region_set.one_range() if config.one_region else None
     base, stride, span = (v // word for v in one) if one else (0, 0, 0)
-    total = ids.numel() * pieces
+    nids = ids.numel()
+    groups = -(-nids // config.blocks_per_program)
+    total = groups * pieces
     persistent = config.persistent
     grid = (_programs(region_set.device, total, persistent) if persistent else total, 1, 1)
-    ints = (pieces, region_set.layout.block_bytes // word, total, base, stride, span)
+    ints = (pieces, region_set.layout.block_bytes // word, total, base, stride, span, nids)
     # In the kernel's parameter order (what a direct launch passes after the other arguments).
     consts = (
         config.piece_bytes // word,  # PIECE
@@ -296,6 +329,7 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
         one is not None,  # ONE
         persistent > 0,  # PERSISTENT
         config.prefetch,  # PREFETCH
+        config.blocks_per_program,  # BLOCKS
     )
     key = None
     if config.direct and staging.device.type == "cuda":
@@ -314,9 +348,13 @@ def launch(region_set, direction: str, staging: torch.Tensor, ids: torch.Tensor,
                 if len(region_set._launches) >= _MEMO_CALLS:
                     region_set._launches.clear()  # a caller cycling through many buffers
                 region_set._launches[memo] = prepared
+                region_set._last_prepared = prepared
                 return compiled
     args = (pool, staging.view(pool.dtype), ids, table, *ints)
-    names = ("PIECE", "VEC", "GATHER", "FULL_FAST", "STREAMING", "ONE", "PERSISTENT", "PREFETCH")
+    names = (
+        "PIECE", "VEC", "GATHER", "FULL_FAST", "STREAMING", "ONE", "PERSISTENT", "PREFETCH",
+        "BLOCKS",
+    )  # fmt: skip
     kwargs = dict(zip(names, consts, strict=True), num_warps=config.num_warps)
     try:
         compiled = _move_kernel[grid](*args, **kwargs)

@@ -296,7 +296,7 @@ class LeafPackage(Contract):
         )
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
-        """A member's imports of an edited file: whether what they name exists is read there.
+        """A member's imports of an edited sibling: whether what they name exists is read there.
 
         AC202 asks the file system whether a member exists and the package's
         ``__init__`` whether it binds a name, so editing (or removing) the
@@ -312,6 +312,10 @@ class LeafPackage(Contract):
         lines: dict[int, tuple[str, ...]] = {}
         for ref in project.module_imports(path):
             if ref.type_checking or ref.module.startswith("."):
+                continue
+            if not within(ref.module, self.package):
+                # An import leaving the package is AC201 whatever the module it names
+                # holds: the member's own finding, which no edit elsewhere causes or mends.
                 continue
             named = (ref.module, *(f"{ref.module}.{n}" for n in ref.names if n != "*"))
             hits = tuple(rel for name, rel in edited.items() if name in named)

@@ -80,7 +80,7 @@ def code_actions(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
     start = positions.from_lsp(params.range.start)
     end = positions.from_lsp(params.range.end)
     only = params.context.only
-    here = [f for f in findings if convert.touches(f, start, end)]
+    here = [f for f in findings if convert.on_statement(f, start, end)]
     actions: list[types.CodeAction] = []
     for finding in here:
         diag = convert.diagnostic(finding, positions)

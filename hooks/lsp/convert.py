@@ -126,6 +126,24 @@ def touches(finding: Finding, start: tuple[int, int], end: tuple[int, int]) -> b
     )
 
 
+def on_statement(finding: Finding, start: tuple[int, int], end: tuple[int, int]) -> bool:
+    """Whether the (1-based) range [start, end] reaches a line of the finding's statement.
+
+    What an editor underlines is the finding's own span (the condition of an
+    ``assert``, a parameter): the place the CLI's column names. Its fix and
+    its suppression belong to the whole statement -- the fix rewrites it, and
+    a ``# noqa`` on any of its lines suppresses it -- so they are offered from
+    any of its lines: the cursor on ``assert``, in the message, on the
+    closing bracket. A range that ends at the start of a line (a whole line
+    selected) does not reach into that line.
+    """
+    first, last = finding.span_lines if finding.span_lines != (0, 0) else (0, 0)
+    first = min(first or finding.line, finding.line)
+    last = max(last, finding.end_line)
+    end_line = end[0] - 1 if end[1] == 1 and end[0] > start[0] else end[0]
+    return start[0] <= last and first <= end_line
+
+
 def minimal_edit(old: str, new: str, positions: Positions) -> types.TextEdit:
     """One edit turning ``old`` into ``new``: the changed middle only, so an editor keeps
     the cursor, folds and marks of every line the fixes did not touch."""
@@ -160,8 +178,19 @@ def _offset_position(text: str, offset: int, positions: Positions) -> types.Posi
     return positions.to_lsp(line, offset - line_start + 1)
 
 
+def hover(findings: Sequence[Finding], kind: types.MarkupKind) -> types.MarkupContent:
+    """The findings' hover in ``kind``: Markdown, or plain text laid out as
+    ``atom-contracts explain`` prints a rule (headings, then indented text)."""
+    if kind == types.MarkupKind.Markdown:
+        value = "\n\n---\n\n".join(hover_markdown(f) for f in findings)
+    else:
+        value = "\n\n----\n\n".join(hover_text(f) for f in findings)
+    return types.MarkupContent(kind=kind, value=value)
+
+
 def hover_markdown(finding: Finding) -> str:
     """The rule's Why and Use instead, under the finding's own message."""
+    from checkers.reporters import rule_url
     from checkers.rule_docs import rule_index
 
     entry = rule_index().get(finding.code)
@@ -177,10 +206,42 @@ def hover_markdown(finding: Finding) -> str:
             out += ["", "**Use instead**", "", "```python", entry.valid.source.rstrip("\n"), "```"]
         if entry.rule.fix_safety:
             out += ["", "**Fix safety.** " + " ".join(entry.rule.fix_safety.split())]
-    from checkers.reporters import rule_url
-
     out += ["", f"[{finding.code} in the contract reference]({rule_url(finding.code)})"]
     return "\n".join(out)
+
+
+def hover_text(finding: Finding) -> str:
+    """``hover_markdown``'s content for a client that shows text as it is."""
+    from checkers.reporters import rule_url
+    from checkers.rule_docs import rule_index
+
+    entry = rule_index().get(finding.code)
+    head = finding.code
+    if entry is not None:
+        head += f" {entry.rule.name}"
+    if finding.contract:
+        head += f" -- contract {finding.contract}"
+    out = [head, "", finding.message]
+    if entry is not None:
+        out += ["", "Why is this bad?", "    " + " ".join(entry.rule.why.split())]
+        if entry.valid is not None:
+            code = entry.valid.source.rstrip("\n").splitlines()
+            out += ["", "Use instead", *("    " + line if line.strip() else "" for line in code)]
+        if entry.rule.fix_safety:
+            out += ["", "Fix safety", "    " + " ".join(entry.rule.fix_safety.split())]
+    out += ["", f"{finding.code} in the contract reference: {rule_url(finding.code)}"]
+    return "\n".join(out)
+
+
+def hover_kind(capabilities: types.ClientCapabilities) -> types.MarkupKind:
+    """The first markup kind in the client's ``hover.contentFormat`` (its order of
+    preference) that the server writes; plain text when it names none."""
+    text_document = capabilities.text_document
+    hover_caps = text_document.hover if text_document is not None else None
+    for kind in (hover_caps.content_format if hover_caps is not None else None) or ():
+        if kind in (types.MarkupKind.Markdown, types.MarkupKind.PlainText):
+            return types.MarkupKind(kind)
+    return types.MarkupKind.PlainText
 
 
 def _line_ends(text: str) -> dict[int, tuple[int, str | None]]:

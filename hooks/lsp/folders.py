@@ -170,6 +170,30 @@ class Declaration:
             if any(c.applies_to(rel) for c in volatile)
         ]
 
+    def undecodable(self, abspath: str) -> Finding | None:
+        """The file's AC001 when its bytes on disk are not Python source (a binary, Latin-1
+        with no cookie), worded as ``atom-contracts check`` words it; None when they are,
+        or when there is no file to read."""
+        from checkers.linter import uncheckable
+        from checkers.source import DecodeError, decode_source, read_regular
+
+        try:
+            decode_source(read_regular(abspath))
+        except OSError:
+            return None
+        except DecodeError as exc:
+            return uncheckable(self.relative(abspath), f"cannot be decoded: {exc}")
+        return None
+
+    def disk_findings(self, abspath: str) -> tuple[list[Finding], str] | None:
+        """(findings, text) of the file on disk as the CLI would check it, its AC001 when it
+        does not decode; None when it cannot be read (gone, not a regular file)."""
+        text = self.disk_text(abspath)
+        if text is not None:
+            return self.check(abspath, text), text
+        refused = self.undecodable(abspath)
+        return ([refused], "") if refused is not None else None
+
     def disk_text(self, abspath: str) -> str | None:
         """A file's text as the project index holds it (read and decoded once)."""
         if self.linter is None:

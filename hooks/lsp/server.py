@@ -10,7 +10,9 @@ by a client that says it can, and pushed (``publishDiagnostics`` on open,
 on change after ``DEBOUNCE_S`` of quiet, and on save) to one that cannot --
 both at once would show every finding twice in an editor that does both.
 ``initializationOptions.diagnosticMode`` (``"push"``, ``"pull"``, ``"auto"``)
-overrides the choice.
+overrides the choice. It and ``debounceMs`` are the settings, read from
+``initializationOptions`` and changed at run time by
+``workspace/didChangeConfiguration`` (``Settings``).
 
 A save re-checks the files whose findings depend on other files (what the
 cross-file kinds, leaf-package and importorskip, apply to), open or not, and
@@ -50,6 +52,43 @@ NAME = "atom-contracts"
 DEBOUNCE_S = 0.15
 PLACE_CURSOR = "atom-contracts.placeCursor"
 _PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+MODES = ("auto", "push", "pull")
+MAX_DEBOUNCE_MS = 10_000
+
+
+def settings_problems(table: dict, *, ours: bool) -> tuple[dict, list[str]]:
+    """The valid settings of ``table`` and a sentence naming each bad one.
+
+    ``ours``: the table is the server's own (its ``initializationOptions``, its
+    section), so a key it does not know is named too; a client's whole
+    settings object may hold other servers' sections beside ours.
+    """
+    good: dict = {}
+    problems: list[str] = []
+    for key, value in table.items():
+        if key == "diagnosticMode":
+            if value in MODES:
+                good[key] = value
+            else:
+                problems.append(
+                    f"diagnosticMode must be one of {', '.join(map(repr, MODES))}, not {value!r}"
+                )
+        elif key == "debounceMs":
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if number and 0 <= value <= MAX_DEBOUNCE_MS:
+                good[key] = value
+            else:
+                problems.append(
+                    f"debounceMs must be a number of milliseconds from 0 to {MAX_DEBOUNCE_MS}, "
+                    f"not {value!r}"
+                )
+        elif ours:
+            problems.append(
+                f"unknown setting {key!r} (the settings are diagnosticMode, debounceMs)"
+            )
+    return good, problems
 
 
 def _version() -> str:
@@ -95,7 +134,7 @@ class ContractsServer(LanguageServer):
         self.published: set[str] = set()  # uris holding a non-empty push from us
         self.swept: dict[str, list[Finding]] = {}  # unopened files' last project-level check
         self.debounce_s = DEBOUNCE_S
-        self.mode = "auto"
+        self.mode = "auto"  # one of MODES
         self._pending: dict[str, object] = {}  # uri -> scheduled debounced check
         # uri -> perf_counter() of its latest change not yet published: with -v each
         # push logs how long after it its diagnostics left (bench/server_latency.py reads it).
@@ -203,29 +242,61 @@ class ContractsServer(LanguageServer):
 
     def text_of(self, uri: str) -> str | None:
         """The buffer's text; for a document the client never opened (a pull, a hover
-        before the open), the file's on disk; None when there is no such file."""
-        document = self.workspace.get_text_document(uri)
+        before the open), the file's on disk, decoded as Python decodes it (BOM, coding
+        cookie); None when there is no such file or Python would refuse its bytes."""
+        if uri in self.workspace.text_documents:
+            return self.workspace.get_text_document(uri).source
+        from checkers.source import DecodeError, decode_source, read_regular
+
+        path = to_fs_path(uri)
         try:
-            return document.source
-        except (OSError, UnicodeDecodeError):
+            return decode_source(read_regular(path)) if path else None
+        except (OSError, DecodeError):
             return None
 
     def check_document(self, uri: str) -> list[Finding]:
-        """The findings of the buffer as it is now (cached per document version)."""
+        """The findings of the buffer as it is now (cached per document version).
+
+        A file whose bytes are not Python source is its AC001, as on the
+        command line, whether the client could not send it (Emacs cannot
+        put raw bytes into JSON, so it never opens it here and asks about its
+        URI alone) or sent its own lossy reading of it (U+FFFD where it could
+        not decode: the text the file would be saved as, not the file).
+        """
         document = self.workspace.get_text_document(uri)
         cached = self.results.get(uri)
         if cached is not None and cached[0] == document.version and document.version is not None:
             return cached[1]
         path = document.path
         findings: list[Finding] = []
-        text = self.text_of(uri)
-        if path and path.endswith(_PYTHON_SUFFIXES) and text is not None:
+        if path and path.endswith(_PYTHON_SUFFIXES):
             declaration = self.declaration_for(path)
             if declaration is not None and declaration.config is not None:
                 opened = uri in self.workspace.text_documents
-                findings = self.logged(declaration.check(path, text, buffer=opened))
+                text = self.text_of(uri)
+                refused = None
+                if text is None or (opened and "\ufffd" in text):
+                    refused = declaration.undecodable(os.path.abspath(path))
+                if refused is not None:
+                    findings = [refused]
+                elif text is not None:
+                    findings = self.logged(declaration.check(path, text, buffer=opened))
         self.results[uri] = (document.version, findings)
         return findings
+
+    def unsent(self, uri: str) -> None:
+        """A document the client asks about (a hover, code actions, a save) but never
+        opened: the one the client could not send, a file it cannot decode, gets its
+        AC001 pushed; once it decodes, that AC001 is cleared."""
+        if uri in self.workspace.text_documents or not self.pushing:
+            return
+        path = to_fs_path(uri) or ""
+        declaration = self.declaration_for(path) if path.endswith(_PYTHON_SUFFIXES) else None
+        if declaration is None or declaration.config is None:
+            return
+        refused = declaration.undecodable(os.path.abspath(path))
+        findings = [refused] if refused is not None else []
+        self.publish(uri, convert.diagnostics(findings, "", self.workspace.position_codec), None)
 
     def logged(self, findings: list[Finding]) -> list[Finding]:
         """A contract that crashed is the file's AC002 (the linter's doing: the other
@@ -314,6 +385,93 @@ class ContractsServer(LanguageServer):
             self.push(uri)
         except Exception as exc:
             self.log(types.MessageType.Error, f"checking {uri} failed: {exc}")
+
+    # -- settings ---------------------------------------------------------
+
+    def configure(self, settings, *, where: str) -> None:
+        """Apply ``diagnosticMode`` and ``debounceMs`` from ``settings``; each bad value is
+        named in a warning and the others still apply.
+
+        ``settings`` is the server's own table (``initializationOptions``) or a
+        client's settings object, where the server's table is the
+        ``atom-contracts`` section (Neovim's ``settings``, eglot's
+        ``eglot-workspace-configuration``) or the object itself (Helix sends its
+        ``config`` table).
+        """
+        if settings is None:
+            return
+        if not isinstance(settings, dict):
+            self.warn(f"{where}: expected a table of settings, not {settings!r}")
+            return
+        section = settings.get(NAME)
+        if isinstance(section, dict):
+            good, problems = settings_problems(section, ours=True)
+        else:
+            good, problems = settings_problems(settings, ours=where == "initializationOptions")
+        for problem in problems:
+            self.warn(f"{where}: {problem}; ignored")
+        if "debounceMs" in good:
+            self.set_debounce(good["debounceMs"] / 1000)
+        if "diagnosticMode" in good:
+            self.set_mode(good["diagnosticMode"])
+
+    def warn(self, message: str) -> None:
+        self.log(types.MessageType.Warning, f"{NAME}: {message}")
+
+    def set_debounce(self, seconds: float) -> None:
+        """The new debounce, for the next keystroke and for the checks already waiting
+        (each now due ``seconds`` after its change, or at once if that has passed)."""
+        import asyncio
+
+        old, self.debounce_s = self.debounce_s, seconds
+        if old == seconds or not self._pending:
+            return
+        loop = asyncio.get_running_loop()
+        for uri, handle in list(self._pending.items()):
+            handle.cancel()
+            due = max(handle.when() - old + seconds, loop.time())
+            self._pending[uri] = loop.call_at(due, self._push_guarded, uri)
+
+    def set_mode(self, mode: str) -> None:
+        """Push or pull from now on: moving to pull withdraws what was pushed (a pulling
+        client would show it twice) and asks the client to pull; moving to push pushes
+        every open buffer and every unopened file holding a cross-file finding."""
+        was = self.pushing
+        self.mode = mode
+        if self.pushing == was:
+            return
+        if not self.pushing:
+            broken = {from_fs_path(str(d.pyproject)) for d in self.declarations.values() if d.error}
+            for uri in list(self.published - broken):
+                self.publish(uri, [], None, force=True)
+            self.refresh()
+            return
+        self.recheck_open()
+        codec = self.workspace.position_codec
+        for uri, findings in list(self.swept.items()):
+            path = to_fs_path(uri)
+            declaration = self.declaration_for(path) if path else None
+            text = (declaration.disk_text(path) if declaration else None) or ""
+            self.publish(uri, convert.diagnostics(findings, text, codec), None)
+
+    def ask_settings(self) -> None:
+        """Ask a client that answers ``workspace/configuration`` for the server's section
+        (VS Code's client sends a change with no settings in it, and answers this)."""
+        caps = self.client_capabilities.workspace
+        if caps is None or not caps.configuration:
+            return
+
+        def answered(future) -> None:
+            if future.cancelled() or future.exception() is not None:
+                return  # the client would not say: the settings stay as they are
+            result = future.result()
+            if result:
+                self.configure(result[0], where="workspace/configuration")
+
+        future = self.workspace_configuration(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=NAME)])
+        )
+        future.add_done_callback(answered)
 
     def recheck_open(self) -> None:
         for uri in list(self.workspace.text_documents):
@@ -443,12 +601,14 @@ class ContractsServer(LanguageServer):
                 if abspath in seen:
                     continue
                 seen.add(abspath)
-                text = declaration.disk_text(abspath)
-                if text is None:
+                checked = declaration.disk_findings(abspath)
+                if checked is None:
                     continue
-                findings = self.logged(declaration.check(abspath, text))
+                findings, text = checked
                 uri = from_fs_path(abspath)
-                reports.append(self._report(uri, findings, text, None, previous, codec))
+                reports.append(
+                    self._report(uri, self.logged(findings), text, None, previous, codec)
+                )
         return reports
 
     def _workspace_declarations(self) -> list[Declaration]:
@@ -488,37 +648,40 @@ def create_server() -> ContractsServer:
     @server.feature(types.INITIALIZE)
     @guarded()
     def initialize(ls: ContractsServer, params: types.InitializeParams):
-        options = params.initialization_options or {}
-        if isinstance(options, dict):
-            mode = options.get("diagnosticMode", "auto")
-            if mode in ("auto", "push", "pull"):
-                ls.mode = mode
-            debounce = options.get("debounceMs")
-            if isinstance(debounce, int | float) and 0 <= debounce <= 10_000:
-                ls.debounce_s = debounce / 1000
+        ls.configure(params.initialization_options, where="initializationOptions")
 
     @server.feature(types.INITIALIZED)
     @guarded()
     def initialized(ls: ContractsServer, params: types.InitializedParams):
         caps = ls.client_capabilities.workspace
+        registrations = []
         watch = caps.did_change_watched_files if caps is not None else None
         if watch is not None and watch.dynamic_registration:
-            ls.client_register_capability(
-                types.RegistrationParams(
-                    registrations=[
-                        types.Registration(
-                            id="atom-contracts-watch",
-                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                watchers=[
-                                    types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
-                                    types.FileSystemWatcher(glob_pattern="**/*.py"),
-                                ]
-                            ),
-                        )
-                    ]
+            registrations.append(
+                types.Registration(
+                    id="atom-contracts-watch",
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=[
+                            types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                            types.FileSystemWatcher(glob_pattern="**/*.py"),
+                        ]
+                    ),
                 )
             )
+        configuration = caps.did_change_configuration if caps is not None else None
+        if configuration is not None and configuration.dynamic_registration:
+            # VS Code's client sends configuration changes only to a server that asks.
+            registrations.append(
+                types.Registration(
+                    id="atom-contracts-settings",
+                    method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                    register_options=types.DidChangeConfigurationRegistrationOptions(section=NAME),
+                )
+            )
+        if registrations:
+            ls.client_register_capability(types.RegistrationParams(registrations=registrations))
+        ls.ask_settings()
         # Load each folder's declaration now, so a broken one is reported at once.
         ls._workspace_declarations()
 
@@ -547,6 +710,7 @@ def create_server() -> ContractsServer:
         if declaration is not None:
             declaration.saved(path)  # on disk now: a file created by this save resolves
         ls.push(uri)
+        ls.unsent(uri)
         if declaration is not None:
             ls.sweep(ls.affected([path]))
 
@@ -582,6 +746,15 @@ def create_server() -> ContractsServer:
                     python_changed.append(path)
         if python_changed:
             ls.sweep(ls.affected(python_changed))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded()
+    def settings_changed(ls: ContractsServer, params: types.DidChangeConfigurationParams):
+        settings = params.settings
+        if settings is None or settings == {}:
+            ls.ask_settings()  # the change says only that something changed
+        else:
+            ls.configure(settings, where="workspace/didChangeConfiguration")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     @guarded()
@@ -631,6 +804,7 @@ def create_server() -> ContractsServer:
     def code_action(ls: ContractsServer, params: types.CodeActionParams):
         from .actions import code_actions
 
+        ls.unsent(params.text_document.uri)
         return code_actions(ls, params)
 
     @server.command(PLACE_CURSOR)
@@ -644,6 +818,7 @@ def create_server() -> ContractsServer:
     @guarded()
     def hover(ls: ContractsServer, params: types.HoverParams):
         uri = params.text_document.uri
+        ls.unsent(uri)
         findings = ls.check_document(uri)
         positions = convert.Positions(ls.text_of(uri) or "", ls.workspace.position_codec)
         at = positions.from_lsp(params.position)
@@ -651,10 +826,7 @@ def create_server() -> ContractsServer:
         if not hits:
             return None
         return types.Hover(
-            contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown,
-                value="\n\n---\n\n".join(convert.hover_markdown(f) for f in hits),
-            ),
+            contents=convert.hover(hits, convert.hover_kind(ls.client_capabilities)),
             range=positions.of(hits[0]),
         )
 

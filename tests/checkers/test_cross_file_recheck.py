@@ -133,3 +133,30 @@ def test_a_warm_local_run_parses_only_the_edit_and_the_tests_it_reaches(project,
         "tests/test_skips.py",
         "tests/test_wrap.py",
     ]
+
+
+def test_a_finding_the_edit_cannot_change_is_the_files_own_not_reported_again(
+    project, capsys, monkeypatch
+):
+    # pkg/leaf/far.py leaves its package (AC201) by importing pkg.ops: that finding is
+    # far.py's whatever pkg/ops.py holds. pre-commit checks its files in batches, one
+    # process each; the batch holding far.py reports it, and the batch holding an edited
+    # pkg/ops.py must not report it again as if the edit had caused it.
+    from checkers.cli import main
+
+    monkeypatch.chdir(project)
+    (project / "pkg/leaf/far.py").write_text("from pkg.ops import rope\n")
+    (project / "pkg/ops.py").write_text("def rope():\n    return 2\n")
+    printed = []
+    for batch in (["pkg/leaf/far.py", "tests/test_unrelated.py"], ["pkg/ops.py", "pkg/wrap.py"]):
+        main(["check", "--no-cache", *batch])
+        printed += [line for line in capsys.readouterr().out.splitlines() if ": AC" in line]
+    assert [line.split(" ")[:2] for line in printed] == [["pkg/leaf/far.py:1:1:", "AC201"]]
+    assert "edited" not in printed[0]
+
+
+def test_an_edit_that_removes_what_a_sibling_imports_still_reaches_it(project):
+    # The other side of the line above: AC202 reads the edited file, so it is re-checked.
+    (project / "pkg/leaf/__init__.py").write_text("HEIGHT = 8\n")
+    local = api.check(["pkg/leaf/__init__.py"], cwd=project, jobs=1, use_cache=False)
+    assert ("pkg/leaf/rows.py", 1, "AC202") in codes_at(local)

@@ -155,3 +155,45 @@ def test_a_diff_run_over_two_declarations_names_every_file_it_read(repo):
     assert one.diff_scope == ("HEAD", 1)
     both = ["one/m.py", "two/m.py", "scripts/tool.py"]
     assert api.check(both, use_cache=False, jobs=1, diff_base="HEAD").diff_scope == ("HEAD", 2)
+
+
+def test_a_root_with_no_declaration_of_its_own_checks_each_project_below_it(repo, capsys):
+    # A monorepo's top holds no declaration; its projects each hold one. `check` there is
+    # what `check one two` and pre-commit --all-files already were: every project under its
+    # own contracts.
+    for args in ([], ["."], [str(repo)]):
+        result = api.check(args, use_cache=False, jobs=1)
+        assert _found(result) == [("one/m.py", "AC301"), ("two/m.py", "AC401")], args
+        assert result.root == repo.resolve()
+    assert main(["check", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "one/m.py:2:12: AC301" in out and "two/m.py:3:12: AC401" in out
+
+
+def test_files_below_a_root_that_no_declaration_governs_are_named_by_folder(repo, capsys):
+    write_tree(repo, {"scripts/a.py": BOTH, "scripts/b.py": BOTH, "top.py": BOTH})
+    assert main(["check", "--no-cache"]) == 1
+    captured = capsys.readouterr()
+    assert "one/m.py:2:12: AC301" in captured.out and "scripts/" not in captured.out
+    warned = [line for line in captured.err.splitlines() if "not checked" in line]
+    assert warned == [
+        "atom-contracts: warning: scripts/: 2 Python files not checked: no "
+        "[tool.atom-contracts] declaration governs them",
+        "atom-contracts: warning: top.py: not checked: no [tool.atom-contracts] declaration "
+        "governs it",
+    ]
+
+
+def test_a_root_with_no_declaration_anywhere_below_is_still_refused(tmp_path, monkeypatch, capsys):
+    write_tree(tmp_path, {"a/m.py": BOTH, "a/pyproject.toml": '[project]\nname = "a"\n'})
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache"]) == 2
+    assert "nothing would be checked" in capsys.readouterr().err
+
+
+def test_a_git_root_lists_its_projects_as_git_does(repo, capsys):
+    # Inside a work tree the projects are found in git's listing: an ignored one is not.
+    write_tree(repo, {".gitignore": "two/\n"})
+    git(repo, "init", "-q")
+    result = api.check(use_cache=False, jobs=1)
+    assert _found(result) == [("one/m.py", "AC301")]

@@ -528,3 +528,38 @@ def test_a_builtin_finding_names_its_documentation_not_an_empty_contract(project
     (line,) = [x for x in run.stderr.splitlines() if ": AC001 " in x]
     assert "contract ``" not in line
     assert line.endswith("(see `atom-contracts explain AC001`)"), line
+
+
+def test_an_edit_that_fails_a_test_elsewhere_is_reported_with_the_test(make_project) -> None:
+    # `import triton` added to a module a test imports: the AC601 lands on the test, which
+    # the edit did not touch. `atom-contracts check pkg/ops.py` reports it; so does the hook,
+    # naming the file it sits in and the edit that caused it.
+    from .conftest import RUFF, Project
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": "def rope():\n    return 1\n",
+        "tests/__init__.py": "",
+        "tests/test_ops.py": "from pkg.ops import rope\n\n\ndef test_rope():\n    assert rope()\n",
+    }
+    laid = make_project("skip-triton", at="consumer", name="consumer", before=RUFF, files=files)
+    project = Project(laid.root)
+    edit = "import triton\n\nKERNEL = triton.jit\n\n\ndef rope():\n    return 1\n"
+    ops = project.write("pkg/ops.py", edit)
+    before = project.snapshot()
+    run = project.run_hook(project.payload("Write", ops, content=edit))
+    assert run.returncode == 2, run.stderr
+    lines = [line for line in run.stderr.splitlines() if ": AC601 " in line]
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("tests/test_ops.py:1:1: AC601 tests/test_ops.py imports pkg.ops")
+    assert "reached through pkg/ops.py" in lines[0]
+    assert "caused by this edit" in lines[0]
+    assert (
+        "pkg/ops.py: 1 problem left after ruff's safe fixes, 1 of them in other files this edit breaks."
+        in run.stderr
+    )
+    assert project.snapshot() == before  # the test is reported, never touched
+    # A clean edit of the same module says nothing of the test.
+    ops.write_text("def rope():\n    return 2\n")
+    quiet = project.run_hook(project.payload("Write", ops, content=ops.read_text()))
+    assert quiet.returncode == 0 and "AC601" not in quiet.stderr, quiet.stderr

@@ -59,7 +59,9 @@ def test_manifest_declares_check_and_fix_hooks() -> None:
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["types"] == ["python"]
-        assert hook["require_serial"] is False
+        # One process for all the files: the cross-file re-check must see every file the
+        # run was given, or it reports again what another process reported (below).
+        assert hook["require_serial"] is True
         assert hook["pass_filenames"] is True
     assert hooks["atom-contracts"]["entry"] == "atom-contracts check"
     assert hooks["atom-contracts-fix"]["entry"] == "atom-contracts check --fix"
@@ -148,3 +150,45 @@ def test_every_manifest_entry_is_a_command_the_cli_accepts(tmp_path: Path) -> No
         assert run.returncode == 1, hook["id"] + run.stdout + run.stderr
         assert "AC101" in run.stdout
         assert (tmp_path / "builder.py").read_text() == VIOLATING
+
+
+def test_pre_commit_prints_each_finding_once(tmp_path: Path) -> None:
+    # The manifest's hook as pre-commit runs it, from a local repo so nothing is installed:
+    # the same `types`, `pass_filenames` and `require_serial`. A test that imports an edited
+    # module reaching triton (AC601) is its own finding and the edit's: checked in one
+    # process, the re-check leaves the files it was given to their own check. With
+    # `require_serial: false`, pre-commit split the files over one process per core, and
+    # each process reported the finding, the second "(reached through ..., edited)".
+    [hook] = [h for h in _manifest() if h["id"] == "atom-contracts"]
+    consumer = tmp_path / "consumer"
+    files = {
+        "pyproject.toml": pyproject("skip-triton", "leaf", name="consumer"),
+        "pkg/__init__.py": "",
+        "pkg/ops.py": "import triton\n",
+        "pkg/leaf/__init__.py": "",
+        "pkg/leaf/far.py": "from pkg.ops import triton\n",
+        "tests/__init__.py": "",
+        "tests/test_ops.py": "from pkg.ops import triton\n",
+    }
+    for rel, text in files.items():
+        (consumer / rel).parent.mkdir(parents=True, exist_ok=True)
+        (consumer / rel).write_text(text)
+    local = {
+        "id": "atom-contracts",
+        "name": "atom-contracts",
+        "entry": f"{sys.executable} -c '{CLI}' {hook['entry'].split(' ', 1)[1]}",
+        "language": "system",
+        **{key: hook[key] for key in ("types", "require_serial", "pass_filenames")},
+    }
+    (consumer / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]})
+    )
+    _git(consumer, "init", "-q")
+    _git(consumer, "add", "-A")
+    run = pre_commit(consumer, tmp_path / "home", "run", "--all-files")
+    findings = [line for line in run.stdout.splitlines() if ": AC" in line]
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert sorted(line.split(" ", 2)[1] + " " + line.split(":")[0] for line in findings) == [
+        "AC201 pkg/leaf/far.py",
+        "AC601 tests/test_ops.py",
+    ], run.stdout

@@ -428,6 +428,8 @@ def test_a_kernel_config_prints_as_it_parses():
     assert KernelConfig.parse("persistent=4, prefetch=1 ,piece_bytes=32768,num_warps=8") == config
     assert KernelConfig.parse("") == KernelConfig() == DEFAULT_KERNEL
     assert "prefetch=1" in str(config) and "one_region=1" in str(config)
+    several = KernelConfig(blocks_per_program=4)
+    assert KernelConfig.parse(str(several)) == several and "blocks_per_program=4" in str(several)
 
 
 @pytest.mark.parametrize(
@@ -443,6 +445,13 @@ def test_a_kernel_config_prints_as_it_parses():
         ("persistent=four", ValueError, "persistent='four' is not an int"),
         ("persistant=4", ValueError, "'persistant=4' is not NAME=VALUE"),
         ("persistent", ValueError, "'persistent' is not NAME=VALUE"),
+        ("blocks_per_program=0", ValueError, "blocks_per_program must be 1 to 64, got 0"),
+        ("blocks_per_program=65", ValueError, "got 65"),
+        (
+            "persistent=2,prefetch=1,blocks_per_program=2",
+            ValueError,
+            "prefetch moves one block a task; blocks_per_program must be 1",
+        ),
     ],
 )
 def test_a_bad_kernel_config_is_refused_by_value(text, error, needle):
@@ -484,3 +493,94 @@ def test_a_call_without_a_kernel_takes_its_sets_default():
     small = RegionSet(regions_at(torch.zeros(1 << 16, dtype=torch.uint8), [(4096, 4096)]))
     assert small.one_range() is not None and small.default_kernel() == DEFAULT_KERNEL
     assert WIDE_RANGE_KERNEL.piece_bytes > ONE_RANGE_KERNEL.piece_bytes > DEFAULT_KERNEL.piece_bytes
+
+
+# -- a repeated call --------------------------------------------------------------------------
+
+
+def _counting_set(monkeypatch):
+    """A llama fp8 region set on the CPU whose launches are recorded instead of run (the
+    interpreter's switch lets ``impl="triton"`` through): a first launch prepares ("prepared",
+    n), a repeat relaunches what was prepared. Its id checks are counted."""
+    from atom.kernels import block_transfer as bt
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    launches: list[tuple] = []
+
+    def launch(rs, direction, buf, ids, kernel):
+        launches.append(("launch", direction, buf, ids, kernel))
+        rs._last_prepared = ("prepared", len(launches))
+
+    monkeypatch.setattr(bt, "_launcher", lambda: launch)
+    monkeypatch.setattr(bt, "_relauncher", lambda: lambda p: launches.append(("again", p)) or True)
+    runner = Case("llama-3.1-8b", "fp8-shuffle", tp_size=1).runner().initialize(4)
+    rs = RegionSet(runner.kv_transfer)
+    checks: list[int] = []
+    real = rs._ids
+    monkeypatch.setattr(rs, "_ids", lambda *a, **k: checks.append(1) or real(*a, **k))
+    return rs, launches, checks
+
+
+def test_a_repeated_unvalidated_gather_relaunches_what_the_first_prepared(monkeypatch):
+    rs, launches, checks = _counting_set(monkeypatch)
+    ids = torch.tensor([2, 0])
+    out = torch.empty((2, rs.layout.block_bytes), dtype=torch.uint8)
+    first = rs.gather(ids, out=out, impl="triton", validate=False)
+    again = rs.gather(ids, out=out, impl="triton", validate=False)
+    assert len(checks) == 1
+    assert launches[0][:4] == ("launch", "gather", out, ids)
+    assert launches[0][4] == rs.default_kernel() and launches[1] == ("again", ("prepared", 1))
+    assert again.data is out and again.layout is first.layout
+    # The ids' values may change between calls: the kernel reads them where they are.
+    ids.copy_(torch.tensor([3, 1]))
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    assert len(checks) == 1 and launches[-1] == ("again", ("prepared", 1))
+    # Validated, another buffer, another kernel, ids as a list: each checked and launched anew.
+    rs.gather(ids, out=out, impl="triton")
+    other = torch.empty_like(out)
+    rs.gather(ids, out=other, impl="triton", validate=False)
+    rs.gather(ids, out=other, impl="triton", validate=False, kernel=rs.default_kernel())
+    rs.gather([3, 1], out=other, impl="triton", validate=False)
+    assert len(checks) == 5 and [x[0] for x in launches[-4:]] == ["launch"] * 4
+    # The last checked call is the one remembered: repeating it relaunches, the earlier one not.
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    assert len(checks) == 6 and launches[-1][0] == "launch"
+
+
+def test_a_buffer_refused_once_is_refused_again(monkeypatch):
+    rs, launches, checks = _counting_set(monkeypatch)
+    ids = torch.tensor([2, 0])
+    short = torch.empty((1, rs.layout.block_bytes), dtype=torch.uint8)
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"out is torch.uint8 of shape \(1, "):
+            rs.gather(ids, out=short, impl="triton", validate=False)
+    assert len(checks) == 2 and launches == []
+
+
+def test_a_repeated_unvalidated_scatter_of_its_own_layout_relaunches(monkeypatch):
+    rs, launches, checks = _counting_set(monkeypatch)
+    staged = rs.gather([1, 2], impl="torch")
+    ids = torch.tensor([0, 3])
+    rs.scatter(staged, ids, impl="triton", validate=False)
+    rs.scatter(staged, ids, impl="triton", validate=False)
+    assert len(checks) == 2 and [x[0] for x in launches] == ["launch", "again"]
+    # Another set's layout of the same roles and spans is compared every time, and a count
+    # other than the ids' is refused every time.
+    twin = StagedBlocks(StagingLayout.of((r.role, r.span) for r in rs.layout.regions), staged.data)
+    rs.scatter(twin, ids, impl="triton", validate=False)
+    rs.scatter(twin, ids, impl="triton", validate=False)
+    assert len(checks) == 4
+    with pytest.raises(ValueError, match="2 staged blocks were handed 1 destination block ids"):
+        rs.scatter(staged, torch.tensor([0]), impl="triton", validate=False)
+
+
+def test_a_launch_that_prepared_nothing_is_not_repeated(monkeypatch):
+    from atom.kernels import block_transfer as bt
+
+    rs, launches, checks = _counting_set(monkeypatch)
+    monkeypatch.setattr(bt, "_launcher", lambda: lambda *a: launches.append(("jit",)))
+    ids = torch.tensor([2, 0])
+    out = torch.empty((2, rs.layout.block_bytes), dtype=torch.uint8)
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    rs.gather(ids, out=out, impl="triton", validate=False)
+    assert len(checks) == 2 and launches == [("jit",), ("jit",)]

@@ -182,6 +182,9 @@ VARIANTS = {
     "persistent": KernelConfig(piece_bytes=1024, persistent=1),
     "persistent-table": KernelConfig(piece_bytes=1024, persistent=2, one_region=False),
     "prefetch": KernelConfig(piece_bytes=1024, num_warps=2, persistent=1, prefetch=True),
+    "several-blocks": KernelConfig(piece_bytes=1024, blocks_per_program=3),
+    "several-blocks-table": KernelConfig(piece_bytes=2048, blocks_per_program=4, one_region=False),
+    "persistent-several-blocks": KernelConfig(piece_bytes=1024, persistent=1, blocks_per_program=2),
     "prefetch-table-streaming": KernelConfig(
         piece_bytes=2048,
         num_warps=8,
@@ -260,3 +263,23 @@ def test_strided_block_ids_move_the_blocks_they_name():
     want = rs.gather(ids.tolist(), impl="torch").data
     for _ in range(2):  # the JIT call, then the direct one
         assert torch.equal(rs.gather(ids, impl="triton").data, want)
+
+
+def test_a_repeated_gather_moves_the_blocks_its_ids_hold_now():
+    """The second call into the same buffers skips its checks; the kernel still reads the ids
+    where they are, so changing their values between calls moves the new blocks."""
+    runner, rs = _filled_set("llama-3.1-8b", "fp8-shuffle", blocks=8, seed=11)
+    ids = torch.tensor([5, 1, 6], device=DEVICE)
+    out = torch.empty((3, rs.layout.block_bytes), dtype=torch.uint8, device=DEVICE)
+    for values in ([5, 1, 6], [0, 7, 2], [4, 4, 3]):
+        ids.copy_(torch.tensor(values, device=DEVICE))
+        rs.gather(ids, out=out, impl="triton", validate=False, kernel=KERNEL)
+        assert torch.equal(out, rs.gather(values, impl="torch").data), values
+    staged = rs.gather([2, 3], impl="torch")
+    dst = torch.tensor([0, 1], device=DEVICE)
+    before = page_buffer(runner).clone()
+    for values in ([0, 1], [6, 7]):
+        dst.copy_(torch.tensor(values, device=DEVICE))
+        rs.scatter(staged, dst, impl="triton", validate=False, kernel=KERNEL)
+        assert torch.equal(rs.gather(values, impl="torch").data, staged.data), values
+    untouched_outside(page_buffer(runner), before, list(rs.regions), [0, 1, 6, 7])

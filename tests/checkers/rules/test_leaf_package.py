@@ -224,11 +224,17 @@ def test_a_file_outside_the_package_has_no_dependent_lines(tmp_path):
     # Not a member by its path (a sibling whose name starts alike), or not by its module name.
     assert _dependents(tmp_path, LEAF, "pkg/leafy/rows.py", init) == {}
     assert _dependents(tmp_path, LEAF, "pkg/single.py", init) == {}
-    # A package that is one module: `pkg/single.py` is its only member.
+    # A package that is one module: `pkg/single.py` is its only member, and its import of
+    # pkg.leaf leaves the package -- AC201 whatever pkg/leaf holds, so no edit there reaches it.
     edited = {"pkg.leaf": "pkg/leaf/__init__.py"}
-    assert _dependents(tmp_path, LEAF, "pkg/single.py", edited, package="pkg.single") == {
-        1: ("pkg/leaf/__init__.py",)
-    }
+    assert _dependents(tmp_path, LEAF, "pkg/single.py", edited, package="pkg.single") == {}
+
+
+def test_an_import_leaving_the_package_is_no_dependent_line(tmp_path):
+    # AC201 is the member's own finding; only imports of the package's own modules read
+    # what an edit can change (AC202).
+    files = {**LEAF, "pkg/ops.py": "X = 1\n", "pkg/leaf/far.py": "from pkg.ops import X\n"}
+    assert _dependents(tmp_path, files, "pkg/leaf/far.py", {"pkg.ops": "pkg/ops.py"}) == {}
 
 
 def test_with_nothing_allowed_the_message_names_only_the_standard_library(tmp_path):

@@ -55,7 +55,16 @@ value = legacy
 """
 
 
-def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientCapabilities:
+_BOTH = (types.MarkupKind.Markdown, types.MarkupKind.PlainText)
+
+
+def capabilities(
+    *,
+    pull: bool = False,
+    snippets: bool = False,
+    hover_formats: tuple | None = _BOTH,
+    configuration: bool = False,
+) -> types.ClientCapabilities:
     return types.ClientCapabilities(
         general=types.GeneralClientCapabilities(
             position_encodings=[types.PositionEncodingKind.Utf16]
@@ -70,7 +79,7 @@ def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientC
             ),
             code_action=types.CodeActionClientCapabilities(),
             hover=types.HoverClientCapabilities(
-                content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+                content_format=None if hover_formats is None else list(hover_formats)
             ),
         ),
         workspace=types.WorkspaceClientCapabilities(
@@ -82,6 +91,7 @@ def capabilities(*, pull: bool = False, snippets: bool = False) -> types.ClientC
             ),
             diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
             workspace_folders=True,
+            configuration=configuration,
         ),
         window=types.WindowClientCapabilities(
             show_document=types.ShowDocumentClientCapabilities(support=True)
@@ -104,7 +114,14 @@ def _read_code_actions_right(client) -> None:
 
 
 @contextlib.asynccontextmanager
-async def session(folders: list[Path], *, args: tuple[str, ...] = (), debounce_ms=20, **caps):
+async def session(
+    folders: list[Path],
+    *,
+    args: tuple[str, ...] = (),
+    debounce_ms=20,
+    options: dict | None = None,
+    **caps,
+):
     client = make_test_lsp_client()
     _read_code_actions_right(client)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -117,7 +134,7 @@ async def session(folders: list[Path], *, args: tuple[str, ...] = (), debounce_m
                 workspace_folders=[
                     types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in folders
                 ],
-                initialization_options={"debounceMs": debounce_ms},
+                initialization_options={"debounceMs": debounce_ms, **(options or {})},
             )
         )
         yield client
@@ -669,3 +686,292 @@ async def test_a_clean_buffer_is_published_as_checked_with_its_version(project):
     async with session([project]) as client:
         uri = open_doc(client, project / "pkg" / "clean.py", "value = 1\n")
         assert len(await diagnostics(client, uri, lambda d: len(d) == 0)) == 0
+
+
+def hover_at(client, uri: str, line: int, character: int):
+    return client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
+        )
+    )
+
+
+def actions_at(client, uri: str, start: tuple[int, int], end: tuple[int, int] | None = None):
+    """The code actions for a range, asked as an editor asks at its cursor: no
+    diagnostics in the context when none overlaps the range."""
+    end = end or start
+    return client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+
+
+PLAIN, MARKDOWN = types.MarkupKind.PlainText, types.MarkupKind.Markdown
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("formats", "kind"),
+    [
+        ((PLAIN,), PLAIN),  # eglot where markdown-mode is not installed
+        ((PLAIN, MARKDOWN), PLAIN),
+        ((MARKDOWN, PLAIN), MARKDOWN),
+        ((MARKDOWN,), MARKDOWN),
+        (None, PLAIN),  # a client that does not say: text every client shows as it is
+    ],
+)
+async def test_hover_is_in_the_markup_kind_the_client_prefers(project, formats, kind):
+    async with session([project], hover_formats=formats) as client:
+        uri = open_doc(client, project / "pkg" / "builder.py", VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        hover = await hover_at(client, uri, 1, 41)  # on `blocks`: the AC101
+        assert hover.contents.kind == kind
+        text = hover.contents.value
+        assert "AC101" in text and "keyword-only-parameter" in text
+        assert "Why is this bad?" in text and "Use instead" in text
+        assert "docs/contracts.md#ac101-keyword-only-parameter" in text
+        if kind == PLAIN:
+            # No markup around the headings, the example or the link (the rule's own
+            # words keep their code spans, `**kwargs` among them, as `explain` prints them).
+            assert "**AC101**" not in text and "**Why" not in text and "**Use" not in text
+            assert "```" not in text and "](" not in text
+            assert text.startswith("AC101 keyword-only-parameter -- contract blocks-keyword-only")
+            # The example is indented, as `atom-contracts explain` prints it.
+            assert "\n        def allocate_kv_cache_tensors(self, *, blocks):\n" in text
+        else:
+            assert text.startswith("**AC101**") and "```python\n" in text
+
+
+# AC301 on the condition: line 2, 0-based columns 11 (after `    assert `, 4 + 7) to 42
+# (11 + len("max_model_len % block_size == 0"), 31). The statement runs to line 4.
+ASSERTING = """\
+def max_block(max_model_len, block_size):
+    assert max_model_len % block_size == 0, (
+        "block size must divide the length"
+    )
+    return max_model_len // block_size
+"""
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ((1, 4), None),  # the cursor on `assert`
+        ((1, 4), (1, 10)),  # the word `assert` selected
+        ((1, 0), None),  # the start of the line, before the indentation
+        ((2, 12), None),  # inside the message, a line below the condition
+        ((3, 4), (3, 5)),  # the closing bracket
+    ],
+)
+async def test_code_actions_are_found_anywhere_on_the_flagged_statement(tmp_path, start, end):
+    root = tmp_path / "asserting"
+    write_tree(root, {"pyproject.toml": pyproject("no-input-asserts"), "pkg/pool.py": ASSERTING})
+    async with session([root]) as client:
+        uri = open_doc(client, root / "pkg" / "pool.py", ASSERTING)
+        (diag,) = await diagnostics(client, uri, lambda d: codes(d) == ["AC301"])
+        # What an editor underlines stays the condition, as the CLI's column says.
+        assert diag.range == types.Range(
+            start=types.Position(line=1, character=11),
+            end=types.Position(line=1, character=42),
+        )
+        actions = await actions_at(client, uri, start, end)
+        titles = sorted(a.title for a in actions)
+        assert titles == [
+            "Suppress AC301 on this line, with a reason",
+            "Unsafe fix: Raise ValueError instead of asserting (AC301) -- review the change",
+        ]
+        assert all(a.diagnostics[0].range == diag.range for a in actions)
+        # Not on the statements around it.
+        assert not await actions_at(client, uri, (0, 4))
+        assert not await actions_at(client, uri, (4, 4))
+        # A whole line selected ends at the start of the next: the `def` line alone.
+        assert not await actions_at(client, uri, (0, 0), (1, 0))
+
+
+def cli_message(data: bytes, rel: str, code: str, scratch: Path) -> str:
+    """The message `atom-contracts check REL` prints for a file of ``data``'s one ``code``
+    finding, in a project of its own (the server's tests declare kinds the CLI lacks)."""
+    root = scratch / "cli"
+    write_tree(root, {"pyproject.toml": pyproject("blocks-keyword-only")})
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "checkers", "check", rel],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith(f"{rel}:")]
+    assert f" {code} " in line, done.stdout
+    return line.split(f" {code} ", 1)[1]
+
+
+# Bytes no Python source decodes to: a 0xff is never UTF-8.
+BINARY = b"x = 1\n\xff\xfe\x00binary\x80\n"
+
+
+@pytest.mark.asyncio
+async def test_a_file_the_editor_cannot_send_is_its_ac001_as_on_the_command_line(project, tmp_path):
+    # Emacs cannot put a buffer of raw bytes into JSON, so it never sends the didOpen;
+    # it asks about the document (hover at point, a save) by its URI alone.
+    blob = project / "pkg" / "blob.py"
+    blob.write_bytes(BINARY)
+    expected = cli_message(BINARY, "pkg/blob.py", "AC001", tmp_path)
+    assert expected == "cannot be decoded: line 2: byte b'\\xff' is not valid utf-8 (the default)"
+    uri = from_fs_path(str(blob))
+    async with session([project]) as client:
+        await hover_at(client, uri, 0, 0)
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert (diag.code, diag.message) == ("AC001", expected)
+        assert diag.range.start == types.Position(line=0, character=0)
+    async with session([project]) as client:
+        save(client, uri)
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert (diag.code, diag.message) == ("AC001", expected)
+
+
+@pytest.mark.asyncio
+async def test_an_undecodable_file_is_its_ac001_when_pulled_too(project, tmp_path):
+    blob = project / "pkg" / "blob.py"
+    blob.write_bytes(BINARY)
+    expected = cli_message(BINARY, "pkg/blob.py", "AC001", tmp_path)
+    uri = from_fs_path(str(blob))
+    async with session([project], pull=True) as client:
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert [(d.code, d.message) for d in report.items] == [("AC001", expected)]
+        workspace = await client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        (blob_report,) = [r for r in workspace.items if r.uri == uri]
+        assert [(d.code, d.message) for d in blob_report.items] == [("AC001", expected)]
+        assert uri not in client.diagnostics  # pulled, not pushed
+
+
+@pytest.mark.asyncio
+async def test_a_buffer_the_editor_decoded_lossily_is_the_files_ac001(project, tmp_path):
+    # Latin-1 bytes with no coding cookie: Python (and the CLI) refuse them; an editor
+    # that opens the file anyway sends U+FFFD where it could not decode.
+    path = project / "pkg" / "latin.py"
+    path.write_bytes(b'name = "caf\xe9"\n')
+    expected = cli_message(path.read_bytes(), "pkg/latin.py", "AC001", tmp_path)
+    assert expected == "cannot be decoded: line 1: byte b'\\xe9' is not valid utf-8 (the default)"
+    async with session([project]) as client:
+        uri = open_doc(client, path, 'name = "caf\ufffd"\n')
+        (diag,) = await diagnostics(client, uri, lambda d: len(d) == 1)
+        assert (diag.code, diag.message) == ("AC001", expected)
+        # Typed over until it reads as the file should, the buffer is checked as usual.
+        change(client, uri, 2, 'name = "cafe"\nvalue = legacy\n')
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"])
+
+
+@pytest.mark.asyncio
+async def test_a_file_read_from_disk_is_decoded_as_python_decodes_it(project):
+    # Not opened: a hover or a pull reads the file, whose cookie says Latin-1.
+    path = project / "pkg" / "cookie.py"
+    path.write_bytes(b'# -*- coding: latin-1 -*-\nname = "caf\xe9"\nvalue = legacy\n')
+    uri = from_fs_path(str(path))
+    async with session([project], pull=True) as client:
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert codes(report.items) == ["AC991"]
+
+
+def configure(client, settings) -> None:
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings=settings)
+    )
+
+
+FIXED_BLOCKS = VIOLATING.replace("(self, blocks)", "(self, *, blocks)")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"atom-contracts": {"debounceMs": 0}},  # under the server's section: Neovim, eglot
+        {"debounceMs": 0},  # the server's own table, as Helix sends its `config`
+    ],
+)
+async def test_the_debounce_changes_at_run_time(project, settings):
+    path = project / "pkg" / "builder.py"
+    async with session([project], debounce_ms=10_000) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)  # an open is not debounced
+        change(client, uri, 2, FIXED_BLOCKS)
+        await asyncio.sleep(1.0)
+        assert codes(client.diagnostics[uri]) == ["AC101", "AC991"]  # 9 s of quiet to go
+        # The check already waiting is rescheduled under the new debounce.
+        configure(client, settings)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"], timeout=5.0)
+        change(client, uri, 3, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2, timeout=5.0)
+
+
+@pytest.mark.asyncio
+async def test_settings_are_asked_for_when_the_change_carries_none(project):
+    # VS Code's client sends `settings: null` and answers workspace/configuration.
+    path = project / "pkg" / "builder.py"
+    async with session([project], debounce_ms=10_000, configuration=True) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        client.set_configuration({"debounceMs": 0}, section="atom-contracts")
+        configure(client, None)
+        await asyncio.sleep(0.5)
+        change(client, uri, 2, FIXED_BLOCKS)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"], timeout=5.0)
+
+
+@pytest.mark.asyncio
+async def test_the_diagnostic_mode_changes_at_run_time(project):
+    path = project / "pkg" / "builder.py"
+    async with session([project], pull=True, options={"diagnosticMode": "push"}) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        # To pull: what was pushed is withdrawn (it would show twice) and pulls answer.
+        configure(client, {"atom-contracts": {"diagnosticMode": "pull"}})
+        await diagnostics(client, uri, lambda d: len(d) == 0)
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert codes(report.items) == ["AC101", "AC991"]
+        change(client, uri, 2, FIXED_BLOCKS)
+        await asyncio.sleep(0.5)
+        assert len(client.diagnostics[uri]) == 0  # no longer pushed
+        # Back to push: every open buffer is pushed at once.
+        configure(client, {"atom-contracts": {"diagnosticMode": "push"}})
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"])
+
+
+@pytest.mark.asyncio
+async def test_a_bad_setting_is_named_and_the_others_still_apply(project):
+    path = project / "pkg" / "builder.py"
+    async with session([project], debounce_ms=10_000) as client:
+        uri = open_doc(client, path, VIOLATING)
+        await diagnostics(client, uri, lambda d: len(d) == 2)
+        configure(
+            client,
+            {"atom-contracts": {"debounceMs": 0, "diagnosticMode": "sometimes", "colour": 1}},
+        )
+        change(client, uri, 2, FIXED_BLOCKS)
+        await diagnostics(client, uri, lambda d: codes(d) == ["AC991"], timeout=5.0)
+        told = [m.message for m in client.log_messages if m.type == types.MessageType.Warning]
+        assert any("diagnosticMode" in t and "'sometimes'" in t for t in told), told
+        assert any("colour" in t for t in told), told
+        configure(client, {"atom-contracts": {"debounceMs": -5}})
+        await asyncio.sleep(0.3)
+        told = [m.message for m in client.log_messages if m.type == types.MessageType.Warning]
+        assert any("debounceMs" in t and "-5" in t for t in told), told
