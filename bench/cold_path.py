@@ -2,6 +2,7 @@
 
     python bench/cold_path.py [--tree stdlib|vllm ...] [--repeat N] [--sizes half,whole,double]
                               [--record] [--no-findings]
+    python bench/cold_path.py --bug-classes [--repeat N]   # vLLM with and without them
 
 The cold path's targets (docs/performance.md), measured on two real trees:
 
@@ -576,6 +577,47 @@ def bench_tree(name: str, tree: Path, excluded, args, ruff: str, env, scratch: P
     return ok
 
 
+def bench_bug_classes(tree: Path, excluded, args, env, scratch: Path) -> None:
+    """vLLM whole, as declared above, against the same with the three bug-class kinds added
+    (``bench/bug_classes/vllm.toml``'s contracts): both ours, alternately, cold then warm."""
+    base, copies, count, nbytes = build_project("vllm", "whole", tree, excluded, scratch)
+    kinds = scratch / "vllm-with-kinds"
+    link_tree(tree, python_files(tree, excluded), kinds / "tree")
+    declared = (REPO / "bench" / "bug_classes" / "vllm.toml").read_text()
+    tables = declared[declared.index("[[tool.atom-contracts.contracts]]") :]
+    (kinds / "pyproject.toml").write_text((base / "pyproject.toml").read_text() + "\n" + tables)
+    ours = [sys.executable, "-m", "checkers", "check", "--exit-zero", "-q", *copies]
+    print(
+        f"\n== vllm, {count} files, {nbytes / 1e6:.1f} MB: the declaration above alone (A) and with"
+        " units, published-keys and reachable-calls (B), alternately"
+    )
+    first = run([*ours, "--no-cache", "--output-format", "json"], kinds, env, capture=True)
+    added = [f for f in json.loads(first.out) if f["code"].startswith(("AC80", "AC81", "AC82"))]
+    print(f"  B reports {len(added)} bug-class findings")
+    run([*ours, "--no-cache"], base, env)  # bytecode and page cache warm
+    for mode in ("cold", "warm"):
+        extra = ["--no-cache"] if mode == "cold" else []
+        if mode == "warm":
+            for where in (base, kinds):
+                shutil.rmtree(where / ".atom-contracts-cache", ignore_errors=True)
+                run(ours, where, env)  # fills the cache
+        a, b = [], []
+        for i in range(args.repeat):
+            pair = [("a", base), ("b", kinds)]
+            for who, where in pair if i % 2 == 0 else reversed(pair):
+                (a if who == "a" else b).append(run([*ours, *extra], where, env))
+        ma, mb = median_of(a), median_of(b)
+        ratios = [rb.wall / ra.wall for ra, rb in zip(a, b, strict=True)]
+        print(
+            f"  {mode}: A {ma['wall']:.2f} s wall {ma['cpu']:.2f} s CPU | B {mb['wall']:.2f} s "
+            f"wall {mb['cpu']:.2f} s CPU | B/A median wall {mb['wall'] / ma['wall']:.3f}, CPU "
+            f"{mb['cpu'] / ma['cpu']:.3f}; per-round wall ratios "
+            + " ".join(f"{r:.3f}" for r in ratios)
+        )
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(kinds, ignore_errors=True)
+
+
 def leaf_vs_import_linter(project: Path, tree: Path, env, repeat: int) -> None:
     """Our leaf-package contract alone against import-linter's `forbidden`, same tree."""
     leaf = project.parent / "vllm-leaf"
@@ -633,6 +675,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-findings", action="store_true", help="skip the findings diff")
     parser.add_argument(
+        "--bug-classes",
+        action="store_true",
+        help="instead: vLLM whole with and without the three bug-class kinds, alternately",
+    )
+    parser.add_argument(
         "--peers",
         action="store_true",
         help="also semgrep (same checks) and, on vLLM, import-linter against the leaf contract",
@@ -669,6 +716,15 @@ def main(argv: list[str] | None = None) -> int:
         f"load average {load[0]:.2f} {load[1]:.2f}; median of {args.repeat} alternating runs"
     )
     ok = True
+    if args.bug_classes:
+        found = vllm_tree()
+        if isinstance(found, str):
+            print(f"vllm: skipped: {found}")
+            return 0
+        with tempfile.TemporaryDirectory(prefix="atom-contracts-cold-") as tmp:
+            bench_bug_classes(*found, args, env, Path(tmp))
+        print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
+        return 0
     with tempfile.TemporaryDirectory(prefix="atom-contracts-cold-") as tmp:
         for name in args.tree or ["stdlib", "vllm"]:
             found = stdlib_tree() if name == "stdlib" else vllm_tree()

@@ -22,8 +22,11 @@ Suppressions are applied after the cache, so the stored findings never
 depend on which codes a run selected beyond the key.
 
 Beside the findings, each file's import summary (``checkers.project.
-summarise``: its imports, relative names resolved, as plain tuples) is kept
-under the same ``(size, mtime_ns, digest)`` proof. A chain through an
+summarise``: its imports, relative names resolved, as plain tuples) and, for
+the kinds that follow calls and dicts, its function summary
+(``checkers.analysis.functions``) are kept under the same ``(size, mtime_ns,
+digest)`` proof, in a second file per shard that only a question about a
+summary reads: a warm whole-tree run answers every file from its entries. A chain through an
 unchanged file then reads the summary instead of parsing the file, which is
 what lets ``check FILE`` re-check the tests an edit can fail elsewhere
 (``checkers.dependents``) without parsing the tree.
@@ -159,6 +162,14 @@ def tree_stamp(files: list[tuple[str, str]]) -> str | None:
     return blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
+def _well_formed_summaries(stored: object) -> bool:
+    """``{path: (size, mtime_ns, digest, summary)}``."""
+    return isinstance(stored, dict) and all(
+        type(key) is str and type(value) is tuple and len(value) == 4
+        for key, value in stored.items()
+    )
+
+
 def _well_formed(stored: object) -> bool:
     """Whether a loaded cache has the shape this version writes.
 
@@ -176,13 +187,7 @@ def _well_formed(stored: object) -> bool:
     stamp, entries = stored[:2]
     if not (stamp is None or isinstance(stamp, str)) or not isinstance(entries, dict):
         return False
-    if len(stored) == 3 and not (
-        isinstance(stored[2], dict)
-        and all(
-            type(key) is str and type(value) is tuple and len(value) == 4
-            for key, value in stored[2].items()
-        )
-    ):
+    if len(stored) == 3 and not _well_formed_summaries(stored[2]):
         return False
     return all(
         type(key) is str and type(value) is tuple and len(value) == 6
@@ -191,31 +196,58 @@ def _well_formed(stored: object) -> bool:
 
 
 class _Shard:
-    """One bucket of the cache: the paths whose digest falls in it, and its stamp."""
+    """One bucket of the cache: the paths whose digest falls in it, and its stamp.
 
-    __slots__ = ("dirty", "entries", "path", "stamp", "summaries")
+    Its findings and its per-file summaries are two files: ``xx.marshal`` (the stamp and
+    the entries) and ``xx.summaries.marshal``, read only when a summary is asked for. A
+    warm whole-tree run answers every file from the entries and never reads a summary, so
+    it does not pay for the cross-file kinds' summaries of every file they parsed.
+    """
+
+    __slots__ = ("_summaries", "dirty", "entries", "path", "stamp", "summaries_dirty")
 
     def __init__(self, path: Path, *, load: bool = True) -> None:
         self.path = path
         self.stamp: str | None = None
         self.entries: dict[str, tuple] = {}
-        self.summaries: dict[str, tuple] = {}
+        # None until asked for (then read from the summaries file); {} when nothing on disk.
+        self._summaries: dict[str, tuple] | None = None if load else {}
         self.dirty = False
+        self.summaries_dirty = False
         if not load:
             return
-        import marshal
-
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return
-        try:
-            stored = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return  # a truncated or foreign file is a miss, never an error
+        stored = _load_marshal(path)
         if _well_formed(stored):
             self.stamp, self.entries = stored[:2]
-            self.summaries = stored[2] if len(stored) == 3 else {}
+            if len(stored) == 3:  # an earlier version kept both in one file
+                self._summaries = stored[2]
+
+    def stamping_needed(self, stamping: bool, stamp: str | None) -> bool:
+        return stamping and self.stamp != stamp and bool(self.entries)
+
+    @property
+    def summaries_path(self) -> Path:
+        return self.path.with_name(self.path.name.replace(".marshal", ".summaries.marshal"))
+
+    @property
+    def summaries(self) -> dict[str, tuple]:
+        if self._summaries is None:
+            stored = _load_marshal(self.summaries_path)
+            self._summaries = stored if _well_formed_summaries(stored) else {}
+        return self._summaries
+
+
+def _load_marshal(path: Path):
+    import marshal
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None  # a truncated or foreign file is a miss, never an error
 
 
 def shard_of(path: str) -> int:
@@ -323,7 +355,7 @@ class Cache:
     @property
     def stamp(self) -> str | None:
         """The tree stamp every shard on disk was written under; None when they differ."""
-        stamps = {s.stamp for s in self._all_shards() if s.entries or s.summaries}
+        stamps = {s.stamp for s in self._all_shards() if s.entries}
         return stamps.pop() if len(stamps) == 1 else None
 
     def get(self, path: str) -> tuple | None:
@@ -353,7 +385,7 @@ class Cache:
             shard = self._shard(path)
             if shard.summaries.get(path) != summary:
                 shard.summaries[path] = summary
-                shard.dirty = True
+                shard.summaries_dirty = True
 
     def set_stamp(self, stamp: str | None) -> None:
         """The tree stamp of this run's non-CACHEABLE findings (None: a run on some files)."""
@@ -363,11 +395,9 @@ class Cache:
     def _to_write(self) -> list[_Shard]:
         out = []
         for shard in self._shards.values():
-            if shard.dirty or (
-                self._stamping
-                and shard.stamp != self._run_stamp
-                and (shard.entries or shard.summaries)
-            ):
+            if shard.stamping_needed(self._stamping, self._run_stamp):
+                shard.dirty = True
+            if shard.dirty or shard.summaries_dirty:
                 out.append(shard)
         return out
 
@@ -386,18 +416,25 @@ class Cache:
             if not marker.exists():
                 marker.write_text("# written by atom-contracts\n*\n")
             for shard in shards:
-                tmp = self.directory / f".tmp-{os.getpid()}-{shard.path.name}"
-                try:
-                    tmp.write_bytes(
-                        marshal.dumps((self._run_stamp, shard.entries, shard.summaries))
-                    )
-                    os.replace(tmp, shard.path)
-                except BaseException:
-                    # Ctrl-C mid-save included: the old file stays whole, no temporary is left.
-                    with contextlib.suppress(OSError):
-                        tmp.unlink(missing_ok=True)
-                    raise
-                shard.stamp, shard.dirty = self._run_stamp, False
+                writes = []
+                if shard.dirty:
+                    writes.append((shard.path, (self._run_stamp, shard.entries)))
+                if shard.summaries_dirty:
+                    writes.append((shard.summaries_path, shard.summaries))
+                for target, value in writes:
+                    tmp = self.directory / f".tmp-{os.getpid()}-{target.name}"
+                    try:
+                        tmp.write_bytes(marshal.dumps(value))
+                        os.replace(tmp, target)
+                    except BaseException:
+                        # Ctrl-C mid-save included: the old file stays whole, no temporary
+                        # is left.
+                        with contextlib.suppress(OSError):
+                            tmp.unlink(missing_ok=True)
+                        raise
+                if shard.dirty:
+                    shard.stamp, shard.dirty = self._run_stamp, False
+                shard.summaries_dirty = False
             tmp = None
             self.directory_exists = True
             self._prune()

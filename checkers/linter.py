@@ -131,7 +131,9 @@ class Linter:
         self._project_wants: dict[str, bool] = {}
         # Per-file import summaries the cache holds (see Project.module_imports).
         self.summaries: dict[str, tuple] = {}
-        self._cross_file = any(not c.CACHEABLE for c in self.contracts)
+        # Whether a parsed file's imports are summarised for the cache: a chain through it
+        # (a cross-file kind that reads import summaries) is spared a parse later.
+        self._cross_file = any(not c.CACHEABLE and c.IMPORT_SUMMARIES for c in self.contracts)
 
     def unknown(self, codes: set[str]) -> set[str]:
         """The codes among ``codes`` that no rule has (kinds imported only on a miss)."""
@@ -366,9 +368,10 @@ class Linter:
                         source = None  # already reported as AC001 by the cached pass
                 if source is not None:
                     tree_raw = self.run_contracts(source, volatile)
-                    self.project.remember(
-                        source, st.st_size, st.st_mtime_ns, (new_entry or entry)[2]
-                    )
+                    if self._cross_file:
+                        self.project.remember(
+                            source, st.st_size, st.st_mtime_ns, (new_entry or entry)[2]
+                        )
                 tree_tuples = tuple(finding_to_tuple(f) for f in tree_raw)
                 base = new_entry or entry[:5]
                 new_entry = (*base, tree_tuples)

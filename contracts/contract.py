@@ -86,6 +86,11 @@ class Contract:
     # False when a file's findings depend on other files' contents (an import
     # chain, a package listing): the cache is keyed by one file's bytes.
     CACHEABLE: ClassVar[bool] = True
+    # Whether a kind that is not CACHEABLE follows other files' imports (an import chain):
+    # then every file the run parses has its imports summarised for the cache, so a later
+    # chain through it reads the summary. A kind that follows calls keeps summaries of its
+    # own (checkers.analysis.program) and sets this False.
+    IMPORT_SUMMARIES: ClassVar[bool] = True
     # False when ``check`` reads only ``source.text`` (a text scan): the engine then runs it on
     # a file that does not parse, instead of leaving that file to the one AC001.
     NEEDS_TREE: ClassVar[bool] = True

@@ -17,8 +17,8 @@ and bool (marshal-able):
 
 * the file's import aliases (``import a.b as c`` binds ``c`` to ``a.b``;
   relative imports resolved against the file's package), wherever they sit;
-* its classes, by qualified name (``Outer.Inner``), with their bases as
-  spelled, aliases resolved (``torch.nn.Module``);
+* its classes, by qualified name (``Outer.Inner``), with their bases and
+  decorators as spelled, aliases resolved (``torch.nn.Module``);
 * its functions (``f``, ``C.m``, ``C.m.inner``), each with its line, its
   parameters, its decorators, and:
 
@@ -56,6 +56,7 @@ elsewhere it is what the code spells.
 from __future__ import annotations
 
 import ast
+import re
 
 # Bumped when the tuple shapes change; the cache key digests this module's bytes anyway.
 FORMAT = 1
@@ -71,6 +72,16 @@ R_KIND, R_ORIGIN, R_KEY, R_LINE, R_COL, R_END_LINE, R_END_COL, R_TRY = range(8)
 
 # Indices of a call site's fields.
 C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS = range(8)
+# ... the arguments (positions, keyword names) that are evidently host ints (``3``,
+# ``int(n)``, a parameter annotated ``int``, a local bound to one), whether the callee
+# is spelled through an imported module (``torch.repeat_interleave``, not ``x.repeat_...``),
+# and whether its receiver is a name the function has shown to be on the host (after
+# ``if x.device.type != "cpu": return``).
+C_INTS, C_MODULE, C_HOST = 8, 9, 10
+# ... the arguments written as ``True``/``False``/``None`` ((position or keyword, value)),
+# and the parameters whose value decides whether the call runs (``if use_ragged:`` around
+# it: ``("use_ragged", True)``; its ``else``: ``False``).
+C_CONSTS, C_GUARDS = 11, 12
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).
@@ -85,7 +96,9 @@ _READ_ONLY_METHODS = frozenset(
 )
 
 
-def summarise_module(tree: ast.Module, package: str | None, *, details: bool = True) -> tuple:
+def summarise_module(
+    tree: ast.Module, package: str | None, *, details: bool = True, text: str | None = None
+) -> tuple:
     """The summary of one parsed module (see the module docstring for its shape).
 
     ``package`` is the package its relative imports resolve against (its own
@@ -96,7 +109,7 @@ def summarise_module(tree: ast.Module, package: str | None, *, details: bool = T
     the parse; ``details`` walks every function body as well (calls, dicts,
     units), about as long again as the parse.
     """
-    return Outliner(tree, package).summary(details=details)
+    return Outliner(tree, package, text).summary(details=details)
 
 
 class Outliner:
@@ -107,12 +120,20 @@ class Outliner:
     read), and the rest of the module's bodies are never walked.
     """
 
-    def __init__(self, tree: ast.Module, package: str | None) -> None:
+    def __init__(self, tree: ast.Module, package: str | None, text: str | None = None) -> None:
         self._builder = _Summariser(package)
+        if text is not None:
+            # A function's body is walked for nested definitions only where one is spelled.
+            from .imports import lines_mentioning
+
+            self._builder.def_lines = lines_mentioning(text, ("def ", "class "))
         self._builder.body(tree.body, prefix="", klass=None, module_level=True)
         self.outlines = tuple(self._builder.outlines)
         self.aliases = tuple(self._builder.aliases.items())
         self.classes = tuple(self._builder.classes)
+        # The attributes some method assigns on `self` (a regular expression over the text,
+        # so a superset): a question about what `self.x` holds skips a module not naming x.
+        self.self_set = None if text is None else tuple(sorted(set(_SELF_SET.findall(text))))
 
     def detail(self, index: int) -> tuple:
         return self._builder.details(self._builder.nodes[index])
@@ -121,17 +142,31 @@ class Outliner:
         """The ``def`` statement of the function at ``index`` of ``outlines``."""
         return self._builder.nodes[index][0]
 
+    def reads(self, index: int, lines: frozenset[int]) -> tuple[tuple, frozenset[str]]:
+        """A function's ``[]`` reads of string keys and the keys it guards, read only from the
+        statements on ``lines`` (those spelling a read) and its assignments: what a reader's
+        check needs, at a fraction of the body's details."""
+        node, outline, inherited = self._builder.nodes[index]
+        positional = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+        walker = _FunctionWalker(self._builder, node, outline[O_SELF], positional)
+        if inherited:
+            walker.shadowed.discard(outline[O_SELF])
+        walker.read_only(lines)
+        return tuple(walker.reads), frozenset(walker.guards)
+
     def spell(self, func: ast.AST, shadowed) -> str:
         """A callee as the summary spells it: its head resolved through the module's imports."""
         return self._builder.spell(func, shadowed) or UNKNOWN
 
     def summary(self, *, details: bool) -> tuple:
         found = tuple(self.detail(i) for i in range(len(self.outlines))) if details else None
-        return (FORMAT, self.aliases, self.classes, self.outlines, found)
+        return (FORMAT, self.aliases, self.classes, self.outlines, found, self.self_set)
 
 
 # Indices of a module summary's fields.
-S_FORMAT, S_ALIASES, S_CLASSES, S_OUTLINES, S_DETAILS = range(5)
+S_FORMAT, S_ALIASES, S_CLASSES, S_OUTLINES, S_DETAILS, S_SELF_SET = range(6)
+# A literal first, so the scan jumps from one `self.` to the next.
+_SELF_SET = re.compile(r"self\.(\w+)\s*(?::[^=\n]+)?=(?!=)")
 
 
 class _Summariser:
@@ -141,6 +176,7 @@ class _Summariser:
         self.classes: list[tuple] = []
         self.outlines: list[tuple] = []
         self.nodes: list[tuple] = []  # (def node, outline, closure)
+        self.def_lines: tuple[int, ...] | None = None  # lines spelling `def `/`class `
 
     # -- imports -------------------------------------------------------------
 
@@ -191,7 +227,14 @@ class _Summariser:
             if kind is ast.ClassDef:
                 qual = prefix + stmt.name
                 bases = tuple(b for b in (self.spell(base, ()) for base in stmt.bases) if b)
-                self.classes.append((qual, stmt.lineno, bases))
+                decorators = tuple(
+                    d
+                    for d in (
+                        self.spell(dec, (), through_calls=True) for dec in stmt.decorator_list
+                    )
+                    if d
+                )
+                self.classes.append((qual, stmt.lineno, bases, decorators))
                 self.body(stmt.body, prefix=qual + ".", klass=qual, module_level=module_level)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self.function(stmt, prefix + stmt.name, klass, closure)
@@ -265,6 +308,8 @@ class _Summariser:
         )
         self.outlines.append(outline)
         self.nodes.append((node, outline, inherited))
+        if self.def_lines is not None and not _inside(self.def_lines, node):
+            return  # no `def`/`class` spelled in its body: nothing nested to outline
         inner = (self_name, owner) if self_name else None
         self.body(node.body, prefix=qual + ".", klass=None, closure=inner)
 
@@ -292,12 +337,17 @@ class _Summariser:
         """How a callee (or a base, a decorator) is spelled, its head resolved through the
         file's imports unless a parameter or local of the same name hides the import."""
         parts: list[str] = []
+        called = ""  # a call's result in the chain: `lens_cpu.max().item` keeps its receiver
         while True:
             kind = type(node)
             if kind is ast.Attribute:
-                parts.append(node.attr)
+                parts.append(node.attr + called)
+                called = ""
                 node = node.value
             elif kind is ast.Call and through_calls:
+                node = node.func
+            elif kind is ast.Call and parts and not _is_super(node):
+                called = "()"
                 node = node.func
             else:
                 break
@@ -307,12 +357,8 @@ class _Summariser:
                 head = local[head]
             elif head not in shadowed:
                 head = self.aliases.get(head, head)
-        elif (
-            type(node) is ast.Call
-            and type(node.func) is ast.Name
-            and node.func.id == "super"
-            and not node.args
-        ):
+            head += called
+        elif _is_super(node):
             head = "super()"
         else:
             if not parts:
@@ -321,6 +367,35 @@ class _Summariser:
         parts.append(head)
         parts.reverse()
         return ".".join(parts)
+
+
+# A statement's own expressions (a compound statement's header; a simple one's whole).
+_HEADER_FIELDS = ("value", "test", "iter", "subject", "targets", "target", "exc", "msg")
+
+
+def _header_end_of(stmt) -> int:
+    body = getattr(stmt, "body", None)
+    if type(body) is list and body:
+        return max(stmt.lineno, body[0].lineno - 1)
+    return getattr(stmt, "end_lineno", None) or stmt.lineno
+
+
+def _inside(lines: tuple[int, ...], node) -> bool:
+    """Whether one of ``lines`` lies in a function's body (after its ``def`` line)."""
+    import bisect
+
+    i = bisect.bisect_right(lines, node.lineno)
+    end = getattr(node, "end_lineno", None) or node.lineno
+    return i < len(lines) and lines[i] <= end
+
+
+def _is_super(node) -> bool:
+    return (
+        type(node) is ast.Call
+        and type(node.func) is ast.Name
+        and node.func.id == "super"
+        and not node.args
+    )
 
 
 _COMPOUND = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
@@ -405,14 +480,63 @@ class _FunctionWalker:
         self.guards: set[str] = set()
         self._key_guard = 0  # inside a `try` whose handler catches KeyError
         self.local_aliases: dict[str, str] = {}  # imports inside the function
+        self._captured_names: frozenset[str] | None = None
+        self._int_params: set[str] = set()
+        self._host_roots: set[str] = set()  # names past a "return unless on the host" test
+        self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
         self._open_params: set = set()
         self._depth = 0  # nesting of conditional blocks, for "every path" of a fill
         self._locals: dict[str, ast.expr] = {}  # the last value bound to each local (unit forms)
 
+    def read_only(self, lines: frozenset[int]) -> None:
+        """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
+        catch ``KeyError``, and the expressions of the statements spelling a read or a guard."""
+        stack = [(stmt, False) for stmt in reversed(self.node.body)]
+        while stack:
+            stmt, in_try = stack.pop()
+            kind = type(stmt)
+            if kind in _DEFS or kind is ast.ClassDef:
+                continue
+            if kind is ast.Assign and type(stmt.targets[0]) is ast.Name:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        self._locals[target.id] = stmt.value
+            end = _header_end_of(stmt)
+            if any(line in lines for line in range(stmt.lineno, end + 1)):
+                self._key_guard = 1 if in_try else 0
+                for field in _HEADER_FIELDS:
+                    child = getattr(stmt, field, None)
+                    if isinstance(child, ast.expr):
+                        self.expr(child)
+                    elif type(child) is list:
+                        for item in child:
+                            if isinstance(item, ast.expr):
+                                self.expr(item)
+                if kind in (ast.With, ast.AsyncWith):
+                    for item in stmt.items:
+                        self.expr(item.context_expr)
+            catches = kind is ast.Try and any(_catches_key_error(h) for h in stmt.handlers)
+            blocks = []
+            for field in ("orelse", "finalbody"):
+                blocks.extend((s, in_try) for s in getattr(stmt, field, ()) or ())
+            for handler in getattr(stmt, "handlers", ()) or ():
+                blocks.extend((s, in_try) for s in handler.body)
+            for case in getattr(stmt, "cases", ()) or ():
+                blocks.extend((s, in_try) for s in case.body)
+            body = getattr(stmt, "body", None)
+            if type(body) is list:
+                blocks = [(s, in_try or catches) for s in body] + blocks
+            stack.extend(reversed(blocks))
+
     def run(self) -> None:
         args = self.node.args
+        self._int_params = {
+            a.arg
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+            if a.annotation is not None and _annotated_int(a.annotation)
+        }
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
                 self.shadowed.add(extra.arg)
@@ -485,9 +609,19 @@ class _FunctionWalker:
         if kind is ast.If:
             self.expr(stmt.test)
             self._depth += 1
+            guard = self._param_guard(stmt.test)
+            if guard is not None:
+                self._guards.append(guard)
             a = self.block(stmt.body, _copy(state))
+            if guard is not None:
+                self._guards[-1] = (guard[0], not guard[1])
             b = self.block(stmt.orelse, _copy(state))
+            if guard is not None:
+                self._guards.pop()
             self._depth -= 1
+            host = _leaves_unless_host(stmt)
+            if host is not None:
+                self._host_roots.add(host)
             return _join(a, b)
         if kind in (ast.For, ast.AsyncFor):
             self.expr(stmt.iter)
@@ -702,6 +836,19 @@ class _FunctionWalker:
                 origin = self.origin_of(kw.value)
                 if origin is not None:
                     origins.append((kw.arg, origin))
+        ints = [i for i, arg in enumerate(node.args) if self._int_evident(arg, 2)]
+        ints += [kw.arg for kw in node.keywords if kw.arg and self._int_evident(kw.value, 2)]
+        root = node.func
+        while type(root) is ast.Attribute:
+            root = root.value
+        module_form = (
+            type(node.func) is ast.Attribute
+            and type(root) is ast.Name
+            and (
+                root.id in self.local_aliases
+                or (root.id in self.s.aliases and root.id not in self.shadowed)
+            )
+        )
         self.calls.append(
             (
                 spelling,
@@ -712,8 +859,61 @@ class _FunctionWalker:
                 keywords,
                 nargs,
                 tuple(origins),
+                tuple(ints),
+                module_form,
+                type(root) is ast.Name and root.id in self._host_roots,
+                tuple(
+                    [(i, a.value) for i, a in enumerate(node.args) if _flag(a)]
+                    + [
+                        (kw.arg, kw.value.value)
+                        for kw in node.keywords
+                        if kw.arg and _flag(kw.value)
+                    ]
+                ),
+                tuple(self._guards),
             )
         )
+
+    def _param_guard(self, test) -> tuple[str, bool] | None:
+        """``("p", True)`` for ``if p:``, ``("p", False)`` for ``if not p:``, ``p`` a parameter."""
+        required = True
+        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, required = test.operand, False
+        if type(test) is ast.Name and test.id in self.params and test.id != self.self_name:
+            return (test.id, required)
+        return None
+
+    def _int_evident(self, node, depth: int) -> bool:
+        """Whether a value is evidently a host int: a literal, ``int()``/``len()``/``round()``,
+        ``.numel()``/``.item()``/``.size(i)``, ``.shape[i]``, a parameter annotated ``int``, a
+        name or attribute spelled as a count (``num_*``, ``*_num_*``, ``n_*``, ``*_size``),
+        arithmetic of those, or a local last bound to one."""
+        kind = type(node)
+        if kind is ast.Constant:
+            return type(node.value) is int
+        if kind is ast.Name or kind is ast.Attribute:
+            name = node.id if kind is ast.Name else node.attr
+            if name in self._int_params and kind is ast.Name:
+                return True
+            if _COUNT_NAME.match(name):
+                return True  # spelled as a count: `num_draft_tokens`, `block_size`
+            if kind is ast.Attribute:
+                return False
+            bound = self._locals.get(node.id)
+            return depth > 0 and bound is not None and self._int_evident(bound, depth - 1)
+        if kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Name:
+                return func.id in ("int", "len", "round")
+            return type(func) is ast.Attribute and func.attr in _INT_METHODS
+        if kind is ast.Subscript:
+            value = node.value
+            return type(value) is ast.Attribute and value.attr == "shape"
+        if kind is ast.BinOp and depth > 0:
+            return self._int_evident(node.left, depth - 1) and self._int_evident(
+                node.right, depth - 1
+            )
+        return False
 
     # -- unit forms ----------------------------------------------------------
 
@@ -1012,6 +1212,16 @@ class _FunctionWalker:
                 state.pop(node.id, None)
                 self._locals.pop(node.id, None)
 
+    def _captured(self) -> frozenset[str]:
+        """Names used inside the nested functions, lambdas and classes of this function."""
+        if self._captured_names is None:
+            found: set[str] = set()
+            for node in ast.walk(self.node):
+                if node is not self.node and type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+                    found.update(n.id for n in ast.walk(node) if type(n) is ast.Name)
+            self._captured_names = frozenset(found)
+        return self._captured_names
+
     def ret(self, stmt: ast.Return, state) -> None:
         value = stmt.value
         self.unit_forms.append((stmt.lineno, self.form(value)))
@@ -1023,19 +1233,82 @@ class _FunctionWalker:
             self.paths.append((stmt.lineno, stmt.lineno, (), (), True, ()))
             return
         self.has_dict_return = True
+        # A dict a nested function, lambda or class refers to may be filled when that runs,
+        # after the return (a callback that records what it saw): any key may be there.
+        captured = type(value) is ast.Name and value.id in self._captured()
         self.paths.append(
             (
                 stmt.lineno,
                 tracked.origin,
                 tuple(tracked.definite),
                 tuple(tracked.maybe.items()),
-                tracked.open,
+                tracked.open or captured,
                 tuple((call[0], call[1], certain) for call, certain in tracked.fills.items()),
             )
         )
 
 
 _ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
+_COUNT_NAME = re.compile(r"(?:num|n)_[a-z0-9_]*$|[a-z0-9_]*_num_[a-z0-9_]*$|[a-z0-9_]*_size$")
+_INT_METHODS = frozenset({"numel", "item", "size", "bit_length", "dim", "element_size"})
+
+
+def _flag(node) -> bool:
+    return type(node) is ast.Constant and (node.value is None or type(node.value) is bool)
+
+
+def _leaves_unless_host(stmt: ast.If) -> str | None:
+    """``x`` for ``if x.device.type != "cpu": return ...`` (or ``if x.is_cuda:`` / ``if not
+    x.is_cpu:``, raising instead): past it, ``x`` is on the host."""
+    if stmt.orelse or not stmt.body or type(stmt.body[-1]) not in (ast.Return, ast.Raise):
+        return None
+    test = stmt.test
+    kind = type(test)
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotEq:
+        left, right = test.left, test.comparators[0]
+        if type(left) is ast.Attribute and left.attr == "type":
+            left = left.value
+        cpu = (type(right) is ast.Constant and right.value == "cpu") or (
+            type(right) is ast.Call
+            and right.args
+            and type(right.args[0]) is ast.Constant
+            and right.args[0].value == "cpu"
+        )
+        if cpu and type(left) is ast.Attribute and left.attr == "device":
+            target = left.value
+            return target.id if type(target) is ast.Name else None
+        return None
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        operand = test.operand
+        if type(operand) is ast.Attribute and operand.attr == "is_cpu":
+            return operand.value.id if type(operand.value) is ast.Name else None
+        return None
+    if kind is ast.Attribute and test.attr == "is_cuda" and type(test.value) is ast.Name:
+        return test.value.id
+    return None
+
+
+def _annotated_int(annotation) -> bool:
+    """``int``, ``Optional[int]``, ``int | None``."""
+    kind = type(annotation)
+    if kind is ast.Name:
+        return annotation.id == "int"
+    if kind is ast.Constant:
+        return annotation.value == "int"
+    if kind is ast.Subscript:
+        return (
+            type(annotation.value) is ast.Name
+            and annotation.value.id == "Optional"
+            and (_annotated_int(annotation.slice))
+        )
+    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:
+        parts = (annotation.left, annotation.right)
+        return any(_annotated_int(p) for p in parts) and all(
+            _annotated_int(p) or (type(p) is ast.Constant and p.value is None) for p in parts
+        )
+    return False
+
+
 _KEY_ERROR_NAMES = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
 
 

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from .functions import (
+    D_CARRIERS,
     FORMAT,
     O_CLASS,
     O_QUAL,
@@ -40,15 +41,15 @@ from .functions import (
     S_CLASSES,
     S_DETAILS,
     S_OUTLINES,
+    S_SELF_SET,
     Outliner,
-    summarise_module,
 )
 
 #: A function summary is stored beside the file's import summary under ``path + SUMMARY_KEY``:
 #: a path holds no NUL, so the two never collide.
 SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
-_KEPT_TREES = 4
+_KEPT_TREES = 16
 _MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
 
 
@@ -80,6 +81,7 @@ class Module:
         "name",
         "outlines",
         "path",
+        "self_set",
     )
 
     def __init__(self, name: str, path: str, summary: tuple, lazy=None) -> None:
@@ -91,9 +93,11 @@ class Module:
         self.functions: dict[str, int] = {o[O_QUAL]: i for i, o in enumerate(self.outlines)}
         stored = summary[S_DETAILS]
         self._details: list | None = list(stored) if stored is not None else None
+        found = summary[S_SELF_SET] if len(summary) > S_SELF_SET else None
+        self.self_set: frozenset[str] | None = frozenset(found) if found is not None else None
         self._lazy = lazy
         self._text: str | None = None  # the file being checked's text, for line questions
-        if stored is None and lazy is not None:
+        if self._details is None and lazy is not None:
             self._details = [None] * len(self.outlines)
 
     def lines_mentioning(self, needle: str) -> tuple[int, ...] | None:
@@ -127,9 +131,10 @@ class Module:
         return found
 
     def summary(self) -> tuple:
-        """As the cache stores it: details only when every function's are made."""
+        """As the cache stores it: the details made so far, None for a function not asked
+        about (a later question about one parses the file)."""
         details = self._details
-        if details is not None and any(d is None for d in details):
+        if details is not None and all(d is None for d in details):
             details = None
         return (
             FORMAT,
@@ -137,7 +142,33 @@ class Module:
             tuple(self.classes.values()),
             self.outlines,
             tuple(details) if details is not None else None,
+            tuple(sorted(self.self_set)) if self.self_set is not None else None,
         )
+
+
+class _FileDetails:
+    """A function's details for a module known by its summary: the file parsed when one is
+    first asked for (and kept among the program's last few trees)."""
+
+    __slots__ = ("abspath", "digest", "program", "rel", "rest")
+
+    def __init__(self, program, rel: str, abspath: str, digest: bytes) -> None:
+        self.program, self.rel, self.abspath, self.digest = program, rel, abspath, digest
+        self.rest: dict[int, tuple] = {}
+
+    def detail(self, index: int):
+        found = self.rest.pop(index, None)
+        if found is not None:
+            return found
+        kept = self.program._trees.get(self.rel)
+        outliner = self.program._outliner(self.rel, self.abspath, self.digest)
+        if outliner is None or index >= len(outliner.outlines):
+            return None
+        if kept is None:
+            # Parsed for this question: every body now, so it is the file's last parse.
+            self.rest = {i: outliner.detail(i) for i in range(len(outliner.outlines))}
+            return self.rest.pop(index)
+        return outliner.detail(index)
 
 
 class Program:
@@ -151,9 +182,10 @@ class Program:
         self._classes: dict[str, tuple[str, str] | None] = {}
         # The last few trees parsed for an outline: a question about a body often follows
         # one about the signature, and a parse is the expensive half of either.
-        self._trees: dict[str, tuple[bytes, ast.Module]] = {}
+        self._trees: dict[str, tuple[bytes, Outliner]] = {}
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
+        self._held: dict[tuple, tuple[str, str] | None] = {}
 
     # -- summaries -----------------------------------------------------------
 
@@ -184,15 +216,32 @@ class Program:
         made = self._of_source.get(source.path)
         if made is not None and made[0] is tree:
             return made[1]
-        outliner = Outliner(tree, self.project.package_of(source.path))
+        outliner = Outliner(tree, self.project.package_of(source.path), source.text)
         found = Module(name, source.path, outliner.summary(details=False), lazy=outliner)
         found._text = source.text
+        for _old_tree, old in self._of_source.values():
+            # The last file checked lets its tree go (a run keeps summaries, never every
+            # tree): a later question about one of its bodies reads the file again.
+            old_abspath = os.path.join(self.project.root, old.path)
+            old._lazy = _FileDetails(self, old.path, old_abspath, None)
+            old._text = None
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
             self._modules[(name, True)] = found
             self._modules[(name, False)] = found
-        self._store(source, found.summary())
         return found
+
+    def may_import(self, rel: str, modules) -> bool:
+        """Whether a file's text spells the last name of one of ``modules`` -- which every
+        import of one does (``import a.b.c``, ``from a.b import c``, ``from .c import x``):
+        a byte scan, so a file that cannot be reaching them is not parsed to ask."""
+        lasts = {m.rpartition(".")[2].encode() for m in modules}
+        try:
+            with open(os.path.join(self.project.root, rel), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return False
+        return any(last in data for last in lasts)
 
     def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
         """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""
@@ -216,6 +265,11 @@ class Program:
         self._scans[key] = found
         return found
 
+    def all_modules(self) -> list[str]:
+        """Every first-party module under the src roots."""
+        names = (self.project.module_name(self.project.relpath(p)) for p in self._files())
+        return [n for n in names if n]
+
     def _files(self) -> list[str]:
         """Every ``.py`` file under the project's src roots (hidden folders and caches skipped)."""
         found = self._scans.get(("files",))
@@ -234,19 +288,15 @@ class Program:
         self._scans[("files",)] = found
         return found
 
-    def complete(self, source) -> None:
-        """Make every function's details of the file being checked and leave them for the
-        cache: a later run over other files then reads this one's bodies without a parse."""
+    def store(self, source) -> None:
+        """Leave what is known of the file being checked for the cache (its outline and the
+        bodies asked about): a run over other files later asks the same of it, unparsed."""
         made = self._of_source.get(source.path)
-        if made is None or made[0] is not source.tree:
-            return
-        module = made[1]
-        for qual in module.functions:
-            module.detail(qual)
-        self._store(source, module.summary())
+        if made is not None and made[0] is source.tree:
+            self._store(source, made[1].summary())
 
     def _store(self, source, summary: tuple) -> None:
-        """Leave the summary of a file parsed anyway for the cache -- when its bytes on disk
+        """Leave a summary of the file being checked for the cache -- when its bytes on disk
         are the text checked (an editor's unsaved buffer is not)."""
         try:
             st = os.stat(source.abspath)
@@ -269,26 +319,26 @@ class Program:
         self.project.new_summaries[key] = (st.st_size, mtime, digest, summary)
 
     def _load(self, name: str, path: Path, details: bool) -> Module | None:
+        """A module's summary: the cache's while the bytes are unchanged, else made from a
+        parse, its outline now and each function's details when first asked."""
         project = self.project
         abspath = str(path)
         rel = project.relpath(abspath)
         key = rel + SUMMARY_KEY
         registered = getattr(project, "_sources", {}).get(abspath)
         if registered is not None and registered.tree is not None:
-            outliner = Outliner(registered.tree, project.package_of(rel))
+            outliner = Outliner(registered.tree, project.package_of(rel), registered.text)
             return Module(name, rel, outliner.summary(details=False), lazy=outliner)
         stored = project.summaries.get(key)
         try:
             st = os.stat(abspath)
         except OSError:
             return None
-        usable = (
-            stored is not None
-            and stored[3][0] == FORMAT
-            and (not details or stored[3][S_DETAILS] is not None)
-        )
+        usable = stored is not None and stored[3][0] == FORMAT
         if usable and (stored[0], stored[1]) == (st.st_size, st.st_mtime_ns):
-            return self._from_stored(name, rel, stored[3])
+            found = self._from_stored(name, rel, stored[3], abspath, stored[2])
+            if found is not None:
+                return found
         try:
             with open(abspath, "rb") as fh:
                 data = fh.read()
@@ -298,40 +348,59 @@ class Program:
 
         digest = blake2b(data, digest_size=16).digest()
         if usable and stored[2] == digest:
-            found = self._from_stored(name, rel, stored[3])
+            found = self._from_stored(name, rel, stored[3], abspath, digest)
             if found is not None:
                 return found
-        kept = self._trees.get(rel)
-        if kept is not None and kept[0] == digest:
-            tree = kept[1]
-        else:
-            tree = self._parse(data, rel)
-            if tree is None:
-                return None
-        if details:
-            self._trees.pop(rel, None)
-        else:
-            if len(self._trees) >= _KEPT_TREES:
-                self._trees.pop(next(iter(self._trees)))
-            self._trees[rel] = (digest, tree)
-        summary = summarise_module(tree, project.package_of(rel), details=details)
+        outliner = self._outliner(rel, abspath, digest, data)
+        if outliner is None:
+            return None
+        summary = outliner.summary(details=False)
         mtime = -1 if time.time() - st.st_mtime < _RACY_SECONDS else st.st_mtime_ns
         project.new_summaries[key] = (st.st_size, mtime, digest, summary)
-        return Module(name, rel, summary)
+        return Module(name, rel, summary, lazy=_FileDetails(self, rel, abspath, digest))
+
+    def _outliner(self, rel: str, abspath: str, digest: bytes, data: bytes | None = None):
+        """The outliner over a file's tree, parsed at most once while it stays among the last
+        few asked for (a tree is ten times its source: a run keeps summaries, not trees)."""
+        kept = self._trees.get(rel)
+        if kept is not None and kept[0] == digest:
+            self._trees[rel] = self._trees.pop(rel)  # most recently used last
+            return kept[1]
+        if data is None:
+            try:
+                with open(abspath, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return None
+            from contracts.config import blake2b
+
+            if digest is not None and blake2b(data, digest_size=16).digest() != digest:
+                return None  # changed since its summary: no details from other bytes
+        parsed = self._parse(data, rel)
+        if parsed is None:
+            return None
+        outliner = Outliner(parsed[0], self.project.package_of(rel), parsed[1])
+        while len(self._trees) >= _KEPT_TREES:
+            self._trees.pop(next(iter(self._trees)))
+        self._trees[rel] = (digest, outliner)
+        return outliner
 
     @staticmethod
-    def _parse(data: bytes, rel: str) -> ast.Module | None:
+    def _parse(data: bytes, rel: str) -> tuple[ast.Module, str] | None:
         from ..source import DecodeError, decode_source
 
         try:
-            return ast.parse(decode_source(data), filename=rel)
+            text = decode_source(data)
+            return ast.parse(text, filename=rel), text
         except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 
-    @staticmethod
-    def _from_stored(name: str, rel: str, summary) -> Module | None:
+    def _from_stored(self, name: str, rel: str, summary, abspath: str, digest) -> Module | None:
         try:
-            return Module(name, rel, summary)
+            details = summary[S_DETAILS]
+            whole = details is not None and all(d is not None for d in details)
+            lazy = None if whole else _FileDetails(self, rel, abspath, digest)
+            return Module(name, rel, summary, lazy=lazy)
         except (TypeError, ValueError, IndexError, KeyError):
             return None  # a stored summary of another shape: parse instead
 
@@ -344,9 +413,24 @@ class Program:
         head, _, rest = spelling.partition(".")
         if head == "self":
             klass = outline[O_CLASS]
-            if not klass or not rest or "." in rest:
+            if not klass or not rest:
                 return None
-            return self.method(module.name, klass, rest)
+            attr, _, method = rest.partition(".")
+            if not method:
+                found = self.method(module.name, klass, attr)
+                if found is not None:
+                    return found
+            elif "." in method:
+                return None
+            # `self.norm(x)`, `self.pool.carve()`: an attribute the class's methods assign an
+            # instance of a project class; calling the instance runs its `__call__`, or, for a
+            # torch module, its `forward`.
+            held = self.attribute_class(module.name, klass, attr)
+            if held is None:
+                return None
+            if method:
+                return self.method(*held, method)
+            return self.method(*held, "__call__") or self.method(*held, "forward")
         if head == "super()":
             klass = outline[O_CLASS]
             if not klass or not rest or "." in rest:
@@ -372,6 +456,46 @@ class Program:
         if head in module.functions:
             return None  # an attribute of a function
         return self.dotted(spelling)
+
+    def attribute_class(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
+        """The project class whose instance ``klass``'s methods (or its bases') assign to
+        ``self.attr`` -- only when every such assignment that names a class names that one."""
+        key = ("attr", module, klass, attr)
+        if key in self._held:
+            return self._held[key]
+        self._held[key] = None
+        found: set[tuple[str, str]] = set()
+        for owner_module, owner in self.mro(module, klass):
+            mod = self.module(owner_module, details=True)
+            if mod is None:
+                continue
+            for outline in mod.outlines:
+                if outline[O_CLASS] != owner:
+                    continue
+                detail = mod.detail(outline[O_QUAL])
+                for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
+                    if name != attr or not on_self:
+                        continue
+                    target = self.resolve_call(mod, outline, spelling)
+                    if target is not None and target[1].endswith(".__init__"):
+                        found.add((target[0], target[1].rpartition(".")[0]))
+                    elif target is None:
+                        held = self.class_called(mod, outline, spelling)
+                        if held is not None:
+                            found.add(held)
+        result = found.pop() if len(found) == 1 else None
+        self._held[key] = result
+        return result
+
+    def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
+        """The project class a call spelled ``spelling`` constructs (one without ``__init__``
+        of its own in the project still names its class)."""
+        head, _, rest = spelling.partition(".")
+        if not rest and head in module.classes:
+            return (module.name, head)
+        if head in module.classes:
+            return (module.name, spelling) if spelling in module.classes else None
+        return self._class_dotted(spelling, 0) if "." in spelling else None
 
     def dotted(self, name: str) -> tuple[str, str] | None:
         """The project function a fully dotted name reaches (``pkg.mod.Class.method``)."""

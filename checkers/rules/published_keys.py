@@ -32,14 +32,19 @@ dict is handed to (``self._refresh(..., meta)``) adds what it writes into
 that parameter. Dataclass and TypedDict fields are out of scope.
 
 Which producer a read sees: a call's result (``meta = self._build(...);
-meta["k"]``, ``build()["k"]``), through the project's imports and classes;
-an attribute of ``self`` that a method of the class or its bases assigns a
-call's result (``self.meta = self._build()``); a parameter, from what the
-same module's callers pass; and, for a declared producer only, an attribute
-of any object that the project assigns the producer's result
-(``attn_metadata.indexer_meta = self._build_v4_indexer_meta(...)``) -- an
+meta["k"]``, ``build()["k"]``); an attribute of ``self`` that a method of the
+class or its bases assigns a call's result (``self.meta = self._build()``); a
+parameter, from what the same module's callers pass. Undeclared (``producers``
+is ``*``), a producer is looked for in the reader's own module only -- its
+functions, its classes and their bases defined there -- so no other file is
+read to answer, and a file that builds no dict itself (``return {``, ``dict(``,
+``.update(``) is not read at all. Declared producers are followed across the
+project, through its imports and classes, and through an attribute of any
+object that the project assigns a declared producer's result
+(``attn_metadata.indexer_meta = self._build_v4_indexer_meta(...)``): an
 attribute's name alone says too little about which dict it holds to link
-every ``x.meta`` to every ``meta`` builder. Not a read: ``.get``, a read
+every ``x.meta`` to every ``meta`` builder, and a declaration says which
+dicts matter enough to follow. Not a read: ``.get``, a read
 under ``"k" in d`` or after ``d.get("k")`` in the same function, or inside a
 ``try`` that catches ``KeyError``. A key the reader reads that no path
 publishes at all is flagged only when the reader reaches the producer
@@ -126,14 +131,15 @@ class PublishedKeys(Contract):
     KIND = "published-keys"
     RULES = RULES
     CACHEABLE = False  # the producer is in other files
+    IMPORT_SUMMARIES = False  # its own summaries (checkers.analysis.program) carry the calls
 
     producers = StringList(
         default=("*",),
         doc=(
             "Dotted-name globs of the functions whose dicts are checked, matched against "
-            "`module.Class.method` (`*._build_*_meta`); `*` (the default) is every function. "
-            "A declared producer is also followed through any object's attribute the project "
-            "assigns its result to."
+            "`module.Class.method` (`*._build_*_meta`), followed across the project and "
+            "through any object's attribute the project assigns their result to; `*` (the "
+            "default) is every function of the reader's own module."
         ),
     )
 
@@ -229,6 +235,13 @@ class PublishedKeys(Contract):
     def needles(self) -> tuple[str, ...]:
         return ('["', "['")
 
+    def wants(self, source) -> bool:
+        text = source.text
+        if '["' not in text and "['" not in text:
+            return False
+        # Undeclared, producers are the reader's own module's: it must build a dict itself.
+        return not self._everything or any(b in text for b in _DICT_BUILDERS)
+
     # -- checking ------------------------------------------------------------
 
     def check(self, source, project) -> Iterator:
@@ -238,16 +251,20 @@ class PublishedKeys(Contract):
         self._own(program)
         if not self._everything:
             wanted = self._reader_needles(program)
-            if not any(n in source.text for n in wanted):
+            if wanted is not None and not any(n in source.text for n in wanted):
                 return
         module = program.module_of_source(source)
         if module is None:
             return
         lines = _read_lines(source.text)
-        for outline in module.outlines:
+        # A guard spells its key in quotes beside ` in ` or `.get(`: those lines are read too.
+        wanted = frozenset(lines) | frozenset(_guard_lines(source.text))
+        outliner = module.outliner
+        for index, outline in enumerate(module.outlines):
             if not _spans(lines, outline):
                 continue
-            yield from self._check_function(source, program, module, outline)
+            found = outliner.reads(index, wanted)
+            yield from self._check_function(source, program, module, outline, found)
 
     def _own(self, program) -> None:
         """Memos belong to one program (one project index, one run or one editor state)."""
@@ -255,16 +272,13 @@ class PublishedKeys(Contract):
             self._memo = {}
             self._memo_owner = program
 
-    def _check_function(self, source, program, module, outline) -> Iterator:
-        from ..analysis.functions import D_GUARDS, D_READS, O_QUAL, R_KEY, R_TRY
+    def _check_function(self, source, program, module, outline, found) -> Iterator:
+        from ..analysis.functions import R_KEY, R_TRY
 
-        detail = module.detail(outline[O_QUAL])
-        if detail is None:
-            return
-        guards = set(detail[D_GUARDS])
+        reads, guards = found
         # producer -> (direct?, [read, ...]) in the order the function reads them
         by_producer: dict[tuple[str, str], list] = {}
-        for read in detail[D_READS]:
+        for read in reads:
             if read[R_TRY] or read[R_KEY] in guards:
                 continue
             for producer, direct in self._producers(program, module, outline, read[:2], 0):
@@ -332,6 +346,24 @@ class PublishedKeys(Contract):
 
     # -- producers ------------------------------------------------------------
 
+    def _resolve(self, program, module, outline, spelling: str) -> tuple[str, str] | None:
+        """The function a call names -- in every module for declared producers; undeclared,
+        only in the reader's own module (its functions, and methods of its classes and of
+        their bases defined there), which no other file is read to answer."""
+        if not self._everything:
+            return program.resolve_call(module, outline, spelling)
+        from ..analysis.functions import O_CLASS
+
+        head, _, rest = spelling.partition(".")
+        if not rest:
+            return program.resolve_call(module, outline, spelling)
+        if head != "self" or "." in rest or not outline[O_CLASS]:
+            return None
+        for klass in _local_mro(module, outline[O_CLASS]):
+            if f"{klass}.{rest}" in module.functions:
+                return (module.name, f"{klass}.{rest}")
+        return None
+
     def _allowed(self, target: tuple[str, str]) -> bool:
         if self._everything:
             return True
@@ -344,7 +376,7 @@ class PublishedKeys(Contract):
 
         kind, what = origin
         if kind == "c":
-            target = program.resolve_call(module, outline, what)
+            target = self._resolve(program, module, outline, what)
             if target is not None and self._allowed(target) and self._shapes(program, target):
                 return [(target, True)]
             return []
@@ -379,15 +411,19 @@ class PublishedKeys(Contract):
             return self._memo[key]
         self._memo[key] = []
         found = []
-        for owner_module, owner in program.mro(module_name, klass):
+        if self._everything:
+            mro = [(module_name, k) for k in _local_mro(program.module(module_name), klass)]
+        else:
+            mro = program.mro(module_name, klass)
+        for owner_module, owner in mro:
             mod = program.module(owner_module, details=True)
-            if mod is None:
-                continue
+            if mod is None or (mod.self_set is not None and attr not in mod.self_set):
+                continue  # no method of the module assigns `self.<attr>`
             for outline in mod.outlines:
                 if outline[O_CLASS] != owner:
                     continue
                 detail = mod.detail(outline[O_QUAL])
-                for target in _carried(program, mod, outline, detail, attr, on_self=True):
+                for target in _carried(self, program, mod, outline, detail, attr, on_self=True):
                     if self._allowed(target) and self._shapes(program, target):
                         found.append(target)
         self._memo[key] = found = list(dict.fromkeys(found))
@@ -404,7 +440,11 @@ class PublishedKeys(Contract):
 
         found = {}
         self._memo[key] = found
-        for module_name in program.modules_mentioning(self._producer_names()):
+        names = self._producer_names()
+        mentioning = (
+            program.modules_mentioning(names) if names is not None else program.all_modules()
+        )
+        for module_name in mentioning:
             mod = program.module(module_name, details=True)
             if mod is None:
                 continue
@@ -417,14 +457,16 @@ class PublishedKeys(Contract):
                             found[attr].append(target)
         return found
 
-    def _producer_names(self) -> tuple[str, ...]:
+    def _producer_names(self) -> tuple[str, ...] | None:
+        """What a file calling a declared producer spells; None when a pattern names none."""
         from .reachable_calls import _needle
 
         names = [_needle(p) for p in self.producers]
-        return tuple(n for n in names if n)
+        return None if any(n is None for n in names) else tuple(names)
 
-    def _reader_needles(self, program) -> tuple[str, ...]:
-        return (*self._producer_names(), *self._carriers(program))
+    def _reader_needles(self, program) -> tuple[str, ...] | None:
+        names = self._producer_names()
+        return None if names is None else (*names, *self._carriers(program))
 
     def _callers(self, program, module, outline, param) -> list[tuple[tuple, tuple]]:
         """``(caller outline, origin of the argument)`` for each call in ``module`` of the
@@ -450,7 +492,7 @@ class PublishedKeys(Contract):
             for call in detail[D_CALLS]:
                 if not call[C_SPELLING].endswith(short):
                     continue
-                target = program.resolve_call(module, caller, call[C_SPELLING])
+                target = self._resolve(program, module, caller, call[C_SPELLING])
                 if target != (module.name, outline[O_QUAL]):
                     continue
                 bound = 1 if outline[O_SELF] and "." in call[C_SPELLING] else 0
@@ -488,7 +530,7 @@ class PublishedKeys(Contract):
                 return None
             keys = set(path[P_DEFINITE]) | {k for k, _ in path[P_MAYBE]}
             for spelling, where, _certain in path[P_FILLS]:
-                filled = _filled(program, mod, outline, spelling, where)
+                filled = _filled(self, program, mod, outline, spelling, where)
                 if filled is None:
                     return None
                 keys |= filled
@@ -500,8 +542,8 @@ class PublishedKeys(Contract):
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
         """Reads in ``path`` whose producer (or a callee that fills its dict) is in an edited
-        module, answered from summaries; a file that imports no edited module and spells no
-        declared producer's carrier is not read past its imports."""
+        module, answered from summaries; a file whose text spells no edited module's name (so
+        imports none) is not parsed."""
         from ..analysis.functions import D_READS, O_QUAL, R_LINE
         from ..analysis.program import program_of
 
@@ -510,9 +552,7 @@ class PublishedKeys(Contract):
             return {}
         program = program_of(project)
         self._own(program)
-        imports = {t for ref in project.module_imports(path) for t in ref.targets}
-        reaches = any(t == m or t.startswith(m + ".") for t in imports for m in edited)
-        if not reaches and self._everything:
+        if self._everything and not program.may_import(path, edited):
             return {}
         module = program.module(name, details=True)
         if module is None:
@@ -539,8 +579,30 @@ def _segment(source, span) -> str:
     return source.lines[line - 1][col - 1 : end_col - 1]
 
 
+# What building a dict spells: undeclared, a reader's producers are in its own module.
+_DICT_BUILDERS = ("return {", "= {", "dict(", ".update(", "setdefault(", ": {")
+
+
+def _local_mro(module, klass: str) -> list[str]:
+    """``klass`` and its bases defined in the same module, depth first, each once."""
+    order, stack = [], [klass]
+    while stack:
+        current = stack.pop()
+        if current in order or module is None or current not in module.classes:
+            continue
+        order.append(current)
+        stack.extend(reversed([b for b in module.classes[current][2] if b in module.classes]))
+    return order
+
+
 def _names(keys) -> str:
     return ", ".join(f"`{k}`" for k in keys)
+
+
+def _guard_lines(text: str) -> tuple[int, ...]:
+    from ..analysis.imports import lines_mentioning
+
+    return lines_mentioning(text, ('" in ', "' in ", '" not in ', "' not in ", ".get(", ".pop("))
 
 
 def _read_lines(text: str) -> tuple[int, ...]:
@@ -559,13 +621,13 @@ def _spans(lines: tuple[int, ...], outline) -> bool:
     return i < len(lines) and lines[i] <= outline[O_END]
 
 
-def _carried(program, module, outline, detail, attr, *, on_self: bool) -> list[tuple[str, str]]:
+def _carried(rule, program, module, outline, detail, attr, *, on_self) -> list[tuple[str, str]]:
     from ..analysis.functions import D_CARRIERS
 
     out = []
     for name, spelling, _line, is_self in detail[D_CARRIERS] if detail else ():
         if name == attr and (is_self or not on_self):
-            target = program.resolve_call(module, outline, spelling)
+            target = rule._resolve(program, module, outline, spelling)
             if target is not None:
                 out.append(target)
     return out
@@ -590,11 +652,11 @@ def _called_names(program, module, caller) -> frozenset[str]:
     return frozenset(c[C_SPELLING].rpartition(".")[2] for c in detail[D_CALLS])
 
 
-def _filled(program, module, outline, spelling, where) -> frozenset[str] | None:
+def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] | None:
     """Keys a callee writes into the dict handed to it at ``where``; None when not known."""
     from ..analysis.functions import D_FILLS, O_PARAMS, O_SELF
 
-    target = program.resolve_call(module, outline, spelling)
+    target = rule._resolve(program, module, outline, spelling)
     if target is None:
         return None
     callee_module = program.module(target[0], details=True)

@@ -30,13 +30,16 @@ an import chain.
 What is followed (``checkers.analysis.program``): calls of the module's own
 functions and classes, of imported ones (through a package's re-exports),
 ``self.m()`` on the method's class and then its bases in order,
-``super().m()``, and a nested function's calls. What is not: a method of any
-other object (``self.pool.carve()``: its class is not known without types),
-a subclass's override of the method ``self.m()`` names, a function passed as
-a value and called elsewhere, and third-party code (its source is not the
-project's). A forbidden *method* pattern (``*.item``) still matches such a
-call by its spelling, so a sync written on any receiver is found; only the
-hops through other objects' methods are lost. A call with a keyword that
+``super().m()``, a nested function's calls, and an attribute the class's
+methods assign an instance of one project class (``self.norm = RMSNorm(...)``):
+``self.norm(x)`` runs its ``__call__`` -- for a torch module, its ``forward`` --
+and ``self.pool.carve()`` its ``carve``. What is not: a method of any other
+object (``layer(x)`` over a list of layers, ``batch.to_host()``: its class is
+not known without types), a subclass's override of the method ``self.m()``
+names, a function passed as a value and called elsewhere, and third-party code
+(its source is not the project's). A forbidden *method* pattern (``*.item``)
+still matches such a call by its spelling, so a sync written on any receiver is
+found; only the hops through unknown objects' methods are lost. A call with a keyword that
 makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
 ``unless-keyword``. The graph is path-insensitive: a call under ``if
 is_prefill:`` counts, because nothing here knows the condition is false on the
@@ -122,6 +125,7 @@ class ReachableCalls(Contract):
     KIND = "reachable-calls"
     RULES = RULES
     CACHEABLE = False  # the chain runs through other files
+    IMPORT_SUMMARIES = False  # its own summaries (checkers.analysis.program) carry the calls
 
     entries = StringList(
         default=(),
@@ -139,6 +143,25 @@ class ReachableCalls(Contract):
             "(`torch.compile`, `*.graph_captured`)."
         ),
     )
+    entry_class_decorators = StringList(
+        default=(),
+        doc=(
+            "Globs of class decorators that mark a class's `entry-methods` as entries "
+            "(`vllm.compilation.decorators.support_torch_compile`: the compiled, captured "
+            "region is the decorated model's `forward`)."
+        ),
+    )
+    entry_methods = StringList(
+        default=("forward",),
+        doc="The methods of a class `entry-class-decorators` marks that are entries.",
+    )
+    boundary_decorators = StringList(
+        default=(),
+        doc=(
+            "Globs of decorators that mark a function as running outside the entry's "
+            "region (`*.eager_on_graph`): a chain does not go into it."
+        ),
+    )
     forbidden = StringMap(
         doc=(
             "Forbidden calls: a glob matched against a call as spelled, its head resolved "
@@ -146,6 +169,26 @@ class ReachableCalls(Contract):
             "receiver), or against the project function it resolves to; each with the "
             "reason the finding prints."
         )
+    )
+    unless_int_argument = StringMap(
+        default=None,
+        doc=(
+            "A forbidden pattern -> `NAME:POSITION` of an argument whose being a host int makes "
+            "its call safe (`*.repeat_interleave` -> `repeats:0`): the position in the method "
+            "form `x.repeat_interleave(repeats)`, one more in the function form "
+            "`torch.repeat_interleave(x, repeats)`. An int is evident from a literal, `int()`, "
+            "`len()`, `.numel()`, `.size(i)`, `.shape[i]`, an `int` annotation, or a local "
+            "bound to one."
+        ),
+    )
+    host_receivers = StringList(
+        default=(),
+        doc=(
+            "Globs of names that hold host data (`*_cpu`, `*_np`): a forbidden method called on "
+            "one (`query_start_loc_cpu.tolist()`) reads no device, so it is no finding; "
+            "declaring any also exempts a name the function has shown is on the host "
+            '(after `if x.device.type != "cpu": return`).'
+        ),
     )
     unless_keyword = StringMap(
         default=None,
@@ -195,7 +238,8 @@ class ReachableCalls(Contract):
             files=_STAGING,
             note=(
                 "`output_size` makes `repeat_interleave` safe; a method of another object "
-                "(`self.pool.stage`) is not followed, since its class is not known."
+                "(`self.pool.stage`, never assigned here) is not followed: its class is "
+                "not known."
             ),
         ),
     )
@@ -252,7 +296,7 @@ class ReachableCalls(Contract):
                     8,
                     17,
                     "-> atom.backends.builder.CommonBuilder.max_seqlen (atom/backends/builder.py:3"
-                    ") -> `.item()`",
+                    ") -> `context_lens.max().item()`",
                 ),
                 Expect("AC821", 9, 9, "torch.cuda.synchronize"),
                 Expect("AC821", 10, 16, "repeat_interleave"),
@@ -268,18 +312,36 @@ class ReachableCalls(Contract):
         super().__init__(id, **params)
         self._entry_re = _globs(self.entries, last_component=True)
         self._decorator_re = _globs(self.entry_decorators)
-        self._forbidden = _Forbidden(self.forbidden, self.unless_keyword or {})
+        self._class_decorator_re = _globs(self.entry_class_decorators)
+        self._boundary_re = _globs(self.boundary_decorators)
+        self._forbidden = _Forbidden(
+            self.forbidden,
+            self.unless_keyword or {},
+            self.unless_int_argument or {},
+            _globs(self.host_receivers),
+        )
 
     def validate(self, where: str) -> None:
-        if not self.entries and not self.entry_decorators:
+        if not (self.entries or self.entry_decorators or self.entry_class_decorators):
             raise ConfigError(
-                f"{where}: kind `reachable-calls` needs `entries` or `entry-decorators`: "
-                "without an entry nothing is reached"
+                f"{where}: kind `reachable-calls` needs `entries`, `entry-decorators` or "
+                "`entry-class-decorators`: without an entry nothing is reached"
             )
         for pattern in self.unless_keyword or {}:
             if pattern not in self.forbidden:
                 raise ConfigError(
                     f"{where}: `unless-keyword` names {pattern!r}, which is not in `forbidden`"
+                )
+        for key, value in (self.unless_int_argument or {}).items():
+            name, _, position = value.partition(":")
+            if key not in self.forbidden:
+                raise ConfigError(
+                    f"{where}: `unless-int-argument` names {key!r}, which is not in `forbidden`"
+                )
+            if not name.isidentifier() or not position.isdigit():
+                raise ConfigError(
+                    f"{where}: `unless-int-argument.{key}` must be NAME:POSITION "
+                    f"(`repeats:0`), got {value!r}"
                 )
         for key, value in (self.unless_keyword or {}).items():
             if not value.isidentifier():
@@ -288,8 +350,22 @@ class ReachableCalls(Contract):
                 )
 
     def needles(self) -> tuple[str, ...]:
-        needles = [_needle(p) for p in (*self.entries, *self.entry_decorators)]
+        needles = [
+            _needle(p)
+            for p in (*self.entries, *self.entry_decorators, *self.entry_class_decorators)
+        ]
         return () if any(n is None for n in needles) else tuple(dict.fromkeys(needles))
+
+    def wants(self, source) -> bool:
+        """A file holding an entry spells every literal run of the entry's own name (and of a
+        class glob before it: `*Impl.forward` needs `Impl` and `forward`)."""
+        text = source.text
+        patterns = (*self.entries, *self.entry_decorators, *self.entry_class_decorators)
+        for pattern in patterns:
+            runs = _required_runs(pattern)
+            if runs is None or all(r in text for r in runs):
+                return True
+        return False
 
     def wants_project(self, project) -> bool:
         needles = self.needles()
@@ -305,35 +381,52 @@ class ReachableCalls(Contract):
         if module is None:
             return
         entries = list(self._entries(module))
-        if entries:
-            # A later run over other files asks this file's entries again (dependent_lines):
-            # from the cache, with every body's calls, it needs no parse.
-            program.complete(source)
         for qual, outline, detail in entries:
             for hit in self._search(program, module, qual):
                 yield self._finding(source, module, outline, detail, hit)
+        if entries:
+            # A run over other files asks this file's entries again (`dependent_lines`): the
+            # bodies the search walked, kept by the cache, spare it a parse.
+            program.store(source)
 
     def _entries(self, module) -> Iterator[tuple]:
-        from ..analysis.functions import O_DECORATORS, O_QUAL
+        from ..analysis.functions import O_CLASS, O_DECORATORS, O_QUAL
 
         prefix = f"{module.name}." if module.name else ""
+        marked = set()
+        if self._class_decorator_re is not None:
+            marked = {
+                qual
+                for qual, klass in module.classes.items()
+                if any(self._class_decorator_re.fullmatch(d) for d in klass[3])
+            }
         for outline in module.outlines:
             qual = outline[O_QUAL]
             named = self._entry_re is not None and self._entry_re.fullmatch(prefix + qual)
             decorated = self._decorator_re is not None and any(
                 self._decorator_re.fullmatch(d) for d in outline[O_DECORATORS]
             )
-            if not (named or decorated):
+            in_marked = (
+                outline[O_CLASS] in marked
+                and qual == f"{outline[O_CLASS]}.{qual.rpartition('.')[2]}"
+                and qual.rpartition(".")[2] in self.entry_methods
+            )
+            if not (named or decorated or in_marked):
                 continue
             yield qual, outline, module.detail(qual)
 
     def _search(self, program, module, entry: str) -> list[tuple]:
         """Per forbidden pattern, the shortest chain from ``entry``: (pattern, hops), each hop
-        ``(module, qual, call)``: the call made in that function, the last one forbidden."""
-        from ..analysis.functions import C_SPELLING, D_CALLS
+        ``(module, qual, call)``: the call made in that function, the last one forbidden.
 
-        start = (module.name, entry)
-        parent: dict[tuple[str, str], tuple | None] = {start: None}
+        A call that passes ``True``/``False``/``None`` for a parameter binds it in the
+        callee, whose calls under an ``if`` on that parameter that the value rules out are
+        not followed (``update(..., use_ragged=False)`` does not take ``if use_ragged:``).
+        """
+        from ..analysis.functions import C_GUARDS, C_SPELLING, D_CALLS
+
+        start = (module.name, entry, frozenset())
+        parent: dict[tuple, tuple | None] = {start: None}
         queue = deque([start])
         found: dict[str, list] = {}
         visited = 0
@@ -346,7 +439,13 @@ class ReachableCalls(Contract):
             outline, detail = mod.outline(node[1]), mod.detail(node[1])
             if outline is None or detail is None:
                 continue
+            bound = dict(node[2])
             for call in detail[D_CALLS]:
+                if bound and any(
+                    name in bound and bool(bound[name]) is not required
+                    for name, required in call[C_GUARDS]
+                ):
+                    continue  # under an `if` on a parameter the caller's value rules out
                 spelling = call[C_SPELLING]
                 target = program.resolve_call(mod, outline, spelling)
                 pattern = self._forbidden.match(spelling, call)
@@ -356,10 +455,25 @@ class ReachableCalls(Contract):
                     if pattern not in found:
                         found[pattern] = _hops(parent, node, call, mod.path)
                     continue
-                if target is not None and target not in parent:
-                    parent[target] = (node, call, mod.path)
-                    queue.append(target)
+                if target is None or self._boundary(program, target):
+                    continue
+                key = (*target, _bindings(program, target, spelling, call))
+                if key not in parent:
+                    parent[key] = (node, call, mod.path)
+                    queue.append(key)
         return [(pattern, hops) for pattern, hops in found.items()]
+
+    def _boundary(self, program, target) -> bool:
+        """Whether ``target`` is declared to run outside the entry's region."""
+        if self._boundary_re is None:
+            return False
+        from ..analysis.functions import O_DECORATORS
+
+        mod = program.module(target[0])
+        outline = mod.outline(target[1]) if mod is not None else None
+        return outline is not None and any(
+            self._boundary_re.fullmatch(d) for d in outline[O_DECORATORS]
+        )
 
     def _finding(self, source, module, outline, detail, hit):
         from ..analysis.functions import C_COL, C_END_COL, C_END_LINE, C_LINE, C_SPELLING
@@ -422,6 +536,29 @@ class ReachableCalls(Contract):
 _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
 
 
+def _bindings(program, target, spelling: str, call) -> frozenset:
+    """The callee's parameters a call binds to ``True``/``False``/``None``, by name."""
+    from ..analysis.functions import C_CONSTS, O_PARAMS, O_SELF
+
+    consts = call[C_CONSTS]
+    if not consts:
+        return frozenset()
+    mod = program.module(target[0])
+    outline = mod.outline(target[1]) if mod is not None else None
+    if outline is None:
+        return frozenset()
+    params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+    shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
+    out = []
+    for where, value in consts:
+        if isinstance(where, int):
+            if where + shift < len(params):
+                out.append((params[where + shift], value))
+        else:
+            out.append((where, value))
+    return frozenset(out)
+
+
 def _hops(parent, node, call, path) -> list[tuple]:
     """The chain to ``node`` (whose ``call`` is forbidden): ``(module, qual, call, path)`` a hop."""
     out = [(node[0], node[1], call, path)]
@@ -444,8 +581,14 @@ def _spelled(spelling: str) -> str:
 class _Forbidden:
     """The forbidden patterns, matched against a spelling: method patterns by their last name."""
 
-    def __init__(self, patterns, unless) -> None:
+    def __init__(self, patterns, unless, unless_int, host=None) -> None:
         self.unless = dict(unless)
+        self.host = host
+        self.unless_int = {}
+        for pattern, value in unless_int.items():
+            name, _, position = value.partition(":")
+            if position.isdigit():
+                self.unless_int[pattern] = (name, int(position))
         self.methods: dict[str, str] = {}
         self.others: list[tuple[re.Pattern, str]] = []
         for pattern in patterns:
@@ -456,12 +599,22 @@ class _Forbidden:
                 self.others.append((_globs((pattern,)), pattern))
 
     def match(self, spelling: str, call) -> str | None:
-        from ..analysis.functions import C_KEYWORDS
+        from ..analysis.functions import C_HOST, C_INTS, C_KEYWORDS, C_MODULE
 
         found = None
-        last = spelling.rpartition(".")[2]
-        if "." in spelling:
+        receiver, _, last = spelling.rpartition(".")
+        if receiver:
             found = self.methods.get(last)
+            host = self.host
+            if (
+                found is not None
+                and host is not None
+                and (
+                    call[C_HOST]
+                    or any(host.fullmatch(p.removesuffix("()")) for p in receiver.split("."))
+                )
+            ):
+                return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data
         if found is None:
             for regex, pattern in self.others:
                 if regex.fullmatch(spelling):
@@ -471,6 +624,12 @@ class _Forbidden:
             keyword = self.unless.get(found)
             if keyword is not None and (keyword in call[C_KEYWORDS] or "**" in call[C_KEYWORDS]):
                 return None
+            evident = self.unless_int.get(found)
+            if evident is not None:
+                name, position = evident
+                ints = call[C_INTS]
+                if name in ints or position + bool(call[C_MODULE]) in ints:
+                    return None
         return found
 
 
@@ -497,6 +656,18 @@ def _globs(patterns, *, last_component: bool = False) -> re.Pattern | None:
                 out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
         parts.append("".join(out))
     return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+def _required_runs(pattern: str) -> list[str] | None:
+    """The literal runs (3 characters or more) a file defining ``pattern``'s function spells:
+    its last component's, and the one before when that is a glob (a class pattern, where a
+    module path would be spelled whole); None when there is none to require."""
+    parts = pattern.split(".")
+    picked = [parts[-1]]
+    if len(parts) >= 2 and any(c in parts[-2] for c in "*?["):
+        picked.append(parts[-2])
+    runs = [r for part in picked for r in re.split(r"[*?\[\]]", part) if len(r) >= 3]
+    return runs or None
 
 
 def _needle(pattern: str) -> str | None:

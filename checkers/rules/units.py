@@ -25,24 +25,33 @@ unit -- ten layers of a 64-byte row are 640 bytes -- but are a unit of their
 own when added, subtracted or compared, so rows minus layers is a mix.
 
 What flows, within a function: a name, an attribute (``self.num_blocks``,
-``req.block_ids``), a parameter and a call's result each have the unit its
-*own* name declares (the last component: a declaration is the contract, so a
-declared name keeps its unit whatever is assigned to it); an undeclared local
-has the unit of what was last assigned to it; a number is a plain scalar
-that goes with anything (``blocks + 1``, ``rows * 2``); ``int()``,
-``round()``, ``abs()``, ``math.ceil``/``floor``, unary minus, ``%`` and an
-index into a container (``block_ids[i]``) keep their operand's unit;
+``req.block_ids``) and a parameter have the unit their *own* name declares
+(the last component: a declaration is the contract, so a declared name keeps
+its unit whatever is assigned to it); a call's result has the unit of its
+function's name only when the vocabulary names it exactly (``entry_bytes()``:
+a glob reads a function name's object, not its result, as in
+``get_block_ids_for_computed_tokens()``); an undeclared local has the unit of
+what was last assigned to it; a number is a plain scalar that goes with
+anything (``blocks + 1``, ``rows * 2``), and so is a product whose units
+cancel (bytes over bytes); an unknown added to anything is unknown; two
+counts multiplied are unknown (one is per the other -- ``num_reqs *
+num_bonus_tokens`` are tokens -- which the names do not say), and
+so is a ceiling division by a number (``cdiv(n, 256)``, ``(n + 255) // 256``
+count chunks);
+``int()``, ``round()``, ``abs()``, ``math.ceil``/``floor``, unary minus, ``%``
+and a slice of a container (``block_ids[:n]``) keep their operand's unit (one
+element of a container is unknown: an id, a count, or what a buffer named for its
+pages holds);
 ``max``/``min`` and ``a if c else b`` want their operands in one unit, where
 a rate and a count of its numerator are one unit (a block's size in tokens is
 one block's worth of tokens: ``num_tokens > block_size`` compares tokens) but
 two rates over different denominators are not (bytes per page, bytes per
-block);
-``cdiv(a, b)`` divides. Across the project's functions: an argument passed
-to a parameter has to be in the parameter's unit -- declared by the
+block); ``cdiv(a, b)`` divides. Across the project's functions: an argument
+passed to a parameter has to be in the parameter's unit -- declared by the
 parameter's name, or inferred from the name the callee binds it to unchanged
-(``self.num_blocks = n``); a call whose own name declares nothing has the
-unit every ``return`` of the callee agrees on, evaluated under this
-vocabulary (``checkers.analysis.functions``' unit forms).
+(``self.num_blocks = n``); a call that declares nothing has the unit every
+``return`` of the callee agrees on, evaluated under this vocabulary
+(``checkers.analysis.functions``' unit forms).
 
 What is a finding (only ever with two known units): adding, subtracting,
 comparing, ``max``/``min``-ing or assigning two different units (AC801),
@@ -142,6 +151,7 @@ class Units(Contract):
     KIND = "units"
     RULES = RULES
     CACHEABLE = False  # a callee's parameters and returns are in other files
+    IMPORT_SUMMARIES = False  # its own summaries (checkers.analysis.program) carry the calls
 
     names = StringMap(
         doc=(
@@ -305,26 +315,22 @@ class Units(Contract):
             if lines is not None and not _spans(lines, outline):
                 continue
             walker = _Walker(self, source, program, module, outline, module.outliner.node(index))
+            walker.needle_lines = frozenset(lines) if lines is not None else None
             walker.run()
             yield from walker.findings
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
         """Every line of each function of ``path`` that calls into an edited module: an edit
         there changes a parameter's unit or a return's, and the finding may sit anywhere the
-        value goes in the caller. A file importing no edited module is not read further."""
+        value goes in the caller. A file whose text spells no edited module's name cannot
+        import one, and is not parsed."""
         from ..analysis.functions import C_SPELLING, D_CALLS, O_END, O_LINE, O_QUAL
         from ..analysis.program import program_of
 
         name = project.module_name(path)
         if not name or name in edited:
             return {}
-        imports = {t for ref in project.module_imports(path) for t in ref.targets}
-        package = name.rpartition(".")[0]
-        if not any(
-            t == m or t.startswith(m + ".") or m.startswith(t + ".")
-            for t in imports
-            for m in edited
-        ) and not any(m.rpartition(".")[0] == package for m in edited):
+        if not program_of(project).may_import(path, edited):
             return {}
         program = program_of(project)
         module = program.module(name, details=True)
@@ -383,6 +389,11 @@ def fmt(unit) -> str:
     return f"{text}/{'*'.join(bottom)}" if bottom else text
 
 
+_COUNTING = ("num_", "n_", "total_", "max_", "min_")
+# A name that is a phrase (`bytes_for_tokens`, `tokens_per_page`) is not read by its last word.
+_PHRASE = re.compile(r"_(?:for|per|of|to|from|in|by)_")
+
+
 class _Vocabulary:
     """Names to units, with the algebra the declaration's counts imply."""
 
@@ -396,11 +407,16 @@ class _Vocabulary:
                 regex = re.compile(
                     "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in name)
                 )
-                globs.append((literal, regex, parsed))
+                # `*_bytes`: the literal tail after the last `*`, for `_per_own_word`
+                suffix = name.rpartition("*")[2] if name.startswith("*") and "?" not in name else ""
+                globs.append((literal, regex, parsed, suffix))
             else:
                 self.exact[name] = parsed
         globs.sort(key=lambda g: -g[0])
         self.globs = globs
+        self.bases = frozenset(
+            b for u in (*self.exact.values(), *(g[2] for g in globs)) for b, _ in u
+        )
         self.counts = frozenset(counts)
         self._memo: dict[str, tuple | None] = {}
 
@@ -409,13 +425,26 @@ class _Vocabulary:
         if found is not False:
             return found
         found = self.exact.get(name)
-        if found is None:
-            for _literal, regex, unit in self.globs:
+        if found is None and not _PHRASE.search(name):
+            for _literal, regex, unit, suffix in self.globs:
                 if regex.fullmatch(name):
-                    found = unit
+                    found = self._per_own_word(name, suffix, unit)
                     break
         self._memo[name] = found
         return found
+
+    def _per_own_word(self, name: str, suffix: str, unit):
+        """``row_bytes`` under ``*_bytes``: when the word before the glob's suffix names a base
+        unit (``row``), the name is per one of it -- a row's bytes are byte/row."""
+        if not suffix or not name.endswith(suffix):
+            return unit
+        stem = name[: -len(suffix)].rstrip("_")
+        if stem.startswith(_COUNTING) or stem in ("num", "n", "total", "max", "min"):
+            return unit  # `num_token_blocks` counts blocks; it is not per token
+        word = stem.rpartition("_")[2]
+        if word in self.bases and all(b != word for b, _ in unit):
+            return self.mul(unit, ((word, 1),), -1)
+        return unit
 
     def is_count(self, unit) -> bool:
         return bool(unit) and all(b in self.counts for b, _ in unit)
@@ -431,10 +460,18 @@ class _Vocabulary:
             return a
         if self.is_count(a) and not self.is_count(b):
             return b if sign == 1 else tuple((n, -e) for n, e in b)
+        if sign == 1 and a and b and _plain(a) and _plain(b):
+            # Two counts multiplied: one of them is per the other (`num_reqs *
+            # num_bonus_tokens` are tokens, `num_tokens * num_draft_tokens` too), which the
+            # names do not say.
+            return None
         exps = dict(a)
         for n, e in b:
             exps[n] = exps.get(n, 0) + sign * e
-        return tuple(sorted((n, e) for n, e in exps.items() if e))
+        found = tuple(sorted((n, e) for n, e in exps.items() if e))
+        # Units that cancel leave a plain number (bytes over bytes a block counts blocks of
+        # some size): it goes with anything, as a number written in the code does.
+        return found if found else SCALAR
 
     def conversions(self, frm, to) -> list[tuple[str, str]]:
         """Declared ratio names that turn ``frm`` into ``to``: ``(name, "*" or "/")``."""
@@ -451,6 +488,16 @@ class _Vocabulary:
 
 def real(unit) -> bool:
     return unit is not None and unit is not SCALAR
+
+
+def _sum(a, b):
+    """The unit of ``a + b`` once they are checked: a number beside a unit takes the unit;
+    an unknown beside anything is unknown (it might be the other unit, or another)."""
+    if a is None or b is None:
+        return None
+    if a is SCALAR:
+        return b
+    return a
 
 
 def compatible(a, b) -> bool:
@@ -503,6 +550,7 @@ class _Walker:
         self.env: dict[str, object] = {}
         self.findings: list = []
         self.stmt: ast.stmt | None = None
+        self.needle_lines: frozenset[int] | None = None
         self._flagged: set[int] = set()
 
     def run(self) -> None:
@@ -521,11 +569,39 @@ class _Walker:
         kind = type(stmt)
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             return  # a function of its own (its outline is walked on its own)
+        if not self._worth(stmt, kind):
+            # No declared name on its lines and no local of a known unit: nothing in it can
+            # mix two units. What it binds forgets its old unit; its blocks are read as usual.
+            for target in _bound_here(stmt, kind):
+                for name in _names_bound(target):
+                    self.env.pop(name, None)
+            for field in ("body", "orelse", "finalbody"):
+                self.block(getattr(stmt, field, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                self.block(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                self.block(case.body)
+            return
         outer, self.stmt = self.stmt, stmt
         try:
             self._statement(stmt, kind)
         finally:
             self.stmt = outer
+
+    def _worth(self, stmt, kind) -> bool:
+        """Whether a statement's own lines (a compound statement's header) can hold a mix:
+        they spell a declared name, or a local whose unit is known."""
+        if self.needle_lines is None:
+            return True
+        first = stmt.lineno
+        last = _header_end(stmt, kind)
+        if any(line in self.needle_lines for line in range(first, last + 1)):
+            return True
+        known = [name for name, unit in self.env.items() if unit is not None]
+        if not known:
+            return False
+        text = "".join(self.source.lines[first - 1 : last])
+        return any(name in text for name in known)
 
     def _statement(self, stmt, kind) -> None:
         if kind is ast.Assign:
@@ -542,7 +618,7 @@ class _Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(current, value, stmt.target, stmt.value, stmt.value, verb, augmented=True)
-                result = current if real(current) else value
+                result = _sum(self.known(current), self.known(value))
             elif op is ast.Mult:
                 result = self.vocab.mul(self.known(current), self.known(value))
             elif op in (ast.Div, ast.FloorDiv):
@@ -629,17 +705,12 @@ class _Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(left, right, node.left, node.right, node, verb)
-                left, right = self.known(left), self.known(right)
-                return (
-                    left
-                    if real(left)
-                    else right
-                    if real(right)
-                    else (SCALAR if left is SCALAR and right is SCALAR else None)
-                )
+                return _sum(self.known(left), self.known(right))
             if op is ast.Mult:
                 return vocab.mul(self.known(left), self.known(right))
             if op in (ast.Div, ast.FloorDiv):
+                if op is ast.FloorDiv and right is SCALAR and _ceiling(node):
+                    return None  # `(n + 255) // 256` counts chunks, as `cdiv` does
                 return vocab.mul(self.known(left), self.known(right), -1)
             if op is ast.Mod:
                 return self.known(left)
@@ -664,7 +735,10 @@ class _Walker:
             return a if real(a) else b
         if kind is ast.Subscript:
             self.eval(node.slice)
-            return self.known(self.eval(node.value))
+            container = self.known(self.eval(node.value))
+            # A slice of a quantity is the same quantity; one element of a container may be
+            # anything (an id, a count, the bytes a buffer named for its pages holds).
+            return container if type(node.slice) is ast.Slice else None
         if kind is ast.Starred:
             return self.eval(node.value)
         if kind is ast.Lambda:
@@ -695,7 +769,9 @@ class _Walker:
                 self.check_into(
                     declared, unit, value_node, "passes", f"`{name}` of `{last}`", code="AC802"
                 )
-        if any(real(a) or isinstance(a, _Deferred) for a in args):
+        if any(real(a) for a in args):
+            # Only an argument of known unit asks for the callee's parameters: a call's
+            # result of no declared unit would need the callee's callee too.
             self.positional(node, spelling, args)
         if spelling in _KEEPS and len(args) == 1:
             return args[0]
@@ -707,8 +783,14 @@ class _Walker:
             known = [self.known(a) for a in args]
             return next((a for a in known if real(a)), None)
         if last in ("cdiv", "ceil_div", "div_up", "round_up_div") and len(args) == 2:
-            return self.vocab.mul(self.known(args[0]), self.known(args[1]), -1)
-        declared = self.vocab.of(last)
+            divisor = self.known(args[1])
+            if divisor is SCALAR:
+                return None  # `cdiv(n, 256)` counts 256-wide chunks of n, not n's units
+            return self.vocab.mul(self.known(args[0]), divisor, -1)
+        # A function's name declares its result only when the vocabulary names it exactly
+        # (`entry_bytes()`): a glob reads a function name's object, not its result
+        # (`get_block_ids_for_computed_tokens()` returns block ids), so those are inferred.
+        declared = self.vocab.exact.get(last)
         if declared is not None:
             return declared
         return _Deferred(node)
@@ -729,7 +811,7 @@ class _Walker:
             if type(node.args[i]) is ast.Starred:
                 return
             index = i + bound
-            if index >= len(params) or not (real(unit) or isinstance(unit, _Deferred)):
+            if index >= len(params) or not real(unit):
                 continue
             param = params[index]
             declared = self.vocab.of(param)
@@ -817,7 +899,7 @@ class _Walker:
                 else self.form_unit(form[2], module, outline, depth)
             )
         if tag == "c":
-            declared = vocab.of(form[1].rpartition(".")[2])
+            declared = vocab.exact.get(form[1].rpartition(".")[2])
             if declared is not None:
                 return declared
             return self.returns_of(form[1], module, outline, depth + 1)
@@ -830,7 +912,7 @@ class _Walker:
         if tag == "+":
             if real(a) and real(b) and not compatible(a, b):
                 return None
-            return a if real(a) else b if real(b) else (SCALAR if a is SCALAR else None)
+            return _sum(a, b)
         return None
 
     # -- findings ----------------------------------------------------------------
@@ -941,6 +1023,17 @@ class _Walker:
         return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _plain(unit) -> bool:
+    """A count: no unit below the line."""
+    return all(e > 0 for _, e in unit)
+
+
+def _ceiling(node) -> bool:
+    """``(a + b - 1) // b``, ``(a + c) // d`` with literal ``c``: ceiling division."""
+    left = node.left
+    return type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub)
+
+
 def _literal_ratio(node):
     """``(x, value)`` for ``x * c``, ``c * x``, ``x / c``, ``x // c`` with ``c`` a number."""
     if type(node) is not ast.BinOp or type(node.op) not in (ast.Mult, ast.Div, ast.FloorDiv):
@@ -951,6 +1044,24 @@ def _literal_ratio(node):
                 continue
             return other, this.value
     return None
+
+
+def _header_end(stmt, kind) -> int:
+    """The last line of a statement's own expressions: a compound statement's header."""
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body and kind is not ast.Lambda:
+        return max(stmt.lineno, body[0].lineno - 1)
+    return getattr(stmt, "end_lineno", None) or stmt.lineno
+
+
+def _bound_here(stmt, kind) -> list:
+    if kind is ast.Assign:
+        return list(stmt.targets)
+    if kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor):
+        return [stmt.target]
+    if kind in (ast.With, ast.AsyncWith):
+        return [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    return []
 
 
 def _names_bound(target) -> list[str]:

@@ -4,8 +4,13 @@ partial run rewrote never lets a whole-tree run trust another tree's findings.""
 from __future__ import annotations
 
 import os
+import time
 
-from checkers.cache import SHARDS, Cache, shard_of
+from checkers import api
+from checkers import cache as cache_module
+from checkers.cache import CACHE_DIR, SHARDS, Cache, shard_of
+
+from ..scaffold import write_tree
 
 OLD = 1_000_000_000 * 10**9  # an mtime far outside the racy window
 
@@ -98,3 +103,42 @@ def test_older_single_file_caches_are_pruned_and_the_config_memo_kept(tmp_path):
         "listing.marshal",
         "pyproject.marshal",
     ]
+
+
+def test_summaries_are_a_file_of_their_own_that_a_warm_run_never_reads(tmp_path, monkeypatch):
+    """A cross-file run leaves per-file summaries beside the entries, in a second file per
+    shard; a warm whole-tree run answers from the entries and never loads a summary."""
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                "[tool.atom-contracts]\n"
+                "[[tool.atom-contracts.contracts]]\n"
+                'id = "decode-no-sync"\nkind = "reachable-calls"\nentries = ["*.capture_*"]\n'
+                'forbidden = { "*.item" = "a host sync" }\n'
+            ),
+            "pkg/__init__.py": "",
+            "pkg/helpers.py": "def width(x):\n    return x.max()\n",
+            "pkg/model.py": (
+                "from pkg.helpers import width\n\n\ndef capture_step(x):\n    return width(x)\n"
+            ),
+        },
+    )
+    past = time.time() - 60
+    for folder, _, files in os.walk(tmp_path):
+        for name in files:
+            os.utime(os.path.join(folder, name), (past, past))
+    api.check([], cwd=tmp_path, jobs=1)
+    folder = next(p for p in (tmp_path / CACHE_DIR).iterdir() if p.is_dir())
+    assert list(folder.glob("*.summaries.marshal")), "no summary was kept"
+    read = []
+    real = cache_module._load_marshal
+
+    def recording(path):
+        read.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(cache_module, "_load_marshal", recording)
+    assert api.check([], cwd=tmp_path, jobs=1).findings == []
+    assert read, "the warm run read no shard at all"
+    assert not [name for name in read if name.endswith(".summaries.marshal")]

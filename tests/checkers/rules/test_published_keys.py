@@ -102,7 +102,9 @@ def test_the_record_shape_the_decode_reader_of_a_prefill_key_is_flagged_once(tmp
         "    meta = build(False)\n"
         '    return meta["rows"], meta["starts"]\n'
     )
-    found = check(tmp_path, reader, files={"pkg/builder.py": producer})
+    found = check(
+        tmp_path, reader, files={"pkg/builder.py": producer}, params={"producers": ["*.build"]}
+    )
     # Only the decode scorer: its keys are no one path's; the prefill scorer's are prefill's.
     assert [(f.line, f.column) for f in found] == [(6, 12)]
     assert "the return at pkg/builder.py:6 (the dict from line 3) publishes `win` but not " in (
@@ -168,8 +170,12 @@ def test_self_attribute_assigned_in_a_base_class_links_the_reader(tmp_path):
         "    def forward(self):\n"
         '        return self.meta["win"] + self.meta["rows"]\n'
     )
-    (found,) = check(tmp_path, reader, files={"pkg/base.py": base})
+    (found,) = check(
+        tmp_path, reader, files={"pkg/base.py": base}, params={"producers": ["pkg.base.build"]}
+    )
     assert found.line == 6 and "`build`" in found.message
+    # Undeclared, a producer is looked for in the reader's own module only.
+    assert check(tmp_path, reader, files={"pkg/base.py": base}) == []
 
 
 @pytest.mark.parametrize(
@@ -274,7 +280,7 @@ PROJECT = {
     "pyproject.toml": (
         "[tool.atom-contracts]\n"
         "[[tool.atom-contracts.contracts]]\n"
-        'id = "keys"\nkind = "published-keys"\n'
+        'id = "keys"\nkind = "published-keys"\nproducers = ["pkg.builder.*"]\n'
     ),
     "pkg/__init__.py": "",
     "pkg/builder.py": (

@@ -193,11 +193,43 @@ def test_the_shortest_chain_is_named_and_one_finding_per_forbidden_pattern(tmp_p
         ("ids.items()", False),
         ("torch.cuda.synchronize()", True),
         ("cuda.synchronize()", False),
+        ("ids.repeat_interleave(3)", False),
+        ("ids.repeat_interleave(int(n))", False),
+        ("ids.repeat_interleave(k)", False),  # `k: int`
+        ("ids.repeat_interleave(m)", False),  # `m = len(lens)` above
+        ("ids.repeat_interleave(repeats=m)", False),
+        ("torch.repeat_interleave(ids, 4)", False),
+        ("torch.repeat_interleave(4, lens)", True),  # the int is the input, not the repeats
+        ("ids.repeat_interleave(lens)", True),
+        ("lens_cpu.tolist()", False),
+        ("lens_cpu.max().item()", False),
+        ("lens.tolist()", True),
+        ("host_only(lens)", False),
+        ("cuda_only(lens)", True),
     ],
 )
 def test_what_counts_as_a_forbidden_call(tmp_path, call, flagged):
-    source = f"import torch\n\n\ndef capture_x(ids, lens, n, options):\n    return {call}\n"
-    assert bool(check(tmp_path, source)) is flagged
+    params = {
+        **PARAMS,
+        "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"},
+        "unless-int-argument": {"*.repeat_interleave": "repeats:0"},
+        "host-receivers": ["*_cpu"],
+    }
+    source = (
+        "import torch\n\n\n"
+        "def host_only(values):\n"
+        '    if values.device.type != "cpu":\n'
+        "        return None\n"
+        "    return values.tolist()\n\n\n"
+        "def cuda_only(values):\n"
+        "    if values.is_cpu:\n"
+        "        return None\n"
+        "    return values.tolist()\n\n\n"
+        "def capture_x(ids, lens, n, options, k: int, lens_cpu):\n"
+        "    m = len(lens)\n"
+        f"    return {call}\n"
+    )
+    assert bool(check(tmp_path, source, params=params)) is flagged
 
 
 def test_a_decorator_makes_an_entry_and_the_entry_glob_names_a_function_not_its_nested_ones(
@@ -222,6 +254,103 @@ def test_a_decorator_makes_an_entry_and_the_entry_glob_names_a_function_not_its_
     found = check(tmp_path, source, params=params)
     # `step` is decorated; `capture_outer` never calls `helper`, and `helper` is no entry.
     assert [f.line for f in found] == [6]
+
+
+def test_a_class_decorator_marks_its_forward_and_a_boundary_decorator_stops_a_chain(tmp_path):
+    params = {
+        **PARAMS,
+        "entries": ["*.never_named"],
+        "entry-class-decorators": ["pkg.compile.support_torch_compile"],
+        "boundary-decorators": ["*.eager_on_graph"],
+    }
+    source = (
+        "from pkg.compile import eager_on_graph, support_torch_compile\n"
+        "\n"
+        "\n"
+        "@support_torch_compile(dynamic=True)\n"
+        "class Model:\n"
+        "    def forward(self, x):\n"
+        "        self.plan(x)\n"
+        "        return self.helper(x)\n"
+        "\n"
+        "    def load_weights(self, x):\n"
+        "        return x.item()\n"
+        "\n"
+        "    @eager_on_graph\n"
+        "    def plan(self, x):\n"
+        "        return x.item()\n"
+        "\n"
+        "    def helper(self, x):\n"
+        "        return x.tolist()\n"
+        "\n"
+        "\n"
+        "class Plain:\n"
+        "    def forward(self, x):\n"
+        "        return x.item()\n"
+    )
+    params["forbidden"] = {**PARAMS["forbidden"], "*.tolist": "a host sync"}
+    found = check(tmp_path, source, params=params)
+    # Only the decorated class's forward; `plan` runs outside the region; `helper` is reached.
+    assert [(f.line, "tolist" in f.message) for f in found] == [(8, True)]
+
+
+def test_an_attribute_holding_a_project_class_is_followed_into_its_methods(tmp_path):
+    layers = (
+        "class RMSNorm:\n"
+        "    def forward(self, x):\n"
+        "        return x / x.norm().item()\n"
+        "\n"
+        "\n"
+        "class Pool:\n"
+        "    def carve(self, x):\n"
+        "        return x.tolist()\n"
+    )
+    source = (
+        "from pkg.layers import Pool, RMSNorm\n"
+        "\n"
+        "\n"
+        "class Model:\n"
+        "    def __init__(self, maybe):\n"
+        "        self.norm = RMSNorm()\n"
+        "        self.pool = Pool()\n"
+        "        self.either = RMSNorm() if maybe else Pool()\n"
+        "\n"
+        "    def capture_step(self, x):\n"
+        "        self.either(x)\n"
+        "        self.pool.carve(x)\n"
+        "        return self.norm(x)\n"
+    )
+    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    found = check(tmp_path, source, params=params, files={**TREE, "pkg/layers.py": layers})
+    assert sorted((f.line, "pkg.layers" in f.message) for f in found) == [(12, True), (13, True)]
+
+
+def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
+    source = (
+        "def update(lens, use_ragged, *, strict=None):\n"
+        "    if use_ragged:\n"
+        "        return lens.sum().item()\n"
+        "    if not strict:\n"
+        "        return lens\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_replay(lens):\n"
+        "    return update(lens, False, strict=None)\n"
+        "\n"
+        "\n"
+        "def capture_prefill(lens):\n"
+        "    return update(lens, True)\n"
+    )
+    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    found = check(tmp_path, source, params=params)
+    # replay rules out `if use_ragged:`; `strict=None` rules out nothing past `if not strict:`
+    # returning (the analysis is per branch, not per return), so `.tolist()` is reached.
+    assert sorted((f.line, f.message.rpartition("`")[0].rpartition("`")[2]) for f in found) == [
+        (10, "lens.tolist()"),
+        (14, "lens.sum().item()"),
+        (14, "lens.tolist()"),
+    ]
 
 
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
@@ -270,7 +399,7 @@ def test_a_noqa_on_the_entry_call_suppresses_with_its_reason(tmp_path):
 @pytest.mark.parametrize(
     ("params", "said"),
     [
-        ({"forbidden": {"*.item": "x"}}, "needs `entries` or `entry-decorators`"),
+        ({"forbidden": {"*.item": "x"}}, "needs `entries`, `entry-decorators` or"),
         (
             {**PARAMS, "unless-keyword": {"*.tolist": "output_size"}},
             "`unless-keyword` names '*.tolist', which is not in `forbidden`",

@@ -93,7 +93,11 @@ def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
         ("    return blocks if n else num_blocks\n", [("AC801", 2, 12)]),
         ("    m = int(blocks)\n    return m - num_blocks\n", [("AC801", 3, 12)]),
         ("    ids = blocks\n    ids = n\n    return ids - num_blocks\n", []),  # rebound
-        ("    return blocks[0] - num_blocks[1]\n", [("AC801", 2, 12)]),
+        ("    return blocks[:2] - num_blocks[1:]\n", [("AC801", 2, 12)]),
+        ("    return blocks[0] - num_blocks[1]\n", []),  # an element may be anything
+        ("    return n.x_bytes_for_tokens - x_tokens\n", []),  # a phrase: not its last word
+        ("    row_bytes = n.k_block_bytes\n", [("AC801", 2, 17)]),  # a row's bytes: byte/row
+        ("    num_row_bytes = n.k_block_bytes\n", []),  # counted bytes are not per row
         ("    num_blocks = blocks * block_ratio\n", []),
         ("    num_blocks = blocks\n", [("AC801", 2, 18)]),
         ("    num_blocks = blocks * 1\n", [("AC803", 2, 18)]),
@@ -103,6 +107,11 @@ def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
         ("    rows -= a_layers * 2\n", [("AC801", 2, 13)]),
         ("    seq_bytes = a_layers * k_block_bytes * blocks\n", []),  # layers are a count
         ("    lo_blocks = num_blocks // block_ratio\n", []),
+        ("    return rows * x_tokens - x_tokens\n", []),  # a count times a count: per what?
+        ("    return cdiv(x_tokens, 256) - blocks\n", []),  # chunks of 256, not tokens
+        ("    return (x_tokens + 255) // 256 - blocks\n", []),
+        ("    return x_tokens // 2 - blocks\n", [("AC801", 2, 12)]),  # half the tokens
+        ("    return cdiv(x_tokens, block_size) - num_blocks\n", []),  # token/(token/page)
     ],
 )
 def test_what_flows_and_what_mixes(tmp_path, body, want):

@@ -1,0 +1,293 @@
+"""The three bug-class kinds on code nobody here wrote: findings, a labelled sample, precision.
+
+    python bench/bug_classes.py run [TREE ...]      # findings per kind per tree
+    python bench/bug_classes.py draw [TREE ...]     # the seeded sample, added to the labels
+    python bench/bug_classes.py show TREE KIND [N]  # each sampled finding with its code around it
+    python bench/bug_classes.py score               # precision per kind per tree, from the labels
+    python bench/bug_classes.py plant               # recall: the record's bugs planted in ATOM
+
+The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5d
+(``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's
+(``sglang``). Each is checked with the declaration a maintainer of that engine
+would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
+scratch project of hard links (the trees are read-only). ``draw`` samples
+``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
+``random.Random(SEED)`` over the findings in path order, and appends the ones not
+yet labelled to ``tests/checkers/data/bug_class_labels.jsonl`` with an empty
+label; each is then read in its code and labelled ``right`` or ``wrong`` with a
+one-line reason. A label names the file, the line, the code and a hash of the
+line's text; no source is copied. ``score`` counts a label only while its line
+still hashes the same and the finding is still reported there.
+
+``plant`` copies ATOM's own files, plants each of the record's five bugs in its
+copy one at a time (the edit the record describes, on the code it describes),
+checks the copy with the same declaration plus what the planted shape needs, and
+reports whether the planted finding is there -- and that the unplanted copy has
+none at that place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "bench" / "bug_classes"
+LABELS = REPO / "tests" / "checkers" / "data" / "bug_class_labels.jsonl"
+TREES_DIR = Path(os.environ.get("ATOM_CONTRACTS_TREES", "/work/trees"))
+TREES = {
+    "atom-upstream": ("atom-upstream", ("atom",)),
+    "vllm": ("vllm-0.33.0", ("vllm",)),
+    "sglang": ("sglang-0.5.23", ("sglang",)),
+    # Held out: measured once, after the rules were narrowed on the three trees above.
+    "sglang-0.4.6": ("sglang-0.4.6", ("sglang",)),
+}
+KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
+SAMPLE = 50
+SEED = 2147  # the refactor's pull request
+SCRATCH = Path(tempfile.gettempdir()) / "atom-contracts-bug-classes"
+
+
+def tree_root(name: str) -> Path:
+    return TREES_DIR / TREES[name][0]
+
+
+def line_hash(text: str) -> str:
+    return hashlib.sha256(text.rstrip("\r\n").encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def line_of(name: str, path: str, line: int) -> str | None:
+    try:
+        with open(tree_root(name) / path, encoding="utf-8", errors="surrogateescape") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text
+    except OSError:
+        return None
+    return None
+
+
+def project(name: str, config: Path | None = None, *, into: Path | None = None) -> Path:
+    """A scratch project: the tree's packages hard-linked under ``tree/``, the declaration."""
+    where = into or SCRATCH / name
+    root = tree_root(name)
+    if not (where / "tree").is_dir():
+        for package in TREES[name][1]:
+            for folder, dirs, files in os.walk(root / package):
+                dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+                rel = Path(folder).relative_to(root)
+                (where / "tree" / rel).mkdir(parents=True, exist_ok=True)
+                for f in files:
+                    if f.endswith(".py"):
+                        try:
+                            os.link(Path(folder) / f, where / "tree" / rel / f)
+                        except OSError:
+                            shutil.copy2(Path(folder) / f, where / "tree" / rel / f)
+    (where / "pyproject.toml").write_text((config or CONFIGS / f"{name}.toml").read_text())
+    return where
+
+
+def check(where: Path, *args: str) -> list[dict]:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-m", "checkers", "check", "--no-cache", "--exit-zero", "-q",
+         "--output-format", "json", *args, "tree"],
+        cwd=where, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"check failed in {where}: {done.stderr[-2000:]}")
+    out = []
+    for f in json.loads(done.stdout):
+        f["path"] = f["path"].removeprefix("tree/")
+        out.append(f)
+    return out
+
+
+def findings(name: str, *, fresh: bool = False) -> list[dict]:
+    cached = SCRATCH / f"{name}.json"
+    config = CONFIGS / f"{name}.toml"
+    if (
+        not fresh
+        and cached.is_file()
+        and cached.stat().st_mtime > max(config.stat().st_mtime, _checker_mtime())
+    ):
+        return json.loads(cached.read_text())
+    found = [f for f in check(project(name)) if f["code"].startswith(tuple(KINDS.values()))]
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(found))
+    return found
+
+
+def _checker_mtime() -> float:
+    return max(
+        p.stat().st_mtime for d in ("checkers", "contracts") for p in (REPO / d).rglob("*.py")
+    )
+
+
+def kind_of(code: str) -> str:
+    return next(k for k, prefix in KINDS.items() if code.startswith(prefix))
+
+
+def load_labels() -> list[dict]:
+    if not LABELS.is_file():
+        return []
+    return [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+
+
+def what(finding: dict) -> str:
+    """What tells two findings on one line apart: the forbidden pattern an AC821 reaches."""
+    message = finding["message"]
+    if finding["code"].startswith(KINDS["reachable-calls"]) and "reaches `" in message:
+        return message.split("reaches `", 1)[1].split("`", 1)[0]
+    return ""
+
+
+def key(rec: dict) -> tuple:
+    return (rec["tree"], rec["code"], rec["path"], rec["line"], rec.get("what", ""))
+
+
+# -- commands --------------------------------------------------------------------
+
+
+def cmd_run(args) -> int:
+    for name in args.trees or TREES:
+        found = findings(name, fresh=True)
+        counts = Counter(kind_of(f["code"]) for f in found)
+        print(f"{name}: " + ", ".join(f"{k} {counts.get(k, 0)}" for k in KINDS))
+    return 0
+
+
+def sample(name: str, kind: str, found: list[dict]) -> list[dict]:
+    mine = sorted(
+        (f for f in found if kind_of(f["code"]) == kind),
+        key=lambda f: (f["path"], f["line"], f["column"], f["code"]),
+    )
+    if len(mine) <= SAMPLE:
+        return mine
+    return sorted(random.Random(SEED).sample(mine, SAMPLE), key=lambda f: (f["path"], f["line"]))
+
+
+def cmd_draw(args) -> int:
+    labels = load_labels()
+    known = {key(r) for r in labels}
+    added = 0
+    for name in args.trees or TREES:
+        found = findings(name)
+        for kind in KINDS:
+            for f in sample(name, kind, found):
+                rec = {
+                    "tree": name,
+                    "kind": kind,
+                    "code": f["code"],
+                    "path": f["path"],
+                    "line": f["line"],
+                    "what": what(f),
+                    "sha": line_hash(line_of(name, f["path"], f["line"]) or ""),
+                    "label": "",
+                    "reason": "",
+                }
+                if key(rec) not in known:
+                    labels.append(rec)
+                    known.add(key(rec))
+                    added += 1
+    labels.sort(key=lambda r: (r["tree"], r["kind"], r["path"], r["line"], r["code"]))
+    LABELS.write_text("".join(json.dumps(r) + "\n" for r in labels))
+    print(f"{added} new records in {LABELS.relative_to(REPO)}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    found = {(f["code"], f["path"], f["line"], what(f)): f for f in findings(args.tree)}
+    records = [r for r in load_labels() if r["tree"] == args.tree and r["kind"] == args.kind]
+    for index, rec in enumerate(records):
+        if args.unlabelled and rec["label"]:
+            continue
+        if args.index is not None and index != args.index:
+            continue
+        f = found.get((rec["code"], rec["path"], rec["line"], rec.get("what", "")))
+        print(f"=== [{index}] {rec['code']} {rec['path']}:{rec['line']}  label={rec['label']!r}")
+        print(f["message"] if f else "(no longer reported)")
+        try:
+            lines = (tree_root(args.tree) / rec["path"]).read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        lo, hi = max(0, rec["line"] - 1 - args.context), min(len(lines), rec["line"] + args.context)
+        for i in range(lo, hi):
+            mark = ">" if i + 1 == rec["line"] else " "
+            print(f"{mark}{i + 1:6d} {lines[i]}")
+    return 0
+
+
+def score() -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(tree, kind) -> (right, labelled, skipped) over the labels that still apply."""
+    current = {
+        name: {(f["code"], f["path"], f["line"], what(f)) for f in findings(name)} for name in TREES
+    }
+    out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for rec in load_labels():
+        cell = out[(rec["tree"], rec["kind"])]
+        text = line_of(rec["tree"], rec["path"], rec["line"])
+        if (
+            not rec["label"]
+            or text is None
+            or line_hash(text) != rec["sha"]
+            or (rec["code"], rec["path"], rec["line"], rec.get("what", ""))
+            not in current[rec["tree"]]
+        ):
+            cell[2] += 1
+            continue
+        cell[1] += 1
+        cell[0] += rec["label"] == "right"
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def cmd_score(args) -> int:
+    totals = {name: Counter(kind_of(f["code"]) for f in findings(name)) for name in TREES}
+    print("| tree | kind | findings | labelled | right | precision | not counted |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for (name, kind), (right, labelled, skipped) in sorted(score().items()):
+        precision = f"{right / labelled:.3f}" if labelled else "-"
+        print(
+            f"| {name} | {kind} | {totals[name].get(kind, 0)} | {labelled} | {right} | "
+            f"{precision} | {skipped} |"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="findings per kind per tree")
+    p.add_argument("trees", nargs="*", choices=[*TREES, []])
+    p = sub.add_parser("draw", help="add the seeded sample to the labels")
+    p.add_argument("trees", nargs="*")
+    p = sub.add_parser("show", help="print sampled findings with their code")
+    p.add_argument("tree", choices=list(TREES))
+    p.add_argument("kind", choices=list(KINDS))
+    p.add_argument("index", nargs="?", type=int)
+    p.add_argument("--context", type=int, default=6)
+    p.add_argument("--unlabelled", action="store_true")
+    sub.add_parser("score", help="precision per kind per tree")
+    sub.add_parser("plant", help="recall on ATOM's files with the record's bugs planted")
+    args = parser.parse_args(argv)
+    if args.command == "plant":
+        from bug_class_plants import cmd_plant
+
+        return cmd_plant(args)
+    return {"run": cmd_run, "draw": cmd_draw, "show": cmd_show, "score": cmd_score}[args.command](
+        args
+    )
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.exit(main())
