@@ -29,7 +29,13 @@ came from, following input where it hides:
   maintains it; a re-assignment that normalises the attribute
   (``self.block = list(self.block)``) or copies a config keeps it input;
 * the environment and the command line (``os.environ``, ``os.getenv``,
-  ``sys.argv``, ``parse_args()``), read at module level or locally;
+  ``sys.argv``, ``parse_args()``), read at module level or locally, and the
+  process-wide settings another module keeps behind an accessor called with
+  no arguments (``get_parallel().attn_dcp_size``, ``_is_hip = is_hip()``:
+  the configuration, the platform) -- but not the type of what one returns
+  (``isinstance(get_attn_backend(), TboBackend)``: what the program
+  installed), a per-step record read off one, or a class (``BlankLine()``
+  builds a new object);
 * the contract's ``inputs`` names (``args``, ``config``, ``hf_config``,
   ``server_args``) and any ``*_config``, wherever they appear -- a
   parameter, a global, an attribute (``self.config``,
@@ -532,6 +538,38 @@ class InputAssert(Contract):
                 "function makes of `server_args`, a concatenation of the items' tensors, "
                 "a size worked out from parameters by arithmetic."
             ),
+        ),
+        Example(
+            source=(
+                "from engine.context import get_parallel, is_hip\n"
+                "\n"
+                "_is_hip = is_hip()\n"
+                "\n"
+                "def plan():\n"
+                "    assert get_parallel().attn_dcp_size == 1\n"
+                "    if not _is_hip:\n"
+                "        return 1\n"
+                "    assert _is_hip\n"
+            ),
+            expect=(
+                Expect("AC301", 6, 12, "get_parallel()"),
+                Expect("AC301", 9, 12, "platform"),
+            ),
+            fixed=(
+                "from engine.context import get_parallel, is_hip\n"
+                "\n"
+                "_is_hip = is_hip()\n"
+                "\n"
+                "def plan():\n"
+                "    if not (get_parallel().attn_dcp_size == 1):\n"
+                '        raise ValueError("expected get_parallel().attn_dcp_size == 1")\n'
+                "    if not _is_hip:\n"
+                "        return 1\n"
+                "    if not (_is_hip):\n"
+                '        raise ValueError("expected _is_hip")\n'
+            ),
+            unsafe=True,
+            note="The configuration and the platform, read through another module's accessors.",
         ),
         Example(
             source=(

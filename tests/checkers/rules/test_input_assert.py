@@ -784,3 +784,29 @@ def test_what_a_base_class_elsewhere_sets_from_the_arguments_is_input():
     )
     # Line 15: nothing of the constructor's was handed to the base.
     assert lines(src) == [8]
+
+
+def test_process_wide_accessors_of_another_module_are_input():
+    src = (
+        "from engine.context import get_parallel, is_hip, get_attn_backend\n"
+        "from engine.tree import BlankLine\n"
+        "\n"
+        "_is_hip = is_hip()\n"
+        "\n"
+        "def pick():\n"
+        "    if _is_hip:\n"
+        "        return 1\n"
+        "    assert not _is_hip\n"
+        "\n"
+        "def plan():\n"
+        "    assert get_parallel().attn_dcp_size == 1\n"
+        "    backend = get_attn_backend()\n"
+        "    assert isinstance(backend, TboBackend)\n"
+        "    assert backend.forward_metadata.loc is not None\n"
+        "    line = BlankLine()\n"
+        "    assert line.prefix == ''\n"
+    )
+    # The platform and the configuration read through accessors; not the type of
+    # what the program installed (line 14), a per-step record it keeps (15), or a
+    # new object (17).
+    assert lines(src) == [9, 12]
