@@ -273,6 +273,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 expr = expr.value
             else:
                 break
+        if self._reads_step_record(expr, func, at):
+            # `block_tables` off `forward_metadata`, checked against the step's tensors:
+            # the engine's own plan against its data, an invariant of the engine.
+            return True
         for _ in range(8):  # a chain of views: `box = out.data; buf = box.data`
             if not isinstance(expr, ast.Name):
                 return False
@@ -314,6 +318,24 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
             ):
                 return value
             return False
+        return False
+
+    def _reads_step_record(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
+        """Is ``expr`` a per-step record, read off one, or a local bound to such a read
+        (``counts = forward_batch.late_counts``)?"""
+        for _ in range(8):
+            while isinstance(expr, (ast.Attribute, ast.Subscript)):
+                if isinstance(expr, ast.Attribute) and names_step_record(expr.attr):
+                    return True
+                expr = expr.value
+            if not isinstance(expr, ast.Name):
+                return False
+            if expr.id in func.params:
+                return is_step_record(func.params[expr.id])
+            binding = self.dominating_binding(expr.id, func, at)
+            if binding is None or not isinstance(binding[1], (ast.Attribute, ast.Subscript)):
+                return False
+            at, expr = binding[0], binding[1]
         return False
 
     def _advanced(self, name: str, func: Scope, at: ast.AST) -> bool:

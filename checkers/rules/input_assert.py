@@ -82,7 +82,9 @@ collaborator holds after the function called one of its methods for its
 effect (``self.layers.prepare(x)``); the per-step records an engine builds
 itself and hands its layers -- a ``forward_batch``, a ``forward_context``,
 an ``*_metadata`` (``attn_metadata: FlashMLAMetadata``): named for what they
-are, as configs are, but what they hold is the engine's own; a value tested
+are, as configs are, but what they hold is the engine's own, and what one
+holds checked against the step's tensors is the engine's plan against its
+data (``forward_metadata.block_tables.shape[0] == q.shape[0]``); a value tested
 against a table the object fills as it runs (``node.id not in self.cache``),
 a count the module advances on the objects it hands around (``node.ref -=
 1``), and a count checked against the size of a buffer the object allocated

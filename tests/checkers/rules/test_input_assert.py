@@ -810,3 +810,15 @@ def test_process_wide_accessors_of_another_module_are_input():
     # what the program installed (line 14), a per-step record it keeps (15), or a
     # new object (17).
     assert lines(src) == [9, 12]
+
+
+def test_a_per_step_record_against_the_steps_tensors_is_an_engine_invariant():
+    src = (
+        "def forward(q_nope, forward_metadata, local_rows, forward_batch):\n"
+        "    block_tables = forward_metadata.block_tables\n"
+        "    assert block_tables.shape[0] == q_nope.shape[0]\n"
+        "    counts = forward_batch.late_counts\n"
+        "    assert counts[0] == local_rows\n"
+        "    assert q_nope.shape[0] == local_rows\n"
+    )
+    assert lines(src) == [6]
