@@ -112,13 +112,13 @@ one but the engine: the rule follows the intent and calls its fields state.
 
 Measured by hand-labelled samples (``bench/precision.py``,
 ``docs/precision.md``): on 500 asserts of torch 2.13.0 and the standard
-library, 0.89 precision at 0.87 recall, against S101's 0.49; on sglang
-0.5.23's engine code, 0.91 at 0.73 before the engine principles above and
-0.97 at 0.86 after on the sample they were drawn from, and 0.95 at 0.87 on a
-second sample drawn and labelled blind after them. What it still gets wrong is mostly what only
-the whole program knows: a helper reached through another module's dispatch
-table, a shape a registered pattern guarantees, an attribute a base class in
-another module copies from the config, the platform the process runs on.
+library, 0.89 precision at 0.89 recall, against S101's 0.49; on two engines'
+whole packages, drawn stratified and held out while the rule was changed,
+0.91 at 0.90 on sglang 0.5.23 and 0.93 at 0.86 on lmdeploy 0.18.0 (S101:
+0.74, 0.82). What it still gets wrong is mostly what only the whole program
+knows: an invariant one of the engine's components hands another, a path
+every caller chose before calling, what a file or a URL yields through the
+module's own reader.
 """
 
 from __future__ import annotations
