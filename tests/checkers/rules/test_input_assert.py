@@ -822,3 +822,64 @@ def test_a_per_step_record_against_the_steps_tensors_is_an_engine_invariant():
         "    assert q_nope.shape[0] == local_rows\n"
     )
     assert lines(src) == [6]
+
+
+def test_the_edges_of_what_the_object_keeps():
+    src = (
+        "import torch\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, size, table, pool):\n"
+        "        self.buffer = torch.empty(size)\n"
+        "        self.slots = [0] * size\n"
+        "        self.table = table\n"
+        "        self.pool = pool\n"
+        "        self.seen = set()\n"
+        "        self.index = {}\n"
+        "\n"
+        "    def reset(self, table):\n"
+        "        self.index = dict(table)\n"
+        "        self.pool.index[0] = 1\n"
+        "\n"
+        "    def note(self, key):\n"
+        "        self.seen.add(key)\n"
+        "\n"
+        "    def alloc(self, n, key, hidden, out):\n"
+        "        assert n <= len(self.slots)\n"
+        "        assert n <= self.buffer.size(0)\n"
+        "        assert n <= self.buffer.stride(0)\n"
+        "        assert 0 <= n <= self.buffer.shape[0]\n"
+        "        assert n <= count(self.slots)\n"
+        "        assert key not in self.seen\n"
+        "        assert key in self.index\n"
+        "        assert key in self.pool.index\n"
+        "        total = plan(hidden)\n"
+        "        part = hidden[:, :total]\n"
+        "        assert part.shape[1] == n\n"
+        "        out.update(hidden)\n"
+        "        assert out.ready\n"
+        "        out.buf.update(hidden)\n"
+        "        assert out.buf.ready\n"
+        "        assert n <= len()\n"
+    )
+    # Input: a stride is no capacity (22), a chained bound is not one bound (23), an
+    # unknown helper's count of a buffer (24), a table a method re-assigns whole from
+    # its argument (26), a collaborator's table (27), an argument after a call on it
+    # (32), and an argument's own parts after a call on them (34). The object's own:
+    # its buffer's length and size (20, 21), a set a method fills (25), a slice it cut
+    # in a tuple index (30); and `len()` of nothing is no buffer (35), not a crash.
+    assert lines(src) == [22, 23, 24, 26, 27, 32, 34, 35]
+
+
+def test_a_parameter_named_like_the_modules_global_is_the_callers():
+    src = (
+        "_current_config = None\n"
+        "\n"
+        "def set_config(config):\n"
+        "    global _current_config\n"
+        "    _current_config = config\n"
+        "\n"
+        "def check(_current_config):\n"
+        "    assert _current_config is not None\n"
+    )
+    assert lines(src) == [8]
