@@ -883,3 +883,107 @@ def test_a_parameter_named_like_the_modules_global_is_the_callers():
         "    assert _current_config is not None\n"
     )
     assert lines(src) == [8]
+
+
+def test_where_the_newer_principles_stop():
+    src = (
+        "def f(x, n, hidden, flag, sizes, a, b, ctx, q):\n"
+        "    out = compute(x)\n"
+        "    out = normalize(out)\n"
+        "    assert out.shape[0] == n\n"
+        "    wide = decide(x)\n"
+        "    width = hidden if wide else 16\n"
+        "    assert width <= 4096\n"
+        "    same = a is b\n"
+        "    assert same\n"
+        "    v = sizes.lookup(key=n)\n"
+        "    assert v > 0\n"
+        "    tables = ctx.forward_metadata.block_tables\n"
+        "    assert tables.shape[0] == q.shape[0]\n"
+    )
+    # Line 4: a local the function computed and then normalised is still its own;
+    # line 7: the caller's `hidden` is one of the values `width` can take; line 9: an
+    # identity of two arguments is no `is None`; line 11: a lookup with a keyword
+    # computes; line 13: a per-step record kept on another object.
+    assert lines(src) == [7]
+
+
+def test_what_a_constructor_hands_a_base_class_elsewhere_and_what_it_does_not():
+    src = (
+        "from .base import Base, Mixin\n"
+        "from .factory import with_meta\n"
+        "\n"
+        "DEFAULTS = {}\n"
+        "\n"
+        "class Local:\n"
+        "    pass\n"
+        "\n"
+        "class A(Base):\n"
+        "    tag: str = 'a'\n"
+        "\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "        self.mode = pick()\n"
+        "        self.total = 0\n"
+        "        self.total += config.size\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "        assert self.mode == 1\n"
+        "        assert self.run is not None\n"
+        "        assert self.tag == 'a'\n"
+        "        assert self.total > 0\n"
+        "\n"
+        "class B(Base):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(DEFAULTS)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class C(Local, Mixin):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class D(Base):\n"
+        "    def __init__(self, config):\n"
+        "        Base.__init__(self, config)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class E(with_meta(Base)):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class F(Base):\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+    )
+    # Input: what Base set from the config (19, 44, 51 -- the base spelled as a call
+    # too), a total the constructor adds the config's size to (23). Not: what the
+    # class computed (20), a method (21), a class attribute (22), a base handed no
+    # argument of the constructor's (30), the local base first in line (37), a class
+    # with no constructor of its own (55).
+    assert lines(src) == [19, 23, 44, 51]
+
+
+def test_a_field_renormalised_by_a_method_call_on_itself_stays_input():
+    src = (
+        "class Linear:\n"
+        "    def __init__(self, quant_config):\n"
+        "        self.block = quant_config.weight_block_size\n"
+        "\n"
+        "    def process_weights_after_loading(self):\n"
+        "        self.block = self.block.copy()\n"
+        "\n"
+        "    def apply(self):\n"
+        "        assert self.block[0] % 128 == 0\n"
+    )
+    assert lines(src) == [9]

@@ -400,3 +400,24 @@ def test_a_none_placeholder_says_nothing_about_the_value_bound_later():
     )
     # The host grid stays a host tensor; line 9's is a device tensor either way.
     assert flagged(body) == [(11, 32)]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # A placeholder alone is no tensor.
+        ("    reps = None\n    return x.repeat_interleave(reps)\n", []),
+        # A host tensor and a number: the result stays on the host.
+        ("    return x.repeat_interleave(torch.minimum(a_cpu, 4))\n", []),
+        # An operand passed by keyword counts as one passed by position.
+        (
+            "    return x.repeat_interleave(torch.maximum(a_cpu, other=b.to(device)))\n",
+            [(6, 32)],
+        ),
+        ("    return x.repeat_interleave(torch.maximum(a_cpu, dtype=torch.int64))\n", []),
+    ],
+)
+def test_operands_placeholders_and_numbers(body, expected):
+    assert (
+        flagged("def f(x, a_cpu, b, device):\n" + body, header="import torch\n\n\n\n") == expected
+    )
