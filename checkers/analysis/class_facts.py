@@ -46,8 +46,7 @@ class ClassFacts:
                 # fills in itself, whatever a caller passed for it. What it makes of its
                 # fields alone (`self.stop = [self.stop]`) is still the caller's.
                 if self.view(value, func, stmt) is None:
-                    facts.init_attrs.pop(attr, None)
-                    facts.reassigned.add(attr)
+                    facts.reassigned.add(attr)  # asked first: the field's copy no longer counts
         return self._class_memo[key]
 
     def _class_facts(self, node: ast.ClassDef) -> ClassFactsOf:
@@ -95,9 +94,9 @@ class ClassFacts:
                     if (
                         value is not None
                         and func is not None
-                        and not isinstance(sub, ast.AugAssign)
                         and not _renormalises_attr(attr, value, func)
                     ):
+                        # `self.total += size`: what it adds is what it is made of.
                         origin = self.view(value, func, sub)
                     if not constructor:
                         # Another method assigning it makes it the class's own state --
@@ -123,8 +122,49 @@ class ClassFacts:
                     if origin is not None:
                         init_attrs.setdefault(attr, f"copied in `{stmt.name}` from {origin.what}")
         return ClassFactsOf(
-            node, init_attrs, reassigned, assigned, _handed_bases(node, self.funcs), refilled
+            node, init_attrs, reassigned, assigned, self._handed_bases(node), refilled
         )
+
+    def _handed_bases(self, klass: ast.ClassDef) -> tuple[str, ...]:
+        """The bases ``klass``'s constructor hands one of its own parameters to:
+        ``super().__init__(model_runner)`` (the first base, next in line) or
+        ``Base.__init__(self, config)``."""
+        init = next(
+            (
+                s
+                for s in klass.body
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"
+            ),
+            None,
+        )
+        if init is None:
+            return ()
+        self.ensure(init)  # its parameters are read off its scope
+        params = set(self.funcs[init].params)
+        bases = [dotted(b, through_calls=True) for b in klass.bases]
+        out: list[str] = []
+        for stmt in walk_statements(init):
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "__init__"
+            ):
+                continue
+            passed = {
+                n.id
+                for a in [*call.args, *(k.value for k in call.keywords)]
+                for n in ast.walk(a)
+                if isinstance(n, ast.Name)
+            }
+            if not passed & params:
+                continue
+            receiver = call.func.value
+            if isinstance(receiver, ast.Call) and dotted(receiver.func) == "super":
+                out.extend(bases[:1])
+            elif dotted(receiver) in bases:
+                out.append(dotted(receiver))
+        return tuple(out)
 
     def class_input_attr(self, klass: ast.ClassDef, attr: str, seen=None) -> str | None:
         """Where ``self.<attr>`` came from, when a constructor copied it from input.
@@ -177,48 +217,6 @@ def _renormalises_attr(attr: str, value: ast.AST | None, func) -> bool:
         if self_attr(read, func) == attr:
             return True
     return False
-
-
-def _handed_bases(klass: ast.ClassDef, funcs) -> tuple[str, ...]:
-    """The bases ``klass``'s constructor hands one of its own parameters to:
-    ``super().__init__(model_runner)`` (every base, the first in line) or
-    ``Base.__init__(self, config)``."""
-    init = next(
-        (
-            s
-            for s in klass.body
-            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"
-        ),
-        None,
-    )
-    if init is None:
-        return ()
-    scope = funcs.get(init)
-    params = set(scope.params) if scope is not None else set()
-    bases = [dotted(b, through_calls=True) for b in klass.bases]
-    out: list[str] = []
-    for stmt in walk_statements(init):
-        call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "__init__"
-        ):
-            continue
-        passed = {
-            n.id
-            for a in [*call.args, *(k.value for k in call.keywords)]
-            for n in ast.walk(a)
-            if isinstance(n, ast.Name)
-        }
-        if not passed & params:
-            continue
-        receiver = call.func.value
-        if isinstance(receiver, ast.Call) and dotted(receiver.func) == "super":
-            out.extend(bases[:1])
-        elif dotted(receiver) in bases:
-            out.append(dotted(receiver))
-    return tuple(out)
 
 
 def _in_class_body(klass: ast.ClassDef, name: str) -> bool:

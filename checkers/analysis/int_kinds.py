@@ -13,7 +13,8 @@ evidence only, in four verdicts:
   ``list[int] | None``: every member of a union),
   an item of ``.tolist()``, a loop variable over ``range`` or an
   ``enumerate`` index, a module constant, an attribute every assignment in
-  the class sets to an int;
+  the class sets to an int (a ``None`` placeholder, ``grid = None`` before
+  the branch that binds the value, counts for nothing);
 * ``HOST``: a tensor the function built on the host -- ``torch.tensor``/
   ``arange``/``zeros``... without ``device=``, ``.cpu()``, a name spelled
   ``*_cpu`` (the engines' convention for the host copy of a batch's
@@ -247,6 +248,10 @@ class IntInference:
         if isinstance(expr, Part):
             return self._part(expr, scope)
         if isinstance(expr, ast.Constant):
+            if expr.value is None:
+                # `grid_thw = None` before the branch that binds the real value: a
+                # placeholder, which says nothing about what the value will be.
+                return INT
             return INT if isinstance(expr.value, (int, float, bool)) else TENSOR
         if isinstance(expr, ast.Name):
             return self.name(expr.id, scope)

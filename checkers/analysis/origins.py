@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from .bindings import BindingIndex
 from .class_facts import ClassFacts, ClassFactsOf
+from .imports import bound_name
 from .names import dotted
 from .protocol import ObjectProtocol
 from .scopes import Element, Scope, before, self_class, within
@@ -38,6 +39,7 @@ from .shapes import (
     is_record,
     is_self_call,
     is_step_record,
+    names_step_record,
     reads_environment,
     reads_target,
     renormalises,
@@ -67,6 +69,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
         self._busy: set[tuple[int, str]] = set()
         self._class_memo: dict[int, ClassFactsOf | None] = {}
         self._globals_set: set[str] | None = None  # names some function declares `global`
+        self._imports: set[str] | None = None  # names module-level imports bind
         self._filled: dict[int, set[str]] = {}  # class id -> attributes it puts items into
         self._module_counts: set[str] | None = None  # `.attr`s advanced on objects not self
         # function node id -> [(statement, the object it calls a method of for its effect)]
@@ -83,9 +86,23 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
         found = self._env_globals.get(name)
         if found is None:
             values = self.module_bindings.get(name, ())
-            found = any(v is not None and reads_environment(v) for v in values)
+            found = any(
+                v is not None and (reads_environment(v) or self._accessor_call(v)) for v in values
+            )
             self._env_globals[name] = found
         return found
+
+    def _accessor_call(self, value: ast.AST) -> bool:
+        """``is_hip()``, ``get_parallel()``: a call with no arguments of a function
+        another module defines -- not a class (``BlankLine()`` builds a new object)."""
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and not value.args
+            and not value.keywords
+            and not value.func.id[:1].isupper()
+            and self._imported(value.func.id)
+        )
 
     def reads_input(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
         """Does the assert condition ``expr`` read input anywhere inside it?"""
@@ -135,6 +152,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 return None  # what a call the function made left in the object
             if self._counted_by_module(expr):
                 return None  # a count the module advances on the object
+            if names_step_record(expr.attr):
+                return None  # a per-step record, whoever keeps it
             return self.reads_input(expr.value, func, at)
         if (
             isinstance(expr, ast.Call)
@@ -206,6 +225,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
         called = (
             callee.attr if isinstance(callee, ast.Attribute) else dotted(callee, through_calls=True)
         )
+        if self._accessor_call(value):
+            return True  # `backend = get_attn_backend()`: the type the program installed
         return called in CONVERSIONS
 
     def _own_attribute(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
@@ -252,6 +273,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 expr = expr.value
             else:
                 break
+        if self._reads_step_record(expr, func, at):
+            # `block_tables` off `forward_metadata`, checked against the step's tensors:
+            # the engine's own plan against its data, an invariant of the engine.
+            return True
         for _ in range(8):  # a chain of views: `box = out.data; buf = box.data`
             if not isinstance(expr, ast.Name):
                 return False
@@ -295,6 +320,24 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
             return False
         return False
 
+    def _reads_step_record(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
+        """Is ``expr`` a per-step record, read off one, or a local bound to such a read
+        (``counts = forward_batch.late_counts``)?"""
+        for _ in range(8):
+            while isinstance(expr, (ast.Attribute, ast.Subscript)):
+                if isinstance(expr, ast.Attribute) and names_step_record(expr.attr):
+                    return True
+                expr = expr.value
+            if not isinstance(expr, ast.Name):
+                return False
+            if expr.id in func.params:
+                return is_step_record(func.params[expr.id])
+            binding = self.dominating_binding(expr.id, func, at)
+            if binding is None or not isinstance(binding[1], (ast.Attribute, ast.Subscript)):
+                return False
+            at, expr = binding[0], binding[1]
+        return False
+
     def _advanced(self, name: str, func: Scope, at: ast.AST) -> bool:
         """Does the function move ``name`` by arithmetic on itself (before ``at``, or in
         a loop around it)?"""
@@ -327,6 +370,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
             if self._counted_by_module(expr):
                 # `cd.session_ref`, which this module's code advances (`cd.session_ref
                 # -= 1`): a count the module keeps on the objects it hands around.
+                return None
+            if names_step_record(expr.attr):
+                # `get_attn_backend().forward_metadata`, `ctx.attn_metadata`: a per-step
+                # record wherever it is kept.
                 return None
             if expr.attr != "args" and self.is_input_name(expr.attr):
                 # `self.config`, `layer.quant_config`: a configuration wherever it is
@@ -394,6 +441,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 return next((o for a in expr.args if (o := self.view(a, func, at))), None)
             if splits_tensor(expr):
                 return None  # pieces the function sized: their shapes are its own
+            if self._accessor_call(expr):
+                # `get_parallel()`, `is_hip()`: a process-wide accessor another module
+                # defines -- the configuration, the platform, the environment.
+                return Origin(f"`{callee.id}()`, process-wide settings another module keeps")
             if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
                 # `Engine.from_engine_args(args)`: an object a factory builds from what
                 # it is given alone is that input, built.
@@ -449,7 +500,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
             return Origin(f"`{name}`, a configured input name", config=name != "args")
         if func is None:
             if self.env_global(name):
-                return Origin(f"`{name}`, read from the environment or the command line")
+                return Origin(
+                    f"`{name}`, read from the environment, the command line or the platform"
+                )
             return None
         if name == func.self_name:
             return None
@@ -485,6 +538,21 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
         if func.parent is not None:
             return self.resolve(name, func.parent, func.node)  # a closure's free name
         return self.resolve(name, None, at)
+
+    def _imported(self, name: str) -> bool:
+        """Is ``name`` bound by an import at module level (and nowhere else)?"""
+        values = self.module_bindings.get(name)
+        return bool(values) and all(v is None for v in values) and name in self._import_names()
+
+    def _import_names(self) -> set[str]:
+        if self._imports is None:
+            self._imports = {
+                bound_name(alias)
+                for stmt in self.tree.body
+                if isinstance(stmt, (ast.Import, ast.ImportFrom))
+                for alias in stmt.names
+            }
+        return self._imports
 
     def is_input_name(self, name: str) -> bool:
         return name in self.inputs or (

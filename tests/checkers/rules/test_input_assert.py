@@ -784,3 +784,206 @@ def test_what_a_base_class_elsewhere_sets_from_the_arguments_is_input():
     )
     # Line 15: nothing of the constructor's was handed to the base.
     assert lines(src) == [8]
+
+
+def test_process_wide_accessors_of_another_module_are_input():
+    src = (
+        "from engine.context import get_parallel, is_hip, get_attn_backend\n"
+        "from engine.tree import BlankLine\n"
+        "\n"
+        "_is_hip = is_hip()\n"
+        "\n"
+        "def pick():\n"
+        "    if _is_hip:\n"
+        "        return 1\n"
+        "    assert not _is_hip\n"
+        "\n"
+        "def plan():\n"
+        "    assert get_parallel().attn_dcp_size == 1\n"
+        "    backend = get_attn_backend()\n"
+        "    assert isinstance(backend, TboBackend)\n"
+        "    assert backend.forward_metadata.loc is not None\n"
+        "    line = BlankLine()\n"
+        "    assert line.prefix == ''\n"
+    )
+    # The platform and the configuration read through accessors; not the type of
+    # what the program installed (line 14), a per-step record it keeps (15), or a
+    # new object (17).
+    assert lines(src) == [9, 12]
+
+
+def test_a_per_step_record_against_the_steps_tensors_is_an_engine_invariant():
+    src = (
+        "def forward(q_nope, forward_metadata, local_rows, forward_batch):\n"
+        "    block_tables = forward_metadata.block_tables\n"
+        "    assert block_tables.shape[0] == q_nope.shape[0]\n"
+        "    counts = forward_batch.late_counts\n"
+        "    assert counts[0] == local_rows\n"
+        "    assert q_nope.shape[0] == local_rows\n"
+    )
+    assert lines(src) == [6]
+
+
+def test_the_edges_of_what_the_object_keeps():
+    src = (
+        "import torch\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, size, table, pool):\n"
+        "        self.buffer = torch.empty(size)\n"
+        "        self.slots = [0] * size\n"
+        "        self.table = table\n"
+        "        self.pool = pool\n"
+        "        self.seen = set()\n"
+        "        self.index = {}\n"
+        "\n"
+        "    def reset(self, table):\n"
+        "        self.index = dict(table)\n"
+        "        self.pool.index[0] = 1\n"
+        "\n"
+        "    def note(self, key):\n"
+        "        self.seen.add(key)\n"
+        "\n"
+        "    def alloc(self, n, key, hidden, out):\n"
+        "        assert n <= len(self.slots)\n"
+        "        assert n <= self.buffer.size(0)\n"
+        "        assert n <= self.buffer.stride(0)\n"
+        "        assert 0 <= n <= self.buffer.shape[0]\n"
+        "        assert n <= count(self.slots)\n"
+        "        assert key not in self.seen\n"
+        "        assert key in self.index\n"
+        "        assert key in self.pool.index\n"
+        "        total = plan(hidden)\n"
+        "        part = hidden[:, :total]\n"
+        "        assert part.shape[1] == n\n"
+        "        out.update(hidden)\n"
+        "        assert out.ready\n"
+        "        out.buf.update(hidden)\n"
+        "        assert out.buf.ready\n"
+        "        assert n <= len()\n"
+    )
+    # Input: a stride is no capacity (22), a chained bound is not one bound (23), an
+    # unknown helper's count of a buffer (24), a table a method re-assigns whole from
+    # its argument (26), a collaborator's table (27), an argument after a call on it
+    # (32), and an argument's own parts after a call on them (34). The object's own:
+    # its buffer's length and size (20, 21), a set a method fills (25), a slice it cut
+    # in a tuple index (30); and `len()` of nothing is no buffer (35), not a crash.
+    assert lines(src) == [22, 23, 24, 26, 27, 32, 34, 35]
+
+
+def test_a_parameter_named_like_the_modules_global_is_the_callers():
+    src = (
+        "_current_config = None\n"
+        "\n"
+        "def set_config(config):\n"
+        "    global _current_config\n"
+        "    _current_config = config\n"
+        "\n"
+        "def check(_current_config):\n"
+        "    assert _current_config is not None\n"
+    )
+    assert lines(src) == [8]
+
+
+def test_where_the_newer_principles_stop():
+    src = (
+        "def f(x, n, hidden, flag, sizes, a, b, ctx, q):\n"
+        "    out = compute(x)\n"
+        "    out = normalize(out)\n"
+        "    assert out.shape[0] == n\n"
+        "    wide = decide(x)\n"
+        "    width = hidden if wide else 16\n"
+        "    assert width <= 4096\n"
+        "    same = a is b\n"
+        "    assert same\n"
+        "    v = sizes.lookup(key=n)\n"
+        "    assert v > 0\n"
+        "    tables = ctx.forward_metadata.block_tables\n"
+        "    assert tables.shape[0] == q.shape[0]\n"
+    )
+    # Line 4: a local the function computed and then normalised is still its own;
+    # line 7: the caller's `hidden` is one of the values `width` can take; line 9: an
+    # identity of two arguments is no `is None`; line 11: a lookup with a keyword
+    # computes; line 13: a per-step record kept on another object.
+    assert lines(src) == [7]
+
+
+def test_what_a_constructor_hands_a_base_class_elsewhere_and_what_it_does_not():
+    src = (
+        "from .base import Base, Mixin\n"
+        "from .factory import with_meta\n"
+        "\n"
+        "DEFAULTS = {}\n"
+        "\n"
+        "class Local:\n"
+        "    pass\n"
+        "\n"
+        "class A(Base):\n"
+        "    tag: str = 'a'\n"
+        "\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "        self.mode = pick()\n"
+        "        self.total = 0\n"
+        "        self.total += config.size\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "        assert self.mode == 1\n"
+        "        assert self.run is not None\n"
+        "        assert self.tag == 'a'\n"
+        "        assert self.total > 0\n"
+        "\n"
+        "class B(Base):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(DEFAULTS)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class C(Local, Mixin):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class D(Base):\n"
+        "    def __init__(self, config):\n"
+        "        Base.__init__(self, config)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class E(with_meta(Base)):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+        "\n"
+        "class F(Base):\n"
+        "    def run(self):\n"
+        "        assert self.block_size > 0\n"
+    )
+    # Input: what Base set from the config (19, 44, 51 -- the base spelled as a call
+    # too), a total the constructor adds the config's size to (23). Not: what the
+    # class computed (20), a method (21), a class attribute (22), a base handed no
+    # argument of the constructor's (30), the local base first in line (37), a class
+    # with no constructor of its own (55).
+    assert lines(src) == [19, 23, 44, 51]
+
+
+def test_a_field_renormalised_by_a_method_call_on_itself_stays_input():
+    src = (
+        "class Linear:\n"
+        "    def __init__(self, quant_config):\n"
+        "        self.block = quant_config.weight_block_size\n"
+        "\n"
+        "    def process_weights_after_loading(self):\n"
+        "        self.block = self.block.copy()\n"
+        "\n"
+        "    def apply(self):\n"
+        "        assert self.block[0] % 128 == 0\n"
+    )
+    assert lines(src) == [9]

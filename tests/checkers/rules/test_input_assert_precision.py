@@ -131,5 +131,32 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         assert not rec["path"].startswith("/")
         keys.add((rec["root"], rec["path"], rec["line"]))
     assert len(keys) == len(records), "an assert is labelled twice"
+    for rec in records:
+        if rec.get("revised"):
+            # A revision keeps what was first written, so the blind figure stays.
+            assert rec["first"] in ("input", "state") and rec["first"] != rec["label"], rec
+            assert "first labelled" in rec["reason"], rec
     # Only the later draws may say unclear; the first two predate the verdict.
     assert all(r["label"] != "unclear" for r in records if r["set"].startswith("engine"))
+
+
+def _label_engine():
+    spec = importlib.util.spec_from_file_location(
+        "bench_label_engine", REPO / "bench" / "label_engine.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_stratified_draws_allocate_in_proportion_and_refuse_too_many():
+    allocate = _label_engine().allocate
+    # 70 of 8116 over sglang's strata: 70 * 4962 / 8116 = 42.8, 70 * 2482 / 8116 = 21.4,
+    # 70 * 625 / 8116 = 5.4, 70 * 47 / 8116 = 0.4 -> 42 + 21 + 5 + 0, and the two left
+    # go to the largest remainders (0.8 then 0.4, the larger stratum first).
+    sizes = {"srt": 4962, "kernels": 2482, "multimodal_gen": 625, "lang": 47}
+    assert allocate(sizes, 70) == {"srt": 43, "kernels": 22, "multimodal_gen": 5, "lang": 0}
+    assert sum(allocate(sizes, 160).values()) == 160
+    with pytest.raises(ValueError, match="cannot draw 9000 of 8116"):
+        allocate(sizes, 9000)

@@ -384,3 +384,40 @@ def test_declared_items_and_host_operands_are_not_flagged(params, prelude, repea
 def test_tensors_built_on_a_device_are_flagged(params, prelude, repeats):
     body = f"def f(x, {params}):\n    {prelude}return x.repeat_interleave({repeats})\n"
     assert len(flagged(body, header="import torch\nfrom typing import Any\n\n")) == 1
+
+
+def test_a_none_placeholder_says_nothing_about_the_value_bound_later():
+    body = (
+        "def f(x, items, use_mm):\n"
+        "    grid = None\n"
+        "    if use_mm:\n"
+        "        grid = torch.stack([i.grid for i in items]).cpu()\n"
+        "    x = torch.repeat_interleave(grid[:, 1] * grid[:, 2], grid[:, 0])\n"
+        "    reps = None\n"
+        "    if use_mm:\n"
+        "        reps = x.new_tensor([1, 2])\n"
+        "    return x.repeat_interleave(reps)\n"
+    )
+    # The host grid stays a host tensor; line 9's is a device tensor either way.
+    assert flagged(body) == [(11, 32)]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # A placeholder alone is no tensor.
+        ("    reps = None\n    return x.repeat_interleave(reps)\n", []),
+        # A host tensor and a number: the result stays on the host.
+        ("    return x.repeat_interleave(torch.minimum(a_cpu, 4))\n", []),
+        # An operand passed by keyword counts as one passed by position.
+        (
+            "    return x.repeat_interleave(torch.maximum(a_cpu, other=b.to(device)))\n",
+            [(6, 32)],
+        ),
+        ("    return x.repeat_interleave(torch.maximum(a_cpu, dtype=torch.int64))\n", []),
+    ],
+)
+def test_operands_placeholders_and_numbers(body, expected):
+    assert (
+        flagged("def f(x, a_cpu, b, device):\n" + body, header="import torch\n\n\n\n") == expected
+    )
