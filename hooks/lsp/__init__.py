@@ -16,7 +16,8 @@ Run the contracts as a Language Server over stdio (see docs/editors.md).
 
 options:
   --log-file PATH  append the server's own log to PATH (stderr otherwise)
-  -v, --verbose    log every check, not only problems
+  -v, --verbose    log every check, not only problems (pygls's trace of every
+                   message, the whole buffer on each open, is not logged)
 """
 
 
@@ -55,10 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
+        level=logging.WARNING,
         handlers=[handler],
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    if verbose:
+        # The server's own lines only: pygls logs each message it sends or receives
+        # whole at INFO, writing a keystroke's diagnostics (and an open's whole buffer)
+        # into the log before they go out -- work an editor's server does not do, which
+        # a timing taken with -v would include.
+        logging.getLogger(__name__).setLevel(logging.DEBUG)
     from .server import serve
 
     return serve()

@@ -108,6 +108,7 @@ class Declaration:
         source = successor(previous, rel, text, os.path.join(self.config.root, rel))
         del previous  # a huge buffer's last tree is let go before this one is parsed
         findings = check_source(source, self.config, linter=self.linter)
+        self._keep_summaries()
         if buffer:
             self._lines[abspath] = len(source.lines)
         if buffer and len(source.lines) <= KEEP_LINES:
@@ -116,6 +117,23 @@ class Declaration:
             # every full collection of the server's heap would walk it.
             self._buffers[abspath] = source
         return findings
+
+    def _keep_summaries(self) -> None:
+        """What this check summarised of other files, kept for the next one.
+
+        A change to a buffer drops the index's ``Program`` (its summaries of
+        every module it loaded may depend on the changed file), and the server
+        writes no cache, so each keystroke re-parsed every neighbour a
+        cross-file kind reads -- a dozen modules, most of a keystroke's time on
+        a 3,000-line buffer. The summaries go where the CLI's cache puts them,
+        ``project.summaries``, each under the size, mtime and digest of the bytes
+        it was made from: a neighbour changed on disk no longer matches and is
+        parsed again, and an unsaved buffer is never summarised from.
+        """
+        project = self.linter.project
+        if project.new_summaries:
+            project.summaries.update(project.new_summaries)
+            project.new_summaries = {}
 
     def check_detached(self, path: str, text: str) -> list[Finding]:
         """``text`` checked by a throwaway linter: for trial texts (a fix's passes) that

@@ -1,0 +1,78 @@
+"""A keystroke re-reads the buffer typed in, not the modules around it.
+
+The cross-file kinds (published-keys, reachable-calls, units) summarise the
+neighbour modules they read; a change to the buffer drops the index's program
+built from them, because those summaries may depend on the buffer. The CLI
+reads them back from its cache; the server writes no cache, so it keeps them
+itself, under the bytes they were made from: each keystroke after the first
+parses no neighbour again, and one changed on disk is parsed again.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from checkers.analysis import program
+from hooks.lsp.folders import Declaration
+
+REPO = Path(__file__).resolve().parents[3]
+AS = "atom/models/_typed_in_the_editor.py"  # never written: the buffer is checked
+
+
+def counting_parses(monkeypatch) -> list[str]:
+    parsed: list[str] = []
+    real = program.Program._parse
+
+    def count(data: bytes, rel: str):
+        parsed.append(rel)
+        return real(data, rel)
+
+    monkeypatch.setattr(program.Program, "_parse", staticmethod(count))
+    return parsed
+
+
+def test_a_keystroke_parses_no_neighbour_again(monkeypatch, tmp_path):
+    parsed = counting_parses(monkeypatch)
+    declaration = Declaration(REPO / "pyproject.toml")
+    path = str(REPO / AS)
+    text = (REPO / "atom" / "backends" / "mha.py").read_text(encoding="utf-8")
+    first = declaration.check(path, text, buffer=True)
+    assert parsed, "the buffer's contracts read no neighbour: the test shows nothing"
+    parsed.clear()
+    typed = text.replace("\n\n\n", "\n\n\nx = 1\n", 1)  # a keystroke's worth, a new statement
+    second = declaration.check(path, typed, buffer=True)
+    assert parsed == []
+    assert [f.code for f in second] == [f.code for f in first]
+
+
+def test_a_neighbour_changed_on_disk_is_parsed_again(monkeypatch, tmp_path):
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[tool.atom-contracts]\nsrc = ["."]\n\n[[tool.atom-contracts.contracts]]\n'
+        'id = "published-keys"\nkind = "published-keys"\n',
+        encoding="utf-8",
+    )
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    producer = root / "pkg" / "producer.py"
+    producer.write_text('def stats():\n    return {"hits": 1}\n', encoding="utf-8")
+    reader = 'from pkg.producer import stats\n\n\ndef show():\n    return stats()["hits"]\n'
+    parsed = counting_parses(monkeypatch)
+    declaration = Declaration(root / "pyproject.toml")
+    path = str(root / "pkg" / "reader.py")
+    assert declaration.check(path, reader, buffer=True) == []
+    assert "pkg/producer.py" in parsed
+    parsed.clear()
+    declaration.check(path, reader + "\n", buffer=True)
+    assert parsed == []
+    # The producer no longer builds the key the reader reads: read from disk again.
+    producer.write_text('def stats():\n    return {"misses": 1}\n', encoding="utf-8")
+    declaration.forget(str(producer))  # what the server does when the editor says it changed
+    found = declaration.check(path, reader + "\n\n", buffer=True)
+    assert "pkg/producer.py" in parsed
+    assert [f.code for f in found] == ["AC811"]
