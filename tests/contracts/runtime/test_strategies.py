@@ -268,3 +268,14 @@ def test_the_capacity_draws_reach_every_axis_the_plan_is_about():
     assert len({c.max_model_len for c in seen}) > 1 and len({c.max_num_seqs for c in seen}) > 1
     assert all(1 <= c.max_num_seqs <= 16 and 1 <= c.max_model_len <= 2048 for c in seen)
     assert all(c.budget >= 1 for c in seen) and str(seen[0]).startswith(seen[0].name)
+
+
+def test_every_case_is_drawable_through_exactly_one_family():
+    from atom.models.family import Family
+    from contracts.runtime.strategies import names_by_family
+
+    grouped = names_by_family()
+    listed = [n for names in grouped.values() for n in names]
+    assert sorted(listed) == sorted(case_names())
+    assert set(grouped) == set(Family), "a family no registry model is of is never drawn"
+    assert "deepseek-v4" in "".join(grouped[Family.DSV4])
