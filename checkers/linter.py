@@ -446,6 +446,10 @@ class Linter:
 
     def save_summaries(self, cache) -> None:
         """Hand the summaries worked out in this process (and its workers) to the cache."""
+        if self._project is not None:
+            from .analysis.program import keep_details
+
+            keep_details(self._project)
         if self._project is not None and self._project.new_summaries:
             cache.put_summaries(self._project.new_summaries)
             self._project.new_summaries = {}

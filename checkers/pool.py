@@ -269,6 +269,10 @@ def _check_chunk(
             for rel, abspath, entry in items
         ]
         summaries: dict[str, tuple] = {}
+        if linter._project is not None:
+            from .analysis.program import keep_details
+
+            keep_details(linter._project)
         if linter._project is not None and linter._project.new_summaries:
             summaries = linter._project.new_summaries
             linter._project.new_summaries = {}

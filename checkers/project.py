@@ -267,6 +267,10 @@ class Project:
         self._imports.pop(key, None)
         self._chains.clear()
         # The function summaries (checkers.analysis.program): any call chain may pass through it.
+        # What the program learnt of other files' bodies still holds for their bytes: kept.
+        from .analysis.program import keep_details
+
+        keep_details(self)
         self.__dict__.pop("_program", None)
         if source is None or key.endswith("__init__.py"):
             self._bound.clear()

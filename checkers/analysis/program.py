@@ -53,6 +53,14 @@ _KEPT_TREES = 16
 _MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
 
 
+def keep_details(project) -> None:
+    """The bodies a project index's program worked out, left for the cache (see
+    ``Program.keep_details``); nothing when no program was made."""
+    found = getattr(project, "_program", None)
+    if found is not None and found.project is project:
+        found.keep_details()
+
+
 def program_of(project) -> Program:
     """The one ``Program`` of a project index (made on first use, kept on the index)."""
     found = getattr(project, "_program", None)
@@ -294,6 +302,26 @@ class Program:
         made = self._of_source.get(source.path)
         if made is not None and made[0] is source.tree:
             self._store(source, made[1].summary())
+
+    def keep_details(self) -> None:
+        """Put the bodies asked about of each module read from disk beside its outline in
+        ``new_summaries``. The outline went there when the module was first loaded, without
+        bodies; a later run (the CLI's next one, the server's next keystroke, which drops this
+        program) asks the same questions of the same bytes and would parse the file again."""
+        new = self.project.new_summaries
+        for module in self._modules.values():
+            lazy = getattr(module, "_lazy", None)
+            if not isinstance(lazy, _FileDetails) or module._details is None:
+                continue
+            made = sum(d is not None for d in module._details)
+            key = module.path + SUMMARY_KEY
+            entry = new.get(key) or self.project.summaries.get(key)
+            if made == 0 or entry is None or entry[2] != lazy.digest:
+                continue  # nothing asked, or bytes other than the ones the outline is of
+            held = entry[3][S_DETAILS]
+            if held is not None and sum(d is not None for d in held) >= made:
+                continue
+            new[key] = (entry[0], entry[1], entry[2], module.summary())
 
     def _store(self, source, summary: tuple) -> None:
         """Leave a summary of the file being checked for the cache -- when its bytes on disk
@@ -613,4 +641,4 @@ class Program:
         return None
 
 
-__all__ = ["SUMMARY_KEY", "Module", "Program", "program_of"]
+__all__ = ["SUMMARY_KEY", "Module", "Program", "keep_details", "program_of"]

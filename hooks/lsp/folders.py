@@ -131,6 +131,9 @@ class Declaration:
         parsed again, and an unsaved buffer is never summarised from.
         """
         project = self.linter.project
+        from checkers.analysis.program import keep_details
+
+        keep_details(project)
         if project.new_summaries:
             project.summaries.update(project.new_summaries)
             project.new_summaries = {}

@@ -55,7 +55,7 @@ def test_a_neighbour_changed_on_disk_is_parsed_again(monkeypatch, tmp_path):
     (root / "pkg").mkdir(parents=True)
     (root / "pyproject.toml").write_text(
         '[tool.atom-contracts]\nsrc = ["."]\n\n[[tool.atom-contracts.contracts]]\n'
-        'id = "published-keys"\nkind = "published-keys"\n',
+        'id = "published-keys"\nkind = "published-keys"\nproducers = ["pkg.producer.stats"]\n',
         encoding="utf-8",
     )
     (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
@@ -76,3 +76,33 @@ def test_a_neighbour_changed_on_disk_is_parsed_again(monkeypatch, tmp_path):
     found = declaration.check(path, reader + "\n\n", buffer=True)
     assert "pkg/producer.py" in parsed
     assert [f.code for f in found] == ["AC811"]
+
+
+def test_a_cached_run_asks_a_neighbours_bodies_of_the_cache(monkeypatch, tmp_path):
+    """The bodies a cross-file kind read of another module go to the cache beside its outline:
+    a second run over a changed reader answers them without parsing the producer."""
+    from checkers.api import check
+
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[tool.atom-contracts]\nsrc = ["."]\n\n[[tool.atom-contracts.contracts]]\n'
+        'id = "published-keys"\nkind = "published-keys"\nproducers = ["pkg.producer.stats"]\n',
+        encoding="utf-8",
+    )
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    producer = root / "pkg" / "producer.py"
+    producer.write_text('def stats():\n    return {"hits": 1}\n', encoding="utf-8")
+    # Old enough that its stat is trusted (a file younger than two seconds is re-digested).
+    os.utime(producer, (1_000_000_000, 1_000_000_000))
+    reader = root / "pkg" / "reader.py"
+    reader.write_text('from pkg.producer import stats\n\n\ndef show():\n    return stats()["misses"]\n')
+    parsed = counting_parses(monkeypatch)
+    first = check([str(reader)], cwd=root, jobs=1)
+    assert [f.code for f in first.findings] == ["AC811"]
+    assert "pkg/producer.py" in parsed
+    parsed.clear()
+    reader.write_text(reader.read_text() + "\n")
+    second = check([str(reader)], cwd=root, jobs=1)
+    assert [f.code for f in second.findings] == ["AC811"]
+    assert "pkg/producer.py" not in parsed
