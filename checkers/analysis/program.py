@@ -37,6 +37,7 @@ from .functions import (
     FORMAT,
     O_CLASS,
     O_QUAL,
+    O_SELF,
     S_ALIASES,
     S_CLASSES,
     S_DETAILS,
@@ -82,6 +83,7 @@ class Module:
     __slots__ = (
         "_details",
         "_lazy",
+        "_lines",
         "_text",
         "aliases",
         "classes",
@@ -105,6 +107,7 @@ class Module:
         self.self_set: frozenset[str] | None = frozenset(found) if found is not None else None
         self._lazy = lazy
         self._text: str | None = None  # the file being checked's text, for line questions
+        self._lines: dict[str, tuple[int, ...]] = {}
         if self._details is None and lazy is not None:
             self._details = [None] * len(self.outlines)
 
@@ -112,9 +115,12 @@ class Module:
         """1-based lines spelling ``needle``; None when the module's text is not at hand."""
         if self._text is None:
             return None
-        from .imports import lines_mentioning
+        found = self._lines.get(needle)
+        if found is None:
+            from .imports import lines_mentioning
 
-        return lines_mentioning(self._text, (needle,))
+            found = self._lines[needle] = lines_mentioning(self._text, (needle,))
+        return found
 
     @property
     def has_details(self) -> bool:
@@ -233,6 +239,7 @@ class Program:
             old_abspath = os.path.join(self.project.root, old.path)
             old._lazy = _FileDetails(self, old.path, old_abspath, None)
             old._text = None
+            old._lines = {}
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
             self._modules[(name, True)] = found
@@ -243,13 +250,17 @@ class Program:
         """Whether a file's text spells the last name of one of ``modules`` -- which every
         import of one does (``import a.b.c``, ``from a.b import c``, ``from .c import x``):
         a byte scan, so a file that cannot be reaching them is not parsed to ask."""
-        lasts = {m.rpartition(".")[2].encode() for m in modules}
+        return self.spells(rel, tuple({m.rpartition(".")[2] for m in modules}))
+
+    def spells(self, rel: str, needles) -> bool:
+        """Whether the bytes of the file at ``rel`` (under the project root) hold one of
+        ``needles``; False when it cannot be read."""
         try:
             with open(os.path.join(self.project.root, rel), "rb") as fh:
                 data = fh.read()
         except OSError:
             return False
-        return any(last in data for last in lasts)
+        return any(n.encode() in data for n in needles)
 
     def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
         """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""
@@ -497,9 +508,15 @@ class Program:
             mod = self.module(owner_module, details=True)
             if mod is None:
                 continue
+            # `self.<attr> =` spelled nowhere in the module: a method whose instance is
+            # called `self` assigns no such attribute, and its body need not be walked.
+            unassigned = mod.self_set is not None and attr not in mod.self_set
+            spelled = mod.lines_mentioning(f".{attr}")  # the file being checked: its lines
             for outline in mod.outlines:
-                if outline[O_CLASS] != owner:
+                if outline[O_CLASS] != owner or (unassigned and outline[O_SELF] == "self"):
                     continue
+                if spelled is not None and not _spans(spelled, outline):
+                    continue  # the body never spells `.<attr>`: it assigns no such attribute
                 detail = mod.detail(outline[O_QUAL])
                 for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
                     if name != attr or not on_self:
@@ -639,6 +656,16 @@ class Program:
                 return self._class_dotted(".".join([target, *parts[i + 1 :]]), depth + 1)
             return None
         return None
+
+
+def _spans(lines: tuple[int, ...], outline) -> bool:
+    """Whether one of ``lines`` (ascending) lies in the function's own lines."""
+    import bisect
+
+    from .functions import O_END, O_LINE
+
+    i = bisect.bisect_left(lines, outline[O_LINE])
+    return i < len(lines) and lines[i] <= outline[O_END]
 
 
 __all__ = ["SUMMARY_KEY", "Module", "Program", "keep_details", "program_of"]

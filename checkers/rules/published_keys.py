@@ -253,6 +253,12 @@ class PublishedKeys(Contract):
             wanted = self._reader_needles(program)
             if wanted is not None and not any(n in source.text for n in wanted):
                 return
+        elif source.tree is not None:
+            # Undeclared, the producer is a function of this module, called here.
+            from ..analysis.dict_producers import dict_producers, spells_a_call_of
+
+            if not spells_a_call_of(source.text, dict_producers(source.tree)):
+                return
         module = program.module_of_source(source)
         if module is None:
             return
@@ -541,18 +547,25 @@ class PublishedKeys(Contract):
     # -- a run over some files -------------------------------------------------
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
-        """Reads in ``path`` whose producer (or a callee that fills its dict) is in an edited
-        module, answered from summaries; a file whose text spells no edited module's name (so
-        imports none) is not parsed."""
+        """Reads in ``path`` whose producer is in an edited module, answered from summaries.
+
+        Most files are answered without a parse: undeclared, a read's producer is in the
+        reader's own module, which is not the edited one; declared, an edit reaches a read
+        only when an edited module defines a declared producer, and only a file spelling a
+        producer's name or an attribute one is assigned to (what ``check`` itself asks of a
+        file before reading it) has a read to reach."""
         from ..analysis.functions import D_READS, O_QUAL, R_LINE
         from ..analysis.program import program_of
 
         name = project.module_name(path)
-        if not name or name in edited:
+        if not name or name in edited or self._everything:
             return {}
         program = program_of(project)
         self._own(program)
-        if self._everything and not program.may_import(path, edited):
+        if not self._defines_producer(program, edited):
+            return {}
+        wanted = self._reader_needles(program)
+        if wanted is not None and not program.spells(path, wanted):
             return {}
         module = program.module(name, details=True)
         if module is None:
@@ -570,6 +583,26 @@ class PublishedKeys(Contract):
                             dict.fromkeys((*lines.get(line, ()), edited[producer[0]]))
                         )
         return lines
+
+    def _defines_producer(self, program, edited) -> bool:
+        """Whether an edited module defines a function the declared producers match (by its
+        text first: a module that spells no producer's name defines none)."""
+        key = ("edited", tuple(sorted(edited.items())))
+        found = self._memo.get(key)
+        if found is None:
+            names = self._producer_names()
+            found = False
+            for module_name, rel in edited.items():
+                if names is not None and not program.spells(rel, names):
+                    continue
+                module = program.module(module_name)
+                if module is not None and any(
+                    self._allowed((module_name, qual)) for qual in module.functions
+                ):
+                    found = True
+                    break
+            self._memo[key] = found
+        return found
 
 
 def _segment(source, span) -> str:

@@ -358,12 +358,19 @@ class ReachableCalls(Contract):
 
     def wants(self, source) -> bool:
         """A file holding an entry spells every literal run of the entry's own name (and of a
-        class glob before it: `*Impl.forward` needs `Impl` and `forward`)."""
+        class glob before it: `*Impl.forward` needs `Impl` and `forward`); for an entry named
+        by its dotted name, its path can hold a module of that name (a function of
+        ``pkg.other`` is no ``pkg.backends.*Impl.forward``, whatever it spells)."""
         text = source.text
-        patterns = (*self.entries, *self.entry_decorators, *self.entry_class_decorators)
-        for pattern in patterns:
+        for pattern in (*self.entry_decorators, *self.entry_class_decorators):
             runs = _required_runs(pattern)
             if runs is None or all(r in text for r in runs):
+                return True
+        for pattern in self.entries:
+            runs = _required_runs(pattern)
+            if (runs is None or all(r in text for r in runs)) and _may_be_named(
+                source.path, pattern
+            ):
                 return True
         return False
 
@@ -668,6 +675,27 @@ def _required_runs(pattern: str) -> list[str] | None:
         picked.append(parts[-2])
     runs = [r for part in picked for r in re.split(r"[*?\[\]]", part) if len(r) >= 3]
     return runs or None
+
+
+def _may_be_named(path: str, pattern: str) -> bool:
+    """Whether a function of the module at ``path`` may match the entry glob ``pattern``,
+    matched against ``module.qual``: the module's name is the path's dotted form less a src
+    root, so either it starts with the glob's literal prefix (found whole in the path) or it
+    is one of the packages that prefix names (the path ends with one)."""
+    if "." not in pattern:
+        return True  # a name in any module or class
+    prefix = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+    if not prefix:
+        return True
+    dotted = path.replace("\\", "/").removesuffix(".pyi").removesuffix(".py")
+    dotted = dotted.removesuffix("/__init__")
+    dotted = "." + dotted.replace("/", ".")
+    if "." + prefix in dotted + ".":
+        return True
+    segments = prefix.split(".")[:-1]  # the complete ones: `a.b.C*` -> a, a.b
+    return any(
+        dotted.endswith("." + ".".join(segments[:i])) for i in range(1, len(segments) + 1)
+    )
 
 
 def _needle(pattern: str) -> str | None:
