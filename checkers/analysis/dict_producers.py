@@ -90,18 +90,20 @@ def _may_produce(function, outer: list) -> bool:
         if kind is ast.Return:
             if node.value is not None:
                 returned.append(node.value)
-        elif kind is ast.Assign:
-            if _binds_a_dict(node.value):
-                bound.update(t.id for t in node.targets if type(t) is ast.Name)
-        elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:
-            if _binds_a_dict(node.value):
-                bound.add(node.target.id)
+        elif kind is ast.Assign and _binds_a_dict(node.value):
+            bound.update(t.id for t in node.targets if type(t) is ast.Name)
+        elif (
+            kind is ast.AnnAssign
+            and node.value is not None
+            and type(node.target) is ast.Name
+            and _binds_a_dict(node.value)
+        ):
+            bound.add(node.target.id)
         if kind in _COMPOUND:
             for field in _BLOCKS:
                 stack.extend(getattr(node, field, ()) or ())
     return any(
-        _dict_made(value) or (type(value) is ast.Name and value.id in bound)
-        for value in returned
+        _dict_made(value) or (type(value) is ast.Name and value.id in bound) for value in returned
     )
 
 
