@@ -86,8 +86,11 @@ def test_a_producer_of_any_path_counts_though_another_path_is_open():
         ("def build():\n    return {}\n\n\nx = rebuild()\n", False),
         ("def build():\n    return {}\n\n\nx = build_all()\n", False),
         ("def build():\n    return {}\n\n\nx = rebuild()\ny = build (1)\n", True),
-        ("async def  build ():\n    return {}\n\n\nclass C:\n    def build(self):\n"
-         "        return {}\n", False),
+        (
+            "async def  build ():\n    return {}\n\n\nclass C:\n    def build(self):\n"
+            "        return {}\n",
+            False,
+        ),
         ("def build():\n    return {}\n\n\nx = [build\n     (1)]\n", True),
         ("def build():\n    return {}\n\n\nx = undef_build()\n", False),
     ],

@@ -368,8 +368,14 @@ def test_undeclared_producers_are_the_readers_own_so_no_edit_elsewhere_reaches_a
     lines, loaded = _asked(tmp_path, files, "pkg/reader.py", edited, producers=None)
     assert (lines, loaded) == ({}, set())
     # The whole-tree run agrees: undeclared, the reader's `build` is not followed.
-    write_tree(tmp_path, {"pyproject.toml": PROJECT["pyproject.toml"].replace(
-        'producers = ["pkg.builder.*"]\n', "")})
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": PROJECT["pyproject.toml"].replace(
+                'producers = ["pkg.builder.*"]\n', ""
+            )
+        },
+    )
     (tmp_path / "pkg/builder.py").write_text(
         'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n'
     )
