@@ -46,11 +46,14 @@ from contracts.finding import Finding
 
 from . import convert
 from .folders import PYPROJECT, Declaration, declaring_pyproject, error_line
+from .reading import Input
 
 log = logging.getLogger(__name__)
 
 NAME = "atom-contracts"
-DEBOUNCE_S = 0.15
+DEBOUNCE_S = 0.0  # chosen by bench/server_latency.py --table: docs/editors.md, "The debounce"
+HOLD_S = 0.001  # a due check's wait, again and again, while sent messages are unread
+MAX_HOLD_S = 0.1
 IDLE_COLLECT_S = 1.0  # quiet after the last push before a full collection (collect_when_idle)
 FULL_COLLECTIONS_NEVER = 2**31 - 1  # the collector's third threshold, never reached
 PLACE_CURSOR = "atom-contracts.placeCursor"
@@ -161,6 +164,7 @@ class ContractsServer(LanguageServer):
         # (bench/server_latency.py reads it).
         self._changed_at: dict[str, float] = {}
         self._idle_collection = None  # the full collection waiting for a pause (a TimerHandle)
+        self.input: Input | None = None  # stdin read ahead, when serving over stdio (serve)
 
     # -- logging ---------------------------------------------------------
 
@@ -444,7 +448,23 @@ class ContractsServer(LanguageServer):
 
         gc.collect()
 
-    def _push_guarded(self, uri: str) -> None:
+    def _push_guarded(self, uri: str, held_since: float | None = None) -> None:
+        """The debounced check, once the editor's messages already sent are handled.
+
+        A change read after this one was scheduled cancels it and schedules its
+        own; one sent but not read yet (``reading.Input.pending``) would be
+        read only after this check, so the check waits for it, ``HOLD_S`` at a
+        time, at most ``MAX_HOLD_S`` (a stream of other messages must not
+        starve it).
+        """
+        import asyncio
+
+        if self.input is not None and self.input.pending():
+            loop = asyncio.get_running_loop()
+            held_since = loop.time() if held_since is None else held_since
+            if loop.time() - held_since < MAX_HOLD_S:
+                self._pending[uri] = loop.call_later(HOLD_S, self._push_guarded, uri, held_since)
+                return
         try:
             self.push(uri)
         except Exception as exc:
@@ -933,5 +953,6 @@ def serve() -> int:
     server = create_server()
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # started ignoring it: go on so
         signal.signal(signal.SIGINT, _end_on_interrupt)
-    server.start_io()
+    server.input = Input(sys.stdin)
+    server.start_io(stdin=server.input)
     return 0

@@ -67,7 +67,8 @@ def test_serving_starts_no_full_collection_by_count(monkeypatch):
     """``serve`` raises the collector's last threshold out of reach, and keeps the young ones."""
     set_to: list[tuple] = []
     monkeypatch.setattr(gc, "set_threshold", lambda *t: set_to.append(t))
-    monkeypatch.setattr(lsp_server.LanguageServer, "start_io", lambda self: None)
+    monkeypatch.setattr(lsp_server.LanguageServer, "start_io", lambda self, **streams: None)
+    monkeypatch.setattr(lsp_server, "Input", lambda stream: None)
     monkeypatch.setattr(lsp_server.signal, "signal", lambda *a: None)
     young, middle, _ = gc.get_threshold()
     assert lsp_server.serve() == 0
