@@ -41,6 +41,17 @@ time and peak resident memory are read from /proc just before shutdown.
         [--debounce default,0,25] [--file PATH] [--as REL] [--root DIR]
         [--no-peer] [--autopair] [--baseline CHECKOUT]
 
+``--table`` prints the table the default debounce was chosen from
+(docs/editors.md, *The debounce*): for each of ``--sizes`` (200 and 3,000
+lines) and each debounce (0, 5, 10, 25, 50, 100 and 150 ms, each its own
+server, alternately, ruff beside them), keystrokes each waited for, then
+bursts sent ``--paces`` apart (80, 30 and 10 ms) whatever came back, each
+burst's last keystroke waited for and the checks it cost counted; with the
+load average before and after and how far a cell moved between rounds::
+
+    python bench/server_latency.py --table [--rounds 2] [--sizes 200,3000]
+        [--debounce 0,10] [--paces 80,30,10] [--burst 8] [--bursts 6]
+
 ``--file`` is the text typed into (default: whole modules of ``atom/``,
 joined until they make ``--lines`` lines); ``--as`` the path it is opened as,
 under ``--root`` (default this repository, so its declared contracts govern

@@ -194,3 +194,15 @@ def test_changes_sent_at_once_are_one_check_on_the_last(tmp_path):
         server.stdin.close()
         server.kill()
         server.wait()
+
+
+def test_the_documented_debounce_is_the_servers():
+    """docs/editors.md states the default and why (the debounce table); the server uses it."""
+    import re
+
+    docs = (REPO / "docs" / "editors.md").read_text(encoding="utf-8")
+    [row] = re.findall(r"\| `debounceMs` \| 0-10000 \(default (\d+)\) \|", docs)
+    [heading] = re.findall(r"^### The debounce: (\d+) ms", docs, flags=re.MULTILINE)
+    [push] = re.findall(r"`debounceMs` of quiet has passed \(default (\d+) ms\)", docs)
+    assert int(row) == int(heading) == int(push) == round(lsp_server.DEBOUNCE_S * 1000)
+    assert lsp_server.ContractsServer().debounce_s == lsp_server.DEBOUNCE_S
