@@ -26,6 +26,7 @@ from .scopes import Element, Scope, before, self_class, within
 from .shapes import (
     CONVERSIONS,
     JOINING_CALLS,
+    PARSING_CALLS,
     REDUCING_BUILTINS,
     REDUCING_METHODS,
     VIEW_BUILTINS,
@@ -49,6 +50,13 @@ from .shapes import (
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
 # `runner_config`): engines name every configuration object that way.
 _CONFIG_SUFFIX = "_config"
+
+
+@dataclass
+class _Follow:
+    """A binding that views another local (``buf = box.data``): ask about that one."""
+
+    name: ast.Name
 
 
 @dataclass
@@ -286,39 +294,81 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 return True  # a counter the function's loop moves (`i += 1`)
             binding = self.dominating_binding(expr.id, func, at)
             if binding is None:
-                return False
+                return self._computed_on_every_path(expr.id, func, at)
             stmt, value, _ = binding
-            if expr.id in func.params and renormalises(expr.id, value):
-                return False  # `dims = normalize(dims)`: still the caller's value
-            if (
-                isinstance(stmt, ast.Assign)
-                and isinstance(value, Element)
-                and isinstance(value.iterable, ast.Call)
-            ):
-                value = value.iterable  # `k_fp4, k_sf = quantize(x)`: a part of the call's result
-            if isinstance(value, ast.Subscript) and self._cut_by_own(value.slice, func, stmt):
-                return value  # `part = hidden[:total]`: a piece the function measured out
-            while isinstance(value, (ast.Attribute, ast.Subscript)):
-                value = value.value
-            if isinstance(value, ast.Name):
-                expr, at = value, stmt
-                continue
-            # The result of processing values (`objects = compile(sources)`), not
-            # an independent fact queried with no arguments (`device_count()`).
-            if isinstance(value, ast.BinOp) and self._arithmetic_of_input(value, func, stmt):
-                return False
-            if value is None or isinstance(value, ast.BinOp):
-                if isinstance(stmt, ast.AugAssign):
-                    return True  # `i += 1`
-                return value if isinstance(stmt, ast.Assign) else False  # `i = j + 1`
-            if (
-                isinstance(value, ast.Call)
-                and bool(value.args or value.keywords or isinstance(value.func, ast.Name))
-                and self._binding_origin(expr.id, func, stmt, value) is None
-            ):
-                return value
-            return False
+            found = self._computed_binding(expr, func, stmt, value)
+            if not isinstance(found, _Follow):
+                return found
+            expr, at = found.name, stmt
         return False
+
+    def _computed_binding(self, expr: ast.Name, func: Scope, stmt: ast.AST, value):
+        """``_computed`` for one binding ``stmt`` of ``expr``: the answer, or
+        ``_Follow(name)`` when the binding only views another local."""
+        if expr.id in func.params and renormalises(expr.id, value):
+            return False  # `dims = normalize(dims)`: still the caller's value
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(value, Element)
+            and isinstance(value.iterable, ast.Call)
+        ):
+            value = value.iterable  # `k_fp4, k_sf = quantize(x)`: a part of the call's result
+        if isinstance(value, ast.Subscript) and self._cut_by_own(value.slice, func, stmt):
+            return value  # `part = hidden[:total]`: a piece the function measured out
+        while isinstance(value, (ast.Attribute, ast.Subscript)):
+            value = value.value
+        if isinstance(value, ast.Name):
+            return _Follow(value)
+        # The result of processing values (`objects = compile(sources)`), not
+        # an independent fact queried with no arguments (`device_count()`).
+        if isinstance(value, ast.BinOp) and self._arithmetic_of_input(value, func, stmt):
+            return False
+        if value is None or isinstance(value, ast.BinOp):
+            if isinstance(stmt, ast.AugAssign):
+                return True  # `i += 1`
+            return value if isinstance(stmt, ast.Assign) else False  # `i = j + 1`
+        if (
+            isinstance(value, ast.Call)
+            and bool(value.args or value.keywords or isinstance(value.func, ast.Name))
+            and self._binding_origin(expr.id, func, stmt, value) is None
+        ):
+            return value
+        return False
+
+    def _computed_on_every_path(self, name: str, func: Scope, at: ast.AST) -> bool:
+        """Is the local ``name``, bound in more than one branch before ``at`` and
+        dominated by none, the function's own value whichever branch ran?
+
+        ``x_q = quant_a(x)`` under one ``if`` and ``x_q = quant_b(x)`` under its
+        ``else``: each binding is asked as if it were the one that reached; a
+        parameter, or a binding that is input, leaves the caller's value on a path.
+        """
+        if name in func.params:
+            return False
+        reaching = [
+            (stmt, value)
+            for stmt, value, _ in func.bindings.get(name, ())
+            if before(stmt, at) and stmt is not at
+        ]
+        if len(reaching) < 2:
+            return False
+        key = (id(at), name)
+        if key in self._busy:
+            return False
+        self._busy.add(key)
+        try:
+            probe = ast.Name(id=name, ctx=ast.Load())
+            for stmt, value in reaching:
+                if self._reads_step_record(value, func, stmt):
+                    continue  # `tables = forward_metadata.spec_tables`: the engine's plan
+                found = self._computed_binding(probe, func, stmt, value)
+                if isinstance(found, _Follow):
+                    found = self._computed(found.name, func, stmt)
+                if not found:
+                    return False
+            return True
+        finally:
+            self._busy.discard(key)
 
     def _reads_step_record(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
         """Is ``expr`` a per-step record, read off one, or a local bound to such a read
@@ -445,6 +495,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 # `get_parallel()`, `is_hip()`: a process-wide accessor another module
                 # defines -- the configuration, the platform, the environment.
                 return Origin(f"`{callee.id}()`, process-wide settings another module keeps")
+            parsed = self._parsed(expr, func, at)
+            if parsed is not None:
+                return parsed
             if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
                 # `Engine.from_engine_args(args)`: an object a factory builds from what
                 # it is given alone is that input, built.
@@ -489,6 +542,24 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 ):
                     return None
                 return self.view(callee.value, func, at)
+        return None
+
+    def _parsed(self, call: ast.Call, func: Scope | None, at: ast.AST) -> Origin | None:
+        """``re.match(r"(\\d+)", line)``, ``PAT.search(line)``, ``Layout.parse(kv_layout)``:
+        input read by a parser with nothing but literals beside it is that input.
+
+        The receiver of a method (a compiled pattern, a parser) is the reader, not
+        what is read; an argument the function computed (``re.match(p, render(x))``)
+        makes the result its own.
+        """
+        callee = call.func
+        name = dotted(callee, through_calls=True) or getattr(callee, "attr", "")
+        if name.rpartition(".")[2] not in PARSING_CALLS:
+            return None
+        given = [a for a in [*call.args, *(k.value for k in call.keywords)] if not is_literal(a)]
+        found = [self.view(a, func, at) for a in given]
+        if found and all(o is not None for o in found):
+            return Origin(f"{found[0].what}, parsed by `{name}`")
         return None
 
     def resolve(self, name: str, func: Scope | None, at: ast.AST) -> Origin | None:
