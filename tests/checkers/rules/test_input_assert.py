@@ -1090,3 +1090,64 @@ def test_a_class_without_a_constructor_is_built_by_its_first_bases():
     # the first base that is no mixin set (14, 18). Not: a mixin's attribute, which its
     # host sets (10), nor a class whose bases are all mixins (25).
     assert lines(src) == [6, 14, 18]
+
+
+def test_what_a_computed_local_is_seen_through_and_where_the_chain_stops():
+    views = "".join(f"    v{i} = v{i - 1}.data\n" for i in range(1, 10))
+    src = (
+        "def own(x, n):\n"
+        "    q = quantize(x)\n"
+        "    box = q.data\n"
+        "    assert box.shape[0] == n\n"
+        "\n"
+        "def long_chain(x, n):\n"
+        "    v0 = quantize(x)\n" + views + "    assert v9.shape[0] == n\n"
+    )
+    # A view of a local the function computed is its own (4). Past eight views the
+    # chain is not followed, and the caller's `n` decides (17).
+    assert lines(src) == [17]
+
+
+def test_who_builds_a_class_without_a_constructor():
+    src = (
+        "from dataclasses import dataclass\n"
+        "from .epilogue import Gemm\n"
+        "\n"
+        "class PlainMixin(Gemm):\n"
+        "    def epilogue(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "@dataclass\n"
+        "class Record(Gemm):\n"
+        "    size: int\n"
+        "\n"
+        "    def check(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "class Local:\n"
+        "    def __init__(self):\n"
+        "        self.tile = plan()\n"
+        "\n"
+        "class Two(Local, Gemm):\n"
+        "    def run(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+    )
+    # None is input: a mixin is built by its host, whatever its base (6); a record's
+    # constructor takes its fields, not a base's arguments (13); the first base's own
+    # constructor runs, not the second's (21).
+    assert lines(src) == []
+
+
+def test_a_parameter_the_function_advanced_by_its_own_value_is_its_own():
+    src = (
+        "class Acc:\n"
+        "    def add(self, total, limit):\n"
+        "        total += self._pad\n"
+        "        assert total <= limit\n"
+        "\n"
+        "    def take(self, total, limit):\n"
+        "        assert total <= limit\n"
+    )
+    # `total` moved by the object's own padding is the function's value, checked
+    # against the caller's bound (4); unmoved, it is the caller's (7).
+    assert lines(src) == [7]
