@@ -438,7 +438,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         makes the result its own.
         """
         callee = call.func
-        name = dotted(callee, through_calls=True) or getattr(callee, "attr", "")
+        name = dotted(callee) or getattr(callee, "attr", "")  # `re.compile(p).match`: `match`
         if name.rpartition(".")[2] not in PARSING_CALLS:
             return None
         given = [a for a in [*call.args, *(k.value for k in call.keywords)] if not is_literal(a)]

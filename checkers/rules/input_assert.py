@@ -21,8 +21,8 @@ record's fields, a private helper's parameter some caller hands input -- and
 leaving alone what the code established itself: what the function computed and
 its comparison with what it was given, the object's and the module's own
 bookkeeping, the per-step records an engine builds, ``assert False`` markers
-and tests. ``checkers/analysis/origins.py`` lists every principle, and each
-has an example below.
+and tests. ``checkers/analysis/origins.py`` lists every principle; the
+examples below show them at work.
 
 Where the letter of "what the function computed" and the intent ("can a
 caller make it false?") disagree, the rule follows the intent: ``total =

@@ -1006,7 +1006,7 @@ def test_a_local_every_branch_binds_to_the_functions_own_value_is_its_own():
         "        tables = forward_metadata.spec_tables\n"
         "    else:\n"
         "        tables = forward_metadata.tables\n"
-        "    assert tables.shape[0] == q.shape[0]\n"
+        "    assert tables.shape[0] == q.shape[0] and tables.shape[1] == q.shape[1]\n"
         "\n"
         "def pad(x, quant_info, mode):\n"
         "    if mode == 'a':\n"
@@ -1021,7 +1021,7 @@ def test_a_local_every_branch_binds_to_the_functions_own_value_is_its_own():
         "    assert x_q.shape[-1] == quant_info.hidden_size\n"
     )
     # Not input: every path to the assert binds `x_q` to a call's result (8), `tables`
-    # to a per-step record's field (15). Input: one path binds the caller's `x` (22);
+    # to a per-step record's field (15, asked twice in one assert). Input: one path binds the caller's `x` (22);
     # one binding and no other leaves the caller's value on the path past the `if` (27).
     assert lines(src) == [22, 27]
 
@@ -1050,12 +1050,14 @@ def test_input_parsed_is_still_input():
         "    assert mo\n"
         "    found = PAT.search(line)\n"
         "    assert found\n"
+        "    again = PATS[0].fullmatch(line)\n"
+        "    assert again\n"
     )
     # Input: a regex match of a line of the file the caller names (7), a layout parsed
     # from the constructor's argument (14), the caller's line through the module's own
-    # pattern (22). Not: the function's own text, whatever pattern it is matched
-    # against (20).
-    assert lines(src) == [7, 14, 22]
+    # pattern, named or picked from a table (22, 24). Not: the function's own text,
+    # whatever pattern it is matched against (20).
+    assert lines(src) == [7, 14, 22, 24]
 
 
 def test_a_class_without_a_constructor_is_built_by_its_first_bases():
@@ -1151,3 +1153,13 @@ def test_a_parameter_the_function_advanced_by_its_own_value_is_its_own():
     # `total` moved by the object's own padding is the function's value, checked
     # against the caller's bound (4); unmoved, it is the caller's (7).
     assert lines(src) == [7]
+
+
+def test_a_local_an_import_binds_is_not_the_functions_computation():
+    src = (
+        "def f(n):\n"
+        "    from .limits import LIMIT\n"
+        "    assert LIMIT == n\n"
+    )
+    # An import is not a value the function computed: the caller's `n` decides.
+    assert lines(src) == [3]
