@@ -1156,10 +1156,6 @@ def test_a_parameter_the_function_advanced_by_its_own_value_is_its_own():
 
 
 def test_a_local_an_import_binds_is_not_the_functions_computation():
-    src = (
-        "def f(n):\n"
-        "    from .limits import LIMIT\n"
-        "    assert LIMIT == n\n"
-    )
+    src = "def f(n):\n    from .limits import LIMIT\n    assert LIMIT == n\n"
     # An import is not a value the function computed: the caller's `n` decides.
     assert lines(src) == [3]
