@@ -201,11 +201,35 @@ PLAN, EXPECTED = _plan()
 MOVED = [c["name"] for c in PLAN if c["name"] in EXPECTED]
 
 
+#: The cases a test reads that are not its own parameter.
+CASES_READ = {
+    "test_a_refused_fp4_indexer_is_refused_by_that_setting_on_both_ends": [
+        "an fp4 indexer",
+        "an fp4 indexer on the decode end",
+    ],
+    "test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends": [
+        REFUSED_SCATTER["name"],
+    ],
+}
+
+
+def _selected(items) -> set[str]:
+    """The cases the tests selected in this session read: ``-k llama`` runs llama's alone."""
+    names = set()
+    for item in items:
+        if item.module is not None and item.module.__name__ == __name__:
+            label = getattr(item, "callspec", None) and item.callspec.params.get("label")
+            names.update([label] if label else CASES_READ.get(item.originalname, []))
+    return names
+
+
 @pytest.fixture(scope="module")
-def pair_results() -> dict[str, dict]:
+def pair_results(request) -> dict[str, dict]:
+    wanted = _selected(request.session.items)
+    plan = [case for case in PLAN if case["name"] in wanted]
     started = time.monotonic()
-    results = run_pair(PLAN, backend="gloo", timeout_s=900)
-    print(f"\n{len(PLAN)} P/D cases in two processes: {time.monotonic() - started:.1f} s")
+    results = run_pair(plan, backend="gloo", timeout_s=900)
+    print(f"\n{len(plan)} P/D cases in two processes: {time.monotonic() - started:.1f} s")
     return {r["case"]: r for r in results}
 
 
