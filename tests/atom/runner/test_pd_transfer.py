@@ -214,7 +214,7 @@ CASES_READ = {
 
 
 def _selected(items) -> set[str]:
-    """The cases the tests selected in this session read: ``-k llama`` runs llama's alone."""
+    """The cases the selected tests read: ``-k llama`` runs llama's alone."""
     names = set()
     for item in items:
         if item.module is not None and item.module.__name__ == __name__:
