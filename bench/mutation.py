@@ -99,6 +99,34 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/atom/test_layout_command.py",
         ],
     },
+    # P/D: the wire manifest both ends compare, the runner's half of it, the two-process
+    # transfer and --block-sizes. The manifest is proved by its own tests in one process (a
+    # difference the pair would refuse is one of them). The two-process plan starts two
+    # interpreters; -k runs its cases of one model of each kind -- attention alone, a hybrid's
+    # slots, DeepSeek-V4 -- with every mismatch and failure case (~15 s, the pointed tests of
+    # the ends first), and a survivor is run again with the whole plan (docs/testing.md).
+    "atom/pd": {
+        "*": [
+            "tests/atom/runner/test_wire_manifest.py",
+            "tests/atom/pool_layout/test_manifest.py",
+            "tests/atom/runner/test_pd_ends.py",
+        ],
+        "atom/pool_layout/manifest.py": [
+            "tests/atom/pool_layout/test_manifest.py",
+            "tests/atom/runner/test_wire_manifest.py",
+            "tests/atom/test_layout_command.py",
+        ],
+        "atom/runner/pd_transfer.py": [
+            "tests/atom/runner/test_pd_ends.py",
+            "tests/atom/runner/test_pd_transfer.py",
+            "-k",
+            "not every_model or llama-3.1-8b or qwen3.5 or deepseek-v4",
+        ],
+        "atom/runner/block_sizes.py": [
+            "tests/atom/runner/test_block_sizes.py",
+            "tests/atom/test_layout_command.py",
+        ],
+    },
     "contracts/runtime": {
         # The pointed tests first (a planted breakage each, seconds), then the property tests
         # that reach what no pointed test does (byte_runs, the indexer write path), under the
@@ -278,6 +306,12 @@ TARGETS: dict[str, dict[str, list[str]]] = {
 #: other packages they lean on: the did-you-mean hint and the language server's error line.
 TARGET_FILES: dict[str, list[str]] = {
     "checkers/core": ["checkers/*.py", "contracts/fields.py", "hooks/lsp/folders.py"],
+    "atom/pd": [
+        "atom/pool_layout/manifest.py",
+        "atom/runner/kv_transfer.py",
+        "atom/runner/pd_transfer.py",
+        "atom/runner/block_sizes.py",
+    ],
     "atom/capacity": [
         "atom/models/skeleton.py",
         "atom/runner/capacity.py",
