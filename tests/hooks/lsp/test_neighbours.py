@@ -96,7 +96,9 @@ def test_a_cached_run_asks_a_neighbours_bodies_of_the_cache(monkeypatch, tmp_pat
     # Old enough that its stat is trusted (a file younger than two seconds is re-digested).
     os.utime(producer, (1_000_000_000, 1_000_000_000))
     reader = root / "pkg" / "reader.py"
-    reader.write_text('from pkg.producer import stats\n\n\ndef show():\n    return stats()["misses"]\n')
+    reader.write_text(
+        'from pkg.producer import stats\n\n\ndef show():\n    return stats()["misses"]\n'
+    )
     parsed = counting_parses(monkeypatch)
     first = check([str(reader)], cwd=root, jobs=1)
     assert [f.code for f in first.findings] == ["AC811"]
