@@ -31,8 +31,13 @@ import argparse
 import dataclasses
 import json
 import sys
+import warnings
 
-from atom.engine_config import INDEX_CACHE_DTYPES, KV_DTYPES, MHA_BACKENDS, EngineConfig
+# torch's CPU wheel warns at import when numpy is absent. These commands never hand a tensor to
+# numpy, so a user asking for a layout would read a warning about nothing they did.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
+
+from atom.engine_config import INDEX_CACHE_DTYPES, KV_DTYPES, MHA_BACKENDS, EngineConfig  # noqa: E402
 
 EXIT_OK = 0
 #: ``--block-sizes`` answered, and the answer is that no size is accepted.

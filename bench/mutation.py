@@ -99,6 +99,34 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/atom/test_layout_command.py",
         ],
     },
+    # P/D: the wire manifest both ends compare, the runner's half of it, the two-process
+    # transfer and --block-sizes. The manifest is proved by its own tests in one process (a
+    # difference the pair would refuse is one of them). The two-process plan starts two
+    # interpreters; -k runs its cases of one model of each kind -- attention alone, a hybrid's
+    # slots, DeepSeek-V4 -- with every mismatch and failure case (~15 s, the pointed tests of
+    # the ends first), and a survivor is run again with the whole plan (docs/testing.md).
+    "atom/pd": {
+        "*": [
+            "tests/atom/runner/test_wire_manifest.py",
+            "tests/atom/pool_layout/test_manifest.py",
+            "tests/atom/runner/test_pd_ends.py",
+        ],
+        "atom/pool_layout/manifest.py": [
+            "tests/atom/pool_layout/test_manifest.py",
+            "tests/atom/runner/test_wire_manifest.py",
+            "tests/atom/test_layout_command.py",
+        ],
+        "atom/runner/pd_transfer.py": [
+            "tests/atom/runner/test_pd_ends.py",
+            "tests/atom/runner/test_pd_transfer.py",
+            "-k",
+            "not every_model or llama-3.1-8b or qwen3.5 or deepseek-v4",
+        ],
+        "atom/runner/block_sizes.py": [
+            "tests/atom/runner/test_block_sizes.py",
+            "tests/atom/test_layout_command.py",
+        ],
+    },
     "contracts/runtime": {
         # The pointed tests first (a planted breakage each, seconds), then the property tests
         # that reach what no pointed test does (byte_runs, the indexer write path), under the
@@ -165,7 +193,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
                 (
                     "input_assert",
                     "input-assert",
-                    # The file pre-filter (_has_assert_statement) has its own tests.
+                    # The file pre-filter (analysis/asserts.py) has its own tests.
                     [
                         "tests/checkers/rules/test_input_assert_prefilter.py",
                         "tests/checkers/rules/test_input_assert_precision.py",
@@ -278,6 +306,12 @@ TARGETS: dict[str, dict[str, list[str]]] = {
 #: other packages they lean on: the did-you-mean hint and the language server's error line.
 TARGET_FILES: dict[str, list[str]] = {
     "checkers/core": ["checkers/*.py", "contracts/fields.py", "hooks/lsp/folders.py"],
+    "atom/pd": [
+        "atom/pool_layout/manifest.py",
+        "atom/runner/kv_transfer.py",
+        "atom/runner/pd_transfer.py",
+        "atom/runner/block_sizes.py",
+    ],
     "atom/capacity": [
         "atom/models/skeleton.py",
         "atom/runner/capacity.py",
@@ -347,7 +381,7 @@ EQUIVALENT: dict[str, str] = {
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
     "`0 <= index`",
-    "checkers/rules/input_assert.py:_has_assert_statement:const:6 -> 7@1": "an 'assert' "
+    "checkers/analysis/asserts.py:has_assert_statement:const:6 -> 7@1": "an 'assert' "
     "starting right after the last one (at + 6) follows its 't', which is no blank and no "
     "line break, so it can never answer True: searching from at + 7 skips only it",
     "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
@@ -408,10 +442,10 @@ EQUIVALENT: dict[str, str] = {
     "relative name that climbs above the top package is None either way (a dead end)",
     "checkers/rules/input_assert.py:InputAssert.wants:const:False -> True@0": "check() "
     "refuses a test file by the same pattern, so wanting it finds nothing either way",
-    "checkers/rules/input_assert.py:_exception_for:const:True -> False@0": "through_calls "
+    "checkers/analysis/asserts.py:exception_for:const:True -> False@0": "through_calls "
     "only changes names reached through a call, which contain a dot and are never the bare "
     "isinstance / issubclass",
-    "checkers/rules/input_assert.py:_fix:cmp:node.msg is not None -> (node.msg is None)@1": (
+    "checkers/analysis/asserts.py:fix:cmp:node.msg is not None -> (node.msg is None)@1": (
         "source_segment of a parsed node is never empty, so neither guard can return"
     ),
     "checkers/rules/keyword_only.py:KeywordOnly.check:const:1 -> 2@0": "a definition's owner is "

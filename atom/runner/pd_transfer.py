@@ -15,10 +15,11 @@ off the prefill end's wire manifest. Then, in order:
    buffer per region set (``RegionSet.gather``), sends it, and the decode end scatters it into
    the block ids (slots) it was given. A staged buffer carries the layout it was gathered in,
    which the scatter compares with its own before writing.
-3. **readback** (optional) -- the prefill end sends every bound view's bytes of the blocks and
-   slots it moved, read through the views rather than the regions; the decode end reads its
-   views at its ids and compares them bit for bit, and checks every byte outside the moved units
-   kept what it held.
+3. **readback** (optional) -- once the decode end has said it scattered the blocks (a refused
+   scatter ends the case there, on both ends), the prefill end sends every bound view's bytes of
+   the blocks and slots it moved, read through the views rather than the regions; the decode end
+   reads its views at its ids and compares them bit for bit, and checks every byte outside the
+   moved units kept what it held.
 
 The transport is a parameter (:class:`Transport`): ``gloo`` between CPU processes, which is what
 CI runs, and ``nccl`` with one process per GPU, which is the same path with CUDA devices and
@@ -514,9 +515,13 @@ def _prefill_case(case: dict[str, Any], transport: Transport, verify: bool) -> d
     except PeerRefused as exc:
         return {"outcome": "refused", "refusal": str(exc), "bytes": 0}
     sent = end.send_blocks(spec["ids"], spec.get("slots", ()))
-    if verify:
-        send_readback(end, spec["ids"], spec.get("slots", ()))
+    # The decode end's word on the blocks comes before any readback: one that refused them
+    # (a block id past its pool) reads nothing back, and a readback sent regardless would wait
+    # for a receive that never comes while that end waits to say so.
     peer = _recv_json(DECODE, device)
+    if verify and peer["outcome"] == "moved":
+        send_readback(end, spec["ids"], spec.get("slots", ()))
+        peer = _recv_json(DECODE, device)
     return {**peer, "bytes": sent}
 
 
@@ -533,13 +538,16 @@ def _decode_case(case: dict[str, Any], transport: Transport, verify: bool) -> di
     ids, slots = spec["ids"], spec.get("slots", ())
     result: dict[str, Any]
     try:
-        got = end.receive_blocks(ids, slots)
-        result = {"outcome": "moved", "bytes": got}
-        if verify:
-            result["readback"] = check_readback(end, ids, slots, before)
+        result = {"outcome": "moved", "bytes": end.receive_blocks(ids, slots)}
     except ValueError as exc:
         result = {"outcome": "failed", "error": str(exc)}
     _send_json(result, PREFILL, end.device)
+    if verify and result["outcome"] == "moved":
+        try:
+            result["readback"] = check_readback(end, ids, slots, before)
+        except ValueError as exc:
+            result = {"outcome": "failed", "error": str(exc)}
+        _send_json(result, PREFILL, end.device)
     return result
 
 

@@ -69,6 +69,8 @@ def test_goldens_through_the_console_script():
     if out.returncode != 0 and "layout" not in out.stdout + out.stderr:
         pytest.skip(f"this install's atom-contracts does not dispatch layout: {out.stderr[-200:]}")
     assert out.returncode == 0, out.stderr
+    # Nothing on stderr: torch's import-time warning about a missing numpy is no user's concern.
+    assert out.stderr == ""
     report = json.loads(out.stdout)
     assert report["entry_classes"]["page"]["entry_bytes"] == 571392
     assert report["rows"] == {"mla": 62}

@@ -231,3 +231,30 @@ def test_the_text_form_lists_every_region_with_its_staged_offset():
         in text
     )
     assert lines[-1].split() == ["3", "target.h1d128/v/1", "bfloat16", "256", "256", "768"]
+
+
+def test_a_staged_layout_is_compared_region_by_region_by_role_then_span():
+    here = StagingLayout.of([("k", 256), ("v", 256)])
+    assert here.difference(StagingLayout.of([("k", 256), ("v", 256)])) is None
+    assert here.difference(StagingLayout.of([("v", 256), ("k", 256)])) == (
+        "staged region 0 is 'v', but region 0 here is 'k'"
+    )
+    # The role is compared first: a region of another role and another span is named by role.
+    assert here.difference(StagingLayout.of([("k", 256), ("s", 128)])) == (
+        "staged region 1 is 's', but region 1 here is 'v'"
+    )
+    assert here.difference(StagingLayout.of([("k", 256), ("v", 128)])) == (
+        "region 'v' spans 128 B a block in the staged blocks and 256 B here"
+    )
+    # One more region, or one fewer, is named by the first region the other side lacks.
+    assert here.difference(StagingLayout.of([("k", 256), ("v", 256), ("d", 64), ("e", 8)])) == (
+        "staged region 'd' has no region here"
+    )
+    assert here.difference(StagingLayout.of([("k", 256)])) == (
+        "region 'v' here is not in the staged blocks"
+    )
+    assert StagingLayout.of([]).difference(StagingLayout.of([])) is None
+    # Offsets are the running sum of the spans; a block is their total.
+    layout = StagingLayout.of([("a", 3), ("b", 5), ("c", 7)])
+    assert [(r.offset, r.span) for r in layout.regions] == [(0, 3), (3, 5), (8, 7)]
+    assert layout.block_bytes == 15

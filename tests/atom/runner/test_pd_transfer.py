@@ -21,6 +21,7 @@ import time
 
 import pytest
 
+from atom.models.registry import load_config
 from atom.runner.pd_transfer import Transport, run_pair
 from contracts.runtime.strategies import DRAFT_PAIRS, case_names, default_case
 
@@ -98,6 +99,9 @@ def _mismatch(label: str, prefill: dict, decode: dict, **decode_extra) -> dict:
 
 
 LLAMA = {"tp_size": 8, "scheduler_block_size": 16}
+V4 = {"tp_size": 8, "scheduler_block_size": 256}
+M2_HEAD = load_config("eagle3-draft-llama").get("_model")
+M3_HEAD = load_config("minimax-m3-eagle3").get("_model")
 #: Each mismatched pair, and what both ends' refusal must name.
 MISMATCHES = {
     "reordered regions": (
@@ -131,7 +135,8 @@ MISMATCHES = {
             _end("eagle3-draft-llama", **LLAMA),
             _end("minimax-m3-eagle3", **LLAMA),
         ),
-        "model is ",
+        # Each config's ``_model``, the name the registry gives it.
+        f"model is {M3_HEAD!r} here and {M2_HEAD!r} on the prefill end",
     ),
     "another layout": (
         _mismatch(
@@ -144,12 +149,39 @@ MISMATCHES = {
     "an fp4 indexer": (
         _mismatch(
             "an fp4 indexer",
-            _end("deepseek-v4-flash-dspark", tp_size=8, scheduler_block_size=256),
-            _end("deepseek-v4-flash-dspark", tp_size=8, scheduler_block_size=256),
+            _end("deepseek-v4-flash-dspark", **V4, index_cache_dtype="fp4"),
+            _end("deepseek-v4-flash-dspark", **V4, index_cache_dtype="fp4"),
         ),
         "transfer with index_cache_dtype 'fp4' is refused",
     ),
+    # The decode end's own refusal: it imports the prefill end's counts, then cannot describe
+    # what it built.
+    "an fp4 indexer on the decode end": (
+        _mismatch(
+            "an fp4 indexer on the decode end",
+            _end("deepseek-v4-flash-dspark", **V4, index_cache_dtype="fp8"),
+            _end("deepseek-v4-flash-dspark", **V4, index_cache_dtype="fp4"),
+        ),
+        "the decode end cannot import the prefill end's pools: ",
+    ),
 }
+#: Each refusal's words on the prefill end, where they differ from the decode end's needle.
+PREFILL_NEEDLES = {
+    "reordered regions": "page region 1 is 'target.h1d128/k/1' here and 'target.h1d128/v/0' on "
+    "the decode end",
+    "another dtype": "dtype is float8_e4m3fn here and float8_e5m2 on the decode end",
+    "another block size": "scheduler_block_size is 16 here and 32 on the decode end",
+    "another model": f"model is {M2_HEAD!r} here and {M3_HEAD!r} on the decode end",
+    "another layout": "layouts is 'target=shuffle' here and 'target=nhd' on the decode end",
+    "an fp4 indexer": "the prefill end cannot describe its pools: ",
+    "an fp4 indexer on the decode end": "the decode end cannot import the prefill end's pools: ",
+}
+#: A pair whose handshake passes and whose decode end refuses the blocks it is sent (a block id
+#: past its pool): both ends report it, and the case ends there.
+REFUSED_SCATTER = _mismatch(
+    "a decode block id past its pool", _end("llama-3.1-8b", **LLAMA), _end("llama-3.1-8b", **LLAMA)
+)
+REFUSED_SCATTER["decode"]["ids"] = [7]
 
 
 def _plan() -> tuple[list[dict], dict[str, dict]]:
@@ -161,6 +193,7 @@ def _plan() -> tuple[list[dict], dict[str, dict]]:
             cases.append(case)
             expected[case["name"]] = want
     cases += [case for case, _ in MISMATCHES.values()]
+    cases.append(REFUSED_SCATTER)
     return cases, expected
 
 
@@ -168,11 +201,35 @@ PLAN, EXPECTED = _plan()
 MOVED = [c["name"] for c in PLAN if c["name"] in EXPECTED]
 
 
+#: The cases a test reads that are not its own parameter.
+CASES_READ = {
+    "test_a_refused_fp4_indexer_is_refused_by_that_setting_on_both_ends": [
+        "an fp4 indexer",
+        "an fp4 indexer on the decode end",
+    ],
+    "test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends": [
+        REFUSED_SCATTER["name"],
+    ],
+}
+
+
+def _selected(items) -> set[str]:
+    """The cases the selected tests read: ``-k llama`` runs llama's alone."""
+    names = set()
+    for item in items:
+        if item.module is not None and item.module.__name__ == __name__:
+            label = getattr(item, "callspec", None) and item.callspec.params.get("label")
+            names.update([label] if label else CASES_READ.get(item.originalname, []))
+    return names
+
+
 @pytest.fixture(scope="module")
-def pair_results() -> dict[str, dict]:
+def pair_results(request) -> dict[str, dict]:
+    wanted = _selected(request.session.items)
+    plan = [case for case in PLAN if case["name"] in wanted]
     started = time.monotonic()
-    results = run_pair(PLAN, backend="gloo", timeout_s=900)
-    print(f"\n{len(PLAN)} P/D cases in two processes: {time.monotonic() - started:.1f} s")
+    results = run_pair(plan, backend="gloo", timeout_s=900)
+    print(f"\n{len(plan)} P/D cases in two processes: {time.monotonic() - started:.1f} s")
     return {r["case"]: r for r in results}
 
 
@@ -207,7 +264,25 @@ def test_a_mismatched_pair_is_refused_by_name_on_both_ends_before_a_byte_moves(p
         assert result[end]["outcome"] == "refused", (end, result[end])
         assert result[end]["bytes"] == 0
     assert needle in result["decode"]["refusal"], result["decode"]["refusal"]
-    assert result["prefill"]["refusal"], "the prefill end refused without a reason"
+    assert PREFILL_NEEDLES[label] in result["prefill"]["refusal"], result["prefill"]["refusal"]
+
+
+def test_a_refused_fp4_indexer_is_refused_by_that_setting_on_both_ends(pair_results):
+    for label in ("an fp4 indexer", "an fp4 indexer on the decode end"):
+        for end in ("prefill", "decode"):
+            refusal = pair_results[label][end]["refusal"]
+            assert "index_cache_dtype 'fp4' is refused" in refusal, (label, end, refusal)
+
+
+def test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends(pair_results):
+    result = pair_results[REFUSED_SCATTER["name"]]
+    for end in ("prefill", "decode"):
+        assert result[end]["outcome"] == "failed", (end, result[end])
+        assert result[end]["error"] == "block id 7 is out of range for a region set of 3 blocks"
+    # The blocks crossed (one llama block at tp 8: 32 layers x k, v x 16 tokens x 1 head x 128
+    # x 2 B = 262,144 B); nothing was read back.
+    assert result["prefill"]["bytes"] == 32 * 2 * 16 * 1 * 128 * 2
+    assert "readback" not in result["decode"]
 
 
 def test_the_plan_covers_every_registry_model_at_both_dtypes_and_the_hybrids_state():

@@ -1,0 +1,274 @@
+"""The pieces of a P/D end (`atom.runner.pd_transfer`), in one process: what the two-process plan
+relies on, each pinned where it could go wrong without a pair failing loudly.
+
+The decode side's import at its peer's counts, which view reads by request slot and which by
+block, the readback's bytes of each view, the check that nothing outside the moved units changed,
+the arrangement a plan states a pre-folding peer by, and the transport's refusals. The whole
+exchange between two processes is `test_pd_transfer.py`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from atom.models.registry import load_model_config
+from atom.pool_layout.manifest import WireManifest
+from atom.runner import pd_transfer
+from atom.runner.kv_transfer import wire_manifest
+from atom.runner.model_runner import ModelRunner
+from atom.runner.pd_transfer import (
+    Transport,
+    import_for_peer,
+    interleave_fields,
+    storages,
+    unit_kinds,
+    view_bytes,
+)
+from contracts.runtime.strategies import default_case
+
+
+def _runner(name: str, **engine) -> ModelRunner:
+    base = dataclasses.replace(default_case(name).engine, index_cache_dtype="fp8")
+    return ModelRunner(load_model_config(name), dataclasses.replace(base, **engine))
+
+
+def _llama() -> ModelRunner:
+    return _runner("llama-3.1-8b", tp_size=8)
+
+
+def _qwen() -> ModelRunner:
+    # A hybrid: paged full attention and per-request linear-attention state.
+    return _runner("qwen3.5-27b", tp_size=8)
+
+
+# -- the transport -----------------------------------------------------------------------------
+
+
+def test_gloo_lives_on_the_cpu_and_nccl_on_one_gpu_a_rank():
+    assert Transport().backend == "gloo"
+    assert Transport("gloo").device(1) == torch.device("cpu")
+    assert Transport("nccl").device(0) == torch.device("cuda", 0)
+    assert Transport("nccl").device(1) == torch.device("cuda", 1)
+
+
+def test_gloo_is_available_on_this_machine():
+    Transport("gloo").require_available()
+
+
+def test_a_pair_of_an_unknown_backend_is_refused_before_a_process_starts():
+    with pytest.raises(ValueError, match=r"transport backend 'mpi' is not one of"):
+        pd_transfer.run_pair([], backend="mpi")
+
+
+# -- the decode side's import ------------------------------------------------------------------
+
+
+def test_the_decode_side_imports_at_the_counts_its_peer_states():
+    prefill = _qwen().initialize(3, state_entries=5)
+    peer = wire_manifest(prefill)
+    decode = import_for_peer(_qwen(), peer, device="cpu")
+    assert decode.blocks == 3 and decode.state_entries == 5
+    assert wire_manifest(decode).difference(peer) is None
+    # Its own buffer, zeroed: nothing of the peer's bytes is shared.
+    for buf in storages(decode).values():
+        assert not bool(buf.any())
+
+
+def test_a_peer_without_state_gives_the_decode_side_no_state_pool():
+    peer = wire_manifest(_llama().initialize(2))
+    decode = import_for_peer(_llama(), peer, device="cpu")
+    assert decode.blocks == 2 and not decode.state_transfer
+
+
+def test_a_peer_manifest_with_no_page_regions_is_refused_by_name():
+    peer = wire_manifest(_llama().initialize(2))
+    no_page = WireManifest.of(dict(peer.header), [])
+    with pytest.raises(ValueError, match=r"states no page regions: no block count to import"):
+        import_for_peer(_llama(), no_page, device="cpu")
+    empty_page = WireManifest.of(
+        dict(peer.header), [dataclasses.replace(peer.region_set("page"), regions=())]
+    )
+    with pytest.raises(ValueError, match=r"states no page regions"):
+        import_for_peer(_llama(), empty_page, device="cpu")
+
+
+# -- which unit indexes a view -----------------------------------------------------------------
+
+
+def test_a_view_inside_a_state_region_is_read_by_slot_and_every_other_by_block():
+    runner = _qwen().initialize(2, state_entries=3)
+    kind_of = unit_kinds(runner)
+    kinds = {}
+    for module in runner.bound_modules():
+        for name, view in module.kv_views.items():
+            kinds[(str(module), name)] = kind_of(view)
+    assert set(kinds.values()) == {"slot", "block"}
+    # Every view that starts in a STATE region's bytes is a slot view, and only those.
+    state_keys = {r.tensor.untyped_storage().data_ptr() for r in runner.state_transfer}
+    for module in runner.bound_modules():
+        for name, view in module.kv_views.items():
+            in_state = view.untyped_storage().data_ptr() in state_keys and any(
+                r.byte_range(0)[0]
+                <= view.storage_offset() * view.element_size()
+                < r.byte_range(r.units - 1)[1]
+                for r in runner.state_transfer
+            )
+            assert kinds[(str(module), name)] == ("slot" if in_state else "block")
+
+
+def test_a_view_starting_at_the_last_state_byte_is_a_slot_and_one_past_it_a_block():
+    runner = _qwen().initialize(2, state_entries=3)
+    kind_of = unit_kinds(runner)
+    r = runner.state_transfer[0]
+    raw = next(iter(storages(runner).values())).new_empty(0).set_(r.tensor.untyped_storage())
+    lo, hi = r.byte_range(0)[0], r.byte_range(r.units - 1)[1]
+    assert kind_of(raw[lo : lo + 1]) == "slot"
+    assert kind_of(raw[hi - 1 : hi]) == "slot"
+    if lo > 0:
+        assert kind_of(raw[lo - 1 : lo]) == "block"
+    if hi < raw.numel():
+        assert kind_of(raw[hi : hi + 1]) == "block"
+
+
+def test_a_model_without_state_reads_every_view_by_block():
+    runner = _llama().initialize(2)
+    kind_of = unit_kinds(runner)
+    assert {kind_of(v) for m in runner.bound_modules() for v in m.kv_views.values()} == {"block"}
+
+
+# -- the readback's bytes ----------------------------------------------------------------------
+
+
+def test_view_bytes_are_each_views_unit_in_bound_order():
+    runner = _qwen().initialize(3, state_entries=2)
+    pd_transfer._fill_random(runner, 7)
+    index, data = view_bytes(runner, [2, 0], [1])
+    kind_of = unit_kinds(runner)
+    at, expected = 0, []
+    for module in runner.bound_modules():
+        for name in sorted(module.kv_views):
+            view = module.kv_views[name]
+            kind = kind_of(view)
+            units = runner.blocks if kind == "block" else runner.state_entries
+            rows = view.shape[0] // units
+            for u in [2, 0] if kind == "block" else [1]:
+                piece = view[u * rows : (u + 1) * rows].contiguous().reshape(-1).view(torch.uint8)
+                expected.append((str(module), name, kind, u, piece.numel()))
+                assert torch.equal(data[at : at + piece.numel()], piece), (module, name, u)
+                at += piece.numel()
+    assert at == data.numel()
+    assert [(p["module"], p["view"], p["kind"], p["unit"], p["bytes"]) for p in index] == expected
+
+
+def test_view_bytes_of_no_units_is_empty():
+    runner = _llama().initialize(2)
+    index, data = view_bytes(runner, [], [])
+    assert index == [] and data.numel() == 0 and data.dtype == torch.uint8
+
+
+def test_a_view_whose_rows_are_not_whole_units_is_refused_by_name():
+    runner = _llama().initialize(2)
+    module = runner.bound_modules()[0]
+    name = sorted(module.kv_views)[0]
+    module.kv_views[name] = module.kv_views[name][:-1]
+    with pytest.raises(ValueError, match=rf"\.{name}: \d+ rows are not 2 whole blocks"):
+        view_bytes(runner, [0], [])
+
+
+# -- nothing outside the moved units changes ---------------------------------------------------
+
+
+def _moved_and_kept(runner, blocks, slots):
+    before = {k: b.clone() for k, b in storages(runner).items()}
+    return before, pd_transfer._unmoved_bytes_kept(runner, blocks, slots, before)
+
+
+def test_unmoved_bytes_are_counted_and_a_change_inside_a_moved_unit_is_allowed():
+    runner = _qwen().initialize(3, state_entries=2)
+    pd_transfer._fill_random(runner, 1)
+    before, kept = _moved_and_kept(runner, [1], [0])
+    total = sum(b.numel() for b in before.values())
+    moved = sum(
+        r.unit_data_bytes
+        for regions, n in ((runner.kv_transfer.regions, 1), (runner.state_transfer, 1))
+        for r in regions
+        for _ in range(n)
+    )
+    assert kept == total - moved
+    # Every byte of the moved block and slot rewritten: still kept.
+    for regions, unit in ((runner.kv_transfer.regions, 1), (runner.state_transfer, 0)):
+        for r in regions:
+            lo, hi = r.byte_range(unit)
+            buf = storages(runner)[r.tensor.untyped_storage().data_ptr()]
+            buf[lo:hi] = buf[lo:hi] ^ 0xFF
+    assert pd_transfer._unmoved_bytes_kept(runner, [1], [0], before) == kept
+
+
+@pytest.mark.parametrize("where", ["page", "state"])
+def test_a_byte_changed_outside_the_moved_units_is_named(where):
+    runner = _qwen().initialize(3, state_entries=2)
+    before = {k: b.clone() for k, b in storages(runner).items()}
+    r = (runner.kv_transfer.regions if where == "page" else runner.state_transfer)[0]
+    # The first byte of the unit after the moved one (block 1 moved, block 2 not; slot 0, slot 1).
+    unit = 2 if where == "page" else 1
+    lo, _ = r.byte_range(unit)
+    storages(runner)[r.tensor.untyped_storage().data_ptr()][lo] ^= 0x5A
+    with pytest.raises(ValueError, match=rf"byte {lo} of a decode-side pool changed outside"):
+        pd_transfer._unmoved_bytes_kept(runner, [1], [0], before)
+
+
+def test_storages_are_each_buffer_a_transfer_writes_once():
+    runner = _qwen().initialize(2, state_entries=2)
+    found = storages(runner)
+    keys = {
+        r.tensor.untyped_storage().data_ptr()
+        for r in [*runner.kv_transfer.regions, *runner.state_transfer]
+    }
+    assert set(found) == keys
+    for key, buf in found.items():
+        assert buf.dtype == torch.uint8 and buf.untyped_storage().data_ptr() == key
+        assert buf.numel() == buf.untyped_storage().nbytes()
+
+
+def test_random_fill_depends_on_the_seed_and_only_on_it():
+    a, b, c = (_llama().initialize(1) for _ in range(3))
+    pd_transfer._fill_random(a, 3)
+    pd_transfer._fill_random(b, 3)
+    pd_transfer._fill_random(c, 4)
+    (sa,), (sb,), (sc,) = (list(storages(x).values()) for x in (a, b, c))
+    assert torch.equal(sa, sb) and not torch.equal(sa, sc)
+    assert bool(sa.any())
+
+
+# -- the arrangement a plan states a pre-folding peer by ---------------------------------------
+
+
+def test_interleave_fields_orders_regions_row_by_row():
+    runner = _llama().initialize(1)
+    before = [r.semantic_role for r in runner.kv_transfer.regions]
+    interleave_fields(runner)
+    after = [r.semantic_role for r in runner.kv_transfer.regions]
+    assert sorted(after) == sorted(before) and after != before
+    # Llama's pool exports all of k then all of v; row by row is k/0, v/0, k/1, v/1, ...
+    assert after[:4] == ["target.h1d128/k/0", "target.h1d128/v/0", "target.h1d128/k/1",
+                         "target.h1d128/v/1"]  # fmt: skip
+    assert wire_manifest(runner).difference(wire_manifest(_llama().initialize(1))) is not None
+
+
+def test_an_unknown_arrangement_is_refused_by_name():
+    assert pd_transfer._arranged({})(None) is None
+    with pytest.raises(ValueError, match=r"arrangement 'shuffled' is not one of \['interleave"):
+        pd_transfer._arranged({"arrange": "shuffled"})
+
+
+# -- one end's command line --------------------------------------------------------------------
+
+
+def test_the_worker_command_names_its_role_store_and_plan(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        pd_transfer.main(["worker", "--role", "middle", "--store", "h:1", "--plan", "p"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'middle'" in capsys.readouterr().err
