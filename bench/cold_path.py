@@ -639,7 +639,7 @@ def bench_bug_classes(tree: Path, excluded, args, env, scratch: Path) -> bool:
     print(
         "  bug-class cost (B/A, median of the per-round ratios): "
         + "; ".join(
-            f"{mode} {wall:.3f} wall {cpu:.3f} CPU (target <= {target:.2f}: "
+            f"{mode} {wall:.3f} wall {cpu:.3f} CPU (target <= {target:.2f} wall: "
             f"{'met' if wall <= target else 'missed'})"
             for mode, wall, cpu, target in summary
         )

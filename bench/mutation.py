@@ -207,11 +207,31 @@ TARGETS: dict[str, dict[str, list[str]]] = {
                     ["tests/checkers/rules/test_required_keyword_precision.py"],
                 ),
                 ("retired_name", "retired-name", []),
+                ("published_keys", "published-keys", []),
+                ("reachable_calls", "reachable-calls", []),
+                ("units", "units", []),
             )
         },
     },
     "checkers/analysis": {
         "*": ["tests/checkers/rules", "tests/checkers/test_rule_examples.py"],
+        # The look before published-keys walks a module: its own tests, then the kind's.
+        "checkers/analysis/dict_producers.py": [
+            "tests/checkers/test_dict_producers.py",
+            "tests/checkers/rules/test_published_keys.py",
+        ],
+        "checkers/analysis/resolution.py": [
+            "tests/checkers/rules/test_reachable_calls.py",
+            "tests/checkers/rules/test_units.py",
+            "tests/checkers/rules/test_published_keys.py",
+            "tests/checkers/test_analysis_lazy.py",
+        ],
+        "checkers/analysis/call_patterns.py": [
+            "tests/checkers/rules/test_reachable_calls.py",
+            "tests/checkers/test_rule_examples.py",
+            "-k",
+            "reachable-calls or test_reachable_calls",
+        ],
         "checkers/analysis/imports.py": [
             "tests/checkers/rules",
             "tests/checkers/test_rule_examples.py",
@@ -339,6 +359,16 @@ EQUIVALENT: dict[str, str] = {
     "atom/runner/capacity.py:capacity_classes:const:0 -> 1@0": "the fallback is read only for "
     "the full reach (no tokens), and there is one full class, sorted first by the key's first "
     "element (not r.is_full) whatever its third",
+    "checkers/analysis/dict_producers.py:spells_a_call_of:cmp:text.count(name) <= 1 -> "
+    "(text.count(name) < 1)@0": "a shortcut only: a name spelled once is its definition, "
+    "which the scan after it also finds and passes over",
+    "checkers/analysis/dict_producers.py:spells_a_call_of:const:64 -> 65@0": "the window need "
+    "hold only `def` and the spaces before the name; a wider one differs only for a definition "
+    "with 61 or more spaces before its name, counted as a use either way (a superset)",
+    "checkers/coverage.py:Listed.any_match:ifexp:f\"{under}/\" if under else \"\" -> ('')@0": (
+        "the folder is a shortcut past the matcher: a file outside it never matches the glob, "
+        "so trying every file answers the same"
+    ),
     "checkers/rules/__init__.py:<module>:const:False -> True@0": "contracts.contract is loaded "
     "by every kind module and by the linter before either registry function runs, and it "
     "imports no typing: the import moves, nothing else",

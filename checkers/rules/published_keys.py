@@ -38,7 +38,9 @@ parameter, from what the same module's callers pass. Undeclared (``producers``
 is ``*``), a producer is looked for in the reader's own module only -- its
 functions, its classes and their bases defined there -- so no other file is
 read to answer, and a file that builds no dict itself (``return {``, ``dict(``,
-``.update(``) is not read at all. Declared producers are followed across the
+``.update(``) is not read at all; nor are the bodies of a module none of whose
+functions may return a dict it built, or that calls none of those
+(``checkers.analysis.dict_producers``). Declared producers are followed across the
 project, through its imports and classes, and through an attribute of any
 object that the project assigns a declared producer's result
 (``attn_metadata.indexer_meta = self._build_v4_indexer_meta(...)``): an
@@ -267,8 +269,9 @@ class PublishedKeys(Contract):
             wanted = self._reader_needles(program)
             if wanted is not None and not any(n in source.text for n in wanted):
                 return
-        elif source.tree is not None:
-            # Undeclared, the producer is a function of this module, called here.
+        else:
+            # Undeclared, the producer is a function of this module, called here. (A kind
+            # that needs the tree is run only on a file that parses.)
             from ..analysis.dict_producers import dict_producers, spells_a_call_of
 
             if not spells_a_call_of(source.text, dict_producers(source.tree)):

@@ -97,3 +97,21 @@ def test_a_producer_of_any_path_counts_though_another_path_is_open():
 )
 def test_a_producer_is_linked_only_through_a_call_of_it(text, want):
     assert spells_a_call_of(text, {"build"}) is want
+
+
+@pytest.mark.parametrize(
+    ("spelled", "want"),
+    [
+        # `def` ending a longer word is no definition: the spelling is a use (in a string
+        # here, which the text scan cannot tell from code: a superset).
+        ("'adef build(2)'", True),
+        ("'a_def build(2)'", True),
+        ("'a9def build(2)'", True),
+        # A definition however it is spaced, after any character that ends no word.
+        ("(def build(2)", False),
+        ("\ndef\t  build (2)", False),
+    ],
+)
+def test_what_comes_before_def_tells_a_definition_from_a_use(spelled, want):
+    text = "def build():\n    return {}\n\n\nx = " + spelled + "\n"
+    assert spells_a_call_of(text, {"build"}) is want

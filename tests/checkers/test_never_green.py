@@ -407,6 +407,11 @@ def test_a_glob_a_file_the_run_found_matches_needs_no_listing_of_the_project():
     assert listed.any_match("tests/**") and asked == [True]
     assert not listed.any_match("nowhere/**")
     assert listed.any_under("src/pkg/b") and not listed.any_under("src/none")
+    # A file under the glob's folder is not yet a match: the glob is still asked.
+    assert not listed.any_match("src/pkg/*/test_*.py")
+    assert not Listed(lambda: ["src/pkg/b/c.py"], named=["src/pkg/a.py"]).any_match(
+        "src/pkg/b/test_*.py"
+    )
 
 
 def test_a_run_over_its_src_root_does_not_list_the_project_to_judge_a_glob(tmp_path, monkeypatch):
