@@ -365,7 +365,7 @@ EQUIVALENT: dict[str, str] = {
     "checkers/analysis/dict_producers.py:spells_a_call_of:const:64 -> 65@0": "the window need "
     "hold only `def` and the spaces before the name; a wider one differs only for a definition "
     "with 61 or more spaces before its name, counted as a use either way (a superset)",
-    "checkers/coverage.py:Listed.any_match:ifexp:f\"{under}/\" if under else \"\" -> ('')@0": (
+    'checkers/coverage.py:Listed.any_match:ifexp:f"{under}/" if under else "" -> (\'\')@0': (
         "the folder is a shortcut past the matcher: a file outside it never matches the glob, "
         "so trying every file answers the same"
     ),
