@@ -789,19 +789,36 @@ def select_mutants(
     *,
     only: str | None = None,
     since: dict[str, set[int]] | None = None,
+    lines: tuple[int, int] | None = None,
     repo: Path = REPO,
 ) -> list[Mutant]:
-    """The target's mutants, narrowed to files whose path contains ``only`` and, with
-    ``since`` (``changed_lines``), to those whose span touches a changed line."""
+    """The target's mutants, narrowed to files whose path contains ``only``, with ``since``
+    (``changed_lines``) to those whose span touches a changed line, and with ``lines`` (first,
+    last) to those whose span touches that range."""
     out = []
     for f in target_files(target, repo):
         rel = f.relative_to(repo).as_posix()
         if (only and only not in rel) or (since is not None and rel not in since):
             continue
         for m in enumerate_mutants(f, repo):
-            if since is None or since[rel].intersection(range(m.line, m.end_line + 1)):
-                out.append(m)
+            if since is not None and not since[rel].intersection(range(m.line, m.end_line + 1)):
+                continue
+            if lines is not None and not (m.line <= lines[1] and m.end_line >= lines[0]):
+                continue
+            out.append(m)
     return out
+
+
+def parse_lines(text: str) -> tuple[int, int]:
+    """``--lines FIRST-LAST`` (either end may be left out: ``300-``, ``-120``)."""
+    first, sep, last = text.partition("-")
+    try:
+        span = (int(first) if first else 1, int(last) if last else sys.maxsize)
+    except ValueError:
+        span = None
+    if not sep or span is None or span[0] < 1 or span[0] > span[1]:
+        raise ValueError(f"--lines {text!r} is not FIRST-LAST (line numbers from 1, FIRST <= LAST)")
+    return span
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -916,8 +933,9 @@ def run_target(
     score_only: bool = False,
     skip_equivalent: bool = False,
     since: dict[str, set[int]] | None = None,
+    lines: tuple[int, int] | None = None,
 ) -> dict:
-    mutants = select_mutants(target, only=only, since=since)
+    mutants = select_mutants(target, only=only, since=since, lines=lines)
     results = {"target": target, "killed": [], "survived": [], "equivalent": [], "timeout": []}
     if recheck is not None:
         # An earlier full run killed every mutant but these; tests only grew since, so only
@@ -1077,7 +1095,19 @@ def main(argv: list[str] | None = None) -> int:
         help="mutate only the lines `git diff REV -U0` shows added or changed in the working "
         "tree (and untracked Python files): a change proved without re-scoring its package",
     )
+    parser.add_argument(
+        "--lines",
+        metavar="FIRST-LAST",
+        help="mutate only spans touching these lines (with --only: one long file's run split "
+        "across sittings or machines, the logs scored together with --recheck)",
+    )
     args = parser.parse_args(argv)
+    lines = None
+    if args.lines is not None:
+        try:
+            lines = parse_lines(args.lines)
+        except ValueError as e:
+            parser.error(str(e))
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.score and not args.recheck:
@@ -1095,7 +1125,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--since: {e}")
     if args.list:
         for t in targets:
-            for m in select_mutants(t, only=args.only, since=since):
+            for m in select_mutants(t, only=args.only, since=since, lines=lines):
                 print(m.describe())
         return 0
     if not args.score:
@@ -1122,6 +1152,7 @@ def main(argv: list[str] | None = None) -> int:
                 score_only=args.score,
                 skip_equivalent=args.skip_equivalent,
                 since=since,
+                lines=lines,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}

@@ -8,6 +8,7 @@ runner's manifests of every registry model are pinned in tests/atom/runner.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -258,3 +259,66 @@ def test_a_staged_layout_is_compared_region_by_region_by_role_then_span():
     layout = StagingLayout.of([("a", 3), ("b", 5), ("c", 7)])
     assert [(r.offset, r.span) for r in layout.regions] == [(0, 3), (3, 5), (8, 7)]
     assert layout.block_bytes == 15
+
+
+def test_a_manifest_and_its_parts_are_immutable_and_hashable():
+    # The digest is computed once and kept: a manifest whose fields could change after it would
+    # state a digest of another layout.
+    m = _manifest(state=[TransferRegion("target.s", torch.zeros(2, 64, dtype=torch.uint8))])
+    page = m.region_set("page")
+    parts = [
+        (m, "header", ()),
+        (page, "name", "state"),
+        (page.regions[0], "span", 1),
+        (page.staging, "regions", ()),
+        (page.staging.regions[0], "offset", 1),
+    ]
+    for obj, attr, value in parts:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, attr, value)
+        assert hash(obj) == hash(dataclasses.replace(obj))
+    assert (
+        len(
+            {
+                m,
+                _manifest(
+                    state=[TransferRegion("target.s", torch.zeros(2, 64, dtype=torch.uint8))]
+                ),
+            }
+        )
+        == 1
+    )
+
+
+def test_a_set_of_no_regions_holds_no_units_and_a_set_named_twice_is_refused():
+    empty = describe_regions("state", [])
+    assert empty.units == 0 and empty.block_bytes == 0 and empty.unit == "request slot"
+    page = describe_regions("page", _kv())
+    with pytest.raises(
+        ValueError, match=r"manifest region sets \['page', 'page'\] name a set twice"
+    ):
+        WireManifest.of({"model": "m"}, [page, page])
+
+
+def test_a_header_value_is_read_by_its_key_and_a_missing_key_is_named():
+    m = _manifest(tp=2)
+    assert m.header_value("model") == "m"
+    assert m.header_value("scheduler_block_size") == 16
+    assert m.header_value("tp") == 2
+    with pytest.raises(KeyError, match=r"manifest header has no 'pp'; it holds \['model', "):
+        m.header_value("pp")
+    assert m.region_set("page") is m.sets[0] and m.region_set("state") is None
+
+
+def test_a_manifest_is_compared_only_with_a_manifest():
+    with pytest.raises(TypeError, match="a manifest is compared with a WireManifest, got dict"):
+        _manifest().difference(json.loads(_manifest().to_json()))
+
+
+def test_a_manifest_of_another_version_is_named_by_both_versions():
+    here = _manifest()
+    newer = dataclasses.replace(_manifest(), version=2)
+    assert here.difference(newer) == "manifest version 2 on the peer and 1 here"
+    assert here.difference(newer, peer_name="the decode end") == (
+        "manifest version 2 on the decode end and 1 here"
+    )

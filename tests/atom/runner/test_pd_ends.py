@@ -58,6 +58,47 @@ def test_gloo_is_available_on_this_machine():
     Transport("gloo").require_available()
 
 
+def test_a_transport_is_immutable():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Transport().backend = "nccl"
+    assert hash(Transport("gloo")) == hash(Transport("gloo"))
+
+
+def _machine(monkeypatch, *, gloo=True, nccl=True, cuda=True, gpus=2):
+    import torch.distributed as dist
+
+    monkeypatch.setattr(dist, "is_gloo_available", lambda: gloo)
+    monkeypatch.setattr(dist, "is_nccl_available", lambda: nccl)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+
+
+def test_a_torch_without_gloo_refuses_gloo_by_name_and_nccl_does_not_need_it(monkeypatch):
+    _machine(monkeypatch, gloo=False)
+    with pytest.raises(ValueError, match=r"transport 'gloo': this torch build has no gloo backend"):
+        Transport("gloo").require_available()
+    Transport("nccl").require_available()
+
+
+@pytest.mark.parametrize(
+    ("cuda", "gpus", "shows"),
+    [(False, 2, 0), (True, 1, 1), (True, 0, 0)],
+    ids=["no-cuda", "1", "0"],
+)
+def test_nccl_needs_two_visible_gpus_and_names_how_many_it_sees(monkeypatch, cuda, gpus, shows):
+    _machine(monkeypatch, cuda=cuda, gpus=gpus)
+    with pytest.raises(ValueError, match=rf"needs two visible GPUs; this machine shows {shows}$"):
+        Transport("nccl").require_available()
+
+
+def test_nccl_on_two_gpus_is_available_unless_torch_lacks_it(monkeypatch):
+    _machine(monkeypatch, gpus=2)
+    Transport("nccl").require_available()
+    _machine(monkeypatch, gpus=2, nccl=False)
+    with pytest.raises(ValueError, match=r"transport 'nccl': this torch build has no NCCL backend"):
+        Transport("nccl").require_available()
+
+
 def test_a_pair_of_an_unknown_backend_is_refused_before_a_process_starts():
     with pytest.raises(ValueError, match=r"transport backend 'mpi' is not one of"):
         pd_transfer.run_pair([], backend="mpi")
