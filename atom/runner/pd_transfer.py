@@ -379,13 +379,32 @@ def check_readback(end: DecodeEnd, block_ids, slot_ids, before: dict[int, torch.
     if theirs.numel():
         dist.recv(theirs, src=end.peer)
     index, mine = view_bytes(end.runner, block_ids, slot_ids)
-    if len(index) != len(head["index"]):
+    compared = compare_views(index, mine, head["index"], theirs)
+    kept = _unmoved_bytes_kept(end.runner, block_ids, slot_ids, before)
+    return {
+        "pieces": len(index),
+        "bytes": compared,
+        "views": len({(p["module"], p["view"]) for p in index}),
+        "kept_bytes": kept,
+    }
+
+
+def compare_views(
+    index: list[dict[str, Any]],
+    mine: torch.Tensor,
+    their_index: list[dict[str, Any]],
+    theirs: torch.Tensor,
+) -> int:
+    """This end's view pieces (``view_bytes``) against the prefill end's, piece by piece: bytes
+    compared, or ValueError naming the first piece that differs -- by its module, view, unit
+    kind and both ends' unit ids."""
+    if len(index) != len(their_index):
         raise ValueError(
-            f"the two ends read {len(head['index'])} and {len(index)} view pieces of the moved "
+            f"the two ends read {len(their_index)} and {len(index)} view pieces of the moved "
             "units: their modules bind different views"
         )
     at = 0
-    for here, there in zip(index, head["index"], strict=True):
+    for here, there in zip(index, their_index, strict=True):
         if (here["module"], here["view"], here["kind"]) != (
             there["module"],
             there["view"],
@@ -402,13 +421,7 @@ def check_readback(end: DecodeEnd, block_ids, slot_ids, before: dict[int, torch.
                 f"from prefill {there['kind']} {there['unit']}"
             )
         at += n
-    kept = _unmoved_bytes_kept(end.runner, block_ids, slot_ids, before)
-    return {
-        "pieces": len(index),
-        "bytes": at,
-        "views": len({(p["module"], p["view"]) for p in index}),
-        "kept_bytes": kept,
-    }
+    return at
 
 
 def storages(runner: Any) -> dict[int, torch.Tensor]:
@@ -468,11 +481,14 @@ def interleave_fields(runner: Any) -> None:
     V0..Vn``) to row by row (``K0,V0,K1,V1...``): the order a peer built before the fields were
     folded exports, at the same count and bytes. How a plan states such a peer."""
     regions = runner.kv_transfer.regions
+    # Each pool keeps its place (the target's before a draft's, as exported): only the rows
+    # within a pool are interleaved.
+    first: dict[str, int] = {}
 
-    def key(pair: tuple[int, Any]) -> tuple[str, int, int]:
+    def key(pair: tuple[int, Any]) -> tuple[int, int, int]:
         position, region = pair
         pool_field, _, row = region.semantic_role.rpartition("/")
-        pool = pool_field.rpartition("/")[0]
+        pool = first.setdefault(pool_field.rpartition("/")[0], position)
         return (pool, int(row) if row.isdigit() else -1, position)
 
     regions[:] = [r for _, r in sorted(enumerate(regions), key=key)]

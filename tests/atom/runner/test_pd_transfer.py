@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 
 import pytest
@@ -210,6 +211,7 @@ CASES_READ = {
     "test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends": [
         REFUSED_SCATTER["name"],
     ],
+    "test_each_end_reports_each_case_by_name_role_and_milliseconds": [MOVED[0], MOVED[-1]],
 }
 
 
@@ -285,6 +287,20 @@ def test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends(
     assert "readback" not in result["decode"]
 
 
+def test_each_end_reports_each_case_by_name_role_and_milliseconds(pair_results):
+    for label, result in pair_results.items():
+        for role in ("prefill", "decode"):
+            end = result[role]
+            assert (end["case"], end["role"]) == (label, role)
+            assert end["seconds"] >= 0 and end["seconds"] == round(end["seconds"], 3)
+    # Not every duration is a whole number of hundredths: the third digit is kept.
+    assert any(
+        r[role]["seconds"] != round(r[role]["seconds"], 2)
+        for r in pair_results.values()
+        for role in ("prefill", "decode")
+    )
+
+
 def test_the_plan_covers_every_registry_model_at_both_dtypes_and_the_hybrids_state():
     from atom.models.registry import model_names
 
@@ -321,6 +337,8 @@ def test_a_crashing_end_is_reported_and_both_processes_are_gone():
     with pytest.raises(RuntimeError, match=r"P/D an end failed; prefill pid \d+ exited 1") as err:
         run_pair([case], timeout_s=600)
     assert time.monotonic() - started < 300
+    # The decode end was given its moment to see the lost peer and fail by itself, not killed.
+    assert re.search(r"decode pid \d+ exited 1: ", str(err.value)), str(err.value)
     assert "block id 7 is out of range for a region set of 3 blocks" in str(err.value)
     for pid in _pids(str(err.value)):
         with pytest.raises(ProcessLookupError):
@@ -336,8 +354,6 @@ def test_a_pair_past_its_deadline_is_killed():
 
 
 def _pids(message: str) -> list[int]:
-    import re
-
     pids = [int(p) for p in re.findall(r"pid (\d+)", message)]
     assert len(pids) == 2, message
     return pids
