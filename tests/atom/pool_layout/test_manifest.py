@@ -322,3 +322,13 @@ def test_a_manifest_of_another_version_is_named_by_both_versions():
     assert here.difference(newer, peer_name="the decode end") == (
         "manifest version 2 on the decode end and 1 here"
     )
+
+
+def test_a_set_with_no_regions_that_the_other_end_lacks_is_named_as_none():
+    empty_state = _manifest(state=[])
+    assert empty_state.difference(_manifest()) == (
+        "state region 0 '(none)' here has no counterpart: the peer moves no request slots"
+    )
+    assert _manifest().difference(empty_state) == (
+        "state region 0 '(none)' on the peer has no counterpart: this end moves no request slots"
+    )

@@ -329,6 +329,30 @@ def test_interleave_fields_keeps_each_pools_regions_together():
     assert [r.split(".")[0] for r in roles] == ["target"] * (len(roles) - 2) + ["draft"] * 2
 
 
+def test_interleave_fields_leaves_a_region_without_a_row_in_its_place():
+    from types import SimpleNamespace
+
+    from atom.pool_layout import TransferRegion
+
+    roles = ["p/k/0", "p/k/1", "p/v/0", "p/v/1", "p/scale"]
+    regions = [TransferRegion(r, torch.zeros(2, 8, dtype=torch.uint8)) for r in roles]
+    runner = SimpleNamespace(kv_transfer=SimpleNamespace(regions=regions))
+    interleave_fields(runner)
+    assert [r.semantic_role for r in regions] == ["p/k/0", "p/v/0", "p/k/1", "p/v/1", "p/scale"]
+
+
+def test_an_end_is_built_with_its_draft_when_its_spec_names_one():
+    engine = {"tp_size": 8, "scheduler_block_size": 128}
+    paired = pd_transfer._make_runner(
+        {"model": "minimax-m2", "draft": "eagle3-draft-llama", "engine": engine}
+    )
+    alone = pd_transfer._make_runner({"model": "minimax-m2", "draft": None, "engine": engine})
+    assert paired.draft_config is not None and paired.draft_config.get("_model") == (
+        load_model_config("eagle3-draft-llama").get("_model")
+    )
+    assert alone.draft_config is None and alone.engine.tp_size == 8
+
+
 def test_an_unknown_arrangement_is_refused_by_name():
     assert pd_transfer._arranged({})(None) is None
     with pytest.raises(ValueError, match=r"arrangement 'shuffled' is not one of \['interleave"):
