@@ -377,6 +377,9 @@ EQUIVALENT: dict[str, str] = {
     "torch.float8_e4m3fn.itemsize -> (rows * index_head_dim // torch.float8_e4m3fn.itemsize)@0": (
         "the same: fp8's itemsize is 1"
     ),
+    "atom/pool_layout/manifest.py:WireManifest.to_dict:const:True -> False@0": "zip strict: "
+    "a set's staging is StagingLayout.of its own regions, one staged region per region",
+    "atom/pool_layout/manifest.py:WireManifest.format_text:const:True -> False@0": "the same",
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "

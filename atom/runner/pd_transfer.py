@@ -384,6 +384,9 @@ def check_readback(end: DecodeEnd, block_ids, slot_ids, before: dict[int, torch.
     return {
         "pieces": len(index),
         "bytes": compared,
+        # Of the bytes compared, those not zero: both ends' pools start as random bytes, so a
+        # readback of (nearly) all zeros compared two blank pools, not a transfer.
+        "nonzero_bytes": int(torch.count_nonzero(mine)),
         "views": len({(p["module"], p["view"]) for p in index}),
         "kept_bytes": kept,
     }
