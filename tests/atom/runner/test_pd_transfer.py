@@ -114,6 +114,15 @@ MISMATCHES = {
         ),
         "page region 1 is 'target.h1d128/v/0' here and 'target.h1d128/k/1' on the prefill end",
     ),
+    # The prefill end built before the fields were folded; the decode end after.
+    "reordered regions on the prefill end": (
+        _mismatch(
+            "reordered regions on the prefill end",
+            _end("llama-3.1-8b", **LLAMA),
+            _end("llama-3.1-8b", **LLAMA),
+        ),
+        "page region 1 is 'target.h1d128/k/1' here and 'target.h1d128/v/0' on the prefill end",
+    ),
     "another dtype": (
         _mismatch(
             "another dtype",
@@ -166,10 +175,13 @@ MISMATCHES = {
         "the decode end cannot import the prefill end's pools: ",
     ),
 }
+MISMATCHES["reordered regions on the prefill end"][0]["prefill"]["arrange"] = "interleave-fields"
 #: Each refusal's words on the prefill end, where they differ from the decode end's needle.
 PREFILL_NEEDLES = {
     "reordered regions": "page region 1 is 'target.h1d128/k/1' here and 'target.h1d128/v/0' on "
     "the decode end",
+    "reordered regions on the prefill end": "page region 1 is 'target.h1d128/v/0' here and "
+    "'target.h1d128/k/1' on the decode end",
     "another dtype": "dtype is float8_e4m3fn here and float8_e5m2 on the decode end",
     "another block size": "scheduler_block_size is 16 here and 32 on the decode end",
     "another model": f"model is {M2_HEAD!r} here and {M3_HEAD!r} on the decode end",
