@@ -522,7 +522,7 @@ def _prefill_case(case: dict[str, Any], transport: Transport, verify: bool) -> d
     runner, error = None, None
     try:
         runner = _make_runner(spec).initialize(
-            spec["blocks"], state_entries=spec.get("state_entries", 1), device=device
+            spec["blocks"], state_entries=spec.get("state_entries"), device=device
         )
         _arranged(spec)(runner)
         _fill_random(runner, case.get("seed", 0))
