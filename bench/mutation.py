@@ -380,6 +380,20 @@ EQUIVALENT: dict[str, str] = {
     "atom/pool_layout/manifest.py:WireManifest.to_dict:const:True -> False@0": "zip strict: "
     "a set's staging is StagingLayout.of its own regions, one staged region per region",
     "atom/pool_layout/manifest.py:WireManifest.format_text:const:True -> False@0": "the same",
+    "atom/runner/pd_transfer.py:<module>:const:600.0 -> 601.0@0": "the default deadline of a "
+    "pair no test passes: each states its own, and the deadline's kill is pinned at 0.2 s",
+    "atom/runner/pd_transfer.py:<module>:const:10.0 -> 11.0@0": "the grace ends as soon as the "
+    "other end exits, which one whose peer crashed does at once (the crash test reads its own "
+    "exit 1); only an end that never exits waits out the bound, and it is killed either way",
+    "atom/runner/pd_transfer.py:compare_views:const:True -> False@0": "zip strict: the line "
+    "before refuses two indexes of different lengths",
+    "atom/runner/pd_transfer.py:storages:const:0 -> 1@0": "set_(storage) gives the tensor the "
+    "whole storage's size, whatever size it had",
+    "atom/runner/pd_transfer.py:interleave_fields.key:const:1 -> 2@0": "the row of a role "
+    "without one (-1 or -2) is compared only within its own pool, where every such row has "
+    "the same value and the position decides",
+    "atom/runner/pd_transfer.py:_prefill_case:const:0 -> 1@0": "the seed of a case that states "
+    "none: any seed fills the pool with random bytes, and none is read back by value",
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
