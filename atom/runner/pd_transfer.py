@@ -316,11 +316,8 @@ def unit_kinds(runner: Any) -> Callable[[torch.Tensor], str]:
 
 
 def _raw(t: torch.Tensor) -> torch.Tensor:
-    return (
-        t.contiguous().reshape(-1).view(torch.uint8)
-        if t.numel()
-        else t.new_empty(0, dtype=torch.uint8)
-    )
+    # An empty tensor of any dtype views as an empty uint8 one: no case of its own.
+    return t.contiguous().reshape(-1).view(torch.uint8)
 
 
 def view_bytes(
@@ -389,6 +386,8 @@ def check_readback(end: DecodeEnd, block_ids, slot_ids, before: dict[int, torch.
         "nonzero_bytes": int(torch.count_nonzero(mine)),
         "views": len({(p["module"], p["view"]) for p in index}),
         "kept_bytes": kept,
+        # This end's pools before the move, not zero: what it kept is told from a blank write.
+        "nonzero_before": sum(int(torch.count_nonzero(b)) for b in before.values()),
     }
 
 

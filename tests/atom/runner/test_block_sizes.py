@@ -77,3 +77,9 @@ def test_an_answer_and_its_refusals_are_immutable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         answer.accepted = (16,)
     assert hash(answer.refused[0]) == hash(dataclasses.replace(answer.refused[0]))
+
+
+def test_the_text_names_a_model_alone_without_a_draft():
+    text = accepted_block_sizes(load_model_config("llama-3.1-8b")).format_text()
+    assert text.startswith("llama-3.1-8b: scheduler block sizes accepted by it: ")
+    assert " + " not in text.splitlines()[0]

@@ -215,6 +215,23 @@ def test_view_bytes_are_each_views_unit_in_bound_order():
     assert [(p["module"], p["view"], p["kind"], p["unit"], p["bytes"]) for p in index] == expected
 
 
+def test_an_empty_view_reads_as_no_bytes():
+    for dtype in (torch.bfloat16, torch.float32, torch.uint8):
+        raw = pd_transfer._raw(torch.empty(0, 4, dtype=dtype))
+        assert raw.dtype == torch.uint8 and raw.shape == (0,)
+    assert pd_transfer._raw(torch.ones(2, 2, dtype=torch.bfloat16)[:, :1]).numel() == 4
+
+
+def test_blocks_of_a_set_this_end_lacks_are_refused_by_name(monkeypatch):
+    end = pd_transfer.DecodeEnd(_llama, runner=_llama().initialize(2))
+    _Wire(monkeypatch, {"sets": ["page", "state"]})
+    monkeypatch.setattr(torch.distributed, "recv", lambda t, src: None)
+    with pytest.raises(
+        ValueError, match=r"the peer sent state units; this end has no state regions"
+    ):
+        end.receive_blocks([0], [0])
+
+
 def test_view_bytes_of_no_units_is_empty():
     runner = _llama().initialize(2)
     index, data = view_bytes(runner, [], [])

@@ -270,6 +270,8 @@ def test_every_model_moves_bit_exact_from_a_prefill_process_to_a_decode_process(
     assert readback["pieces"] > 0 and readback["kept_bytes"] > 0
     # Random bytes were moved, not two blank pools compared: a byte is 0 one time in 256.
     assert readback["nonzero_bytes"] > 0.95 * readback["bytes"]
+    # And the decode end's own pools held random bytes of their own before the move.
+    assert readback["nonzero_before"] > 0.95 * readback["kept_bytes"]
 
 
 @pytest.mark.parametrize("label", list(MISMATCHES))

@@ -185,5 +185,7 @@ def test_the_decode_side_imported_through_the_walk_describes_the_same_layout():
 
 
 def test_a_runner_with_no_transfer_regions_has_no_manifest_and_says_why():
-    with pytest.raises(ValueError, match=r"no wire manifest: the runner has registered no transfer"):
+    with pytest.raises(
+        ValueError, match=r"no wire manifest: the runner has registered no transfer"
+    ):
         wire_manifest(_runner("llama-3.1-8b"))
