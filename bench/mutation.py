@@ -394,6 +394,23 @@ EQUIVALENT: dict[str, str] = {
     "the same value and the position decides",
     "atom/runner/pd_transfer.py:_prefill_case:const:0 -> 1@0": "the seed of a case that states "
     "none: any seed fills the pool with random bytes, and none is read back by value",
+    "atom/runner/pd_transfer.py:_decode_case:binop:case.get('seed', 0) + 1 -> "
+    "(case.get('seed', 0) - 1)@0": "the decode end's seed need only differ from the prefill "
+    "end's, so that the two pools start apart: seed - 1 does, as seed + 1",
+    "atom/runner/pd_transfer.py:_decode_case:const:0 -> 1@1": "the same: a default seed of 1 "
+    "and its successor 2 still differ from the prefill end's default",
+    "atom/runner/pd_transfer.py:_decode_case:const:1 -> 2@0": "the same: seed + 2 differs from "
+    "the prefill end's seed",
+    "atom/runner/pd_transfer.py:worker:call:out.flush() -> pass@0": "run_pair reads an end's "
+    "lines after it exits, and the exit flushes them",
+    "atom/runner/pd_transfer.py:worker:call:dist.destroy_process_group() -> pass@0": "the "
+    "process ends right after its last case, and its group with it",
+    "atom/runner/pd_transfer.py:worker:return:return 0 -> return None@0": "main hands it to "
+    "SystemExit, which exits 0 for None as for 0",
+    "atom/runner/pd_transfer.py:_kill:const:30 -> 31@0": "the bound of a wait for a process "
+    "already sent SIGKILL, which ends it at once",
+    "atom/runner/pd_transfer.py:_ends:const:1500 -> 1501@0": "how much of an end's stderr a "
+    "failure quotes: every test reads a line inside the last few hundred characters",
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "

@@ -606,3 +606,14 @@ def test_the_decode_end_refuses_by_the_peers_words_or_its_own(monkeypatch, hello
     with pytest.raises(pd_transfer.PeerRefused, match=refusal):
         pd_transfer.DecodeEnd(_llama).handshake()
     assert len(wire.sent) == 1
+
+
+def test_a_model_with_state_sends_no_state_set_when_no_slot_moves(monkeypatch):
+    end = pd_transfer.PrefillEnd(_qwen().initialize(2, state_entries=2))
+    wire = _Wire(monkeypatch)
+    sent = []
+    monkeypatch.setattr(torch.distributed, "send", lambda t, dst: sent.append(t.numel()))
+    end.send_blocks([1], [])
+    assert wire.sent == [({"sets": ["page"]}, pd_transfer.DECODE)] and len(sent) == 1
+    end.send_blocks([1], [0])
+    assert wire.sent[1] == ({"sets": ["page", "state"]}, pd_transfer.DECODE) and len(sent) == 3

@@ -308,7 +308,7 @@ def test_each_end_reports_each_case_by_name_role_and_milliseconds(pair_results):
         for role in ("prefill", "decode"):
             end = result[role]
             assert (end["case"], end["role"]) == (label, role)
-            assert end["seconds"] >= 0 and end["seconds"] == round(end["seconds"], 3)
+            assert 0 <= end["seconds"] < 600 and end["seconds"] == round(end["seconds"], 3)
     # Not every duration is a whole number of hundredths: the third digit is kept.
     assert any(
         r[role]["seconds"] != round(r[role]["seconds"], 2)
@@ -362,8 +362,11 @@ def test_a_crashing_end_is_reported_and_both_processes_are_gone():
 
 
 def test_a_pair_past_its_deadline_is_killed():
+    started = time.monotonic()
     with pytest.raises(RuntimeError, match=r"P/D pair ran past 0.2 s") as err:
         run_pair(PLAN[:1], timeout_s=0.2)
+    # Killed at the deadline, not waited for: two interpreters still importing torch.
+    assert time.monotonic() - started < 20
     for pid in _pids(str(err.value)):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
