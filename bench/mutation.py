@@ -394,7 +394,7 @@ EQUIVALENT: dict[str, str] = {
     "the same value and the position decides",
     "atom/runner/pd_transfer.py:_prefill_case:const:0 -> 1@0": "the seed of a case that states "
     "none: any seed fills the pool with random bytes, and none is read back by value",
-    "atom/runner/pd_transfer.py:_decode_case:binop:case.get('seed', 0) + 1 -> "
+    "atom/runner/pd_transfer.py:_decode_case:binop:case.get(\"seed\", 0) + 1 -> "
     "(case.get('seed', 0) - 1)@0": "the decode end's seed need only differ from the prefill "
     "end's, so that the two pools start apart: seed - 1 does, as seed + 1",
     "atom/runner/pd_transfer.py:_decode_case:const:0 -> 1@1": "the same: a default seed of 1 "
