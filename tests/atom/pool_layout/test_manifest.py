@@ -332,3 +332,16 @@ def test_a_set_with_no_regions_that_the_other_end_lacks_is_named_as_none():
     assert _manifest().difference(empty_state) == (
         "state region 0 '(none)' on the peer has no counterpart: this end moves no request slots"
     )
+
+
+def test_the_text_columns_are_at_least_as_wide_as_their_titles():
+    # Keys and roles shorter than the titles, and a set of no regions: the titles set the width
+    # (7 for a header key, 4 for a role, 5 for a dtype).
+    m = WireManifest.of({"m": "x", "tp": 2}, [describe_regions("state", [])])
+    assert m.format_text().splitlines()[1:] == [
+        "  m        x",
+        "  tp       2",
+        "",
+        "state regions: 0, one unit a request slot (0 here), 0 B a staged request slot",
+        "     #  role  dtype     span B   stride B   staged at",
+    ]
