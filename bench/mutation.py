@@ -394,7 +394,7 @@ EQUIVALENT: dict[str, str] = {
     "the same value and the position decides",
     "atom/runner/pd_transfer.py:_prefill_case:const:0 -> 1@0": "the seed of a case that states "
     "none: any seed fills the pool with random bytes, and none is read back by value",
-    "atom/runner/pd_transfer.py:_decode_case:binop:case.get(\"seed\", 0) + 1 -> "
+    'atom/runner/pd_transfer.py:_decode_case:binop:case.get("seed", 0) + 1 -> '
     "(case.get('seed', 0) - 1)@0": "the decode end's seed need only differ from the prefill "
     "end's, so that the two pools start apart: seed - 1 does, as seed + 1",
     "atom/runner/pd_transfer.py:_decode_case:const:0 -> 1@1": "the same: a default seed of 1 "
@@ -411,6 +411,19 @@ EQUIVALENT: dict[str, str] = {
     "already sent SIGKILL, which ends it at once",
     "atom/runner/pd_transfer.py:_ends:const:1500 -> 1501@0": "how much of an end's stderr a "
     "failure quotes: every test reads a line inside the last few hundred characters",
+    "atom/runner/pd_transfer.py:run_pair:const:False -> True@0": "the store is made with no "
+    "world size, so there is no count of workers for it to wait for",
+    "atom/runner/pd_transfer.py:run_pair:cmp:time.monotonic() > deadline -> "
+    "(time.monotonic() >= deadline)@0": "two monotonic floats a poll apart: equality is one "
+    "instant of a continuous clock, and the next poll comes 50 ms later either way",
+    "atom/runner/pd_transfer.py:run_pair:cmp:time.monotonic() < grace -> "
+    "(time.monotonic() <= grace)@0": "the same, for the grace",
+    "atom/runner/pd_transfer.py:run_pair:call:time.sleep(0.05) -> pass@0": "how often the grace "
+    "polls: the loop ends when the other end exits either way (a busy wait of milliseconds)",
+    "atom/runner/pd_transfer.py:run_pair:const:0.05 -> 1.05@0": "the same, polled once a second",
+    "atom/runner/pd_transfer.py:run_pair:call:time.sleep(0.05) -> pass@1": "how often the pair "
+    "is polled: the same exits and the same deadline are seen, sooner or later by a poll",
+    "atom/runner/pd_transfer.py:run_pair:const:0.05 -> 1.05@1": "the same, polled once a second",
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
