@@ -379,6 +379,23 @@ def test_an_unknown_arrangement_is_refused_by_name():
 # -- one end's command line --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("argv", "missing"),
+    [
+        ([], "command"),
+        (["worker", "--store", "h:1", "--plan", "p"], "--role"),
+        (["worker", "--role", "decode", "--plan", "p"], "--store"),
+        (["worker", "--role", "decode", "--store", "h:1"], "--plan"),
+    ],
+    ids=["command", "role", "store", "plan"],
+)
+def test_the_worker_command_requires_each_of_its_arguments(capsys, argv, missing):
+    with pytest.raises(SystemExit) as exit_:
+        pd_transfer.main(argv)
+    assert exit_.value.code == 2
+    assert f"the following arguments are required: {missing}" in capsys.readouterr().err
+
+
 def test_the_worker_command_names_its_role_store_and_plan(capsys):
     with pytest.raises(SystemExit) as exit_:
         pd_transfer.main(["worker", "--role", "middle", "--store", "h:1", "--plan", "p"])

@@ -374,6 +374,7 @@ def test_a_pair_past_its_deadline_is_killed():
         run_pair(PLAN[:1], timeout_s=0.2)
     # Killed at the deadline, not waited for: two interpreters still importing torch.
     assert time.monotonic() - started < 20
+    assert re.findall(r"exited (-?\d+)", str(err.value)) == ["-9", "-9"], str(err.value)
     for pid in _pids(str(err.value)):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
@@ -383,3 +384,31 @@ def _pids(message: str) -> list[int]:
     pids = [int(p) for p in re.findall(r"pid (\d+)", message)]
     assert len(pids) == 2, message
     return pids
+
+
+def test_an_interrupted_pair_leaves_no_process_behind(monkeypatch):
+    import subprocess
+
+    started = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    sleep, calls = time.sleep, []
+
+    def interrupt(seconds):
+        calls.append(seconds)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        sleep(seconds)
+
+    monkeypatch.setattr(pd_transfer.subprocess, "Popen", popen)
+    # The first poll is interrupted, as a Ctrl-C while the pair runs.
+    monkeypatch.setattr(pd_transfer.time, "sleep", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_pair(PLAN[:1], timeout_s=600)
+    monkeypatch.undo()
+    assert len(started) == 2
+    assert all(proc.poll() is not None for proc in started), [p.pid for p in started]
