@@ -377,6 +377,8 @@ EQUIVALENT: dict[str, str] = {
     "torch.float8_e4m3fn.itemsize -> (rows * index_head_dim // torch.float8_e4m3fn.itemsize)@0": (
         "the same: fp8's itemsize is 1"
     ),
+    "atom/pool_layout/manifest.py:RegionSetManifest.units:const:0 -> 1@0": "every region of a "
+    "set holds one count: describe_regions and from_dict refuse a set that does not",
     "atom/pool_layout/manifest.py:WireManifest.to_dict:const:True -> False@0": "zip strict: "
     "a set's staging is StagingLayout.of its own regions, one staged region per region",
     "atom/pool_layout/manifest.py:WireManifest.format_text:const:True -> False@0": "the same",

@@ -345,3 +345,14 @@ def test_the_text_columns_are_at_least_as_wide_as_their_titles():
         "state regions: 0, one unit a request slot (0 here), 0 B a staged request slot",
         "     #  role  dtype     span B   stride B   staged at",
     ]
+
+
+def test_a_received_set_whose_regions_disagree_on_their_count_is_refused():
+    # A set's count is its first region's: a peer stating two counts in one set is refused as a
+    # set described here would be.
+    doc = json.loads(_manifest().to_json())
+    doc["sets"][0]["regions"][2]["units"] = 9
+    with pytest.raises(
+        ValueError, match=r"manifest page regions hold \[3, 9\] units: a region set"
+    ):
+        WireManifest.from_dict(doc)
