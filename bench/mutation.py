@@ -413,6 +413,8 @@ EQUIVALENT: dict[str, str] = {
     "already sent SIGKILL, which ends it at once",
     "atom/runner/pd_transfer.py:_ends:const:1500 -> 1501@0": "how much of an end's stderr a "
     "failure quotes: every test reads a line inside the last few hundred characters",
+    "atom/runner/pd_transfer.py:run_pair:const:True -> False@2": "zip strict: the lines "
+    "before refuse results of another count than the cases",
     "atom/runner/pd_transfer.py:run_pair:const:False -> True@0": "the store is made with no "
     "world size, so there is no count of workers for it to wait for",
     "atom/runner/pd_transfer.py:run_pair:cmp:time.monotonic() > deadline -> "
