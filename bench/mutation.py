@@ -193,7 +193,7 @@ TARGETS: dict[str, dict[str, list[str]]] = {
                 (
                     "input_assert",
                     "input-assert",
-                    # The file pre-filter (_has_assert_statement) has its own tests.
+                    # The file pre-filter (analysis/asserts.py) has its own tests.
                     [
                         "tests/checkers/rules/test_input_assert_prefilter.py",
                         "tests/checkers/rules/test_input_assert_precision.py",
@@ -432,7 +432,7 @@ EQUIVALENT: dict[str, str] = {
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
     "`0 <= index`",
-    "checkers/rules/input_assert.py:_has_assert_statement:const:6 -> 7@1": "an 'assert' "
+    "checkers/analysis/asserts.py:has_assert_statement:const:6 -> 7@1": "an 'assert' "
     "starting right after the last one (at + 6) follows its 't', which is no blank and no "
     "line break, so it can never answer True: searching from at + 7 skips only it",
     "contracts/runtime/checks.py:check_bind_parity:const:True -> False@0": "zip strict: the "
@@ -493,10 +493,10 @@ EQUIVALENT: dict[str, str] = {
     "relative name that climbs above the top package is None either way (a dead end)",
     "checkers/rules/input_assert.py:InputAssert.wants:const:False -> True@0": "check() "
     "refuses a test file by the same pattern, so wanting it finds nothing either way",
-    "checkers/rules/input_assert.py:_exception_for:const:True -> False@0": "through_calls "
+    "checkers/analysis/asserts.py:exception_for:const:True -> False@0": "through_calls "
     "only changes names reached through a call, which contain a dot and are never the bare "
     "isinstance / issubclass",
-    "checkers/rules/input_assert.py:_fix:cmp:node.msg is not None -> (node.msg is None)@1": (
+    "checkers/analysis/asserts.py:fix:cmp:node.msg is not None -> (node.msg is None)@1": (
         "source_segment of a parsed node is never empty, so neither guard can return"
     ),
     "checkers/rules/keyword_only.py:KeywordOnly.check:const:1 -> 2@0": "a definition's owner is "

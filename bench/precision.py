@@ -183,6 +183,16 @@ FIRST_WRITTEN = False
 _OTHER = {"input": "state", "state": "input"}
 
 
+# With `--misses-in SET`, only those draws' disagreements are listed (the rest
+# stay blind); AC701's call sets are named `torch-calls`, `<engine>-calls` and
+# `<engine>-calls-second`.
+MISSES_IN: frozenset[str] = frozenset()
+
+
+def shown(name: str) -> bool:
+    return not MISSES_IN or name in MISSES_IN
+
+
 def as_first_written(record: dict) -> dict:
     if not record.get("revised"):
         return record
@@ -337,6 +347,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", action="store_true", help="list every disagreement")
     parser.add_argument(
+        "--misses-in",
+        action="append",
+        default=[],
+        metavar="SET",
+        help="list the disagreements of this draw only (repeatable), keeping the others blind",
+    )
+    parser.add_argument(
         "--engine",
         action="append",
         default=[],
@@ -352,7 +369,9 @@ def main(argv: list[str] | None = None) -> int:
         help="score each revised label as it was first written (the blind figures)",
     )
     opts = parser.parse_args(argv)
-    global FIRST_WRITTEN
+    global FIRST_WRITTEN, MISSES_IN
+    MISSES_IN = frozenset(opts.misses_in)
+    opts.misses = opts.misses or bool(MISSES_IN)
     FIRST_WRITTEN = opts.first_written
     engines = engine_roots(opts.engine)
     if opts.rule_at:
@@ -377,14 +396,14 @@ def main(argv: list[str] | None = None) -> int:
             _line("  simple (names a parameter)", simple if sets is None else simple.subset(sets))
         )
         print(_line("  S101 (every assert)", _flag_all(s)))
-        if opts.misses and sets is not None:
+        if opts.misses and sets is not None and shown(sets[0]):
             for line in s.misses:
                 print("     ", line)
 
     print("AC701 required-keyword (labels: tests/checkers/data/repeat_interleave_labels.jsonl)")
     s = required_keyword_score()
     print(_line("AC701", s))
-    if opts.misses:
+    if opts.misses and shown("torch-calls"):
         for line in s.misses:
             print("     ", line)
     print(
@@ -467,7 +486,7 @@ def engine_report(engines: dict[str, Path], misses: bool) -> None:
         print(_line(f"AC301, {title}", s))
         print(_line("  simple (names a parameter)", simple.subset((name,))))
         print(_line("  S101 (every assert)", _flag_all(s)))
-        if misses:
+        if misses and shown(name):
             for line in s.misses:
                 print("     ", line)
     for root in engines:
@@ -489,7 +508,7 @@ def engine_report(engines: dict[str, Path], misses: bool) -> None:
             print(_line(f"AC701, {root}{who}", s))
             print(_line("  simple (non-literal repeats)", by_root(simple, root)))
             print(_line("  every call", _flag_all(s)))
-            if misses:
+            if misses and shown(f"{root}-calls{'-second' if who else ''}"):
                 for line in s.misses:
                     print("     ", line)
 

@@ -41,6 +41,17 @@ time and peak resident memory are read from /proc just before shutdown.
         [--debounce default,0,25] [--file PATH] [--as REL] [--root DIR]
         [--no-peer] [--autopair] [--baseline CHECKOUT]
 
+``--table`` prints the table the default debounce was chosen from
+(docs/editors.md, *The debounce*): for each of ``--sizes`` (200 and 3,000
+lines) and each debounce (0, 5, 10, 25, 50, 100 and 150 ms, each its own
+server, alternately, ruff beside them), keystrokes each waited for, then
+bursts sent ``--paces`` apart (80, 30 and 10 ms) whatever came back, each
+burst's last keystroke waited for and the checks it cost counted; with the
+load average before and after and how far a cell moved between rounds::
+
+    python bench/server_latency.py --table [--rounds 2] [--sizes 200,3000]
+        [--debounce 0,10] [--paces 80,30,10] [--burst 8] [--bursts 6]
+
 ``--file`` is the text typed into (default: whole modules of ``atom/``,
 joined until they make ``--lines`` lines); ``--as`` the path it is opened as,
 under ``--root`` (default this repository, so its declared contracts govern
@@ -321,6 +332,7 @@ def session(
     options,
     *,
     pace_ms: float = 0.0,
+    bursts: tuple[tuple[float, list[list[tuple[dict, str, bool]]]], ...] = (),
 ) -> dict:
     """One server, one buffer, ``keys`` typed.
 
@@ -329,6 +341,12 @@ def session(
     whatever came back: each keystroke's latency is then the wait for the
     first diagnostics of its version or a later one, and ``pushes`` says how
     many checks the debounce let through.
+
+    ``bursts``, typed after ``keys`` (which go on from them): (pace ms, the
+    bursts) each, a burst's keystrokes sent ``pace_ms`` apart whatever came
+    back, then its last keystroke waited for: ``burst_waits`` holds, per
+    pace, the wait from each burst's last change to its diagnostics, and
+    ``burst_checks`` the diagnostics pushed for that pace's bursts in all.
     """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if name == "baseline":
@@ -393,6 +411,32 @@ def session(
                 version = index + 2
                 stamp = next(s for s, v in arrived if v >= version and s >= sent)
                 round_trips.append((stamp - sent) * 1000)
+        burst_waits: dict[float, list[float]] = {}
+        burst_checks: dict[float, int] = {}
+        version = len(keys) + 1
+        for pace, groups in bursts:
+            waits = burst_waits.setdefault(pace, [])
+            checks = 0
+            for group in groups:
+                first = time.perf_counter()
+                for index, (where, new, _parses) in enumerate(group):
+                    for _stamp, got in client.drain(first + index * pace / 1000):
+                        checks += _is_push(got, uri)
+                    version += 1
+                    sent = client.notify(
+                        "textDocument/didChange",
+                        {
+                            "textDocument": {"uri": uri, "version": version},
+                            "contentChanges": [{"range": where, "text": new}],
+                        },
+                    )
+                while True:
+                    stamp, message = client.wait(lambda m: _is_push(m, uri))
+                    checks += 1
+                    if message["params"].get("version") in (version, None):
+                        break
+                waits.append((stamp - sent) * 1000)
+            burst_checks[pace] = burst_checks.get(pace, 0) + checks
         cpu, peak = client.usage()
         findings = len(message["params"]["diagnostics"])
     finally:
@@ -403,6 +447,8 @@ def session(
         "round_trip": round_trips,
         "parses": [parses for _w, _n, parses in keys],
         "pushes": pushes,
+        "burst_waits": burst_waits,
+        "burst_checks": burst_checks,
         "cpu_s": cpu,
         "peak_kib": peak,
         "errors": client.errors,
@@ -528,6 +574,32 @@ def debounces(value: str) -> list[int | None]:
     return out
 
 
+def _sizes(value: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--sizes takes line counts, comma-separated, not {value!r}"
+        ) from None
+    for lines in sizes:
+        if lines < 100:
+            raise argparse.ArgumentTypeError(f"--sizes {lines}: at least 100 lines")
+    return sizes
+
+
+def _paces(value: str) -> tuple[float, ...]:
+    try:
+        paces = tuple(float(part) for part in value.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--paces takes milliseconds, comma-separated, not {value!r}"
+        ) from None
+    for pace in paces:
+        if not 1 <= pace <= 10_000:
+            raise argparse.ArgumentTypeError(f"--paces {pace:g}: must be 1-10000 ms")
+    return paces
+
+
 def label(debounce: int | None) -> str:
     return "the default debounce" if debounce is None else f"debounce {debounce} ms"
 
@@ -605,11 +677,164 @@ class Ours:
         )
 
 
+# -- the debounce table -------------------------------------------------------------
+
+TABLE_SIZES = (200, 3000)
+TABLE_DEBOUNCES = (0, 5, 10, 25, 50, 100, 150)
+# ms between a burst's keystrokes: a fast typist's word; a held key's repeat (30 a second);
+# changes faster than any check (a macro, an editor's multi-cursor or completion edits).
+TABLE_PACES = (80.0, 30.0, 10.0)
+
+
+def server_default_debounce_ms() -> int:
+    from hooks.lsp.server import DEBOUNCE_S
+
+    return round(DEBOUNCE_S * 1000)
+
+
+def table(args, peer: list[str] | None) -> int:
+    """Every size x debounce: one keystroke waited for, and bursts at each pace; one table."""
+    default = server_default_debounce_ms()
+    sweep = list(dict.fromkeys(d for d in args.debounce if d is not None)) or list(TABLE_DEBOUNCES)
+    if default not in sweep:
+        sweep.append(default)
+    sweep.sort()
+    waited = args.keystrokes or 80
+    per_burst, count = args.burst, args.bursts
+    paces = args.paces
+    root = args.root.resolve()
+    load_before = os.getloadavg()
+    print(
+        f"the debounce table: per session {waited} keystrokes each waited for, then "
+        f"{count} bursts of {per_burst} keystrokes at each of "
+        f"{', '.join(f'{p:g}' for p in paces)} ms apart; {args.rounds} rounds, every "
+        f"debounce alternately; ruff server: {'the same keystrokes' if peer else 'none'}; "
+        f"the server's default debounce: {default} ms (*)"
+    )
+    # (lines, debounce) -> per round: waited round trips, {pace: (waits, checks)}
+    cells: dict[tuple[int, int | str], list[tuple[list[float], dict]]] = {}
+    failures: list[str] = []
+    opens: dict[int, list[float]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for index in range(args.rounds):
+            for lines in args.sizes:
+                text = default_text(REPO_ROOT, lines)
+                keys = typed(text, waited + len(paces) * count * per_burst, autopair=args.autopair)
+                head, rest = keys[:waited], keys[waited:]
+                bursts = []
+                for p, pace in enumerate(paces):
+                    mine = rest[p * count * per_burst : (p + 1) * count * per_burst]
+                    groups = [mine[b * per_burst : (b + 1) * per_burst] for b in range(count)]
+                    bursts.append((pace, groups))
+                for debounce in sweep:
+                    log_path = Path(scratch) / f"server-{index}-{lines}-{debounce}.log"
+                    result = session(
+                        "ours",
+                        [
+                            sys.executable,
+                            "-m",
+                            "checkers",
+                            "server",
+                            "-v",
+                            "--log-file",
+                            str(log_path),
+                        ],
+                        root,
+                        args.rel,
+                        text,
+                        head,
+                        options_for(None if debounce == default else debounce),
+                        bursts=tuple(bursts),
+                    )
+                    failures += [json.dumps(e) for e in result["errors"]] + error_lines(log_path)
+                    per_pace = {
+                        pace: (result["burst_waits"][pace], result["burst_checks"][pace])
+                        for pace in paces
+                    }
+                    cells.setdefault((lines, debounce), []).append((result["round_trip"], per_pace))
+                    opens.setdefault(lines, []).append(result["open_ms"])
+                if peer:
+                    their = session(
+                        "ruff", peer, root, args.rel, text, head, {}, bursts=tuple(bursts)
+                    )
+                    per_pace = {
+                        pace: (their["burst_waits"][pace], their["burst_checks"][pace])
+                        for pace in paces
+                    }
+                    cells.setdefault((lines, "ruff"), []).append((their["round_trip"], per_pace))
+    load_after = os.getloadavg()
+    print(
+        f"load average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in load_before)} before, "
+        f"{' '.join(f'{x:.2f}' for x in load_after)} after, on {os.cpu_count()} CPUs"
+    )
+    head_line = f"{'':>14}  {'one keystroke, waited for':<25}"
+    sub_line = f"{'lines':>5} {'debounce':>8}  {'median':>7} {'p95':>7}  {'p95 by round':<9}"
+    for pace in paces:
+        head_line += f"   {f'a burst {pace:g} ms apart: last -> diagnostics':<41}"
+        sub_line += f"   {'median':>7} {'p95':>7} {'checks a burst':>15}      "
+    print(head_line)
+    print(sub_line)
+    spreads: list[tuple[float, tuple]] = []
+    for (lines, debounce), rounds in cells.items():
+        waited_all = [x for rt, _ in rounds for x in rt]
+        by_round = [quantiles(rt)[2] for rt, _ in rounds]
+        median, _p90, p95 = quantiles(waited_all)
+        if len(by_round) > 1:
+            spreads.append(((max(by_round) - min(by_round)) / p95, (lines, debounce)))
+        name = (
+            "ruff" if debounce == "ruff" else f"{debounce} ms{'*' if debounce == default else ' '}"
+        )
+        out = (
+            f"{lines:>5} {name:>9} {median:>7.1f} {p95:>7.1f}  "
+            f"{'-'.join(f'{x:.0f}' for x in (min(by_round), max(by_round))):<9}"
+        )
+        for pace in paces:
+            waits = [w for _, per in rounds for w in per[pace][0]]
+            checks = sum(per[pace][1] for _, per in rounds)
+            bursts_run = len(waits)
+            b_median, _b90, b_p95 = quantiles(waits)
+            out += (
+                f"   {b_median:>7.1f} {b_p95:>7.1f} "
+                f"{checks / bursts_run:>8.1f} of {per_burst:<2}     "
+            )
+        print(out)
+    for lines in args.sizes:
+        print(
+            f"open -> first diagnostics, {lines} lines: median {quantiles(opens[lines])[0]:.1f} ms"
+        )
+    if spreads:
+        spreads.sort()
+        worst, where = spreads[-1]
+        print(
+            f"noise: a cell's p95 moved between its rounds by {spreads[len(spreads) // 2][0]:.0%} "
+            f"of its p95 (median cell), by {worst:.0%} at worst ({where[0]} lines, "
+            f"{where[1]}{'' if where[1] == 'ruff' else ' ms'})"
+        )
+    if 3000 in args.sizes:
+        target = quantiles([x for rt, _ in cells[(3000, default)] for x in rt])[2]
+        verdict = "met" if target <= TARGET_MS else "MISSED"
+        print(
+            f"target: p95 per keystroke, 3,000 lines, the default debounce ({default} ms): "
+            f"{target:.1f} ms {'<=' if target <= TARGET_MS else '>'} {TARGET_MS:.0f} ms: {verdict}"
+        )
+    if failures:
+        print(f"errors from the server ({len(failures)}):")
+        for line in failures[:10]:
+            print(f"  {line}")
+        return 1
+    print("errors from the server: none (no error response, no ERROR line in its log)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--keystrokes", type=int, default=200, help="changes per session (200)")
+    parser.add_argument(
+        "--keystrokes",
+        type=int,
+        help="changes per session (200; with --table, those waited for one by one: 80)",
+    )
     parser.add_argument(
         "--rounds", type=int, default=3, help="sessions per server, alternating (3)"
     )
@@ -654,7 +879,46 @@ def main(argv: list[str] | None = None) -> int:
         "server runs the same session alternately (at the first --debounce), as the before "
         "of a change",
     )
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="the debounce table: every --sizes x --debounce (default 0,25,50,100,150 and the "
+        "server's own; 0,5,10,25,50,100,150), each keystroke waited for and bursts at each of --paces, one table",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=TABLE_SIZES,
+        help="with --table: buffer lines, comma-separated (200,3000)",
+    )
+    parser.add_argument(
+        "--paces",
+        type=_paces,
+        default=TABLE_PACES,
+        help="with --table: ms between a burst's keystrokes, comma-separated (80,30,10: a fast "
+        "typist's word, a held key's repeat, changes faster than any check)",
+    )
+    parser.add_argument("--burst", type=int, default=8, help="with --table: keystrokes a burst (8)")
+    parser.add_argument(
+        "--bursts", type=int, default=6, help="with --table: bursts per pace a session (6)"
+    )
     args = parser.parse_args(argv)
+    if args.table:
+        if args.keystrokes is not None and args.keystrokes < 2:
+            parser.error(f"--keystrokes must be at least 2, not {args.keystrokes}")
+        if args.rounds < 1:
+            parser.error(f"--rounds must be at least 1, not {args.rounds}")
+        if args.burst < 1 or args.bursts < 1:
+            parser.error(
+                f"--burst and --bursts must be at least 1, not {args.burst}, {args.bursts}"
+            )
+        if args.file or args.pace or args.baseline:
+            parser.error(
+                "--table types into atom/ modules of --sizes lines: no --file, --pace, --baseline"
+            )
+        return table(args, None if args.no_peer else ruff_server_argv())
+    if args.keystrokes is None:
+        args.keystrokes = 200
     if args.keystrokes < 2:
         parser.error(f"--keystrokes must be at least 2, not {args.keystrokes}")
     if args.rounds < 1:

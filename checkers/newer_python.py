@@ -15,6 +15,7 @@ Only read once a parse has failed: a file that parses never pays for any of this
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -98,6 +99,24 @@ def _required_python(pyproject: Path | None) -> tuple[tuple[int, int], str] | No
     the project says nothing readable (a bound this reading does not know is no bound)."""
     if pyproject is None:
         return None
+    try:
+        stat = os.stat(pyproject)
+    except OSError:
+        return None
+    # Read once per version of the file: the language server asks on every keystroke
+    # that leaves the buffer unparsable, and a TOML parse costs more than that check.
+    version = (stat.st_mtime_ns, stat.st_size)
+    kept = _REQUIRED.get(os.fspath(pyproject))
+    if kept is None or kept[0] != version:
+        kept = _REQUIRED[os.fspath(pyproject)] = (version, _read_required_python(pyproject))
+    return kept[1]
+
+
+# pyproject path -> ((mtime ns, size) read at, what it requires)
+_REQUIRED: dict[str, tuple[tuple[int, int], tuple[tuple[int, int], str] | None]] = {}
+
+
+def _read_required_python(pyproject: Path) -> tuple[tuple[int, int], str] | None:
     import tomllib
 
     try:

@@ -271,7 +271,15 @@ class Project:
         from .analysis.program import keep_details
 
         keep_details(self)
-        self.__dict__.pop("_program", None)
+        program = self.__dict__.pop("_program", None)
+        if source is not None and program is not None and program.project is self:
+            # The program's scans read only the disk (which files there are, which spell a
+            # needle), and a buffer's new text leaves the disk as it was: the next program
+            # starts from them, or every keystroke would read every file of the project.
+            from .analysis.program import Program
+
+            fresh = self._program = Program(self)
+            fresh._scans = program._scans
         if source is None or key.endswith("__init__.py"):
             self._bound.clear()
         if source is None:

@@ -19,7 +19,11 @@ lives here, named for the question it answers:
   the environment, a literal, a record class), from the node alone;
 * ``origins``: whether a value comes from input (a parameter, a config, the
   environment) or was computed here (``input-assert``), with ``class_facts``:
-  what a constructor copies from input;
+  what a constructor copies from input; ``own_values``: what the function
+  computed itself; ``callers``: what a private helper's callers hand it;
+  ``protocol``: what an object and its module keep for themselves; ``verdicts``:
+  the ``Origin`` each answer is; and ``asserts``: what an assert statement is
+  apart from its value (a test's, its exception, its fix);
 * ``int_kinds``: whether a value is a host int, a host tensor or a device
   tensor (``required-keyword``'s ``repeats``), weighing the evidence
   ``int_evidence`` reads off one node.

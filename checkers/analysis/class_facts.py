@@ -137,11 +137,17 @@ class ClassFacts:
             ),
             None,
         )
+        bases = [dotted(b, through_calls=True) for b in klass.bases]
         if init is None:
-            return ()
+            # No constructor of its own: its first base's constructs it, handed every
+            # argument (`class Encoder(codecs.IncrementalEncoder)`). Not a record, whose
+            # constructor is its fields, nor a mixin, which its host constructs; and a
+            # mixin among the bases has no constructor to hand them to.
+            if is_record(klass) or _is_mixin(klass.name):
+                return ()
+            return tuple(b for b in bases if not _is_mixin(b))[:1]
         self.ensure(init)  # its parameters are read off its scope
         params = set(self.funcs[init].params)
-        bases = [dotted(b, through_calls=True) for b in klass.bases]
         out: list[str] = []
         for stmt in walk_statements(init):
             call = stmt.value if isinstance(stmt, ast.Expr) else None
@@ -217,6 +223,11 @@ def _renormalises_attr(attr: str, value: ast.AST | None, func) -> bool:
         if self_attr(read, func) == attr:
             return True
     return False
+
+
+def _is_mixin(name: str) -> bool:
+    """``ComposableEpiMixin``, ``mixins.LoggingMixin``: named as a mixin."""
+    return name.rpartition(".")[2].endswith("Mixin")
 
 
 def _in_class_body(klass: ast.ClassDef, name: str) -> bool:

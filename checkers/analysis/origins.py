@@ -10,27 +10,86 @@ callers), an attribute of ``self`` to what the constructor copied into it,
 and a call is input only when it is a view of input (``len(x)``, ``x.view(...)``)
 or what a function makes of configuration alone. Every answer is an
 ``Origin`` phrased for the message, or None.
+
+The principles, input first, following it where it hides:
+
+* a parameter of the enclosing function (not ``self``/``cls``) or of an
+  enclosing one, and what is read *off* it: attributes, items, loop elements,
+  ``len``/``tuple``/``int`` of it, no-argument getters, ``.get``/``.pop``; a
+  parameter re-bound to its normalised form (``dims = map_neg(dims)``), but not
+  one re-bound to another computation on every path (``d, days = modf(days)``);
+* an attribute a constructor copied from its arguments or a config (also
+  through a private ``self._init_from(node)``, a dataclass's fields), unless
+  another method assigns it again -- except to the attribute normalised or to
+  a config; an attribute the class never assigns, when its constructor hands
+  its arguments to a base class of another module (``super().__init__(
+  model_runner)``) or it has no constructor of its own and its first base that
+  is no mixin builds it (``class Encoder(codecs.IncrementalEncoder)``);
+* the environment and the command line (``os.environ``, ``sys.argv``,
+  ``parse_args()``), and process-wide settings another module keeps behind a
+  no-argument accessor (``get_parallel().attn_dcp_size``, ``_is_hip =
+  is_hip()``) -- not the type of what one returns, nor a class built;
+* the ``inputs`` names (``args``, ``config``, ``hf_config``, ``server_args``)
+  and any ``*_config``, wherever kept (``self.config``, ``layer.quant_config``;
+  not ``.args``, which FX nodes and exceptions carry), unless the function
+  re-binds one to its own value; and what a function makes of configuration
+  alone (``use_mla_backend(server_args)``);
+* input seen another way: casts, moves and reshapes (``.to()``,
+  ``.unsqueeze()``), ``torch.cat`` of input, ``.rsplit``/``.replace``; sizes
+  worked out by arithmetic alone (``batch * topk * steps``, ``(2 if
+  bidirectional else 1) * hidden``); a reduction or reordering
+  (``sorted(sizes)``, ``lens.max(dim=0).values``); whether an optional argument
+  came (``mask is not None``); what a ``from_*`` factory builds from input
+  alone; and input read by a parser with nothing but literals beside it (``mo =
+  re.match(r"(\\d+)", line)`` of a line of the file a parameter names,
+  ``KVLayout.parse(kv_layout)``);
+* a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
+  pydantic models, msgspec Structs -- and its properties and no-argument methods;
+* a private or nested helper's parameter, when some call in the module passes
+  it input unchanged, or nothing in the module calls it; a call under ``if
+  isinstance(x, T):`` or ``if x.kind == K:`` passes a value already checked.
+
+State, which stays an assert: what the function computed -- a call that takes
+the input, a list it fills, a counter it advances, tensor pieces it sized
+(``qkv.split([q, kv, kv], dim=-1)``), a product ``x @ w``, a slice cut by its
+own bound, a local every branch before the assert binds so (``x_q =
+quant_a(x)`` under the ``if``, ``quant_b(x)`` under the ``else``) -- and a
+comparison of that against what it was given (a postcondition); a global the
+module's own setter assigns; a record's field it fills itself (in
+``__post_init__``); what a collaborator holds after the function called it for
+its effect (``self.layers.prepare(x)``); the per-step records an engine builds
+-- a ``forward_batch``, a ``forward_context``, an ``*_metadata`` -- and what one
+holds against the step's tensors; a table the object fills as it runs, a count
+the module advances, a count against a buffer the object allocated; the
+object's bookkeeping (a collaborator's table, a question it answers,
+``self.pool.anchor(name)``, another object's private attribute, ``kind not in
+self._pending``, ``self.pool.table is self.table``); an attribute a private
+method asserts when every call of it sits under an ``if`` on it; an
+``isinstance`` of a parameter just normalised or of a conversion's result;
+``assert False`` markers; and tests (``test*`` functions, ``Test*`` classes,
+test files).
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from .bindings import BindingIndex
+from .callers import HelperCallers
 from .class_facts import ClassFacts, ClassFactsOf
 from .imports import bound_name
 from .names import dotted
+from .own_values import OwnValues
 from .protocol import ObjectProtocol
-from .scopes import Element, Scope, before, self_class, within
+from .scopes import Element, Scope, before, self_class
 from .shapes import (
     CONVERSIONS,
     JOINING_CALLS,
+    PARSING_CALLS,
     REDUCING_BUILTINS,
     REDUCING_METHODS,
     VIEW_BUILTINS,
     VIEW_METHODS,
-    argument_for,
     inside,
     is_environment,
     is_literal,
@@ -38,28 +97,20 @@ from .shapes import (
     is_private,
     is_record,
     is_self_call,
-    is_step_record,
     names_step_record,
     reads_environment,
     reads_target,
     renormalises,
     splits_tensor,
 )
+from .verdicts import Origin
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
 # `runner_config`): engines name every configuration object that way.
 _CONFIG_SUFFIX = "_config"
 
 
-@dataclass
-class Origin:
-    """Why a value is input, phrased for the message."""
-
-    what: str
-    config: bool = False  # a configuration object: what a function makes of it is input too
-
-
-class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
+class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, BindingIndex):
     """Where the values of one module come from, asked per expression and memoised."""
 
     def __init__(self, tree: ast.Module, inputs: frozenset[str], source=None) -> None:
@@ -236,122 +287,6 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 return self_class(expr.id, func) is not None
         return False
 
-    def _arithmetic_of_input(self, value: ast.AST, func: Scope, at: ast.AST) -> bool:
-        """``batch * topk * steps`` over parameters: input, worked out, not computed."""
-        leaves = []
-
-        def collect(node: ast.AST) -> None:
-            if isinstance(node, ast.BinOp):
-                collect(node.left)
-                collect(node.right)
-            elif isinstance(node, ast.UnaryOp):
-                collect(node.operand)
-            else:
-                leaves.append(node)
-
-        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) for n in ast.walk(value)):
-            return False  # `x @ w`: a product of tensors, the function's own result
-        collect(value)
-        inputs = [leaf for leaf in leaves if not isinstance(leaf, ast.Constant)]
-        return bool(inputs) and all(self.view(leaf, func, at) is not None for leaf in inputs)
-
-    def _computed(self, expr: ast.AST, func: Scope, at: ast.AST):
-        """Is ``expr`` (seen through ``len``, attributes and items) a local the
-        function bound to the result of a call that is not a view of input?
-
-        Returns the computation (the bound value) when it can tell, True when the
-        local is one the function builds up or advances, and False otherwise.
-        """
-        while True:
-            if (
-                isinstance(expr, ast.Call)
-                and dotted(expr.func, through_calls=True) in ("len", *REDUCING_BUILTINS)
-                and expr.args
-            ):
-                expr = expr.args[0]  # `len(parts)`, `sum(parts)`: what the reduction reads
-            elif isinstance(expr, (ast.Attribute, ast.Subscript)):
-                expr = expr.value
-            else:
-                break
-        if self._reads_step_record(expr, func, at):
-            # `block_tables` off `forward_metadata`, checked against the step's tensors:
-            # the engine's own plan against its data, an invariant of the engine.
-            return True
-        for _ in range(8):  # a chain of views: `box = out.data; buf = box.data`
-            if not isinstance(expr, ast.Name):
-                return False
-            if expr.id not in func.params and expr.id in self.built.get(id(func.node), ()):
-                return True  # a list the function filled in itself
-            if expr.id not in func.params and self._advanced(expr.id, func, at):
-                return True  # a counter the function's loop moves (`i += 1`)
-            binding = self.dominating_binding(expr.id, func, at)
-            if binding is None:
-                return False
-            stmt, value, _ = binding
-            if expr.id in func.params and renormalises(expr.id, value):
-                return False  # `dims = normalize(dims)`: still the caller's value
-            if (
-                isinstance(stmt, ast.Assign)
-                and isinstance(value, Element)
-                and isinstance(value.iterable, ast.Call)
-            ):
-                value = value.iterable  # `k_fp4, k_sf = quantize(x)`: a part of the call's result
-            if isinstance(value, ast.Subscript) and self._cut_by_own(value.slice, func, stmt):
-                return value  # `part = hidden[:total]`: a piece the function measured out
-            while isinstance(value, (ast.Attribute, ast.Subscript)):
-                value = value.value
-            if isinstance(value, ast.Name):
-                expr, at = value, stmt
-                continue
-            # The result of processing values (`objects = compile(sources)`), not
-            # an independent fact queried with no arguments (`device_count()`).
-            if isinstance(value, ast.BinOp) and self._arithmetic_of_input(value, func, stmt):
-                return False
-            if value is None or isinstance(value, ast.BinOp):
-                if isinstance(stmt, ast.AugAssign):
-                    return True  # `i += 1`
-                return value if isinstance(stmt, ast.Assign) else False  # `i = j + 1`
-            if (
-                isinstance(value, ast.Call)
-                and bool(value.args or value.keywords or isinstance(value.func, ast.Name))
-                and self._binding_origin(expr.id, func, stmt, value) is None
-            ):
-                return value
-            return False
-        return False
-
-    def _reads_step_record(self, expr: ast.AST, func: Scope, at: ast.AST) -> bool:
-        """Is ``expr`` a per-step record, read off one, or a local bound to such a read
-        (``counts = forward_batch.late_counts``)?"""
-        for _ in range(8):
-            while isinstance(expr, (ast.Attribute, ast.Subscript)):
-                if isinstance(expr, ast.Attribute) and names_step_record(expr.attr):
-                    return True
-                expr = expr.value
-            if not isinstance(expr, ast.Name):
-                return False
-            if expr.id in func.params:
-                return is_step_record(func.params[expr.id])
-            binding = self.dominating_binding(expr.id, func, at)
-            if binding is None or not isinstance(binding[1], (ast.Attribute, ast.Subscript)):
-                return False
-            at, expr = binding[0], binding[1]
-        return False
-
-    def _advanced(self, name: str, func: Scope, at: ast.AST) -> bool:
-        """Does the function move ``name`` by arithmetic on itself (before ``at``, or in
-        a loop around it)?"""
-        for stmt, value, chain in func.bindings.get(name, ()):
-            if not before(stmt, at) and not self.shares_loop(chain, at):
-                continue
-            if isinstance(stmt, ast.AugAssign):
-                return True
-            if isinstance(value, ast.BinOp) and any(
-                isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)
-            ):
-                return True
-        return False
-
     def view(self, expr: ast.AST | None, func: Scope | None, at: ast.AST) -> Origin | None:
         """Is ``expr``'s value input, or input seen another way (not computed)?"""
         if expr is None:
@@ -445,6 +380,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 # `get_parallel()`, `is_hip()`: a process-wide accessor another module
                 # defines -- the configuration, the platform, the environment.
                 return Origin(f"`{callee.id}()`, process-wide settings another module keeps")
+            parsed = self._parsed(expr, func, at)
+            if parsed is not None:
+                return parsed
             if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
                 # `Engine.from_engine_args(args)`: an object a factory builds from what
                 # it is given alone is that input, built.
@@ -489,6 +427,24 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
                 ):
                     return None
                 return self.view(callee.value, func, at)
+        return None
+
+    def _parsed(self, call: ast.Call, func: Scope | None, at: ast.AST) -> Origin | None:
+        """``re.match(r"(\\d+)", line)``, ``PAT.search(line)``, ``Layout.parse(kv_layout)``:
+        input read by a parser with nothing but literals beside it is that input.
+
+        The receiver of a method (a compiled pattern, a parser) is the reader, not
+        what is read; an argument the function computed (``re.match(p, render(x))``)
+        makes the result its own.
+        """
+        callee = call.func
+        name = dotted(callee) or getattr(callee, "attr", "")  # `re.compile(p).match`: `match`
+        if name.rpartition(".")[2] not in PARSING_CALLS:
+            return None
+        given = [a for a in [*call.args, *(k.value for k in call.keywords)] if not is_literal(a)]
+        found = [self.view(a, func, at) for a in given]
+        if found and all(o is not None for o in found):
+            return Origin(f"{found[0].what}, parsed by `{name}`")
         return None
 
     def resolve(self, name: str, func: Scope | None, at: ast.AST) -> Origin | None:
@@ -569,80 +525,6 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
         finally:
             self._busy.discard(key)
 
-    def _callers_tested(self, func: Scope, attr: str) -> bool:
-        """Is ``func`` a private method every call of which (``self.<func>()``) sits
-        under an ``if`` that tests ``self.<attr>`` -- the branch chose the method
-        for the value the assert restates?"""
-        name = func.name
-        if not is_private(name) or func.self_name is None:
-            return False
-        sites = self.calls_of(name)
-        if not sites:
-            return False
-        for call, caller in sites:
-            if caller is None or caller.self_name is None or caller is func:
-                return False
-            if not (
-                isinstance(call.func, ast.Attribute)
-                and isinstance(call.func.value, ast.Name)
-                and call.func.value.id == caller.self_name
-            ):
-                return False
-            tests = [
-                test
-                for block in self.blocks.get(call, ())
-                for test in (self.guards.get(block), self.else_guards.get(block))
-                if test is not None
-            ]
-            if not any(
-                isinstance(n, ast.Attribute)
-                and n.attr == attr
-                and isinstance(n.value, ast.Name)
-                and n.value.id == caller.self_name
-                for t in tests
-                for n in ast.walk(t)
-            ):
-                return False
-        return True
-
-    def _caller_checked(self, bound: ast.AST, call: ast.Call) -> bool:
-        """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg?
-
-        Only a test of what the value *is* counts; ``if arg is not None`` or a
-        truth test leaves everything else about it unchecked.
-        """
-        if not isinstance(bound, ast.Name):
-            return False
-        for block in self.blocks.get(call, ()):
-            test = self.guards.get(block)
-            if test is None:
-                continue
-            tests = (
-                test.values
-                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
-                else [test]
-            )
-            for t in tests:
-                if (
-                    isinstance(t, ast.Call)
-                    and dotted(t.func, through_calls=True) in ("isinstance", "issubclass")
-                    and t.args
-                    and isinstance(t.args[0], ast.Name)
-                    and t.args[0].id == bound.id
-                ):
-                    return True
-                if (
-                    isinstance(t, ast.Compare)
-                    and isinstance(t.left, ast.Attribute)
-                    and isinstance(t.left.value, ast.Name)
-                    and t.left.value.id == bound.id
-                    and not any(
-                        isinstance(c, ast.Constant) and c.value is None for c in t.comparators
-                    )
-                ):
-                    return True
-        return False
-
     def _shadowed(self, name: str, func: Scope | None, at: ast.AST) -> bool:
         """An `inputs` name the function re-binds to its own value (`args = self.codegen_args()`)."""
         if func is None or name in func.params:
@@ -654,50 +536,3 @@ class InputOrigins(ClassFacts, ObjectProtocol, BindingIndex):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return False  # `from torch._inductor import config` is the config
         return self._binding_origin(name, func, stmt, value) is None
-
-    def param_origin(self, func: Scope, name: str) -> Origin | None:
-        key = (id(func.node), name)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._busy:
-            return None
-        self._busy.add(key)
-        try:
-            origin = self._param_origin(func, name)
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = origin
-        return origin
-
-    def _param_origin(self, func: Scope, name: str) -> Origin | None:
-        if is_step_record(func.params[name]):
-            # `attn_metadata.decode is not None`: what the engine's own builder
-            # planned for this step, not what a user handed in.
-            return None
-        plain = Origin(f"parameter `{name}` of `{func.name}`")
-        fname = func.name
-        private = fname.startswith("_") and not fname.endswith("__")
-        nested = func.parent is not None and func.klass is None  # a method is not "nested"
-        if not (private or nested) or isinstance(func.node, ast.Lambda):
-            return plain
-        sites = [
-            (call, caller)
-            for call, caller in self.calls_of(fname)
-            if (not nested or within(caller, func.parent)) and not within(caller, func)
-        ]  # a recursive call passes on what the function already had
-        if not sites:
-            return plain  # called from elsewhere (another module, a callback)
-        arg = func.params[name]
-        node_args = func.node.args
-        positional = [a.arg for a in [*node_args.posonlyargs, *node_args.args]]
-        if func.self_name is not None:
-            positional = positional[1:]
-        for call, caller in sites:
-            bound = argument_for(call, arg, positional, node_args, func)
-            if bound is None or self._caller_checked(bound, call):
-                continue  # the caller tested what it passes: the helper restates it
-            if self.view(bound, caller, call) is not None:
-                return Origin(
-                    f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
-                )
-        return None

@@ -15,13 +15,8 @@ path and ``SUMMARY_KEY`` (one store, two summaries a file). An *outline*
 needs and costs a tenth of the parse; *details* (each body's calls, dicts and
 unit forms) are made only for a file a chain or a flow actually enters.
 
-Resolution follows what the source spells and nothing else: a method called
-on ``self`` is looked up in the class and then its bases in order (an
-override in a subclass is not followed: the call the code spells is to its
-own class's), a name imported from a package's ``__init__`` that re-exports it
-is followed to where it is defined, a class called is its ``__init__``. A
-call on any other object (``self.pool.carve()``, ``x.item()``) names no
-project function; what it may match is a forbidden method's spelling.
+How a call is resolved, what the source spells and nothing else, is
+``checkers.analysis.resolution``'s: ``Program`` answers its questions.
 """
 
 from __future__ import annotations
@@ -33,9 +28,7 @@ import time
 from pathlib import Path
 
 from .functions import (
-    D_CARRIERS,
     FORMAT,
-    O_CLASS,
     O_QUAL,
     S_ALIASES,
     S_CLASSES,
@@ -44,13 +37,13 @@ from .functions import (
     S_SELF_SET,
     Outliner,
 )
+from .resolution import Resolution
 
 #: A function summary is stored beside the file's import summary under ``path + SUMMARY_KEY``:
 #: a path holds no NUL, so the two never collide.
 SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
 _KEPT_TREES = 16
-_MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
 
 
 def keep_details(project) -> None:
@@ -82,6 +75,7 @@ class Module:
     __slots__ = (
         "_details",
         "_lazy",
+        "_lines",
         "_text",
         "aliases",
         "classes",
@@ -105,6 +99,7 @@ class Module:
         self.self_set: frozenset[str] | None = frozenset(found) if found is not None else None
         self._lazy = lazy
         self._text: str | None = None  # the file being checked's text, for line questions
+        self._lines: dict[str, tuple[int, ...]] = {}
         if self._details is None and lazy is not None:
             self._details = [None] * len(self.outlines)
 
@@ -112,9 +107,12 @@ class Module:
         """1-based lines spelling ``needle``; None when the module's text is not at hand."""
         if self._text is None:
             return None
-        from .imports import lines_mentioning
+        found = self._lines.get(needle)
+        if found is None:
+            from .imports import lines_mentioning
 
-        return lines_mentioning(self._text, (needle,))
+            found = self._lines[needle] = lines_mentioning(self._text, (needle,))
+        return found
 
     @property
     def has_details(self) -> bool:
@@ -179,7 +177,7 @@ class _FileDetails:
         return outliner.detail(index)
 
 
-class Program:
+class Program(Resolution):
     """Questions about the project's functions, each file summarised at most once a run."""
 
     def __init__(self, project) -> None:
@@ -233,6 +231,7 @@ class Program:
             old_abspath = os.path.join(self.project.root, old.path)
             old._lazy = _FileDetails(self, old.path, old_abspath, None)
             old._text = None
+            old._lines = {}
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
             self._modules[(name, True)] = found
@@ -243,13 +242,17 @@ class Program:
         """Whether a file's text spells the last name of one of ``modules`` -- which every
         import of one does (``import a.b.c``, ``from a.b import c``, ``from .c import x``):
         a byte scan, so a file that cannot be reaching them is not parsed to ask."""
-        lasts = {m.rpartition(".")[2].encode() for m in modules}
+        return self.spells(rel, tuple({m.rpartition(".")[2] for m in modules}))
+
+    def spells(self, rel: str, needles) -> bool:
+        """Whether the bytes of the file at ``rel`` (under the project root) hold one of
+        ``needles``; False when it cannot be read."""
         try:
             with open(os.path.join(self.project.root, rel), "rb") as fh:
                 data = fh.read()
         except OSError:
             return False
-        return any(last in data for last in lasts)
+        return any(n.encode() in data for n in needles)
 
     def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
         """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""
@@ -431,214 +434,6 @@ class Program:
             return Module(name, rel, summary, lazy=lazy)
         except (TypeError, ValueError, IndexError, KeyError):
             return None  # a stored summary of another shape: parse instead
-
-    # -- resolution ------------------------------------------------------------
-
-    def resolve_call(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
-        """The project function a call spelled ``spelling`` in ``outline``'s body names."""
-        if not spelling or spelling.startswith("?"):
-            return None
-        head, _, rest = spelling.partition(".")
-        if head == "self":
-            klass = outline[O_CLASS]
-            if not klass or not rest:
-                return None
-            attr, _, method = rest.partition(".")
-            if not method:
-                found = self.method(module.name, klass, attr)
-                if found is not None:
-                    return found
-            elif "." in method:
-                return None
-            # `self.norm(x)`, `self.pool.carve()`: an attribute the class's methods assign an
-            # instance of a project class; calling the instance runs its `__call__`, or, for a
-            # torch module, its `forward`.
-            held = self.attribute_class(module.name, klass, attr)
-            if held is None:
-                return None
-            if method:
-                return self.method(*held, method)
-            return self.method(*held, "__call__") or self.method(*held, "forward")
-        if head == "super()":
-            klass = outline[O_CLASS]
-            if not klass or not rest or "." in rest:
-                return None
-            return self.method(module.name, klass, rest, skip_self=True)
-        if not rest:
-            # A nested function of this one or of an enclosing one, then the module's own.
-            # A class body is no enclosing scope of its methods: its levels are skipped.
-            qual = outline[O_QUAL]
-            while True:
-                while qual in module.classes:
-                    qual = qual.rpartition(".")[0]
-                candidate = f"{qual}.{head}" if qual else head
-                if candidate in module.functions:
-                    return (module.name, candidate)
-                if candidate in module.classes:
-                    return self.method(module.name, candidate, "__init__")
-                if not qual:
-                    return None
-                qual = qual.rpartition(".")[0]
-        if head in module.classes:
-            return self._member(module, spelling.split("."), 0)
-        if head in module.functions:
-            return None  # an attribute of a function
-        return self.dotted(spelling)
-
-    def attribute_class(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
-        """The project class whose instance ``klass``'s methods (or its bases') assign to
-        ``self.attr`` -- only when every such assignment that names a class names that one."""
-        key = ("attr", module, klass, attr)
-        if key in self._held:
-            return self._held[key]
-        self._held[key] = None
-        found: set[tuple[str, str]] = set()
-        for owner_module, owner in self.mro(module, klass):
-            mod = self.module(owner_module, details=True)
-            if mod is None:
-                continue
-            for outline in mod.outlines:
-                if outline[O_CLASS] != owner:
-                    continue
-                detail = mod.detail(outline[O_QUAL])
-                for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
-                    if name != attr or not on_self:
-                        continue
-                    target = self.resolve_call(mod, outline, spelling)
-                    if target is not None and target[1].endswith(".__init__"):
-                        found.add((target[0], target[1].rpartition(".")[0]))
-                    elif target is None:
-                        held = self.class_called(mod, outline, spelling)
-                        if held is not None:
-                            found.add(held)
-        result = found.pop() if len(found) == 1 else None
-        self._held[key] = result
-        return result
-
-    def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
-        """The project class a call spelled ``spelling`` constructs (one without ``__init__``
-        of its own in the project still names its class)."""
-        head, _, rest = spelling.partition(".")
-        if not rest and head in module.classes:
-            return (module.name, head)
-        if head in module.classes:
-            return (module.name, spelling) if spelling in module.classes else None
-        return self._class_dotted(spelling, 0) if "." in spelling else None
-
-    def dotted(self, name: str) -> tuple[str, str] | None:
-        """The project function a fully dotted name reaches (``pkg.mod.Class.method``)."""
-        if name in self._dotted:
-            return self._dotted[name]
-        self._dotted[name] = None  # a re-export cycle ends here
-        found = self._dotted_at(name, 0)
-        self._dotted[name] = found
-        return found
-
-    def _dotted_at(self, name: str, depth: int) -> tuple[str, str] | None:
-        if depth > _MAX_DEPTH:
-            return None
-        parts = name.split(".")
-        project = self.project
-        if not project.is_first_party(parts[0]):
-            return None
-        for i in range(len(parts) - 1, 0, -1):
-            prefix = ".".join(parts[:i])
-            if project.resolve(prefix) is None:
-                continue
-            module = self.module(prefix)
-            if module is None:
-                return None
-            return self._member(module, parts[i:], depth)
-        return None
-
-    def _member(self, module: Module, rest: list[str], depth: int) -> tuple[str, str] | None:
-        """A function (or a class's ``__init__``) named by ``rest`` inside ``module``."""
-        qual = ".".join(rest)
-        if qual in module.functions:
-            return (module.name, qual)
-        if qual in module.classes:
-            return self.method(module.name, qual, "__init__")
-        if len(rest) >= 2:
-            klass = ".".join(rest[:-1])
-            if klass in module.classes:
-                return self.method(module.name, klass, rest[-1])
-        target = module.aliases.get(rest[0])
-        if target is not None and target != module.name:
-            return self._dotted_at(".".join([target, *rest[1:]]), depth + 1)
-        return None
-
-    def method(
-        self, module: str, klass: str, name: str, *, skip_self: bool = False
-    ) -> tuple[str, str] | None:
-        """``name`` looked up on ``klass`` (defined in ``module``) and then its bases, in order."""
-        for owner_module, owner in self.mro(module, klass)[1 if skip_self else 0 :]:
-            found = self.module(owner_module)
-            if found is not None and f"{owner}.{name}" in found.functions:
-                return (owner_module, f"{owner}.{name}")
-        return None
-
-    def mro(self, module: str, klass: str) -> tuple[tuple[str, str], ...]:
-        """The class and its project bases, depth first, left to right, each once."""
-        key = (module, klass)
-        found = self._mro.get(key)
-        if found is not None:
-            return found
-        self._mro[key] = (key,)  # a cycle of bases ends here
-        order: list[tuple[str, str]] = []
-        seen: set[tuple[str, str]] = set()
-        stack = [(key, 0)]
-        while stack:
-            (mod_name, cls), depth = stack.pop()
-            if (mod_name, cls) in seen or depth > _MAX_DEPTH:
-                continue
-            seen.add((mod_name, cls))
-            order.append((mod_name, cls))
-            mod = self.module(mod_name)
-            if mod is None or cls not in mod.classes:
-                continue
-            bases = []
-            for base in mod.classes[cls][2]:
-                resolved = self.class_named(mod, base)
-                if resolved is not None:
-                    bases.append((resolved, depth + 1))
-            stack.extend(reversed(bases))
-        found = self._mro[key] = tuple(order)
-        return found
-
-    def class_named(self, module: Module, spelling: str) -> tuple[str, str] | None:
-        """The project class a base (or any class reference) spelled in ``module`` names."""
-        if spelling in module.classes:
-            return (module.name, spelling)
-        key = f"{module.name}:{spelling}"
-        if key in self._classes:
-            return self._classes[key]
-        self._classes[key] = None
-        found = self._class_dotted(spelling, 0)
-        self._classes[key] = found
-        return found
-
-    def _class_dotted(self, name: str, depth: int) -> tuple[str, str] | None:
-        if depth > _MAX_DEPTH:
-            return None
-        parts = name.split(".")
-        project = self.project
-        if not project.is_first_party(parts[0]):
-            return None
-        for i in range(len(parts) - 1, 0, -1):
-            prefix = ".".join(parts[:i])
-            if project.resolve(prefix) is None:
-                continue
-            module = self.module(prefix)
-            if module is None:
-                return None
-            rest = ".".join(parts[i:])
-            if rest in module.classes:
-                return (module.name, rest)
-            target = module.aliases.get(parts[i])
-            if target is not None and target != module.name:
-                return self._class_dotted(".".join([target, *parts[i + 1 :]]), depth + 1)
-            return None
-        return None
 
 
 __all__ = ["SUMMARY_KEY", "Module", "Program", "keep_details", "program_of"]

@@ -100,6 +100,11 @@ REDUCING_BUILTINS = frozenset(
 REDUCING_METHODS = frozenset(
     {"max", "min", "sum", "amax", "amin", "prod", "mean", "all", "any", "sort", "unique", "abs"}
 )
+# Calls that read text or a spelled-out value (``re.match(r"(\d+)", line)``,
+# ``KVLayout.parse(kv_layout)``, ``json.loads(body)``): what they make of input
+# with nothing but literals beside it is that input, read -- whether it matched,
+# which layout it names -- not a value the function computed.
+PARSING_CALLS = frozenset({"match", "fullmatch", "search", "parse", "loads", "literal_eval"})
 # Methods that cut a tensor into pieces whose sizes the caller of the method chose.
 _SPLITTING_METHODS = frozenset({"split", "tensor_split", "chunk", "unbind", "split_with_sizes"})
 # Conversions whose result's type is what they produce: narrowing it is for the type checker.

@@ -59,6 +59,20 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import StringList
 
+from ..analysis.dict_reads import (
+    _DICT_BUILDERS,
+    _all_carried,
+    _carried,
+    _filled,
+    _guard_lines,
+    _local_mro,
+    _names,
+    _read_lines,
+    _segment,
+    _spans,
+    callers_passing,
+)
+
 RULES = (
     Rule(
         code="AC811",
@@ -225,7 +239,7 @@ class PublishedKeys(Contract):
 
     def __init__(self, id: str, **params) -> None:
         super().__init__(id, **params)
-        from .reachable_calls import _globs
+        from ..analysis.call_patterns import _globs
 
         self._everything = "*" in self.producers
         self._producer_re = None if self._everything else _globs(self.producers)
@@ -252,6 +266,12 @@ class PublishedKeys(Contract):
         if not self._everything:
             wanted = self._reader_needles(program)
             if wanted is not None and not any(n in source.text for n in wanted):
+                return
+        elif source.tree is not None:
+            # Undeclared, the producer is a function of this module, called here.
+            from ..analysis.dict_producers import dict_producers, spells_a_call_of
+
+            if not spells_a_call_of(source.text, dict_producers(source.tree)):
                 return
         module = program.module_of_source(source)
         if module is None:
@@ -394,7 +414,7 @@ class PublishedKeys(Contract):
             return [(p, False) for p in self._carriers(program).get(what, ())]
         if kind == "p" and depth < 2:
             found = []
-            for caller, origin_there in self._callers(program, module, outline, what):
+            for caller, origin_there in callers_passing(self, program, module, outline, what):
                 for producer, _direct in self._producers(
                     program, module, caller, origin_there, depth + 1
                 ):
@@ -459,7 +479,7 @@ class PublishedKeys(Contract):
 
     def _producer_names(self) -> tuple[str, ...] | None:
         """What a file calling a declared producer spells; None when a pattern names none."""
-        from .reachable_calls import _needle
+        from ..analysis.call_patterns import _needle
 
         names = [_needle(p) for p in self.producers]
         return None if any(n is None for n in names) else tuple(names)
@@ -467,40 +487,6 @@ class PublishedKeys(Contract):
     def _reader_needles(self, program) -> tuple[str, ...] | None:
         names = self._producer_names()
         return None if names is None else (*names, *self._carriers(program))
-
-    def _callers(self, program, module, outline, param) -> list[tuple[tuple, tuple]]:
-        """``(caller outline, origin of the argument)`` for each call in ``module`` of the
-        function ``outline`` that passes its parameter ``param`` (a position or a name)."""
-        from ..analysis.functions import C_ORIGINS, C_SPELLING, D_CALLS, O_PARAMS, O_QUAL, O_SELF
-
-        key = ("callers", module.name, outline[O_QUAL], param)
-        if key in self._memo:
-            return self._memo[key]
-        found = []
-        params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
-        name = params[param] if isinstance(param, int) and param < len(params) else param
-        short = outline[O_QUAL].rpartition(".")[2]
-        spelled = module.lines_mentioning(short)
-        for caller in module.outlines:
-            if spelled is not None and not _spans(spelled, caller):
-                continue  # the caller's text never spells the callee: no details needed
-            if short not in _called_names(program, module, caller):
-                continue
-            detail = module.detail(caller[O_QUAL])
-            if detail is None:
-                continue
-            for call in detail[D_CALLS]:
-                if not call[C_SPELLING].endswith(short):
-                    continue
-                target = self._resolve(program, module, caller, call[C_SPELLING])
-                if target != (module.name, outline[O_QUAL]):
-                    continue
-                bound = 1 if outline[O_SELF] and "." in call[C_SPELLING] else 0
-                for where, origin in call[C_ORIGINS]:
-                    if (isinstance(where, int) and where + bound == param) or where == name:
-                        found.append((caller, origin))
-        self._memo[key] = found
-        return found
 
     def _shapes(self, program, producer) -> list[tuple] | None:
         """Each closed return path of ``producer`` as ``(line, keys it can publish, origin
@@ -541,18 +527,25 @@ class PublishedKeys(Contract):
     # -- a run over some files -------------------------------------------------
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
-        """Reads in ``path`` whose producer (or a callee that fills its dict) is in an edited
-        module, answered from summaries; a file whose text spells no edited module's name (so
-        imports none) is not parsed."""
+        """Reads in ``path`` whose producer is in an edited module, answered from summaries.
+
+        Most files are answered without a parse: undeclared, a read's producer is in the
+        reader's own module, which is not the edited one; declared, an edit reaches a read
+        only when an edited module defines a declared producer, and only a file spelling a
+        producer's name or an attribute one is assigned to (what ``check`` itself asks of a
+        file before reading it) has a read to reach."""
         from ..analysis.functions import D_READS, O_QUAL, R_LINE
         from ..analysis.program import program_of
 
         name = project.module_name(path)
-        if not name or name in edited:
+        if not name or name in edited or self._everything:
             return {}
         program = program_of(project)
         self._own(program)
-        if self._everything and not program.may_import(path, edited):
+        if not self._defines_producer(program, edited):
+            return {}
+        wanted = self._reader_needles(program)
+        if wanted is not None and not program.spells(path, wanted):
             return {}
         module = program.module(name, details=True)
         if module is None:
@@ -571,111 +564,22 @@ class PublishedKeys(Contract):
                         )
         return lines
 
-
-def _segment(source, span) -> str:
-    line, col, end_line, end_col = span
-    if line != end_line:
-        return source.lines[line - 1][col - 1 :].rstrip() + " ..."
-    return source.lines[line - 1][col - 1 : end_col - 1]
-
-
-# What building a dict spells: undeclared, a reader's producers are in its own module.
-_DICT_BUILDERS = ("return {", "= {", "dict(", ".update(", "setdefault(", ": {")
-
-
-def _local_mro(module, klass: str) -> list[str]:
-    """``klass`` and its bases defined in the same module, depth first, each once."""
-    order, stack = [], [klass]
-    while stack:
-        current = stack.pop()
-        if current in order or module is None or current not in module.classes:
-            continue
-        order.append(current)
-        stack.extend(reversed([b for b in module.classes[current][2] if b in module.classes]))
-    return order
-
-
-def _names(keys) -> str:
-    return ", ".join(f"`{k}`" for k in keys)
-
-
-def _guard_lines(text: str) -> tuple[int, ...]:
-    from ..analysis.imports import lines_mentioning
-
-    return lines_mentioning(text, ('" in ', "' in ", '" not in ', "' not in ", ".get(", ".pop("))
-
-
-def _read_lines(text: str) -> tuple[int, ...]:
-    from ..analysis.imports import lines_mentioning
-
-    return lines_mentioning(text, ('["', "['"))
-
-
-def _spans(lines: tuple[int, ...], outline) -> bool:
-    """Whether one of ``lines`` lies in the function's own lines."""
-    import bisect
-
-    from ..analysis.functions import O_END, O_LINE
-
-    i = bisect.bisect_left(lines, outline[O_LINE])
-    return i < len(lines) and lines[i] <= outline[O_END]
-
-
-def _carried(rule, program, module, outline, detail, attr, *, on_self) -> list[tuple[str, str]]:
-    from ..analysis.functions import D_CARRIERS
-
-    out = []
-    for name, spelling, _line, is_self in detail[D_CARRIERS] if detail else ():
-        if name == attr and (is_self or not on_self):
-            target = rule._resolve(program, module, outline, spelling)
-            if target is not None:
-                out.append(target)
-    return out
-
-
-def _all_carried(program, module, outline, detail):
-    from ..analysis.functions import D_CARRIERS
-
-    for name, spelling, _line, _is_self in detail[D_CARRIERS] if detail else ():
-        target = program.resolve_call(module, outline, spelling)
-        if target is not None:
-            yield name, target
-
-
-def _called_names(program, module, caller) -> frozenset[str]:
-    """The last names of the calls in ``caller``'s body (from its details)."""
-    from ..analysis.functions import C_SPELLING, D_CALLS, O_QUAL
-
-    detail = module.detail(caller[O_QUAL])
-    if detail is None:
-        return frozenset()
-    return frozenset(c[C_SPELLING].rpartition(".")[2] for c in detail[D_CALLS])
-
-
-def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] | None:
-    """Keys a callee writes into the dict handed to it at ``where``; None when not known."""
-    from ..analysis.functions import D_FILLS, O_PARAMS, O_SELF
-
-    target = rule._resolve(program, module, outline, spelling)
-    if target is None:
-        return None
-    callee_module = program.module(target[0], details=True)
-    callee = callee_module.outline(target[1]) if callee_module is not None else None
-    detail = callee_module.detail(target[1]) if callee is not None else None
-    if detail is None:
-        return None
-    params = [p for p in callee[O_PARAMS] if not p.startswith("*")]
-    if isinstance(where, int):
-        bound = 1 if callee[O_SELF] and "." in spelling else 0
-        index = where + bound
-        name = params[index] if index < len(params) else None
-    else:
-        name = where
-        index = params.index(where) if where in params else where
-    keys: set[str] = set()
-    for param, filled, open_ in detail[D_FILLS]:
-        if param in (index, name):
-            if open_:
-                return None
-            keys.update(k for k, _line, _certain in filled)
-    return frozenset(keys)
+    def _defines_producer(self, program, edited) -> bool:
+        """Whether an edited module defines a function the declared producers match (by its
+        text first: a module that spells no producer's name defines none)."""
+        key = ("edited", tuple(sorted(edited.items())))
+        found = self._memo.get(key)
+        if found is None:
+            names = self._producer_names()
+            found = False
+            for module_name, rel in edited.items():
+                if names is not None and not program.spells(rel, names):
+                    continue
+                module = program.module(module_name)
+                if module is not None and any(
+                    self._allowed((module_name, qual)) for qual in module.functions
+                ):
+                    found = True
+                    break
+            self._memo[key] = found
+        return found

@@ -54,12 +54,23 @@ edited file (``dependent_lines``), from the files' cached summaries.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterator
 
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, StringList, StringMap
+
+from ..analysis.call_patterns import (
+    _MAX_FUNCTIONS,
+    _bindings,
+    _Forbidden,
+    _globs,
+    _hops,
+    _may_be_named,
+    _needle,
+    _required_runs,
+    _spelled,
+)
 
 RULES = (
     Rule(
@@ -358,12 +369,19 @@ class ReachableCalls(Contract):
 
     def wants(self, source) -> bool:
         """A file holding an entry spells every literal run of the entry's own name (and of a
-        class glob before it: `*Impl.forward` needs `Impl` and `forward`)."""
+        class glob before it: `*Impl.forward` needs `Impl` and `forward`); for an entry named
+        by its dotted name, its path can hold a module of that name (a function of
+        ``pkg.other`` is no ``pkg.backends.*Impl.forward``, whatever it spells)."""
         text = source.text
-        patterns = (*self.entries, *self.entry_decorators, *self.entry_class_decorators)
-        for pattern in patterns:
+        for pattern in (*self.entry_decorators, *self.entry_class_decorators):
             runs = _required_runs(pattern)
             if runs is None or all(r in text for r in runs):
+                return True
+        for pattern in self.entries:
+            runs = _required_runs(pattern)
+            if (runs is None or all(r in text for r in runs)) and _may_be_named(
+                source.path, pattern
+            ):
                 return True
         return False
 
@@ -531,148 +549,3 @@ class ReachableCalls(Contract):
                     line = hops[0][2][C_LINE]
                     lines[line] = tuple(dict.fromkeys((*lines.get(line, ()), *through)))
         return lines
-
-
-_MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
-
-
-def _bindings(program, target, spelling: str, call) -> frozenset:
-    """The callee's parameters a call binds to ``True``/``False``/``None``, by name."""
-    from ..analysis.functions import C_CONSTS, O_PARAMS, O_SELF
-
-    consts = call[C_CONSTS]
-    if not consts:
-        return frozenset()
-    mod = program.module(target[0])
-    outline = mod.outline(target[1]) if mod is not None else None
-    if outline is None:
-        return frozenset()
-    params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
-    shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
-    out = []
-    for where, value in consts:
-        if isinstance(where, int):
-            if where + shift < len(params):
-                out.append((params[where + shift], value))
-        else:
-            out.append((where, value))
-    return frozenset(out)
-
-
-def _hops(parent, node, call, path) -> list[tuple]:
-    """The chain to ``node`` (whose ``call`` is forbidden): ``(module, qual, call, path)`` a hop."""
-    out = [(node[0], node[1], call, path)]
-    link = parent[node]
-    while link is not None:
-        prev, prev_call, prev_path = link
-        out.append((prev[0], prev[1], prev_call, prev_path))
-        link = parent[prev]
-    out.reverse()
-    return out
-
-
-def _spelled(spelling: str) -> str:
-    """A call as the finding prints it: ``?.item`` (a method of an unnamed value) as ``.item()``."""
-    if spelling.startswith("?."):
-        return spelling[1:] + "()"
-    return spelling + "()"
-
-
-class _Forbidden:
-    """The forbidden patterns, matched against a spelling: method patterns by their last name."""
-
-    def __init__(self, patterns, unless, unless_int, host=None) -> None:
-        self.unless = dict(unless)
-        self.host = host
-        self.unless_int = {}
-        for pattern, value in unless_int.items():
-            name, _, position = value.partition(":")
-            if position.isdigit():
-                self.unless_int[pattern] = (name, int(position))
-        self.methods: dict[str, str] = {}
-        self.others: list[tuple[re.Pattern, str]] = []
-        for pattern in patterns:
-            head, _, last = pattern.rpartition(".")
-            if head == "*" and last and not any(c in last for c in "*?["):
-                self.methods[last] = pattern
-            else:
-                self.others.append((_globs((pattern,)), pattern))
-
-    def match(self, spelling: str, call) -> str | None:
-        from ..analysis.functions import C_HOST, C_INTS, C_KEYWORDS, C_MODULE
-
-        found = None
-        receiver, _, last = spelling.rpartition(".")
-        if receiver:
-            found = self.methods.get(last)
-            host = self.host
-            if (
-                found is not None
-                and host is not None
-                and (
-                    call[C_HOST]
-                    or any(host.fullmatch(p.removesuffix("()")) for p in receiver.split("."))
-                )
-            ):
-                return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data
-        if found is None:
-            for regex, pattern in self.others:
-                if regex.fullmatch(spelling):
-                    found = pattern
-                    break
-        if found is not None:
-            keyword = self.unless.get(found)
-            if keyword is not None and (keyword in call[C_KEYWORDS] or "**" in call[C_KEYWORDS]):
-                return None
-            evident = self.unless_int.get(found)
-            if evident is not None:
-                name, position = evident
-                ints = call[C_INTS]
-                if name in ints or position + bool(call[C_MODULE]) in ints:
-                    return None
-        return found
-
-
-def _globs(patterns, *, last_component: bool = False) -> re.Pattern | None:
-    """One regex for dotted-name globs: ``*`` any run of characters (dots too), ``?`` one.
-
-    With ``last_component`` a pattern's last component matches the function's own name
-    only: ``*.capture_*`` is a method named ``capture_...``, not a function nested in one;
-    and a pattern without a dot is a name in any module or class (``capture_*``).
-    """
-    if not patterns:
-        return None
-    parts = []
-    for pattern in patterns:
-        head, dot, last = pattern.rpartition(".") if last_component else ("", "", pattern)
-        out = ["(?:.*\\.)?"] if last_component and not dot else []
-        for ch in head:
-            out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
-        out.append(re.escape(dot))
-        for ch in last:
-            if last_component:
-                out.append("[^.]*" if ch == "*" else "[^.]" if ch == "?" else re.escape(ch))
-            else:
-                out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
-        parts.append("".join(out))
-    return re.compile("|".join(f"(?:{p})" for p in parts))
-
-
-def _required_runs(pattern: str) -> list[str] | None:
-    """The literal runs (3 characters or more) a file defining ``pattern``'s function spells:
-    its last component's, and the one before when that is a glob (a class pattern, where a
-    module path would be spelled whole); None when there is none to require."""
-    parts = pattern.split(".")
-    picked = [parts[-1]]
-    if len(parts) >= 2 and any(c in parts[-2] for c in "*?["):
-        picked.append(parts[-2])
-    runs = [r for part in picked for r in re.split(r"[*?\[\]]", part) if len(r) >= 3]
-    return runs or None
-
-
-def _needle(pattern: str) -> str | None:
-    """The longest literal run of a glob's last component: text a matching file must hold."""
-    last = pattern.rpartition(".")[2] if not pattern.endswith(".") else pattern
-    runs = [r for r in re.split(r"[*?\[\]]", last) if r]
-    best = max(runs, key=len, default="")
-    return best if len(best) >= 3 else None

@@ -85,3 +85,27 @@ def test_a_project_the_checker_satisfies_is_not_mentioned(make_project):
         make_project, "def f(:\n    pass\n", before='[project]\nrequires-python = ">=3.8"\n'
     )
     assert "requires Python" not in message
+
+
+def test_requires_python_is_read_once_per_version_of_the_pyproject(tmp_path, monkeypatch):
+    """The language server asks on every keystroke that leaves its buffer unparsable: the
+    pyproject is parsed again only when its bytes change."""
+    import os
+    import tomllib
+
+    from checkers.newer_python import newer_python_note
+
+    parsed: list[str] = []
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(text) or real(text))
+    newer = f"{sys.version_info.major}.{sys.version_info.minor + 1}"
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[project]\nrequires-python = ">={newer}"\n', encoding="utf-8")
+    error = SyntaxError("invalid syntax", ("mod.py", 1, 7, "def f(:\n"))
+    for _ in range(3):
+        assert f"the project requires Python >={newer}" in newer_python_note(error, pyproject)
+    assert len(parsed) == 1
+    pyproject.write_text('[project]\nrequires-python = ">=3.8"\n', encoding="utf-8")
+    os.utime(pyproject, ns=(1_000_000_000, 1_000_000_000))  # a new mtime whatever the clock
+    assert "requires Python" not in newer_python_note(error, pyproject)
+    assert len(parsed) == 2

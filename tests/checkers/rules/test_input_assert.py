@@ -967,11 +967,12 @@ def test_what_a_constructor_hands_a_base_class_elsewhere_and_what_it_does_not():
         "        assert self.block_size > 0\n"
     )
     # Input: what Base set from the config (19, 44, 51 -- the base spelled as a call
-    # too), a total the constructor adds the config's size to (23). Not: what the
-    # class computed (20), a method (21), a class attribute (22), a base handed no
-    # argument of the constructor's (30), the local base first in line (37), a class
-    # with no constructor of its own (55).
-    assert lines(src) == [19, 23, 44, 51]
+    # too), a total the constructor adds the config's size to (23), and on a class
+    # with no constructor of its own, whose base's constructor is handed every
+    # argument (55). Not: what the class computed (20), a method (21), a class
+    # attribute (22), a base handed no argument of the constructor's (30), the local
+    # base first in line (37).
+    assert lines(src) == [19, 23, 44, 51, 55]
 
 
 def test_a_field_renormalised_by_a_method_call_on_itself_stays_input():
@@ -987,3 +988,174 @@ def test_a_field_renormalised_by_a_method_call_on_itself_stays_input():
         "        assert self.block[0] % 128 == 0\n"
     )
     assert lines(src) == [9]
+
+
+def test_a_local_every_branch_binds_to_the_functions_own_value_is_its_own():
+    src = (
+        "def run(x, quant_info, mode):\n"
+        "    if mode == 'a':\n"
+        "        x_q, scale = quantize_a(x, quant_info.hidden_size)\n"
+        "    elif mode == 'b':\n"
+        "        x_q, scale = quantize_b(x, quant_info.hidden_size)\n"
+        "    else:\n"
+        "        raise NotImplementedError(mode)\n"
+        "    assert x_q.shape[-1] == quant_info.hidden_size\n"
+        "\n"
+        "def attend(q, forward_metadata, verify):\n"
+        "    if verify:\n"
+        "        tables = forward_metadata.spec_tables\n"
+        "    else:\n"
+        "        tables = forward_metadata.tables\n"
+        "    assert tables.shape[0] == q.shape[0] and tables.shape[1] == q.shape[1]\n"
+        "\n"
+        "def pad(x, quant_info, mode):\n"
+        "    if mode == 'a':\n"
+        "        x_q = quantize_a(x, quant_info.hidden_size)\n"
+        "    else:\n"
+        "        x_q = x\n"
+        "    assert x_q.shape[-1] == quant_info.hidden_size\n"
+        "\n"
+        "def shape(x, quant_info, mode):\n"
+        "    if mode == 'a':\n"
+        "        x_q = quantize_a(x, quant_info.hidden_size)\n"
+        "    assert x_q.shape[-1] == quant_info.hidden_size\n"
+    )
+    # Not input: every path to the assert binds `x_q` to a call's result (8), `tables`
+    # to a per-step record's field (15, asked twice in one assert). Input: one path binds the caller's `x` (22);
+    # one binding and no other leaves the caller's value on the path past the `if` (27).
+    assert lines(src) == [22, 27]
+
+
+def test_input_parsed_is_still_input():
+    src = (
+        "import re\n"
+        "\n"
+        "def read_table(filename):\n"
+        "    f = open(filename)\n"
+        "    for line in f:\n"
+        "        mo = re.match(r'^(\\w+) (\\d+)$', line)\n"
+        "        assert mo, line\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, kv_layout):\n"
+        "        self.kv_layout = Layout.parse(kv_layout)\n"
+        "\n"
+        "    def check(self):\n"
+        "        assert self.kv_layout is Layout.V4\n"
+        "\n"
+        "PAT = re.compile(r'x')\n"
+        "\n"
+        "def own(rows, pattern, line):\n"
+        "    mo = re.match(pattern, render(rows))\n"
+        "    assert mo\n"
+        "    found = PAT.search(line)\n"
+        "    assert found\n"
+        "    again = PATS[0].fullmatch(line)\n"
+        "    assert again\n"
+    )
+    # Input: a regex match of a line of the file the caller names (7), a layout parsed
+    # from the constructor's argument (14), the caller's line through the module's own
+    # pattern, named or picked from a table (22, 24). Not: the function's own text,
+    # whatever pattern it is matched against (20).
+    assert lines(src) == [7, 14, 22, 24]
+
+
+def test_a_class_without_a_constructor_is_built_by_its_first_bases():
+    src = (
+        "import codecs\n"
+        "from .epilogue import EpiMixin, Gemm\n"
+        "\n"
+        "class Encoder(codecs.IncrementalEncoder):\n"
+        "    def encode(self, input, final=False):\n"
+        "        assert self.errors == 'strict'\n"
+        "\n"
+        "class ActMixin(EpiMixin):\n"
+        "    def epilogue(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "class Act(ActMixin, Gemm):\n"
+        "    def run(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "class Gated(EpiMixin, Gemm):\n"
+        "    def run(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "class OnlyMixins(EpiMixin):\n"
+        "    pass\n"
+        "\n"
+        "class Leaf(OnlyMixins):\n"
+        "    def run(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+    )
+    # Input: what codecs' constructor set from the arguments it was handed (6), what
+    # the first base that is no mixin set (14, 18). Not: a mixin's attribute, which its
+    # host sets (10), nor a class whose bases are all mixins (25).
+    assert lines(src) == [6, 14, 18]
+
+
+def test_what_a_computed_local_is_seen_through_and_where_the_chain_stops():
+    views = "".join(f"    v{i} = v{i - 1}.data\n" for i in range(1, 10))
+    src = (
+        "def own(x, n):\n"
+        "    q = quantize(x)\n"
+        "    box = q.data\n"
+        "    assert box.shape[0] == n\n"
+        "\n"
+        "def long_chain(x, n):\n"
+        "    v0 = quantize(x)\n" + views + "    assert v9.shape[0] == n\n"
+    )
+    # A view of a local the function computed is its own (4). Past eight views the
+    # chain is not followed, and the caller's `n` decides (17).
+    assert lines(src) == [17]
+
+
+def test_who_builds_a_class_without_a_constructor():
+    src = (
+        "from dataclasses import dataclass\n"
+        "from .epilogue import Gemm\n"
+        "\n"
+        "class PlainMixin(Gemm):\n"
+        "    def epilogue(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "@dataclass\n"
+        "class Record(Gemm):\n"
+        "    size: int\n"
+        "\n"
+        "    def check(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+        "\n"
+        "class Local:\n"
+        "    def __init__(self):\n"
+        "        self.tile = plan()\n"
+        "\n"
+        "class Two(Local, Gemm):\n"
+        "    def run(self):\n"
+        "        assert self.tile[1] % 32 == 0\n"
+    )
+    # None is input: a mixin is built by its host, whatever its base (6); a record's
+    # constructor takes its fields, not a base's arguments (13); the first base's own
+    # constructor runs, not the second's (21).
+    assert lines(src) == []
+
+
+def test_a_parameter_the_function_advanced_by_its_own_value_is_its_own():
+    src = (
+        "class Acc:\n"
+        "    def add(self, total, limit):\n"
+        "        total += self._pad\n"
+        "        assert total <= limit\n"
+        "\n"
+        "    def take(self, total, limit):\n"
+        "        assert total <= limit\n"
+    )
+    # `total` moved by the object's own padding is the function's value, checked
+    # against the caller's bound (4); unmoved, it is the caller's (7).
+    assert lines(src) == [7]
+
+
+def test_a_local_an_import_binds_is_not_the_functions_computation():
+    src = "def f(n):\n    from .limits import LIMIT\n    assert LIMIT == n\n"
+    # An import is not a value the function computed: the caller's `n` decides.
+    assert lines(src) == [3]

@@ -78,9 +78,9 @@ def scores(bench):
 def test_floor_on_all_500(scores):
     rule, _ = scores
     assert rule.total == 500
-    # Measured: 218 of 245 flagged are input (0.890), 218 of 245 inputs flagged (0.890).
-    assert rule.precision >= 0.889, rule.misses
-    assert rule.recall >= 0.889, rule.misses
+    # Measured: 227 of 254 flagged are input (0.894), 227 of 245 inputs flagged (0.927).
+    assert rule.precision >= 0.893, rule.misses
+    assert rule.recall >= 0.926, rule.misses
 
 
 def test_beats_s101_and_the_simple_version(scores):
@@ -94,7 +94,7 @@ def test_beats_s101_and_the_simple_version(scores):
 def test_floors_on_the_held_out_samples(scores):
     # Measured on each when it was labelled, before any fix it prompted (docs/precision.md):
     # holdout 0.783 / 0.922, holdout2 0.709 / 0.886, holdout3 0.812 / 0.780. Now:
-    floors = {"holdout2": (0.77, 0.9), "holdout3": (0.88, 0.8)}  # 41/53, 41/45; 40/45, 40/50
+    floors = {"holdout2": (0.78, 0.95), "holdout3": (0.9, 0.9)}  # 43/55, 43/45; 45/50, 45/50
     for name, (precision, recall) in floors.items():
         held = scores[0].subset((name,))
         assert held.total == 100

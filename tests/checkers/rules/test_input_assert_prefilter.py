@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.rules.input_assert import _ASSERT_LINE, _has_assert_statement
+from checkers.analysis.asserts import _ASSERT_LINE, has_assert_statement
 
 # Pieces that make and break an assert statement's start: the word, words that
 # contain it, what may come before it (blanks, form feed, line breaks, `;`,
@@ -32,7 +32,7 @@ PIECES = [
 
 @given(st.lists(st.sampled_from(PIECES), max_size=12).map("".join))
 def test_the_scan_answers_as_the_pattern_does(text):
-    assert _has_assert_statement(text) is (_ASSERT_LINE.search(text) is not None)
+    assert has_assert_statement(text) is (_ASSERT_LINE.search(text) is not None)
 
 
 @pytest.mark.parametrize(
@@ -54,4 +54,4 @@ def test_the_scan_answers_as_the_pattern_does(text):
     ],
 )
 def test_statement_starts_and_lookalikes(text, expected):
-    assert _has_assert_statement(text) is expected
+    assert has_assert_statement(text) is expected

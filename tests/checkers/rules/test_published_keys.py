@@ -315,3 +315,68 @@ def test_an_edit_to_the_producer_fails_the_reader_elsewhere(project, warm):
     local = api.check(["pkg/builder.py"], cwd=project, jobs=1, use_cache=warm)
     assert [(f.path, f.line, f.code) for f in local.findings] == [("pkg/reader.py", 6, "AC811")]
     assert local.findings[0].message.endswith("(reached through pkg/builder.py, edited)")
+
+
+def _asked(tmp_path, files, path, edited, producers=("pkg.builder.*",)):
+    """``dependent_lines`` of ``path`` for an edit of ``edited`` (module -> path), and the
+    modules the program summarised to answer."""
+    from checkers.analysis.program import program_of
+    from checkers.project import Project
+
+    write_tree(tmp_path, files)
+    project = Project(tmp_path, (tmp_path,))
+    params = {"id": "t"} if producers is None else {"id": "t", "producers": list(producers)}
+    contract = PublishedKeys.from_table(params, "contract `t`")
+    lines = contract.dependent_lines(path, project, edited)
+    loaded = {name for (name, _details), m in program_of(project)._modules.items() if m}
+    return lines, loaded
+
+
+def test_an_edit_of_the_producer_asks_the_reads_of_its_result(tmp_path):
+    files = {k: v for k, v in PROJECT.items() if k != "pyproject.toml"}
+    lines, _ = _asked(tmp_path, files, "pkg/reader.py", {"pkg.builder": "pkg/builder.py"})
+    assert lines == {6: ("pkg/builder.py",)}
+
+
+def test_an_edit_of_a_module_defining_no_producer_reads_no_other_module(tmp_path):
+    files = {
+        **{k: v for k, v in PROJECT.items() if k != "pyproject.toml"},
+        # Calls the producer, defines none: its edit changes no dict a reader reads.
+        "pkg/runner.py": "from pkg.builder import build\n\n\ndef run():\n    return build(1)\n",
+    }
+    edited = {"pkg.runner": "pkg/runner.py"}
+    lines, loaded = _asked(tmp_path, files, "pkg/reader.py", edited)
+    assert lines == {}
+    assert loaded == {"pkg.runner"}
+
+
+def test_a_reader_that_spells_no_producer_is_not_read(tmp_path):
+    files = {k: v for k, v in PROJECT.items() if k != "pyproject.toml"}
+    edited = {"pkg.builder": "pkg/builder.py"}
+    producers = ("pkg.builder.build",)
+    lines, loaded = _asked(tmp_path, files, "pkg/unrelated.py", edited, producers)
+    assert lines == {}
+    assert "pkg.unrelated" not in loaded
+    lines, loaded = _asked(tmp_path, files, "pkg/reader.py", edited, producers)
+    assert lines == {6: ("pkg/builder.py",)}
+    assert "pkg.reader" in loaded
+
+
+def test_undeclared_producers_are_the_readers_own_so_no_edit_elsewhere_reaches_a_read(tmp_path):
+    files = {k: v for k, v in PROJECT.items() if k != "pyproject.toml"}
+    edited = {"pkg.builder": "pkg/builder.py"}
+    lines, loaded = _asked(tmp_path, files, "pkg/reader.py", edited, producers=None)
+    assert (lines, loaded) == ({}, set())
+    # The whole-tree run agrees: undeclared, the reader's `build` is not followed.
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": PROJECT["pyproject.toml"].replace(
+                'producers = ["pkg.builder.*"]\n', ""
+            )
+        },
+    )
+    (tmp_path / "pkg/builder.py").write_text(
+        'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n'
+    )
+    assert api.check([], cwd=tmp_path, jobs=1, use_cache=False).findings == []

@@ -485,3 +485,45 @@ def test_a_warm_local_run_reads_unchanged_files_from_their_summaries(project, mo
 def test_an_edit_that_reaches_nothing_forbidden_rechecks_nothing(project):
     (project / "pkg/helpers.py").write_text("def rows(ids):\n    return ids[:2]\n")
     assert api.check(["pkg/helpers.py"], cwd=project, jobs=1).findings == []
+
+
+@pytest.mark.parametrize(
+    ("path", "wanted"),
+    [
+        ("pkg/backends/mla.py", True),
+        ("src/pkg/backends/mla.py", True),  # under a src root
+        ("pkg/backends/sub/mla.py", True),
+        ("pkg/backends/__init__.py", True),
+        ("pkg/backends.py", True),
+        ("pkg/__init__.py", True),  # `pkg` itself: `backends.MlaImpl` may be its class's path
+        ("pkg/backends/mla.pyi", True),
+        ("pkg/models/mla.py", False),
+        ("pkg/backend/mla.py", False),
+        ("other/mla.py", False),
+        ("pkg/backendsx/mla.py", False),
+    ],
+)
+def test_a_file_is_read_only_where_its_module_can_hold_a_dotted_entry(path, wanted):
+    from checkers.source import SourceFile
+
+    contract = ReachableCalls.from_table(
+        {"id": "t", "entries": ["pkg.backends.*Impl.forward"], "forbidden": {"*.item": "sync"}},
+        "contract `t`",
+    )
+    text = "class MlaImpl:\n    def forward(self, x):\n        return x.item()\n"
+    assert contract.wants(SourceFile(path, text)) is wanted
+    # Without the spelled name, no path is enough.
+    assert contract.wants(SourceFile(path, text.replace("Impl", "Imp"))) is False
+
+
+def test_an_entry_in_a_module_outside_the_dotted_prefix_is_no_entry(tmp_path):
+    """What ``wants`` skips is what the check would not have reported."""
+    source = "class MlaImpl:\n    def forward(self, x):\n        return x.item()\n"
+    params = {"entries": ["pkg.backends.*Impl.forward"], "forbidden": {"*.item": "sync"}}
+    files = {"pkg/__init__.py": "", "pkg/backends/__init__.py": "", "pkg/models/__init__.py": ""}
+    inside = run_rule(ReachableCalls, source, params, path="pkg/backends/mla.py", root=tmp_path,
+                      files=files)  # fmt: skip
+    assert [f.code for f in inside] == ["AC821"]
+    outside = run_rule(ReachableCalls, source, params, path="pkg/models/mla.py", root=tmp_path,
+                       files=files)  # fmt: skip
+    assert outside == []

@@ -96,7 +96,9 @@ def test_a_cached_run_asks_a_neighbours_bodies_of_the_cache(monkeypatch, tmp_pat
     # Old enough that its stat is trusted (a file younger than two seconds is re-digested).
     os.utime(producer, (1_000_000_000, 1_000_000_000))
     reader = root / "pkg" / "reader.py"
-    reader.write_text('from pkg.producer import stats\n\n\ndef show():\n    return stats()["misses"]\n')
+    reader.write_text(
+        'from pkg.producer import stats\n\n\ndef show():\n    return stats()["misses"]\n'
+    )
     parsed = counting_parses(monkeypatch)
     first = check([str(reader)], cwd=root, jobs=1)
     assert [f.code for f in first.findings] == ["AC811"]
@@ -106,3 +108,39 @@ def test_a_cached_run_asks_a_neighbours_bodies_of_the_cache(monkeypatch, tmp_pat
     second = check([str(reader)], cwd=root, jobs=1)
     assert [f.code for f in second.findings] == ["AC811"]
     assert "pkg/producer.py" not in parsed
+
+
+def counting_opens(monkeypatch) -> list[str]:
+    """Every file opened from now on (``open``, and ``Path.read_bytes`` through ``io.open``)."""
+    import builtins
+    import io
+
+    opened: list[str] = []
+    real = io.open
+
+    def count(file, *args, **kwargs):
+        opened.append(str(file))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", count)
+    monkeypatch.setattr(io, "open", count)
+    return opened
+
+
+def test_a_keystroke_reads_no_file_until_one_changes_on_disk(monkeypatch):
+    """The scans of the project's files (which there are, which spell a needle) read the disk
+    alone, which a keystroke leaves as it was; a file the editor says changed on disk makes
+    the next keystroke scan again."""
+    declaration = Declaration(REPO / "pyproject.toml")
+    path = str(REPO / AS)
+    text = (REPO / "atom" / "backends" / "mha.py").read_text(encoding="utf-8")
+    declaration.check(path, text, buffer=True)
+    first = declaration.check(path, text + "\n", buffer=True)  # the first keystroke
+    opened = counting_opens(monkeypatch)
+    second = declaration.check(path, text + "\nx = 1\n", buffer=True)
+    assert opened == []
+    assert [f.code for f in second] == [f.code for f in first]
+    declaration.forget(str(REPO / "atom" / "backends" / "__init__.py"))
+    third = declaration.check(path, text + "\nx = 12\n", buffer=True)
+    assert len(opened) > 10, opened  # every file of the project scanned again
+    assert [f.code for f in third] == [f.code for f in first]

@@ -890,9 +890,7 @@ async def test_a_file_read_from_disk_is_decoded_as_python_decodes_it(project):
 
 
 def configure(client, settings) -> None:
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings=settings)
-    )
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=settings))
 
 
 FIXED_BLOCKS = VIOLATING.replace("(self, blocks)", "(self, *, blocks)")

@@ -1,0 +1,147 @@
+"""Who calls a private or nested helper, and with what: a helper's parameter is input
+only when some caller in the module hands it input.
+
+A public function's parameter is the caller's. A private helper (``_ratio``)
+or a nested function is called from the module itself, so its parameter is
+what its callers pass: input when one passes a parameter or a config
+unchanged, the function's own when every caller passes a value it computed
+or one it already tested (``if isinstance(x, T): _emit(x)``). Nothing in the
+module calling it means its callers are elsewhere: input. A private method
+whose every call sits under an ``if`` on ``self.<attr>`` was chosen for that
+value, so asserting it restates the branch. A mixin of
+``origins.InputOrigins``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .names import dotted
+from .scopes import Scope, within
+from .shapes import argument_for, is_private, is_step_record
+from .verdicts import Origin
+
+
+class HelperCallers:
+    """The caller questions of ``InputOrigins``, memoised per function and parameter."""
+
+    def _callers_tested(self, func: Scope, attr: str) -> bool:
+        """Is ``func`` a private method every call of which (``self.<func>()``) sits
+        under an ``if`` that tests ``self.<attr>`` -- the branch chose the method
+        for the value the assert restates?"""
+        name = func.name
+        if not is_private(name) or func.self_name is None:
+            return False
+        sites = self.calls_of(name)
+        if not sites:
+            return False
+        for call, caller in sites:
+            if caller is None or caller.self_name is None or caller is func:
+                return False
+            if not (
+                isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == caller.self_name
+            ):
+                return False
+            tests = [
+                test
+                for block in self.blocks.get(call, ())
+                for test in (self.guards.get(block), self.else_guards.get(block))
+                if test is not None
+            ]
+            if not any(
+                isinstance(n, ast.Attribute)
+                and n.attr == attr
+                and isinstance(n.value, ast.Name)
+                and n.value.id == caller.self_name
+                for t in tests
+                for n in ast.walk(t)
+            ):
+                return False
+        return True
+
+    def _caller_checked(self, bound: ast.AST, call: ast.Call) -> bool:
+        """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg?
+
+        Only a test of what the value *is* counts; ``if arg is not None`` or a
+        truth test leaves everything else about it unchecked.
+        """
+        if not isinstance(bound, ast.Name):
+            return False
+        for block in self.blocks.get(call, ()):
+            test = self.guards.get(block)
+            if test is None:
+                continue
+            tests = (
+                test.values
+                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+                else [test]
+            )
+            for t in tests:
+                if (
+                    isinstance(t, ast.Call)
+                    and dotted(t.func, through_calls=True) in ("isinstance", "issubclass")
+                    and t.args
+                    and isinstance(t.args[0], ast.Name)
+                    and t.args[0].id == bound.id
+                ):
+                    return True
+                if (
+                    isinstance(t, ast.Compare)
+                    and isinstance(t.left, ast.Attribute)
+                    and isinstance(t.left.value, ast.Name)
+                    and t.left.value.id == bound.id
+                    and not any(
+                        isinstance(c, ast.Constant) and c.value is None for c in t.comparators
+                    )
+                ):
+                    return True
+        return False
+
+    def param_origin(self, func: Scope, name: str) -> Origin | None:
+        key = (id(func.node), name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            origin = self._param_origin(func, name)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = origin
+        return origin
+
+    def _param_origin(self, func: Scope, name: str) -> Origin | None:
+        if is_step_record(func.params[name]):
+            # `attn_metadata.decode is not None`: what the engine's own builder
+            # planned for this step, not what a user handed in.
+            return None
+        plain = Origin(f"parameter `{name}` of `{func.name}`")
+        fname = func.name
+        private = fname.startswith("_") and not fname.endswith("__")
+        nested = func.parent is not None and func.klass is None  # a method is not "nested"
+        if not (private or nested) or isinstance(func.node, ast.Lambda):
+            return plain
+        sites = [
+            (call, caller)
+            for call, caller in self.calls_of(fname)
+            if (not nested or within(caller, func.parent)) and not within(caller, func)
+        ]  # a recursive call passes on what the function already had
+        if not sites:
+            return plain  # called from elsewhere (another module, a callback)
+        arg = func.params[name]
+        node_args = func.node.args
+        positional = [a.arg for a in [*node_args.posonlyargs, *node_args.args]]
+        if func.self_name is not None:
+            positional = positional[1:]
+        for call, caller in sites:
+            bound = argument_for(call, arg, positional, node_args, func)
+            if bound is None or self._caller_checked(bound, call):
+                continue  # the caller tested what it passes: the helper restates it
+            if self.view(bound, caller, call) is not None:
+                return Origin(
+                    f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
+                )
+        return None

@@ -1,0 +1,525 @@
+"""One function's body walked once: the calls it makes and what they are handed, for the
+details of a module's summary (``checkers.analysis.functions``).
+
+``FunctionWalker`` visits the statements in order, with the dict state of each path
+(``dict_paths.DictPaths``) and the unit forms of its returns (``unit_forms.UnitForms``); here
+are the statements themselves, the expressions and the calls: each call's spelling, position,
+keywords, the origins of its arguments, the ints among them, the ``if`` on a parameter around
+it; and the reads pass published-keys asks of the file being checked (``read_only``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .dict_paths import _DEAD, DictPaths, _copy, _join
+from .functions import _DEFS, _HEADER_FIELDS, UNKNOWN, _const_key, _header_end_of
+from .unit_forms import UnitForms, _annotated_int
+
+if TYPE_CHECKING:
+    from .functions import _Summariser
+
+_ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
+
+
+class FunctionWalker(UnitForms, DictPaths):
+    """One pass over a function's statements: calls, dict paths, fills, carriers, unit forms."""
+
+    def __init__(self, summariser: _Summariser, node, self_name: str, positional) -> None:
+        self.s = summariser
+        self.node = node
+        self.self_name = self_name
+        self.params = {name: i for i, name in enumerate(positional)}
+        for a in node.args.kwonlyargs:
+            self.params[a.arg] = a.arg
+        # Names a parameter or an assignment binds here hide an import of the same name.
+        self.shadowed: set[str] = set(self.params)
+        self.calls: list[tuple] = []
+        self.paths: list[tuple] = []
+        self.has_dict_return = False
+        self.carriers: list[tuple] = []
+        self.unit_forms: list[tuple] = []
+        # (parameter, name) for each parameter bound unchanged to a name (`self.num_blocks =
+        # blocks`): what a units vocabulary infers an undeclared parameter's unit from.
+        self.sinks: list[tuple] = []
+        self.reads: list[tuple] = []
+        self.guards: set[str] = set()
+        self._key_guard = 0  # inside a `try` whose handler catches KeyError
+        self.local_aliases: dict[str, str] = {}  # imports inside the function
+        self._captured_names: frozenset[str] | None = None
+        self._int_params: set[str] = set()
+        self._host_roots: set[str] = set()  # names past a "return unless on the host" test
+        self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
+        # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
+        self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
+        self._open_params: set = set()
+        self._depth = 0  # nesting of conditional blocks, for "every path" of a fill
+        self._locals: dict[str, ast.expr] = {}  # the last value bound to each local (unit forms)
+
+    def read_only(self, lines: frozenset[int]) -> None:
+        """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
+        catch ``KeyError``, and the expressions of the statements spelling a read or a guard."""
+        stack = [(stmt, False) for stmt in reversed(self.node.body)]
+        while stack:
+            stmt, in_try = stack.pop()
+            kind = type(stmt)
+            if kind in _DEFS or kind is ast.ClassDef:
+                continue
+            if kind is ast.Assign and type(stmt.targets[0]) is ast.Name:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        self._locals[target.id] = stmt.value
+            end = _header_end_of(stmt)
+            if any(line in lines for line in range(stmt.lineno, end + 1)):
+                self._key_guard = 1 if in_try else 0
+                for field in _HEADER_FIELDS:
+                    child = getattr(stmt, field, None)
+                    if isinstance(child, ast.expr):
+                        self.expr(child)
+                    elif type(child) is list:
+                        for item in child:
+                            if isinstance(item, ast.expr):
+                                self.expr(item)
+                if kind in (ast.With, ast.AsyncWith):
+                    for item in stmt.items:
+                        self.expr(item.context_expr)
+            catches = kind is ast.Try and any(_catches_key_error(h) for h in stmt.handlers)
+            blocks = []
+            for field in ("orelse", "finalbody"):
+                blocks.extend((s, in_try) for s in getattr(stmt, field, ()) or ())
+            for handler in getattr(stmt, "handlers", ()) or ():
+                blocks.extend((s, in_try) for s in handler.body)
+            for case in getattr(stmt, "cases", ()) or ():
+                blocks.extend((s, in_try) for s in case.body)
+            body = getattr(stmt, "body", None)
+            if type(body) is list:
+                blocks = [(s, in_try or catches) for s in body] + blocks
+            stack.extend(reversed(blocks))
+
+    def run(self) -> None:
+        args = self.node.args
+        self._int_params = {
+            a.arg
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+            if a.annotation is not None and _annotated_int(a.annotation)
+        }
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                self.shadowed.add(extra.arg)
+        self.block(self.node.body, {})
+
+    def fills(self) -> tuple:
+        out = []
+        for param, keys in self._fills.items():
+            out.append(
+                (
+                    param,
+                    tuple((k, line, certain) for k, (line, certain) in keys.items()),
+                    param in self._open_params,
+                )
+            )
+        for param in self._open_params - self._fills.keys():
+            out.append((param, (), True))
+        return tuple(out)
+
+    # -- statements ----------------------------------------------------------
+
+    def block(self, stmts, state):
+        for stmt in stmts:
+            if state is _DEAD:
+                # Unreachable code still calls what it spells; a chain through it is the
+                # code's own claim, so calls are recorded, dicts are not.
+                self.exprs_of(stmt)
+                continue
+            state = self.stmt(stmt, state)
+        return state
+
+    def stmt(self, stmt, state):
+        kind = type(stmt)
+        if kind in _DEFS:
+            for dec in stmt.decorator_list:
+                self.expr(dec)
+            self.shadowed.add(stmt.name)
+            return state
+        if kind is ast.ClassDef:
+            self.shadowed.add(stmt.name)
+            return state
+        if kind is ast.Return:
+            if stmt.value is not None:
+                self.expr(stmt.value)
+                self.ret(stmt, state)
+            return _DEAD
+        if kind is ast.Raise:
+            self.exprs_of(stmt)
+            return _DEAD
+        if kind is ast.Assign:
+            self.expr(stmt.value)
+            for target in stmt.targets:
+                self.target_expr(target)
+            for target in stmt.targets:
+                state = self.assign(target, stmt.value, stmt, state)
+            return state
+        if kind is ast.AnnAssign:
+            if stmt.value is not None:
+                self.expr(stmt.value)
+                self.target_expr(stmt.target)
+                return self.assign(stmt.target, stmt.value, stmt, state)
+            return state
+        if kind is ast.AugAssign:
+            self.expr(stmt.value)
+            self.target_expr(stmt.target)
+            return self.augassign(stmt, state)
+        if kind is ast.Expr:
+            self.expr(stmt.value)
+            return self.effect(stmt.value, state)
+        if kind is ast.If:
+            self.expr(stmt.test)
+            self._depth += 1
+            guard = self._param_guard(stmt.test)
+            if guard is not None:
+                self._guards.append(guard)
+            a = self.block(stmt.body, _copy(state))
+            if guard is not None:
+                self._guards[-1] = (guard[0], not guard[1])
+            b = self.block(stmt.orelse, _copy(state))
+            if guard is not None:
+                self._guards.pop()
+            self._depth -= 1
+            host = _leaves_unless_host(stmt)
+            if host is not None:
+                self._host_roots.add(host)
+            return _join(a, b)
+        if kind in (ast.For, ast.AsyncFor):
+            self.expr(stmt.iter)
+            self.target_expr(stmt.target)
+            self._untrack_target(stmt.target, state)
+            self._depth += 1
+            body = self.block(stmt.body, _copy(state))
+            after = _join(state, body)
+            end = self.block(stmt.orelse, _copy(after)) if after is not _DEAD else _DEAD
+            self._depth -= 1
+            return _join(after, end) if stmt.orelse else after
+        if kind is ast.While:
+            self.expr(stmt.test)
+            self._depth += 1
+            body = self.block(stmt.body, _copy(state))
+            after = _join(state, body)
+            if stmt.orelse and after is not _DEAD:
+                after = _join(after, self.block(stmt.orelse, _copy(after)))
+            self._depth -= 1
+            if _is_true(stmt.test) and not _breaks(stmt.body):
+                return _DEAD  # `while True:` without a break leaves only by return/raise
+            return after
+        if kind in (ast.With, ast.AsyncWith):
+            for item in stmt.items:
+                self.expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self.target_expr(item.optional_vars)
+                    self._untrack_target(item.optional_vars, state)
+            return self.block(stmt.body, state)
+        if kind is ast.Try or kind.__name__ == "TryStar":
+            self._depth += 1
+            catches = any(_catches_key_error(h) for h in stmt.handlers)
+            self._key_guard += catches
+            body = self.block(stmt.body, _copy(state))
+            self._key_guard -= catches
+            # A handler runs after any prefix of the body: from the entry state, joined.
+            start = _join(state, body)
+            ends = [self.block(stmt.orelse, _copy(body)) if body is not _DEAD else _DEAD]
+            for handler in stmt.handlers:
+                if handler.type is not None:
+                    self.expr(handler.type)
+                ends.append(self.block(handler.body, _copy(start)))
+            self._depth -= 1
+            out = ends[0]
+            for end in ends[1:]:
+                out = _join(out, end)
+            if stmt.finalbody:
+                out = self.block(stmt.finalbody, out if out is not _DEAD else _copy(start))
+            return out
+        if kind is ast.Match:
+            self.expr(stmt.subject)
+            self._depth += 1
+            out = _DEAD
+            exhaustive = False
+            for case in stmt.cases:
+                if case.guard is not None:
+                    self.expr(case.guard)
+                out = _join(out, self.block(case.body, _copy(state)))
+                if isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None:
+                    exhaustive = case.guard is None
+            self._depth -= 1
+            return out if exhaustive else _join(out, state)
+        if kind is ast.Delete:
+            for target in stmt.targets:
+                self.expr(target)
+                if (
+                    type(target) is ast.Subscript
+                    and type(target.value) is ast.Name
+                    and state is not _DEAD
+                ):
+                    tracked = state.get(target.value.id)
+                    key = _const_key(target.slice)
+                    if tracked is not None:
+                        if key is None:
+                            tracked.open = True
+                        else:
+                            tracked.definite.pop(key, None)
+            return state
+        if kind is ast.Import or kind is ast.ImportFrom:
+            self.s.imported(stmt, self.local_aliases)
+            return state
+        if kind in (ast.Global, ast.Nonlocal):
+            self.shadowed.update(stmt.names)
+            return state
+        self.exprs_of(stmt)
+        return state
+
+    def exprs_of(self, stmt) -> None:
+        """Record the calls in every expression under a statement (nested blocks too)."""
+        for field in stmt._fields:
+            value = getattr(stmt, field, None)
+            items = value if type(value) is list else (value,)
+            for item in items:
+                if isinstance(item, ast.expr):
+                    self.expr(item)
+                elif isinstance(item, ast.stmt):
+                    if type(item) in _DEFS:
+                        self.stmt(item, {})
+                    else:
+                        self.exprs_of(item)
+                elif isinstance(item, (ast.excepthandler, ast.match_case, ast.withitem)):
+                    for sub in ast.iter_child_nodes(item):
+                        if isinstance(sub, ast.expr):
+                            self.expr(sub)
+                        elif isinstance(sub, ast.stmt):
+                            self.exprs_of(sub) if type(sub) not in _DEFS else self.stmt(sub, {})
+
+    # -- expressions: calls --------------------------------------------------
+
+    def expr(self, node) -> None:
+        """Record every call under an expression (a lambda's body included)."""
+        from .walk import child_fields
+
+        stack = [node]
+        pop, push = stack.pop, stack.append
+        call_type, subscript, load, compare = ast.Call, ast.Subscript, ast.Load, ast.Compare
+        while stack:
+            item = pop()
+            kind = type(item)
+            if kind is call_type:
+                self.call(item)
+            elif kind is subscript and type(item.ctx) is load:
+                key = _const_key(item.slice)
+                if key is not None:
+                    origin = self.origin_of(item.value)
+                    if origin is not None:
+                        self.reads.append(
+                            (
+                                *origin,
+                                key,
+                                item.lineno,
+                                item.col_offset,
+                                item.end_lineno or item.lineno,
+                                item.end_col_offset or item.col_offset,
+                                self._key_guard > 0,
+                            )
+                        )
+            elif kind is compare and type(item.ops[0]) in (ast.In, ast.NotIn):
+                # `"k" in d` / `"k" not in d`: the function asks before it reads.
+                key = _const_key(item.left)
+                if key is not None:
+                    self.guards.add(key)
+            for name in child_fields(kind):
+                value = getattr(item, name, None)
+                if type(value) is list:
+                    stack.extend(value)
+                elif value is not None:
+                    push(value)
+
+    def origin_of(self, node) -> tuple[str, object] | None:
+        """Where a dict read here comes from: ``("c", callee)`` a call's result, ``("s", attr)``
+        an attribute of ``self``, ``("a", attr)`` another object's, ``("p", position)`` a
+        parameter; None for anything else. A local is followed one binding back."""
+        kind = type(node)
+        if kind is ast.Name:
+            name = node.id
+            bound = self._locals.get(name)
+            if bound is not None:
+                kind, node = type(bound), bound
+                if kind is ast.Name:
+                    return None
+            elif name in self.params:
+                return ("p", self.params[name])
+            else:
+                return None
+        if kind is ast.Attribute:
+            owner = node.value
+            on_self = type(owner) is ast.Name and owner.id == self.self_name
+            return ("s" if on_self else "a", node.attr)
+        if kind is ast.Call:
+            return ("c", self.callee(node.func))
+        return None
+
+    def callee(self, func) -> str:
+        spelling = self.s.spell(func, self.shadowed, local=self.local_aliases) or UNKNOWN
+        if self.self_name and (
+            spelling == self.self_name or spelling.startswith(self.self_name + ".")
+        ):
+            spelling = "self" + spelling[len(self.self_name) :]
+        return spelling
+
+    def target_expr(self, target) -> None:
+        """Calls inside an assignment target (``x[f()] = v``) and names it binds."""
+        kind = type(target)
+        if kind is ast.Name:
+            self.shadowed.add(target.id)
+        elif kind in (ast.Tuple, ast.List):
+            for elt in target.elts:
+                self.target_expr(elt)
+        elif kind is ast.Starred:
+            self.target_expr(target.value)
+        else:
+            self.expr(target)
+
+    def call(self, node: ast.Call) -> None:
+        spelling = self.callee(node.func)
+        keywords = tuple(kw.arg or "**" for kw in node.keywords)
+        nargs = -1 if any(type(a) is ast.Starred for a in node.args) else len(node.args)
+        if spelling.endswith((".get", ".pop", ".setdefault")) and node.args:
+            key = _const_key(node.args[0])
+            if key is not None:
+                self.guards.add(key)  # asked for with a default: the function copes without it
+        origins = []
+        for i, arg in enumerate(node.args):
+            if type(arg) is ast.Starred:
+                break
+            origin = self.origin_of(arg) if type(arg) in _ORIGIN_TYPES else None
+            if origin is not None:
+                origins.append((i, origin))
+        for kw in node.keywords:
+            if kw.arg is not None and type(kw.value) in _ORIGIN_TYPES:
+                origin = self.origin_of(kw.value)
+                if origin is not None:
+                    origins.append((kw.arg, origin))
+        ints = [i for i, arg in enumerate(node.args) if self._int_evident(arg, 2)]
+        ints += [kw.arg for kw in node.keywords if kw.arg and self._int_evident(kw.value, 2)]
+        root = node.func
+        while type(root) is ast.Attribute:
+            root = root.value
+        module_form = (
+            type(node.func) is ast.Attribute
+            and type(root) is ast.Name
+            and (
+                root.id in self.local_aliases
+                or (root.id in self.s.aliases and root.id not in self.shadowed)
+            )
+        )
+        self.calls.append(
+            (
+                spelling,
+                node.lineno,
+                node.col_offset,
+                getattr(node, "end_lineno", node.lineno) or node.lineno,
+                getattr(node, "end_col_offset", node.col_offset) or node.col_offset,
+                keywords,
+                nargs,
+                tuple(origins),
+                tuple(ints),
+                module_form,
+                type(root) is ast.Name and root.id in self._host_roots,
+                tuple(
+                    [(i, a.value) for i, a in enumerate(node.args) if _flag(a)]
+                    + [
+                        (kw.arg, kw.value.value)
+                        for kw in node.keywords
+                        if kw.arg and _flag(kw.value)
+                    ]
+                ),
+                tuple(self._guards),
+            )
+        )
+
+    def _param_guard(self, test) -> tuple[str, bool] | None:
+        """``("p", True)`` for ``if p:``, ``("p", False)`` for ``if not p:``, ``p`` a parameter."""
+        required = True
+        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, required = test.operand, False
+        if type(test) is ast.Name and test.id in self.params and test.id != self.self_name:
+            return (test.id, required)
+        return None
+
+
+def _flag(node) -> bool:
+    return type(node) is ast.Constant and (node.value is None or type(node.value) is bool)
+
+
+def _leaves_unless_host(stmt: ast.If) -> str | None:
+    """``x`` for ``if x.device.type != "cpu": return ...`` (or ``if x.is_cuda:`` / ``if not
+    x.is_cpu:``, raising instead): past it, ``x`` is on the host."""
+    if stmt.orelse or not stmt.body or type(stmt.body[-1]) not in (ast.Return, ast.Raise):
+        return None
+    test = stmt.test
+    kind = type(test)
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotEq:
+        left, right = test.left, test.comparators[0]
+        if type(left) is ast.Attribute and left.attr == "type":
+            left = left.value
+        cpu = (type(right) is ast.Constant and right.value == "cpu") or (
+            type(right) is ast.Call
+            and right.args
+            and type(right.args[0]) is ast.Constant
+            and right.args[0].value == "cpu"
+        )
+        if cpu and type(left) is ast.Attribute and left.attr == "device":
+            target = left.value
+            return target.id if type(target) is ast.Name else None
+        return None
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        operand = test.operand
+        if type(operand) is ast.Attribute and operand.attr == "is_cpu":
+            return operand.value.id if type(operand.value) is ast.Name else None
+        return None
+    if kind is ast.Attribute and test.attr == "is_cuda" and type(test.value) is ast.Name:
+        return test.value.id
+    return None
+
+
+_KEY_ERROR_NAMES = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
+
+
+def _catches_key_error(handler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
+    for t in types:
+        name = t.id if type(t) is ast.Name else t.attr if type(t) is ast.Attribute else ""
+        if name in _KEY_ERROR_NAMES:
+            return True
+    return False
+
+
+def _is_true(test) -> bool:
+    return type(test) is ast.Constant and bool(test.value) is True
+
+
+def _breaks(body) -> bool:
+    """Whether a loop body can ``break`` out of its own loop (not a nested one)."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        kind = type(stmt)
+        if kind is ast.Break:
+            return True
+        if kind in (ast.For, ast.AsyncFor, ast.While, *_DEFS, ast.ClassDef):
+            if kind in (ast.For, ast.AsyncFor, ast.While):
+                stack.extend(stmt.orelse)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, field, ()))
+        for handler in getattr(stmt, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            stack.extend(case.body)
+    return False

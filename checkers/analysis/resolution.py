@@ -1,0 +1,250 @@
+"""Which project function a call names, and which class a base or an attribute holds.
+
+Resolution follows what the source spells and nothing else: a method called
+on ``self`` is looked up in the class and then its bases in order (an
+override in a subclass is not followed: the call the code spells is to its
+own class's), a name imported from a package's ``__init__`` that re-exports it
+is followed to where it is defined, a class called is its ``__init__``. A
+call on any other object (``self.pool.carve()``, ``x.item()``) names no
+project function; what it may match is a forbidden method's spelling.
+
+``Resolution`` is the question half of ``checkers.analysis.program.Program``, which supplies
+the summaries (``module``) and the memos these read and fill.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .functions import D_CARRIERS, O_CLASS, O_QUAL, O_SELF
+
+if TYPE_CHECKING:
+    from .program import Module
+
+_MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
+
+
+class Resolution:
+    """Calls, classes and bases resolved through the modules' summaries (``self.module``)."""
+
+    def resolve_call(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
+        """The project function a call spelled ``spelling`` in ``outline``'s body names."""
+        if not spelling or spelling.startswith("?"):
+            return None
+        head, _, rest = spelling.partition(".")
+        if head == "self":
+            klass = outline[O_CLASS]
+            if not klass or not rest:
+                return None
+            attr, _, method = rest.partition(".")
+            if not method:
+                found = self.method(module.name, klass, attr)
+                if found is not None:
+                    return found
+            elif "." in method:
+                return None
+            # `self.norm(x)`, `self.pool.carve()`: an attribute the class's methods assign an
+            # instance of a project class; calling the instance runs its `__call__`, or, for a
+            # torch module, its `forward`.
+            held = self.attribute_class(module.name, klass, attr)
+            if held is None:
+                return None
+            if method:
+                return self.method(*held, method)
+            return self.method(*held, "__call__") or self.method(*held, "forward")
+        if head == "super()":
+            klass = outline[O_CLASS]
+            if not klass or not rest or "." in rest:
+                return None
+            return self.method(module.name, klass, rest, skip_self=True)
+        if not rest:
+            # A nested function of this one or of an enclosing one, then the module's own.
+            # A class body is no enclosing scope of its methods: its levels are skipped.
+            qual = outline[O_QUAL]
+            while True:
+                while qual in module.classes:
+                    qual = qual.rpartition(".")[0]
+                candidate = f"{qual}.{head}" if qual else head
+                if candidate in module.functions:
+                    return (module.name, candidate)
+                if candidate in module.classes:
+                    return self.method(module.name, candidate, "__init__")
+                if not qual:
+                    return None
+                qual = qual.rpartition(".")[0]
+        if head in module.classes:
+            return self._member(module, spelling.split("."), 0)
+        if head in module.functions:
+            return None  # an attribute of a function
+        return self.dotted(spelling)
+
+    def attribute_class(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
+        """The project class whose instance ``klass``'s methods (or its bases') assign to
+        ``self.attr`` -- only when every such assignment that names a class names that one."""
+        key = ("attr", module, klass, attr)
+        if key in self._held:
+            return self._held[key]
+        self._held[key] = None
+        found: set[tuple[str, str]] = set()
+        for owner_module, owner in self.mro(module, klass):
+            mod = self.module(owner_module, details=True)
+            if mod is None:
+                continue
+            # `self.<attr> =` spelled nowhere in the module: a method whose instance is
+            # called `self` assigns no such attribute, and its body need not be walked.
+            unassigned = mod.self_set is not None and attr not in mod.self_set
+            spelled = mod.lines_mentioning(f".{attr}")  # the file being checked: its lines
+            for outline in mod.outlines:
+                if outline[O_CLASS] != owner or (unassigned and outline[O_SELF] == "self"):
+                    continue
+                if spelled is not None and not _spans(spelled, outline):
+                    continue  # the body never spells `.<attr>`: it assigns no such attribute
+                detail = mod.detail(outline[O_QUAL])
+                for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
+                    if name != attr or not on_self:
+                        continue
+                    target = self.resolve_call(mod, outline, spelling)
+                    if target is not None and target[1].endswith(".__init__"):
+                        found.add((target[0], target[1].rpartition(".")[0]))
+                    elif target is None:
+                        held = self.class_called(mod, outline, spelling)
+                        if held is not None:
+                            found.add(held)
+        result = found.pop() if len(found) == 1 else None
+        self._held[key] = result
+        return result
+
+    def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
+        """The project class a call spelled ``spelling`` constructs (one without ``__init__``
+        of its own in the project still names its class)."""
+        head, _, rest = spelling.partition(".")
+        if not rest and head in module.classes:
+            return (module.name, head)
+        if head in module.classes:
+            return (module.name, spelling) if spelling in module.classes else None
+        return self._class_dotted(spelling, 0) if "." in spelling else None
+
+    def dotted(self, name: str) -> tuple[str, str] | None:
+        """The project function a fully dotted name reaches (``pkg.mod.Class.method``)."""
+        if name in self._dotted:
+            return self._dotted[name]
+        self._dotted[name] = None  # a re-export cycle ends here
+        found = self._dotted_at(name, 0)
+        self._dotted[name] = found
+        return found
+
+    def _dotted_at(self, name: str, depth: int) -> tuple[str, str] | None:
+        if depth > _MAX_DEPTH:
+            return None
+        parts = name.split(".")
+        project = self.project
+        if not project.is_first_party(parts[0]):
+            return None
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            if project.resolve(prefix) is None:
+                continue
+            module = self.module(prefix)
+            if module is None:
+                return None
+            return self._member(module, parts[i:], depth)
+        return None
+
+    def _member(self, module: Module, rest: list[str], depth: int) -> tuple[str, str] | None:
+        """A function (or a class's ``__init__``) named by ``rest`` inside ``module``."""
+        qual = ".".join(rest)
+        if qual in module.functions:
+            return (module.name, qual)
+        if qual in module.classes:
+            return self.method(module.name, qual, "__init__")
+        if len(rest) >= 2:
+            klass = ".".join(rest[:-1])
+            if klass in module.classes:
+                return self.method(module.name, klass, rest[-1])
+        target = module.aliases.get(rest[0])
+        if target is not None and target != module.name:
+            return self._dotted_at(".".join([target, *rest[1:]]), depth + 1)
+        return None
+
+    def method(
+        self, module: str, klass: str, name: str, *, skip_self: bool = False
+    ) -> tuple[str, str] | None:
+        """``name`` looked up on ``klass`` (defined in ``module``) and then its bases, in order."""
+        for owner_module, owner in self.mro(module, klass)[1 if skip_self else 0 :]:
+            found = self.module(owner_module)
+            if found is not None and f"{owner}.{name}" in found.functions:
+                return (owner_module, f"{owner}.{name}")
+        return None
+
+    def mro(self, module: str, klass: str) -> tuple[tuple[str, str], ...]:
+        """The class and its project bases, depth first, left to right, each once."""
+        key = (module, klass)
+        found = self._mro.get(key)
+        if found is not None:
+            return found
+        self._mro[key] = (key,)  # a cycle of bases ends here
+        order: list[tuple[str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        stack = [(key, 0)]
+        while stack:
+            (mod_name, cls), depth = stack.pop()
+            if (mod_name, cls) in seen or depth > _MAX_DEPTH:
+                continue
+            seen.add((mod_name, cls))
+            order.append((mod_name, cls))
+            mod = self.module(mod_name)
+            if mod is None or cls not in mod.classes:
+                continue
+            bases = []
+            for base in mod.classes[cls][2]:
+                resolved = self.class_named(mod, base)
+                if resolved is not None:
+                    bases.append((resolved, depth + 1))
+            stack.extend(reversed(bases))
+        found = self._mro[key] = tuple(order)
+        return found
+
+    def class_named(self, module: Module, spelling: str) -> tuple[str, str] | None:
+        """The project class a base (or any class reference) spelled in ``module`` names."""
+        if spelling in module.classes:
+            return (module.name, spelling)
+        key = f"{module.name}:{spelling}"
+        if key in self._classes:
+            return self._classes[key]
+        self._classes[key] = None
+        found = self._class_dotted(spelling, 0)
+        self._classes[key] = found
+        return found
+
+    def _class_dotted(self, name: str, depth: int) -> tuple[str, str] | None:
+        if depth > _MAX_DEPTH:
+            return None
+        parts = name.split(".")
+        project = self.project
+        if not project.is_first_party(parts[0]):
+            return None
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            if project.resolve(prefix) is None:
+                continue
+            module = self.module(prefix)
+            if module is None:
+                return None
+            rest = ".".join(parts[i:])
+            if rest in module.classes:
+                return (module.name, rest)
+            target = module.aliases.get(parts[i])
+            if target is not None and target != module.name:
+                return self._class_dotted(".".join([target, *parts[i + 1 :]]), depth + 1)
+            return None
+        return None
+
+
+def _spans(lines: tuple[int, ...], outline) -> bool:
+    """Whether one of ``lines`` (ascending) lies in the function's own lines."""
+    import bisect
+
+    from .functions import O_END, O_LINE
+
+    i = bisect.bisect_left(lines, outline[O_LINE])
+    return i < len(lines) and lines[i] <= outline[O_END]
