@@ -285,6 +285,8 @@ TARGETS: dict[str, dict[str, list[str]]] = {
         "checkers/project.py": [
             "tests/reliability/test_user_files.py",
             "tests/checkers/test_project.py",
+            # What a keystroke keeps of the disk's scans: the language server's index.
+            "tests/hooks/lsp/test_neighbours.py",
         ],
         "checkers/source.py": ["tests/reliability/test_user_files.py"],
         "checkers/suppression.py": [

@@ -22,6 +22,9 @@ from checkers.codes import MISSING_REASON, UNUSED_SUPPRESSION
 from contracts.finding import Finding
 
 from . import convert
+from .guard import guarded
+
+PLACE_CURSOR = "atom-contracts.placeCursor"  # the command a suppression's action runs
 
 _NO_SUPPRESSION = frozenset(
     {MISSING_REASON, UNUSED_SUPPRESSION}
@@ -140,7 +143,7 @@ def _suppress(ls, uri, version, finding, text, positions, diag) -> types.CodeAct
             )
             command = types.Command(
                 title="Write the reason",
-                command="atom-contracts.placeCursor",
+                command=PLACE_CURSOR,
                 arguments=[uri, after.line, after.character],
             )
     return types.CodeAction(
@@ -178,3 +181,42 @@ def place_cursor(ls, args) -> None:
             uri=uri, take_focus=True, selection=types.Range(start=where, end=where)
         )
     )
+
+
+def register(server) -> None:
+    """Code actions, the command that places the cursor after a suppression, and hover."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                convert.FIX_ALL_KIND,
+            ]
+        ),
+    )
+    @guarded(list)
+    def code_action(ls, params: types.CodeActionParams):
+        ls.unsent(params.text_document.uri)
+        return code_actions(ls, params)
+
+    @server.command(PLACE_CURSOR)
+    @guarded()
+    def place_cursor_command(ls, *args):
+        place_cursor(ls, args)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded()
+    def hover(ls, params: types.HoverParams):
+        uri = params.text_document.uri
+        ls.unsent(uri)
+        findings = ls.check_document(uri)
+        positions = convert.Positions(ls.text_of(uri) or "", ls.workspace.position_codec)
+        at = positions.from_lsp(params.position)
+        hits = [f for f in findings if convert.touches(f, at, at)]
+        if not hits:
+            return None
+        return types.Hover(
+            contents=convert.hover(hits, convert.hover_kind(ls.client_capabilities)),
+            range=positions.of(hits[0]),
+        )

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("pygls")
 
+from hooks.lsp import diagnostics as lsp_diagnostics
 from hooks.lsp import server as lsp_server
 
 
@@ -35,7 +36,7 @@ def full_collections():
 
 
 def test_a_full_collection_runs_once_the_editor_is_quiet(monkeypatch, full_collections):
-    monkeypatch.setattr(lsp_server, "IDLE_COLLECT_S", 0.05)
+    monkeypatch.setattr(lsp_diagnostics, "IDLE_COLLECT_S", 0.05)
     server = lsp_server.ContractsServer()
 
     async def typing_then_pause():
@@ -50,7 +51,7 @@ def test_a_full_collection_runs_once_the_editor_is_quiet(monkeypatch, full_colle
 
 
 def test_no_full_collection_while_a_check_is_due(monkeypatch, full_collections):
-    monkeypatch.setattr(lsp_server, "IDLE_COLLECT_S", 0.01)
+    monkeypatch.setattr(lsp_diagnostics, "IDLE_COLLECT_S", 0.01)
     server = lsp_server.ContractsServer()
 
     async def pending_check():

@@ -21,6 +21,7 @@ import pytest
 
 pytest.importorskip("pygls")
 
+from hooks.lsp import diagnostics as lsp_diagnostics
 from hooks.lsp import server as lsp_server
 from hooks.lsp.reading import Input
 
@@ -100,7 +101,7 @@ def test_a_due_check_waits_while_sent_messages_are_unread(monkeypatch):
 
 
 def test_a_stream_of_other_messages_holds_a_check_back_only_so_long(monkeypatch):
-    monkeypatch.setattr(lsp_server, "MAX_HOLD_S", 0.02)
+    monkeypatch.setattr(lsp_diagnostics, "MAX_HOLD_S", 0.02)
     pushed, waited = scheduled_pushes(monkeypatch, Unread(times=10**9))
     assert pushed == ["file:///a.py"]
     assert waited < 2  # held MAX_HOLD_S, then checked: never starved
@@ -136,9 +137,11 @@ def test_changes_sent_at_once_are_one_check_on_the_last(tmp_path):
             if message.get("id") is not None and "method" in message:  # asked of the client
                 server.stdin.write(frame({"id": message["id"], "result": None}))
                 server.stdin.flush()
-            elif message.get("method") == "textDocument/publishDiagnostics":
-                if message["params"]["uri"] == uri:
-                    seen.append(message["params"]["version"])
+            elif (
+                message.get("method") == "textDocument/publishDiagnostics"
+                and message["params"]["uri"] == uri
+            ):
+                seen.append(message["params"]["version"])
         return seen
 
     try:
