@@ -45,10 +45,18 @@ def _literal_prefix(glob: str) -> str:
 
 class Listed:
     """The exact listing of a whole-tree run (``files``, or a function that lists them, called
-    on the first question: a declaration whose contracts name no glob never lists)."""
+    on the first question: a declaration whose contracts name no glob never lists).
 
-    def __init__(self, files: Sequence[str] | Callable[[], Sequence[str]]) -> None:
+    ``named`` are files the run found itself (the folders it was given, discovered): a glob
+    matching one of them matches a file of the project, so the listing is made only for a
+    glob none of them matches -- a run over a project's src root answers without it.
+    """
+
+    def __init__(
+        self, files: Sequence[str] | Callable[[], Sequence[str]], named: Sequence[str] = ()
+    ) -> None:
         self._files = files
+        self.named = named
 
     @property
     def files(self) -> Sequence[str]:
@@ -61,11 +69,21 @@ class Listed:
 
     def any_match(self, glob: str) -> bool:
         spec = compile_globs([glob], where=f"glob {glob!r}")
-        return any(spec.match_file(f) for f in self.files)
+        # Only a file under the folder the glob is confined to can match it (as ``Probed``
+        # walks only that folder): the others are passed over without the matcher.
+        under = _literal_prefix(glob)
+        under = f"{under}/" if under else ""
+        if any(f.startswith(under) and spec.match_file(f) for f in self.named):
+            return True
+        return any(f.startswith(under) and spec.match_file(f) for f in self.files)
 
     def any_under(self, stem: str) -> bool:
         """Whether ``stem.py`` or any Python file under ``stem/`` is listed."""
-        return any(f == f"{stem}.py" or f.startswith(f"{stem}/") for f in self.files)
+
+        def under(f: str) -> bool:
+            return f == f"{stem}.py" or f.startswith(f"{stem}/")
+
+        return any(under(f) for f in self.named) or any(under(f) for f in self.files)
 
 
 class Probed:

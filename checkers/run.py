@@ -162,10 +162,11 @@ def plan_files(linter, targets: list[Path], options: RunOptions, *, governed: bo
     no findings of its own, but its removal can fail the files that import it
     (AC202 asks the file system whether a member exists): those are re-checked
     as for an edit. Any other missing path is discover's PathError. A contract
-    covering no file of the project checks nothing: judged on the project's
-    listing, the whole-tree run's, never on the files named -- a run on some
-    files reads that listing only when a question needs it (the cross-file
-    re-check reads the same one).
+    covering no file of the project checks nothing: a glob that matches a file the
+    run found itself covers one; only a glob none of them matches is judged on the
+    project's listing, the whole-tree run's -- a run on some files reads that
+    listing only when a question needs it (the cross-file re-check reads the same
+    one).
     """
     from . import coverage
     from .discovery import discover
@@ -197,7 +198,10 @@ def plan_files(linter, targets: list[Path], options: RunOptions, *, governed: bo
         return listed[0]
 
     plan = Plan(files, deleted, list(theirs.values()), listing)
-    coverage.require_coverage(config, coverage.Listed(lambda: [rel for rel, _ in listing()]))
+    coverage.require_coverage(
+        config,
+        coverage.Listed(lambda: [rel for rel, _ in listing()], named=[rel for rel, _ in files]),
+    )
     if listed[0] is not None:
         coverage.require_reach(config, linter.selection, [rel for rel, _ in listed[0]])
     if options.diff_base is not None:

@@ -192,6 +192,8 @@ class Program(Resolution):
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
         self._held: dict[tuple, tuple[str, str] | None] = {}
+        self._calls: dict[tuple, tuple[str, str] | None] = {}
+        self._answering = 0  # resolve_call's depth: an answer kept only at the top
 
     # -- summaries -----------------------------------------------------------
 

@@ -28,9 +28,27 @@ class Resolution:
     """Calls, classes and bases resolved through the modules' summaries (``self.module``)."""
 
     def resolve_call(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
-        """The project function a call spelled ``spelling`` in ``outline``'s body names."""
+        """The project function a call spelled ``spelling`` in ``outline``'s body names.
+
+        Answered once per module, function and spelling: an entry's search and a unit's flow
+        ask the same calls again. A question asked while another is being answered is not
+        kept: a cycle of attributes or re-exports answers it with what is known so far."""
         if not spelling or spelling.startswith("?"):
             return None
+        key = (module, outline[O_QUAL], outline[O_CLASS], spelling)
+        found = self._calls.get(key, False)
+        if found is not False:
+            return found
+        self._answering += 1
+        try:
+            found = self._resolve_call(module, outline, spelling)
+        finally:
+            self._answering -= 1
+        if not self._answering:
+            self._calls[key] = found
+        return found
+
+    def _resolve_call(self, module: Module, outline: tuple, spelling: str):
         head, _, rest = spelling.partition(".")
         if head == "self":
             klass = outline[O_CLASS]

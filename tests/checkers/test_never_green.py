@@ -389,3 +389,47 @@ def test_the_probe_for_named_files_finds_what_the_listing_finds(tmp_path):
         "a",
         "",
     )
+
+
+def test_a_glob_a_file_the_run_found_matches_needs_no_listing_of_the_project():
+    from checkers.coverage import Listed
+
+    asked = []
+
+    def listing():
+        asked.append(True)
+        return ["src/pkg/a.py", "src/pkg/b/c.py", "tests/test_x.py"]
+
+    listed = Listed(listing, named=["src/pkg/a.py"])
+    assert listed.any_match("src/**") and listed.any_under("src/pkg")
+    assert asked == []
+    # One the run's own files do not match is asked of the project's listing.
+    assert listed.any_match("tests/**") and asked == [True]
+    assert not listed.any_match("nowhere/**")
+    assert listed.any_under("src/pkg/b") and not listed.any_under("src/none")
+
+
+def test_a_run_over_its_src_root_does_not_list_the_project_to_judge_a_glob(tmp_path, monkeypatch):
+    """A glob matching a checked file: the run does not list the project to say so."""
+    import checkers.listing as listing_module
+
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject(contract(KEYWORD, paths=["pkg/**"])),
+            "pkg/__init__.py": "",
+            "pkg/mod.py": "def f(*, blocks):\n    return blocks\n",
+        },
+    )
+    listed = []
+    real = listing_module.project_files
+    monkeypatch.setattr(
+        listing_module, "project_files", lambda *a, **k: listed.append(1) or real(*a, **k)
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "-q", "pkg"]) == 0
+    assert listed == []
+    # A glob no checked file matches is still judged on the whole project: exit 2.
+    (tmp_path / "pyproject.toml").write_text(pyproject(contract(KEYWORD, paths=["lib/**"])))
+    assert main(["check", "-q", "pkg"]) == 2
+    assert listed == [1]
