@@ -409,6 +409,57 @@ EQUIVALENT: dict[str, str] = {
     "torch.float8_e4m3fn.itemsize -> (rows * index_head_dim // torch.float8_e4m3fn.itemsize)@0": (
         "the same: fp8's itemsize is 1"
     ),
+    "atom/pool_layout/manifest.py:RegionSetManifest.units:const:0 -> 1@0": "every region of a "
+    "set holds one count: describe_regions and from_dict refuse a set that does not",
+    "atom/pool_layout/manifest.py:WireManifest.to_dict:const:True -> False@0": "zip strict: "
+    "a set's staging is StagingLayout.of its own regions, one staged region per region",
+    "atom/pool_layout/manifest.py:WireManifest.format_text:const:True -> False@0": "the same",
+    "atom/runner/pd_transfer.py:<module>:const:600.0 -> 601.0@0": "the default deadline of a "
+    "pair no test passes: each states its own, and the deadline's kill is pinned at 0.2 s",
+    "atom/runner/pd_transfer.py:<module>:const:10.0 -> 11.0@0": "the grace ends as soon as the "
+    "other end exits, which one whose peer crashed does at once (the crash test reads its own "
+    "exit 1); only an end that never exits waits out the bound, and it is killed either way",
+    "atom/runner/pd_transfer.py:compare_views:const:True -> False@0": "zip strict: the line "
+    "before refuses two indexes of different lengths",
+    "atom/runner/pd_transfer.py:storages:const:0 -> 1@0": "set_(storage) gives the tensor the "
+    "whole storage's size, whatever size it had",
+    "atom/runner/pd_transfer.py:interleave_fields.key:const:1 -> 2@0": "the row of a role "
+    "without one (-1 or -2) is compared only within its own pool, where every such row has "
+    "the same value and the position decides",
+    "atom/runner/pd_transfer.py:_prefill_case:const:0 -> 1@0": "the seed of a case that states "
+    "none: any seed fills the pool with random bytes, and none is read back by value",
+    'atom/runner/pd_transfer.py:_decode_case:binop:case.get("seed", 0) + 1 -> '
+    "(case.get('seed', 0) - 1)@0": "the decode end's seed need only differ from the prefill "
+    "end's, so that the two pools start apart: seed - 1 does, as seed + 1",
+    "atom/runner/pd_transfer.py:_decode_case:const:0 -> 1@1": "the same: a default seed of 1 "
+    "and its successor 2 still differ from the prefill end's default",
+    "atom/runner/pd_transfer.py:_decode_case:const:1 -> 2@0": "the same: seed + 2 differs from "
+    "the prefill end's seed",
+    "atom/runner/pd_transfer.py:worker:call:out.flush() -> pass@0": "run_pair reads an end's "
+    "lines after it exits, and the exit flushes them",
+    "atom/runner/pd_transfer.py:worker:call:dist.destroy_process_group() -> pass@0": "the "
+    "process ends right after its last case, and its group with it",
+    "atom/runner/pd_transfer.py:worker:return:return 0 -> return None@0": "main hands it to "
+    "SystemExit, which exits 0 for None as for 0",
+    "atom/runner/pd_transfer.py:_kill:const:30 -> 31@0": "the bound of a wait for a process "
+    "already sent SIGKILL, which ends it at once",
+    "atom/runner/pd_transfer.py:_ends:const:1500 -> 1501@0": "how much of an end's stderr a "
+    "failure quotes: every test reads a line inside the last few hundred characters",
+    "atom/runner/pd_transfer.py:run_pair:const:True -> False@2": "zip strict: the lines "
+    "before refuse results of another count than the cases",
+    "atom/runner/pd_transfer.py:run_pair:const:False -> True@0": "the store is made with no "
+    "world size, so there is no count of workers for it to wait for",
+    "atom/runner/pd_transfer.py:run_pair:cmp:time.monotonic() > deadline -> "
+    "(time.monotonic() >= deadline)@0": "two monotonic floats a poll apart: equality is one "
+    "instant of a continuous clock, and the next poll comes 50 ms later either way",
+    "atom/runner/pd_transfer.py:run_pair:cmp:time.monotonic() < grace -> "
+    "(time.monotonic() <= grace)@0": "the same, for the grace",
+    "atom/runner/pd_transfer.py:run_pair:call:time.sleep(0.05) -> pass@0": "how often the grace "
+    "polls: the loop ends when the other end exits either way (a busy wait of milliseconds)",
+    "atom/runner/pd_transfer.py:run_pair:const:0.05 -> 1.05@0": "the same, polled once a second",
+    "atom/runner/pd_transfer.py:run_pair:call:time.sleep(0.05) -> pass@1": "how often the pair "
+    "is polled: the same exits and the same deadline are seen, sooner or later by a poll",
+    "atom/runner/pd_transfer.py:run_pair:const:0.05 -> 1.05@1": "the same, polled once a second",
     'checkers/rules/required_keyword.py:_resolve:return:return "" -> return None@0': "its one "
     "caller asks `resolved in targets`, which neither '' nor None is",
     "checkers/rules/required_keyword.py:_argument:const:1 -> 2@0": "-1 and -2 both fail "
@@ -821,19 +872,36 @@ def select_mutants(
     *,
     only: str | None = None,
     since: dict[str, set[int]] | None = None,
+    lines: tuple[int, int] | None = None,
     repo: Path = REPO,
 ) -> list[Mutant]:
-    """The target's mutants, narrowed to files whose path contains ``only`` and, with
-    ``since`` (``changed_lines``), to those whose span touches a changed line."""
+    """The target's mutants, narrowed to files whose path contains ``only``, with ``since``
+    (``changed_lines``) to those whose span touches a changed line, and with ``lines`` (first,
+    last) to those whose span touches that range."""
     out = []
     for f in target_files(target, repo):
         rel = f.relative_to(repo).as_posix()
         if (only and only not in rel) or (since is not None and rel not in since):
             continue
         for m in enumerate_mutants(f, repo):
-            if since is None or since[rel].intersection(range(m.line, m.end_line + 1)):
-                out.append(m)
+            if since is not None and not since[rel].intersection(range(m.line, m.end_line + 1)):
+                continue
+            if lines is not None and not (m.line <= lines[1] and m.end_line >= lines[0]):
+                continue
+            out.append(m)
     return out
+
+
+def parse_lines(text: str) -> tuple[int, int]:
+    """``--lines FIRST-LAST`` (either end may be left out: ``300-``, ``-120``)."""
+    first, sep, last = text.partition("-")
+    try:
+        span = (int(first) if first else 1, int(last) if last else sys.maxsize)
+    except ValueError:
+        span = None
+    if not sep or span is None or span[0] < 1 or span[0] > span[1]:
+        raise ValueError(f"--lines {text!r} is not FIRST-LAST (line numbers from 1, FIRST <= LAST)")
+    return span
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -948,8 +1016,9 @@ def run_target(
     score_only: bool = False,
     skip_equivalent: bool = False,
     since: dict[str, set[int]] | None = None,
+    lines: tuple[int, int] | None = None,
 ) -> dict:
-    mutants = select_mutants(target, only=only, since=since)
+    mutants = select_mutants(target, only=only, since=since, lines=lines)
     results = {"target": target, "killed": [], "survived": [], "equivalent": [], "timeout": []}
     if recheck is not None:
         # An earlier full run killed every mutant but these; tests only grew since, so only
@@ -1109,7 +1178,19 @@ def main(argv: list[str] | None = None) -> int:
         help="mutate only the lines `git diff REV -U0` shows added or changed in the working "
         "tree (and untracked Python files): a change proved without re-scoring its package",
     )
+    parser.add_argument(
+        "--lines",
+        metavar="FIRST-LAST",
+        help="mutate only spans touching these lines (with --only: one long file's run split "
+        "across sittings or machines, the logs scored together with --recheck)",
+    )
     args = parser.parse_args(argv)
+    lines = None
+    if args.lines is not None:
+        try:
+            lines = parse_lines(args.lines)
+        except ValueError as e:
+            parser.error(str(e))
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.score and not args.recheck:
@@ -1127,7 +1208,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--since: {e}")
     if args.list:
         for t in targets:
-            for m in select_mutants(t, only=args.only, since=since):
+            for m in select_mutants(t, only=args.only, since=since, lines=lines):
                 print(m.describe())
         return 0
     if not args.score:
@@ -1154,6 +1235,7 @@ def main(argv: list[str] | None = None) -> int:
                 score_only=args.score,
                 skip_equivalent=args.skip_equivalent,
                 since=since,
+                lines=lines,
             )
             summary.append(r)
             stale -= {m.key for m in r["equivalent"]}

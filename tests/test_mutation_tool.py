@@ -156,3 +156,30 @@ def test_every_test_path_a_target_names_exists(mutation):
         if t.startswith("tests/")
     }
     assert sorted(t for t in named if not (REPO / t).exists()) == []
+
+
+def test_lines_mutates_only_spans_touching_the_range(mutation, repo):
+    every = mutation.select_mutants("pkg", repo=repo)
+    chosen = mutation.select_mutants("pkg", only="mod.py", lines=(9, 13), repo=repo)
+    # g's print spans lines 8-11, so its deletion touches 9-13; h's `return` is on line 15.
+    assert {(m.line, m.before, m.after) for m in chosen} == {
+        (8, "print(\n        y,\n        5,\n    )", "pass"),
+        (10, "5", "6"),
+    }
+    assert {m.key for m in chosen} <= {m.key for m in every}
+    ends = mutation.select_mutants("pkg", only="mod.py", lines=(15, 15), repo=repo)
+    assert {m.line for m in ends} == {15}
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [("3-9", (3, 9)), ("300-", (300, sys.maxsize)), ("-120", (1, 120)), ("7-7", (7, 7))],
+)
+def test_a_line_range_is_first_to_last_either_end_open(mutation, text, span):
+    assert mutation.parse_lines(text) == span
+
+
+@pytest.mark.parametrize("text", ["9-3", "0-4", "12", "a-b", ""])
+def test_a_line_range_that_is_not_one_is_refused_by_name(mutation, text):
+    with pytest.raises(ValueError, match=rf"--lines '{text}' is not FIRST-LAST"):
+        mutation.parse_lines(text)

@@ -308,6 +308,11 @@ class WireManifest:
                         _require(r.get("units"), int, f"{name} region {j} units"),
                     )
                 )
+            if len({r.units for r in regions}) > 1:
+                raise ValueError(
+                    f"manifest {name} regions hold {sorted({r.units for r in regions})} units: "
+                    f"a region set has one unit a {SET_UNITS[name]} in every region"
+                )
             sets.append(RegionSetManifest(name, tuple(regions)))
         manifest = dataclasses.replace(cls.of(header, sets), version=version)
         stated = doc.get("digest")

@@ -316,11 +316,8 @@ def unit_kinds(runner: Any) -> Callable[[torch.Tensor], str]:
 
 
 def _raw(t: torch.Tensor) -> torch.Tensor:
-    return (
-        t.contiguous().reshape(-1).view(torch.uint8)
-        if t.numel()
-        else t.new_empty(0, dtype=torch.uint8)
-    )
+    # An empty tensor of any dtype views as an empty uint8 one: no case of its own.
+    return t.contiguous().reshape(-1).view(torch.uint8)
 
 
 def view_bytes(
@@ -379,13 +376,37 @@ def check_readback(end: DecodeEnd, block_ids, slot_ids, before: dict[int, torch.
     if theirs.numel():
         dist.recv(theirs, src=end.peer)
     index, mine = view_bytes(end.runner, block_ids, slot_ids)
-    if len(index) != len(head["index"]):
+    compared = compare_views(index, mine, head["index"], theirs)
+    kept = _unmoved_bytes_kept(end.runner, block_ids, slot_ids, before)
+    return {
+        "pieces": len(index),
+        "bytes": compared,
+        # Of the bytes compared, those not zero: both ends' pools start as random bytes, so a
+        # readback of (nearly) all zeros compared two blank pools, not a transfer.
+        "nonzero_bytes": int(torch.count_nonzero(mine)),
+        "views": len({(p["module"], p["view"]) for p in index}),
+        "kept_bytes": kept,
+        # This end's pools before the move, not zero: what it kept is told from a blank write.
+        "nonzero_before": sum(int(torch.count_nonzero(b)) for b in before.values()),
+    }
+
+
+def compare_views(
+    index: list[dict[str, Any]],
+    mine: torch.Tensor,
+    their_index: list[dict[str, Any]],
+    theirs: torch.Tensor,
+) -> int:
+    """This end's view pieces (``view_bytes``) against the prefill end's, piece by piece: bytes
+    compared, or ValueError naming the first piece that differs -- by its module, view, unit
+    kind and both ends' unit ids."""
+    if len(index) != len(their_index):
         raise ValueError(
-            f"the two ends read {len(head['index'])} and {len(index)} view pieces of the moved "
+            f"the two ends read {len(their_index)} and {len(index)} view pieces of the moved "
             "units: their modules bind different views"
         )
     at = 0
-    for here, there in zip(index, head["index"], strict=True):
+    for here, there in zip(index, their_index, strict=True):
         if (here["module"], here["view"], here["kind"]) != (
             there["module"],
             there["view"],
@@ -402,13 +423,7 @@ def check_readback(end: DecodeEnd, block_ids, slot_ids, before: dict[int, torch.
                 f"from prefill {there['kind']} {there['unit']}"
             )
         at += n
-    kept = _unmoved_bytes_kept(end.runner, block_ids, slot_ids, before)
-    return {
-        "pieces": len(index),
-        "bytes": at,
-        "views": len({(p["module"], p["view"]) for p in index}),
-        "kept_bytes": kept,
-    }
+    return at
 
 
 def storages(runner: Any) -> dict[int, torch.Tensor]:
@@ -468,11 +483,14 @@ def interleave_fields(runner: Any) -> None:
     V0..Vn``) to row by row (``K0,V0,K1,V1...``): the order a peer built before the fields were
     folded exports, at the same count and bytes. How a plan states such a peer."""
     regions = runner.kv_transfer.regions
+    # Each pool keeps its place (the target's before a draft's, as exported): only the rows
+    # within a pool are interleaved.
+    first: dict[str, int] = {}
 
-    def key(pair: tuple[int, Any]) -> tuple[str, int, int]:
+    def key(pair: tuple[int, Any]) -> tuple[int, int, int]:
         position, region = pair
         pool_field, _, row = region.semantic_role.rpartition("/")
-        pool = pool_field.rpartition("/")[0]
+        pool = first.setdefault(pool_field.rpartition("/")[0], position)
         return (pool, int(row) if row.isdigit() else -1, position)
 
     regions[:] = [r for _, r in sorted(enumerate(regions), key=key)]
@@ -503,7 +521,7 @@ def _prefill_case(case: dict[str, Any], transport: Transport, verify: bool) -> d
     runner, error = None, None
     try:
         runner = _make_runner(spec).initialize(
-            spec["blocks"], state_entries=spec.get("state_entries", 1), device=device
+            spec["blocks"], state_entries=spec.get("state_entries"), device=device
         )
         _arranged(spec)(runner)
         _fill_random(runner, case.get("seed", 0))

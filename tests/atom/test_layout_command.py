@@ -333,6 +333,15 @@ def test_a_pair_accepting_none_says_so_with_each_sides_rule_and_exits_1(capsys):
     assert "refused by the draft: SHUFFLE V needs block_size divisible by x=8" in out
 
 
+def test_manifest_and_block_sizes_json_are_indented_by_two_spaces(capsys):
+    # What a reader (and a diff of two ends' manifests) sees: one field a line, two spaces a
+    # level, as the layout report's JSON.
+    for flag in ("--manifest", "--block-sizes"):
+        assert layout_main(["llama-3.1-8b", flag, "--format", "json"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == "{" and lines[1].startswith('  "') and lines[-1] == "}", flag
+
+
 def test_a_budget_with_manifest_or_block_sizes_is_refused_by_name(capsys):
     for flag in ("--manifest", "--block-sizes"):
         argv = [

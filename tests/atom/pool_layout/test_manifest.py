@@ -8,6 +8,7 @@ runner's manifests of every registry model are pinned in tests/atom/runner.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -258,3 +259,100 @@ def test_a_staged_layout_is_compared_region_by_region_by_role_then_span():
     layout = StagingLayout.of([("a", 3), ("b", 5), ("c", 7)])
     assert [(r.offset, r.span) for r in layout.regions] == [(0, 3), (3, 5), (8, 7)]
     assert layout.block_bytes == 15
+
+
+def test_a_manifest_and_its_parts_are_immutable_and_hashable():
+    # The digest is computed once and kept: a manifest whose fields could change after it would
+    # state a digest of another layout.
+    m = _manifest(state=[TransferRegion("target.s", torch.zeros(2, 64, dtype=torch.uint8))])
+    page = m.region_set("page")
+    parts = [
+        (m, "header", ()),
+        (page, "name", "state"),
+        (page.regions[0], "span", 1),
+        (page.staging, "regions", ()),
+        (page.staging.regions[0], "offset", 1),
+    ]
+    for obj, attr, value in parts:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, attr, value)
+        assert hash(obj) == hash(dataclasses.replace(obj))
+    assert (
+        len(
+            {
+                m,
+                _manifest(
+                    state=[TransferRegion("target.s", torch.zeros(2, 64, dtype=torch.uint8))]
+                ),
+            }
+        )
+        == 1
+    )
+
+
+def test_a_set_of_no_regions_holds_no_units_and_a_set_named_twice_is_refused():
+    empty = describe_regions("state", [])
+    assert empty.units == 0 and empty.block_bytes == 0 and empty.unit == "request slot"
+    page = describe_regions("page", _kv())
+    with pytest.raises(
+        ValueError, match=r"manifest region sets \['page', 'page'\] name a set twice"
+    ):
+        WireManifest.of({"model": "m"}, [page, page])
+
+
+def test_a_header_value_is_read_by_its_key_and_a_missing_key_is_named():
+    m = _manifest(tp=2)
+    assert m.header_value("model") == "m"
+    assert m.header_value("scheduler_block_size") == 16
+    assert m.header_value("tp") == 2
+    with pytest.raises(KeyError, match=r"manifest header has no 'pp'; it holds \['model', "):
+        m.header_value("pp")
+    assert m.region_set("page") is m.sets[0] and m.region_set("state") is None
+
+
+def test_a_manifest_is_compared_only_with_a_manifest():
+    with pytest.raises(TypeError, match="a manifest is compared with a WireManifest, got dict"):
+        _manifest().difference(json.loads(_manifest().to_json()))
+
+
+def test_a_manifest_of_another_version_is_named_by_both_versions():
+    here = _manifest()
+    newer = dataclasses.replace(_manifest(), version=2)
+    assert here.difference(newer) == "manifest version 2 on the peer and 1 here"
+    assert here.difference(newer, peer_name="the decode end") == (
+        "manifest version 2 on the decode end and 1 here"
+    )
+
+
+def test_a_set_with_no_regions_that_the_other_end_lacks_is_named_as_none():
+    empty_state = _manifest(state=[])
+    assert empty_state.difference(_manifest()) == (
+        "state region 0 '(none)' here has no counterpart: the peer moves no request slots"
+    )
+    assert _manifest().difference(empty_state) == (
+        "state region 0 '(none)' on the peer has no counterpart: this end moves no request slots"
+    )
+
+
+def test_the_text_columns_are_at_least_as_wide_as_their_titles():
+    # Keys and roles shorter than the titles, and a set of no regions: the titles set the width
+    # (7 for a header key, 4 for a role, 5 for a dtype).
+    m = WireManifest.of({"m": "x", "tp": 2}, [describe_regions("state", [])])
+    assert m.format_text().splitlines()[1:] == [
+        "  m        x",
+        "  tp       2",
+        "",
+        "state regions: 0, one unit a request slot (0 here), 0 B a staged request slot",
+        "     #  role  dtype     span B   stride B   staged at",
+    ]
+
+
+def test_a_received_set_whose_regions_disagree_on_their_count_is_refused():
+    # A set's count is its first region's: a peer stating two counts in one set is refused as a
+    # set described here would be.
+    doc = json.loads(_manifest().to_json())
+    doc["sets"][0]["regions"][2]["units"] = 9
+    with pytest.raises(
+        ValueError, match=r"manifest page regions hold \[3, 9\] units: a region set"
+    ):
+        WireManifest.from_dict(doc)

@@ -64,3 +64,22 @@ def test_other_engine_settings_are_kept_while_the_block_varies():
     assert {r.reason for r in answer.refused} == {
         "mimo-v2-flash: field 'num_key_value_heads' = 4 does not divide across tp 3"
     }
+
+
+def test_an_answer_and_its_refusals_are_immutable():
+    import dataclasses
+
+    answer = accepted_block_sizes(
+        load_model_config("deepseek-r1"), load_model_config("eagle3-draft-llama")
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.refused[0].side = "target"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.accepted = (16,)
+    assert hash(answer.refused[0]) == hash(dataclasses.replace(answer.refused[0]))
+
+
+def test_the_text_names_a_model_alone_without_a_draft():
+    text = accepted_block_sizes(load_model_config("llama-3.1-8b")).format_text()
+    assert text.startswith("llama-3.1-8b: scheduler block sizes accepted by it: ")
+    assert " + " not in text.splitlines()[0]

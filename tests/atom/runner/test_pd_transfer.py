@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 from atom.models.registry import load_config
+from atom.runner import pd_transfer
 from atom.runner.pd_transfer import Transport, run_pair
 from contracts.runtime.strategies import DRAFT_PAIRS, case_names, default_case
 
 #: The widest tensor parallelism each case builds at: every field and layout of the model at a
 #: fraction of its bytes (a hybrid's request state is hundreds of MiB at tp 1).
+REPO = Path(__file__).resolve().parents[3]
 TP_SIZES = (8, 4, 2, 1)
 BLOCKS = 4
 STATE_ENTRIES = 2
@@ -113,6 +117,15 @@ MISMATCHES = {
         ),
         "page region 1 is 'target.h1d128/v/0' here and 'target.h1d128/k/1' on the prefill end",
     ),
+    # The prefill end built before the fields were folded; the decode end after.
+    "reordered regions on the prefill end": (
+        _mismatch(
+            "reordered regions on the prefill end",
+            _end("llama-3.1-8b", **LLAMA),
+            _end("llama-3.1-8b", **LLAMA),
+        ),
+        "page region 1 is 'target.h1d128/k/1' here and 'target.h1d128/v/0' on the prefill end",
+    ),
     "another dtype": (
         _mismatch(
             "another dtype",
@@ -165,10 +178,13 @@ MISMATCHES = {
         "the decode end cannot import the prefill end's pools: ",
     ),
 }
+MISMATCHES["reordered regions on the prefill end"][0]["prefill"]["arrange"] = "interleave-fields"
 #: Each refusal's words on the prefill end, where they differ from the decode end's needle.
 PREFILL_NEEDLES = {
     "reordered regions": "page region 1 is 'target.h1d128/k/1' here and 'target.h1d128/v/0' on "
     "the decode end",
+    "reordered regions on the prefill end": "page region 1 is 'target.h1d128/v/0' here and "
+    "'target.h1d128/k/1' on the decode end",
     "another dtype": "dtype is float8_e4m3fn here and float8_e5m2 on the decode end",
     "another block size": "scheduler_block_size is 16 here and 32 on the decode end",
     "another model": f"model is {M2_HEAD!r} here and {M3_HEAD!r} on the decode end",
@@ -210,6 +226,7 @@ CASES_READ = {
     "test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends": [
         REFUSED_SCATTER["name"],
     ],
+    "test_each_end_reports_each_case_by_name_role_and_milliseconds": [MOVED[0], MOVED[-1]],
 }
 
 
@@ -254,6 +271,10 @@ def test_every_model_moves_bit_exact_from_a_prefill_process_to_a_decode_process(
     name, kv = label.split(" ")[:2]
     assert readback["views"] == _bound_views(name, kv), "a bound view was not read back"
     assert readback["pieces"] > 0 and readback["kept_bytes"] > 0
+    # Random bytes were moved, not two blank pools compared: a byte is 0 one time in 256.
+    assert readback["nonzero_bytes"] > 0.95 * readback["bytes"]
+    # And the decode end's own pools held random bytes of their own before the move.
+    assert readback["nonzero_before"] > 0.95 * readback["kept_bytes"]
 
 
 @pytest.mark.parametrize("label", list(MISMATCHES))
@@ -285,6 +306,20 @@ def test_a_decode_end_refusing_the_blocks_it_is_sent_ends_the_case_on_both_ends(
     assert "readback" not in result["decode"]
 
 
+def test_each_end_reports_each_case_by_name_role_and_milliseconds(pair_results):
+    for label, result in pair_results.items():
+        for role in ("prefill", "decode"):
+            end = result[role]
+            assert (end["case"], end["role"]) == (label, role)
+            assert 0 <= end["seconds"] < 600 and end["seconds"] == round(end["seconds"], 3)
+    # Not every duration is a whole number of hundredths: the third digit is kept.
+    assert any(
+        r[role]["seconds"] != round(r[role]["seconds"], 2)
+        for r in pair_results.values()
+        for role in ("prefill", "decode")
+    )
+
+
 def test_the_plan_covers_every_registry_model_at_both_dtypes_and_the_hybrids_state():
     from atom.models.registry import model_names
 
@@ -312,32 +347,68 @@ def test_nccl_is_refused_by_name_without_two_gpus():
         Transport("mpi")
 
 
-def test_a_crashing_end_is_reported_and_both_processes_are_gone():
+def test_a_crashing_end_is_reported_and_both_processes_are_gone(monkeypatch):
     # Block 7 of a 3-block pool: the prefill end's gather refuses it after the handshake, while
     # the decode end waits for blocks that never come -- the pair must not wait out its deadline.
     case = _mismatch("crash", _end("llama-3.1-8b", **LLAMA), _end("llama-3.1-8b", **LLAMA))
     case["prefill"]["ids"] = [7]
+    # A grace of two minutes: the wait ends when the decode end exits, not when the grace does.
+    monkeypatch.setattr(pd_transfer, "FAILURE_GRACE_S", 120.0)
     started = time.monotonic()
     with pytest.raises(RuntimeError, match=r"P/D an end failed; prefill pid \d+ exited 1") as err:
         run_pair([case], timeout_s=600)
-    assert time.monotonic() - started < 300
+    assert time.monotonic() - started < 60
+    # The decode end was given its moment to see the lost peer and fail by itself, not killed.
+    assert re.search(r"decode pid \d+ exited 1: ", str(err.value)), str(err.value)
     assert "block id 7 is out of range for a region set of 3 blocks" in str(err.value)
+    # Both ends ran this tree's code (the traceback's file), not another installed copy.
+    assert f'File "{REPO / "atom" / "runner" / "pd_transfer.py"}"' in str(err.value)
     for pid in _pids(str(err.value)):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
 
 
 def test_a_pair_past_its_deadline_is_killed():
+    started = time.monotonic()
     with pytest.raises(RuntimeError, match=r"P/D pair ran past 0.2 s") as err:
         run_pair(PLAN[:1], timeout_s=0.2)
+    # Killed at the deadline, not waited for: two interpreters still importing torch.
+    assert time.monotonic() - started < 20
+    assert re.findall(r"exited (-?\d+)", str(err.value)) == ["-9", "-9"], str(err.value)
     for pid in _pids(str(err.value)):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
 
 
 def _pids(message: str) -> list[int]:
-    import re
-
     pids = [int(p) for p in re.findall(r"pid (\d+)", message)]
     assert len(pids) == 2, message
     return pids
+
+
+def test_an_interrupted_pair_leaves_no_process_behind(monkeypatch):
+    import subprocess
+
+    started = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    sleep, calls = time.sleep, []
+
+    def interrupt(seconds):
+        calls.append(seconds)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        sleep(seconds)
+
+    monkeypatch.setattr(pd_transfer.subprocess, "Popen", popen)
+    # The first poll is interrupted, as a Ctrl-C while the pair runs.
+    monkeypatch.setattr(pd_transfer.time, "sleep", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_pair(PLAN[:1], timeout_s=600)
+    monkeypatch.undo()
+    assert len(started) == 2
+    assert all(proc.poll() is not None for proc in started), [p.pid for p in started]

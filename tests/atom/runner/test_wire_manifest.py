@@ -182,3 +182,10 @@ def test_the_decode_side_imported_through_the_walk_describes_the_same_layout():
     a, b = wire_manifest(prefill), wire_manifest(decode)
     assert a.difference(b) is None and a.digest == b.digest
     assert b.region_set("state").units == 3 and b.region_set("page").units == 2
+
+
+def test_a_runner_with_no_transfer_regions_has_no_manifest_and_says_why():
+    with pytest.raises(
+        ValueError, match=r"no wire manifest: the runner has registered no transfer"
+    ):
+        wire_manifest(_runner("llama-3.1-8b"))
