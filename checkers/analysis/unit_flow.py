@@ -418,10 +418,15 @@ class Walker:
     # -- findings ----------------------------------------------------------------
 
     def mix(self, a, b, node_a, node_b, anchor, verb, *, augmented: bool = False) -> None:
-        if real(a) and isinstance(b, _Deferred):
-            b = self.known(b)
-        elif real(b) and isinstance(a, _Deferred):
+        # A deferred call counts as real here, and its callee is asked only when the other
+        # side may be a unit too: two deferred calls are both asked, the second only when
+        # the first answered one.
+        if not (real(a) and real(b)):
+            return
+        if isinstance(a, _Deferred):
             a = self.known(a)
+        if isinstance(b, _Deferred) and real(a):
+            b = self.known(b)
         if not (real(a) and real(b)) or compatible(a, b):
             return
         seg_a, seg_b = self._segment(node_a), self._segment(node_b)

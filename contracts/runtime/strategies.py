@@ -16,8 +16,8 @@ from functools import cache
 from hypothesis import event
 from hypothesis import strategies as st
 
-from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
 from atom.engine_config import INDEX_CACHE_DTYPES, MHA_BACKENDS, EngineConfig
+from atom.engine_config import KV_DTYPES as ENGINE_KV_DTYPES
 from atom.models.family import Family, attn_family
 from atom.models.hf_config import HfConfig
 from atom.models.registry import load_model_config, model_names

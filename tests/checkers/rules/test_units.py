@@ -193,6 +193,34 @@ def test_a_call_that_declares_nothing_has_the_unit_its_callee_returns(tmp_path):
     assert [(f.code, f.line, f.column) for f in got] == [("AC801", 5, 12)]
 
 
+def test_two_calls_that_declare_nothing_compared_or_chosen_between_ask_both_callees(tmp_path):
+    callee = (
+        "def pages(blocks, block_ratio):\n"
+        "    return blocks * block_ratio\n"
+        "\n"
+        "\n"
+        "def more(blocks):\n"
+        "    return blocks + 1\n"
+        "\n"
+        "\n"
+        "def other(blocks, block_ratio):\n"
+        "    return block_ratio * blocks\n"
+    )
+    source = (
+        "from pkg.sizes import more, other, pages\n"
+        "\n"
+        "\n"
+        "def f(blocks, c):\n"
+        "    a = pages(blocks, 2) if c else more(blocks)\n"
+        "    b = pages(blocks, 2) if c else other(blocks, 2)\n"
+        "    return more(blocks) < pages(blocks, 2), a, b\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": callee})
+    # pages() returns page, more() block, other() page: the first choice and the comparison
+    # mix them; the second choice is one unit either way.
+    assert [(f.code, f.line, f.column) for f in got] == [("AC801", 5, 9), ("AC801", 7, 12)]
+
+
 PROJECT = {
     "pyproject.toml": (
         "[tool.atom-contracts]\n"
