@@ -137,7 +137,7 @@ class ClassFacts:
             ),
             None,
         )
-        bases = [dotted(b, through_calls=True) for b in klass.bases]
+        bases = [base_name(b) for b in klass.bases]
         if init is None:
             # No constructor of its own: its first base's constructs it, handed every
             # argument (`class Encoder(codecs.IncrementalEncoder)`). Not a record, whose
@@ -186,7 +186,9 @@ class ClassFacts:
         seen = seen if seen is not None else {id(klass)}
         foreign = []
         for base in klass.bases:
-            name = dotted(base, through_calls=True)
+            name = base_name(base)
+            if not name:
+                continue  # a base no name spells (`make_base()[0]`): nothing to say it set
             node = self.class_names.get(name)
             if node is None:
                 foreign.append(name)
@@ -207,6 +209,14 @@ class ClassFacts:
             # a base class of another module: that base's constructor set it from them.
             return f"set by `{handed[0]}.__init__` from the arguments handed to it"
         return None
+
+
+def base_name(base: ast.AST) -> str:
+    """The class a base expression names: ``Base`` for ``Base``, ``Base[Info]`` (a generic
+    subscripted) and ``make_base(...)``; ``""`` where no name spells it (``bases()[0]``)."""
+    if isinstance(base, ast.Subscript):
+        return dotted(base.value)
+    return dotted(base, through_calls=True)
 
 
 def _renormalises_attr(attr: str, value: ast.AST | None, func) -> bool:
