@@ -170,18 +170,7 @@ def _contract_problems(edited: payload.EditedFile) -> list[Problem]:
             # edit fails it (a test that now imports an optional dependency, AC601; a leaf
             # member whose import the edit removed, AC202), as CI's whole-tree run will.
             note += f"; caused by this edit of {edited.relpath}"
-            problems.append(
-                Problem(
-                    path=str(path),
-                    line=finding.line,
-                    column=finding.column,
-                    code=finding.code,
-                    message=finding.message,
-                    note=note,
-                )
-            )
-            continue
-        if finding.fix is not None:
+        elif finding.fix is not None:
             flag = "--fix" if finding.fix.applicability == "safe" else "--fix --unsafe-fixes"
             note += f"; fix: atom-contracts check {flag} {edited.relpath}"
         problems.append(

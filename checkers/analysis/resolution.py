@@ -151,9 +151,9 @@ class Resolution:
         self._dotted[name] = found
         return found
 
-    def _dotted_at(self, name: str, depth: int) -> tuple[str, str] | None:
-        if depth > _MAX_DEPTH:
-            return None
+    def _at_module(self, name: str) -> tuple[Module, list[str]] | None:
+        """The longest first-party module a dotted ``name`` starts with, and the parts after
+        it; None when no module of the project begins it."""
         parts = name.split(".")
         project = self.project
         if not project.is_first_party(parts[0]):
@@ -163,10 +163,12 @@ class Resolution:
             if project.resolve(prefix) is None:
                 continue
             module = self.module(prefix)
-            if module is None:
-                return None
-            return self._member(module, parts[i:], depth)
+            return None if module is None else (module, parts[i:])
         return None
+
+    def _dotted_at(self, name: str, depth: int) -> tuple[str, str] | None:
+        found = self._at_module(name) if depth <= _MAX_DEPTH else None
+        return None if found is None else self._member(found[0], found[1], depth)
 
     def _member(self, module: Module, rest: list[str], depth: int) -> tuple[str, str] | None:
         """A function (or a class's ``__init__``) named by ``rest`` inside ``module``."""
@@ -235,26 +237,15 @@ class Resolution:
         return found
 
     def _class_dotted(self, name: str, depth: int) -> tuple[str, str] | None:
-        if depth > _MAX_DEPTH:
+        found = self._at_module(name) if depth <= _MAX_DEPTH else None
+        if found is None:
             return None
-        parts = name.split(".")
-        project = self.project
-        if not project.is_first_party(parts[0]):
-            return None
-        for i in range(len(parts) - 1, 0, -1):
-            prefix = ".".join(parts[:i])
-            if project.resolve(prefix) is None:
-                continue
-            module = self.module(prefix)
-            if module is None:
-                return None
-            rest = ".".join(parts[i:])
-            if rest in module.classes:
-                return (module.name, rest)
-            target = module.aliases.get(parts[i])
-            if target is not None and target != module.name:
-                return self._class_dotted(".".join([target, *parts[i + 1 :]]), depth + 1)
-            return None
+        module, rest = found
+        if ".".join(rest) in module.classes:
+            return (module.name, ".".join(rest))
+        target = module.aliases.get(rest[0])
+        if target is not None and target != module.name:
+            return self._class_dotted(".".join([target, *rest[1:]]), depth + 1)
         return None
 
 

@@ -50,7 +50,9 @@ def test_a_keystroke_parses_no_neighbour_again(monkeypatch, tmp_path):
     assert [f.code for f in second] == [f.code for f in first]
 
 
-def test_a_neighbour_changed_on_disk_is_parsed_again(monkeypatch, tmp_path):
+def producer_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A project whose declared producer ``pkg.producer.stats`` builds ``{"hits": ...}``: its
+    root and the producer's file."""
     root = tmp_path / "project"
     (root / "pkg").mkdir(parents=True)
     (root / "pyproject.toml").write_text(
@@ -61,6 +63,11 @@ def test_a_neighbour_changed_on_disk_is_parsed_again(monkeypatch, tmp_path):
     (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
     producer = root / "pkg" / "producer.py"
     producer.write_text('def stats():\n    return {"hits": 1}\n', encoding="utf-8")
+    return root, producer
+
+
+def test_a_neighbour_changed_on_disk_is_parsed_again(monkeypatch, tmp_path):
+    root, producer = producer_project(tmp_path)
     reader = 'from pkg.producer import stats\n\n\ndef show():\n    return stats()["hits"]\n'
     parsed = counting_parses(monkeypatch)
     declaration = Declaration(root / "pyproject.toml")
@@ -83,16 +90,7 @@ def test_a_cached_run_asks_a_neighbours_bodies_of_the_cache(monkeypatch, tmp_pat
     a second run over a changed reader answers them without parsing the producer."""
     from checkers.api import check
 
-    root = tmp_path / "project"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text(
-        '[tool.atom-contracts]\nsrc = ["."]\n\n[[tool.atom-contracts.contracts]]\n'
-        'id = "published-keys"\nkind = "published-keys"\nproducers = ["pkg.producer.stats"]\n',
-        encoding="utf-8",
-    )
-    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    producer = root / "pkg" / "producer.py"
-    producer.write_text('def stats():\n    return {"hits": 1}\n', encoding="utf-8")
+    root, producer = producer_project(tmp_path)
     # Old enough that its stat is trusted (a file younger than two seconds is re-digested).
     os.utime(producer, (1_000_000_000, 1_000_000_000))
     reader = root / "pkg" / "reader.py"
