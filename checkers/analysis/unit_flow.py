@@ -10,6 +10,7 @@ an assignment, an argument -- reported through the rule when they differ with no
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import TYPE_CHECKING
 
 from .unit_algebra import SCALAR, _sum, compatible, fmt, real
@@ -50,7 +51,8 @@ class Walker:
         self.env: dict[str, object] = {}
         self.findings: list = []
         self.stmt: ast.stmt | None = None
-        self.needle_lines: frozenset[int] | None = None
+        # The lines (ascending) spelling a declared name; None reads every statement.
+        self.needle_lines: tuple[int, ...] | None = None
         self._flagged: set[int] = set()
 
     def run(self) -> None:
@@ -72,9 +74,17 @@ class Walker:
         if not self._worth(stmt, kind):
             # No declared name on its lines and no local of a known unit: nothing in it can
             # mix two units. What it binds forgets its old unit; its blocks are read as usual.
-            for target in _bound_here(stmt, kind):
-                for name in _names_bound(target):
-                    self.env.pop(name, None)
+            env = self.env
+            if not env:
+                # Nothing to forget, and no statement in its blocks is worth reading unless it
+                # spells a declared name: a statement read binds locals, one skipped only
+                # forgets them, so the locals stay none until a declared name is spelled.
+                if not _spells_between(self.needle_lines, stmt.lineno, stmt.end_lineno):
+                    return
+            else:
+                for target in _bound_here(stmt, kind):
+                    for name in _names_bound(target):
+                        env.pop(name, None)
             for field in ("body", "orelse", "finalbody"):
                 self.block(getattr(stmt, field, ()))
             for handler in getattr(stmt, "handlers", ()):
@@ -95,7 +105,7 @@ class Walker:
             return True
         first = stmt.lineno
         last = _header_end(stmt, kind)
-        if any(line in self.needle_lines for line in range(first, last + 1)):
+        if _spells_between(self.needle_lines, first, last):
             return True
         known = [name for name, unit in self.env.items() if unit is not None]
         if not known:
@@ -298,6 +308,8 @@ class Walker:
     def positional(self, node, spelling, args) -> None:
         from ..analysis.functions import O_PARAMS, O_QUAL, O_SELF
 
+        if not self._may_answer(node, args):
+            return
         target = self.program.resolve_call(self.module, self.outline, spelling)
         if target is None:
             return
@@ -317,18 +329,42 @@ class Walker:
             declared = self.vocab.of(param)
             where = f"`{param}` of `{callee[O_QUAL]}`"
             if not real(declared):
-                sink = self._sink(target, index)
+                sink = self._sink(target, index, callee_module, callee)
                 if sink is None:
                     continue
                 declared, into = sink
                 where = f"`{param}` of `{callee[O_QUAL]}`, which it stores as `{into}`"
             self.check_into(declared, unit, node.args[i], "passes", where, code="AC802")
 
-    def _sink(self, target, index):
+    def _may_answer(self, node, args) -> bool:
+        """Whether an argument of this call may have a unit a parameter can disagree with.
+
+        One of known unit may; a call's result (``_Deferred``) has one only when its own
+        callee is a project function (``returns_of``). Asking which function that is costs
+        little where it is none (a builtin, a method of a value) -- far less than finding this
+        call's callee, its module parsed, and its body for what it binds a parameter to."""
+        for i, unit in enumerate(args):
+            if type(node.args[i]) is ast.Starred:
+                return False  # past it no position is known (nor does `positional` look)
+            if not real(unit):
+                continue
+            if not isinstance(unit, _Deferred):
+                return True
+            spelling = self.spelling(unit.node.func)
+            if self.program.resolve_call(self.module, self.outline, spelling) is not None:
+                return True
+        return False
+
+    def _sink(self, target, index, module, callee):
         from ..analysis.functions import D_UNITS
 
-        module = self.program.module(target[0], details=True)
-        detail = module.detail(target[1]) if module is not None else None
+        # A parameter's sink is a name the callee binds it to (`self.num_blocks = n`), spelled
+        # on the callee's own lines, and a name of no declared unit is no sink: where those
+        # lines spell no declared name there is none, and the callee's body (its module parsed
+        # and every function of it walked, unless still at hand) is not asked for.
+        if not self.rule.spells_declared(self.program, module, callee):
+            return None
+        detail = module.detail(target[1])
         if detail is None:
             return None
         units = {self.vocab.of(name) for param, name in detail[D_UNITS][1] if param == index}
@@ -365,7 +401,7 @@ class Walker:
         target = self.program.resolve_call(module, outline, spelling)
         if target is None:
             return None
-        callee_module = self.program.module(target[0], details=True)
+        callee_module = self.program.module(target[0])
         if callee_module is None:
             return None
         detail = callee_module.detail(target[1])
@@ -565,4 +601,15 @@ def _bound_here(stmt, kind) -> list:
 
 
 def _names_bound(target) -> list[str]:
+    kind = type(target)
+    if kind is ast.Name:
+        return [target.id]
+    if kind is ast.Attribute and type(target.value) is ast.Name:
+        return [target.value.id]  # `self.x = ...`: as the walk below finds it
     return [n.id for n in ast.walk(target) if type(n) is ast.Name]
+
+
+def _spells_between(lines: tuple[int, ...], first: int, last: int | None) -> bool:
+    """Whether one of ``lines`` (ascending) lies in ``first``..``last``."""
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (last or first)

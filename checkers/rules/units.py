@@ -77,11 +77,13 @@ the functions that call into an edited module.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, StringList, StringMap
 
+from ..analysis.imports import lines_mentioning
 from ..analysis.unit_algebra import SCALAR, _Vocabulary, compatible, fmt, parse_unit, real
 from ..analysis.unit_flow import Walker
 
@@ -269,6 +271,8 @@ class Units(Contract):
     def __init__(self, id: str, **params) -> None:
         super().__init__(id, **params)
         self._vocab: _Vocabulary | None = None
+        # One run's lines spelling a declared name, by module path: (the program, the lines).
+        self._spelled: tuple[weakref.ref, dict[str, tuple[int, ...] | None]] | None = None
 
     def validate(self, where: str) -> None:
         bases: set[str] = set()
@@ -300,10 +304,27 @@ class Units(Contract):
         found = [_needle(name) if "*" in name or "?" in name else name for name in self.names]
         return () if any(n is None for n in found) else tuple(dict.fromkeys(found))
 
+    def spells_declared(self, program, module, outline) -> bool:
+        """Whether a function's own lines spell a declared name -- every name the vocabulary
+        gives a unit holds one of ``needles`` -- in the module's text as the program read it;
+        True where that cannot be told (a glob with no needle, a file that cannot be read)."""
+        from ..analysis.resolution import _spans
+
+        needles = self.needles()
+        if not needles:
+            return True
+        if self._spelled is None or self._spelled[0]() is not program:
+            self._spelled = (weakref.ref(program), {})
+        known = self._spelled[1]
+        if module.path not in known:
+            source = program.project.read_source(module.path)  # the checked copy, or the disk's
+            known[module.path] = None if source is None else lines_mentioning(source.text, needles)
+        lines = known[module.path]
+        return lines is None or _spans(lines, outline)
+
     # -- checking ------------------------------------------------------------
 
     def check(self, source, project) -> Iterator:
-        from ..analysis.imports import lines_mentioning
         from ..analysis.program import program_of
         from ..analysis.resolution import _spans
 
@@ -317,7 +338,7 @@ class Units(Contract):
             if lines is not None and not _spans(lines, outline):
                 continue
             walker = Walker(self, source, program, module, outline, module.outliner.node(index))
-            walker.needle_lines = frozenset(lines) if lines is not None else None
+            walker.needle_lines = lines
             walker.run()
             yield from walker.findings
 

@@ -112,6 +112,15 @@ def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
         ("    return (x_tokens + 255) // 256 - blocks\n", []),
         ("    return x_tokens // 2 - blocks\n", [("AC801", 2, 12)]),  # half the tokens
         ("    return cdiv(x_tokens, block_size) - num_blocks\n", []),  # token/(token/page)
+        # Headers that spell no declared name, around a body that mixes two.
+        (
+            "    for i in n:\n        if i:\n            return blocks + num_blocks\n",
+            [("AC801", 4, 20)],
+        ),
+        (
+            "    with n:\n        try:\n            pass\n        finally:\n            rows -= blocks\n",
+            [("AC801", 6, 21)],
+        ),
     ],
 )
 def test_what_flows_and_what_mixes(tmp_path, body, want):
@@ -166,6 +175,69 @@ def test_an_undeclared_parameter_has_the_unit_of_the_name_it_is_stored_as(tmp_pa
     source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
     (got,) = check(tmp_path, source, files={"pkg/store.py": callee})
     assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
+
+
+def test_a_parameter_is_found_stored_on_a_line_of_its_own(tmp_path):
+    callee = "def keep(store, n):\n    store.num_blocks = (\n        n\n    )\n"
+    source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
+    (got,) = check(tmp_path, source, files={"pkg/store.py": callee})
+    assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
+
+
+SIZES = (
+    "def pages(blocks, block_ratio):\n"
+    "    return blocks * block_ratio\n"
+    "\n"
+    "\n"
+    "def take(n, blocks):\n"
+    "    return n\n"
+)
+
+
+def test_a_call_passed_by_position_meets_the_parameter_in_the_unit_its_callee_returns(tmp_path):
+    source = (
+        "from pkg.sizes import pages, take\n"
+        "\n"
+        "\n"
+        "class Runner:\n"
+        "    def ratio(self):\n"
+        "        return pages(4, 2)\n"
+        "\n"
+        "    def f(self, xs, blocks):\n"
+        "        take(len(xs), pages(blocks, 2))\n"
+        "        take(len(blocks), self.ratio())\n"
+        "        take(*xs, pages(blocks, 2))\n"  # past `*xs` no position is known
+        "        take(len(blocks), len(blocks))\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": SIZES})
+    assert [(f.code, f.line, f.column) for f in got] == [("AC802", 9, 23), ("AC802", 10, 27)]
+    assert "passes page" in got[0].message and "declared block" in got[0].message
+
+
+def test_a_callee_is_not_looked_up_for_arguments_from_calls_into_no_project_function(
+    tmp_path, monkeypatch
+):
+    import ast
+
+    parsed = []
+    parse = ast.parse
+
+    def recording(text, filename="<unknown>", *args, **kwargs):
+        parsed.append(str(filename))
+        return parse(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", recording)
+    source = (
+        "from pkg.sizes import take\n\n\ndef f(xs, blocks):\n"
+        "    print(blocks, take(len(xs), max(xs)))\n"
+    )
+    assert check(tmp_path, source, files={"pkg/sizes.py": SIZES}) == []
+    assert not any(p.endswith("sizes.py") for p in parsed)
+    # ... where one is a project function's, its callee is.
+    (tmp_path / "pkg/sizes.py").unlink()
+    source = source.replace("max(xs)", "pages(xs, 2)").replace("take\n", "pages, take\n")
+    check(tmp_path, source, files={"pkg/sizes.py": SIZES})
+    assert any(p.endswith("sizes.py") for p in parsed)
 
 
 def test_a_call_that_declares_nothing_has_the_unit_its_callee_returns(tmp_path):
