@@ -184,6 +184,15 @@ def test_a_parameter_is_found_stored_on_a_line_of_its_own(tmp_path):
     assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
 
 
+def test_a_parameter_stored_under_a_glob_too_short_to_search_for_is_still_found(tmp_path):
+    # `*nb` has no literal run of three letters to look for in a file: every line is read.
+    params = {"names": {"blocks": "block", "*nb": "page"}}
+    callee = "def keep(store, n):\n    store.pages_nb = n\n"
+    source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
+    (got,) = check(tmp_path, source, files={"pkg/store.py": callee}, params=params)
+    assert got.code == "AC802" and "which it stores as `pages_nb`" in got.message
+
+
 SIZES = (
     "def pages(blocks, block_ratio):\n"
     "    return blocks * block_ratio\n"
