@@ -107,11 +107,14 @@ class Walker:
         last = _header_end(stmt, kind)
         if _spells_between(self.needle_lines, first, last):
             return True
-        known = [name for name, unit in self.env.items() if unit is not None]
-        if not known:
-            return False
-        text = "".join(self.source.lines[first - 1 : last])
-        return any(name in text for name in known)
+        text = None
+        for name, unit in self.env.items():
+            if unit is not None:
+                if text is None:
+                    text = "".join(self.source.lines[first - 1 : last])
+                if name in text:
+                    return True
+        return False
 
     def _statement(self, stmt, kind) -> None:
         if kind is ast.Assign:
