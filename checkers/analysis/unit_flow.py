@@ -54,6 +54,7 @@ class Walker:
         # The lines (ascending) spelling a declared name; None reads every statement.
         self.needle_lines: tuple[int, ...] | None = None
         self._flagged: set[int] = set()
+        self._returns: dict[str, object] = {}  # callee spelling -> what `known` answered
 
     def run(self) -> None:
         args = self.node.args
@@ -131,11 +132,11 @@ class Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(current, value, stmt.target, stmt.value, stmt.value, verb, augmented=True)
-                result = _sum(self.known(current), self.known(value))
+                result = _sum(*self.operands(current, value))
             elif op is ast.Mult:
-                result = self.vocab.mul(self.known(current), self.known(value))
+                result = self.vocab.mul(*self.operands(current, value))
             elif op in (ast.Div, ast.FloorDiv):
-                result = self.vocab.mul(self.known(current), self.known(value), -1)
+                result = self.vocab.mul(*self.operands(current, value), -1)
             else:
                 result = None
             if type(stmt.target) is ast.Name and self.vocab.of(stmt.target.id) is None:
@@ -218,13 +219,13 @@ class Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(left, right, node.left, node.right, node, verb)
-                return _sum(self.known(left), self.known(right))
+                return _sum(*self.operands(left, right))
             if op is ast.Mult:
-                return vocab.mul(self.known(left), self.known(right))
+                return vocab.mul(*self.operands(left, right))
             if op in (ast.Div, ast.FloorDiv):
                 if op is ast.FloorDiv and right is SCALAR and _ceiling(node):
                     return None  # `(n + 255) // 256` counts chunks, as `cdiv` does
-                return vocab.mul(self.known(left), self.known(right), -1)
+                return vocab.mul(*self.operands(left, right), -1)
             if op is ast.Mod:
                 return self.known(left)
             return None
@@ -244,14 +245,14 @@ class Walker:
             self.eval(node.test)
             a, b = self.eval(node.body), self.eval(node.orelse)
             self.mix(a, b, node.body, node.orelse, node, "chooses between")
-            a, b = self.known(a), self.known(b)
-            return a if real(a) else b
+            a = self.known(a)
+            return a if real(a) else self.known(b)
         if kind is ast.Subscript:
             self.eval(node.slice)
-            container = self.known(self.eval(node.value))
+            container = self.eval(node.value)
             # A slice of a quantity is the same quantity; one element of a container may be
             # anything (an id, a count, the bytes a buffer named for its pages holds).
-            return container if type(node.slice) is ast.Slice else None
+            return self.known(container) if type(node.slice) is ast.Slice else None
         if kind is ast.Starred:
             return self.eval(node.value)
         if kind is ast.Lambda:
@@ -293,11 +294,10 @@ class Walker:
                 self.mix(
                     args[0], args[i], node.args[0], node.args[i], node, f"takes the {spelling} of"
                 )
-            known = [self.known(a) for a in args]
-            return next((a for a in known if real(a)), None)
+            return next((a for a in map(self.known, args) if real(a)), None)
         if last in ("cdiv", "ceil_div", "div_up", "round_up_div") and len(args) == 2:
             divisor = self.known(args[1])
-            if divisor is SCALAR:
+            if divisor is SCALAR or divisor is None:
                 return None  # `cdiv(n, 256)` counts 256-wide chunks of n, not n's units
             return self.vocab.mul(self.known(args[0]), divisor, -1)
         # A function's name declares its result only when the vocabulary names it exactly
@@ -389,10 +389,27 @@ class Walker:
         return spelling
 
     def known(self, unit):
-        """A deferred call's unit when its callee's returns agree on one; else as it is."""
+        """A deferred call's unit when its callee's returns agree on one; else as it is.
+
+        Asked once per callee spelling in a function: the answer reads only the callee."""
         if not isinstance(unit, _Deferred):
             return unit
-        return self.returns_of(self.spelling(unit.node.func))
+        spelling = self.spelling(unit.node.func)
+        found = self._returns.get(spelling, False)
+        if found is False:
+            found = self._returns[spelling] = self.returns_of(spelling)
+        return found
+
+    def operands(self, a, b):
+        """Two operands' units for a sum, product or quotient, which an unknown operand makes
+        unknown whatever the other is: so a deferred call is asked only when the other
+        operand may be a unit (``known`` reads a callee's body, often its module parsed)."""
+        if a is None or b is None:
+            return None, None
+        a = self.known(a)
+        if a is None:
+            return None, None
+        return a, self.known(b)
 
     def returns_of(self, spelling: str, module=None, outline=None, depth: int = 0):
         from ..analysis.functions import D_UNITS
