@@ -274,6 +274,37 @@ def test_a_call_that_declares_nothing_has_the_unit_its_callee_returns(tmp_path):
     assert [(f.code, f.line, f.column) for f in got] == [("AC801", 5, 12)]
 
 
+def test_a_callees_unit_flows_through_a_product_a_choice_and_a_slice(tmp_path):
+    callee = (
+        "def ratio(block_ratio):\n"
+        "    return block_ratio\n"
+        "\n"
+        "\n"
+        "def pages(blocks, block_ratio):\n"
+        "    return blocks * block_ratio\n"
+    )
+    source = (
+        "from pkg.sizes import pages, ratio\n"
+        "\n"
+        "\n"
+        "def f(blocks, num_blocks, n):\n"
+        "    a = blocks * ratio(2) - blocks\n"
+        "    b = (n if n else pages(blocks, 2)) // block_ratio - num_blocks\n"
+        "    c = pages(blocks, 2)[:1] // block_ratio - num_blocks\n"
+        "    d = n * pages(blocks, 2) - num_blocks\n"  # a product with an unknown is unknown
+        "    return a, b, c, d\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": callee})
+    # blocks * (page/block) is page; page // (page/block) is block.
+    assert [(f.code, f.line, f.column) for f in got] == [
+        ("AC801", 5, 9),
+        ("AC801", 6, 9),
+        ("AC801", 7, 9),
+    ]
+    assert "subtracts block (`blocks`) from page" in got[0].message
+    assert "subtracts page (`num_blocks`) from block" in got[1].message
+
+
 def test_two_calls_that_declare_nothing_compared_or_chosen_between_ask_both_callees(tmp_path):
     callee = (
         "def pages(blocks, block_ratio):\n"
