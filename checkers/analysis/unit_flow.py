@@ -332,7 +332,7 @@ class Walker:
             declared = self.vocab.of(param)
             where = f"`{param}` of `{callee[O_QUAL]}`"
             if not real(declared):
-                sink = self._sink(target, index, callee_module, callee)
+                sink = self._sink(target, index, callee_module, callee, param)
                 if sink is None:
                     continue
                 declared, into = sink
@@ -358,14 +358,11 @@ class Walker:
                 return True
         return False
 
-    def _sink(self, target, index, module, callee):
+    def _sink(self, target, index, module, callee, param_name):
         from ..analysis.functions import D_UNITS
 
-        # A parameter's sink is a name the callee binds it to (`self.num_blocks = n`), spelled
-        # on the callee's own lines, and a name of no declared unit is no sink: where those
-        # lines spell no declared name there is none, and the callee's body (its module parsed
-        # and every function of it walked, unless still at hand) is not asked for.
-        if not self.rule.spells_declared(self.program, module, callee):
+        # Only a callee whose text may bind the parameter to a declared name is walked.
+        if not self.rule.may_store(self.program, module, callee, param_name):
             return None
         detail = module.detail(target[1])
         if detail is None:

@@ -149,6 +149,9 @@ _VOCABULARY = {
     "scheduler_block_size": "token/block",
 }
 _PARAMS = {"names": _VOCABULARY, "counts": ["layer"]}
+# `= name`, `= (name)`, `= \\\n name`, `= (  # why\n name)`: an assignment of a bare name (also
+# matches `== name`, `x=name` in a call: more, never less, than the assignments).
+_BOUND_TO = r"=(?:[\s(\\]|#[^\n]*)*(?<!\w){}(?!\w)"
 
 
 class Units(Contract):
@@ -271,8 +274,9 @@ class Units(Contract):
     def __init__(self, id: str, **params) -> None:
         super().__init__(id, **params)
         self._vocab: _Vocabulary | None = None
-        # One run's lines spelling a declared name, by module path: (the program, the lines).
-        self._spelled: tuple[weakref.ref, dict[str, tuple[int, ...] | None]] | None = None
+        # One run's modules as ``may_store`` reads them, by path: (the program, {path: (the
+        # lines spelling a declared name, or None for every line; the text's lines)}).
+        self._spelled: tuple[weakref.ref, dict[str, tuple | None]] | None = None
 
     def validate(self, where: str) -> None:
         bases: set[str] = set()
@@ -304,23 +308,37 @@ class Units(Contract):
         found = [_needle(name) if "*" in name or "?" in name else name for name in self.names]
         return () if any(n is None for n in found) else tuple(dict.fromkeys(found))
 
-    def spells_declared(self, program, module, outline) -> bool:
-        """Whether a function's own lines spell a declared name -- every name the vocabulary
-        gives a unit holds one of ``needles`` -- in the module's text as the program read it;
-        True where that cannot be told (a glob with no needle, a file that cannot be read)."""
+    def may_store(self, program, module, outline, param: str) -> bool:
+        """Whether a function may bind ``param`` unchanged to a declared name (its sink, what
+        an undeclared parameter's unit is read from), as the module's text spells it.
+
+        A sink is an assignment, ``self.num_blocks = n``: the function's own lines spell the
+        declared name, and ``=`` then ``n`` (through brackets, line breaks, continuations and
+        comments). Where either is missing there is none, and the function's body -- often its
+        module parsed and every function of it walked -- is not asked for. True where that
+        cannot be told: a glob with no literal to look for, a file that cannot be read."""
+        from ..analysis.functions import O_END, O_LINE
         from ..analysis.resolution import _spans
 
-        needles = self.needles()
-        if not needles:
-            return True
         if self._spelled is None or self._spelled[0]() is not program:
             self._spelled = (weakref.ref(program), {})
         known = self._spelled[1]
         if module.path not in known:
             source = program.project.read_source(module.path)  # the checked copy, or the disk's
-            known[module.path] = None if source is None else lines_mentioning(source.text, needles)
-        lines = known[module.path]
-        return lines is None or _spans(lines, outline)
+            needles = self.needles()
+            known[module.path] = (
+                None
+                if source is None
+                else (lines_mentioning(source.text, needles) if needles else None, source.lines)
+            )
+        found = known[module.path]
+        if found is None:
+            return True
+        declared, lines = found
+        if declared is not None and not _spans(declared, outline):
+            return False
+        text = "".join(lines[outline[O_LINE] - 1 : outline[O_END]])
+        return re.search(_BOUND_TO.format(re.escape(param)), text) is not None
 
     # -- checking ------------------------------------------------------------
 

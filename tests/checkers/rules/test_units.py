@@ -177,8 +177,19 @@ def test_an_undeclared_parameter_has_the_unit_of_the_name_it_is_stored_as(tmp_pa
     assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
 
 
-def test_a_parameter_is_found_stored_on_a_line_of_its_own(tmp_path):
-    callee = "def keep(store, n):\n    store.num_blocks = (\n        n\n    )\n"
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "store.num_blocks = (\n        n\n    )",
+        "store.num_blocks = (  # backend pages\n        # of the store\n        (n)\n    )",
+        "store.num_blocks = \\\n        n",
+        "store.num_blocks: int = n",
+        "kept = store.num_blocks = n",
+        "(\n        store.num_blocks\n    ) = n",
+    ],
+)
+def test_a_parameter_is_found_stored_however_the_assignment_is_spelled(tmp_path, stored):
+    callee = f"def keep(store, n):\n    {stored}\n"
     source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
     (got,) = check(tmp_path, source, files={"pkg/store.py": callee})
     assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
