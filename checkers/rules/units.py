@@ -274,6 +274,7 @@ class Units(Contract):
     def __init__(self, id: str, **params) -> None:
         super().__init__(id, **params)
         self._vocab: _Vocabulary | None = None
+        self._needles: tuple[str, ...] | None = None
         # One run's modules as ``may_store`` reads them, by path: (the program, {path: (the
         # lines spelling a declared name, or None for every line; the text's lines)}).
         self._spelled: tuple[weakref.ref, dict[str, tuple | None]] | None = None
@@ -305,8 +306,15 @@ class Units(Contract):
     def needles(self) -> tuple[str, ...]:
         from ..analysis.call_patterns import _needle
 
-        found = [_needle(name) if "*" in name or "?" in name else name for name in self.names]
-        return () if any(n is None for n in found) else tuple(dict.fromkeys(found))
+        if self._needles is None:
+            found = [_needle(name) if "*" in name or "?" in name else name for name in self.names]
+            if any(n is None for n in found):
+                self._needles = ()
+            else:
+                # A text spelling `num_blocks` spells `_blocks`: the shorter one finds both.
+                found = list(dict.fromkeys(found))
+                self._needles = tuple(n for n in found if not any(m != n and m in n for m in found))
+        return self._needles
 
     def may_store(self, program, module, outline, param: str) -> bool:
         """Whether a function may bind ``param`` unchanged to a declared name (its sink, what
