@@ -37,9 +37,10 @@ class or its bases assigns a call's result (``self.meta = self._build()``); a
 parameter, from what the same module's callers pass. Undeclared (``producers``
 is ``*``), a producer is looked for in the reader's own module only -- its
 functions, its classes and their bases defined there -- so no other file is
-read to answer, and a file that builds no dict itself (``return {``, ``dict(``,
-``.update(``) is not read at all; nor are the bodies of a module none of whose
-functions may return a dict it built, or that calls none of those
+read to answer, and a file whose text cannot return a dict it built (no
+``return`` of ``{`` or ``dict(``, or of a name bound to one: a scan, not a parse)
+is not read at all; nor are the bodies of a module none of whose functions may
+return a dict it built, or that calls none of those
 (``checkers.analysis.dict_producers``). Declared producers are followed across the
 project, through its imports and classes, and through an attribute of any
 object that the project assigns a declared producer's result
@@ -255,8 +256,13 @@ class PublishedKeys(Contract):
         text = source.text
         if '["' not in text and "['" not in text:
             return False
-        # Undeclared, producers are the reader's own module's: it must build a dict itself.
-        return not self._everything or any(b in text for b in _DICT_BUILDERS)
+        if not self._everything:
+            return True
+        # Undeclared, producers are the reader's own module's: one of its functions must
+        # return a dict it built (a text scan: the file is not parsed for this kind else).
+        from ..analysis.dict_producers import may_build_a_returned_dict
+
+        return any(b in text for b in _DICT_BUILDERS) and may_build_a_returned_dict(text)
 
     # -- checking ------------------------------------------------------------
 
