@@ -62,20 +62,6 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import StringList
 
-from ..analysis.dict_reads import (
-    _DICT_BUILDERS,
-    _all_carried,
-    _carried,
-    _filled,
-    _guard_lines,
-    _local_mro,
-    _names,
-    _read_lines,
-    _segment,
-    _spans,
-    callers_passing,
-)
-
 RULES = (
     Rule(
         code="AC811",
@@ -253,6 +239,8 @@ class PublishedKeys(Contract):
         return ('["', "['")
 
     def wants(self, source) -> bool:
+        from ..analysis.dict_reads import _DICT_BUILDERS
+
         text = source.text
         if '["' not in text and "['" not in text:
             return False
@@ -267,6 +255,7 @@ class PublishedKeys(Contract):
     # -- checking ------------------------------------------------------------
 
     def check(self, source, project) -> Iterator:
+        from ..analysis.dict_reads import _guard_lines, _read_lines, _spans
         from ..analysis.program import program_of
 
         program = program_of(project)
@@ -318,6 +307,7 @@ class PublishedKeys(Contract):
             yield from self._judge(source, program, producer, direct, reads)
 
     def _judge(self, source, program, producer, direct, reads) -> Iterator:
+        from ..analysis.dict_reads import _names, _segment
         from ..analysis.functions import R_COL, R_END_COL, R_END_LINE, R_KEY, R_LINE
 
         shapes = self._shapes(program, producer)
@@ -379,6 +369,8 @@ class PublishedKeys(Contract):
         """The function a call names -- in every module for declared producers; undeclared,
         only in the reader's own module (its functions, and methods of its classes and of
         their bases defined there), which no other file is read to answer."""
+        from ..analysis.dict_reads import _local_mro
+
         if not self._everything:
             return program.resolve_call(module, outline, spelling)
         from ..analysis.functions import O_CLASS
@@ -401,6 +393,7 @@ class PublishedKeys(Contract):
     def _producers(self, program, module, outline, origin, depth) -> list[tuple[tuple, bool]]:
         """The producers a dict read from ``origin`` in ``outline``'s body may come from, each
         with whether the link is direct (a call's result, ``self``'s attribute)."""
+        from ..analysis.dict_reads import callers_passing
         from ..analysis.functions import O_CLASS
 
         kind, what = origin
@@ -433,6 +426,7 @@ class PublishedKeys(Contract):
 
     def _self_carriers(self, program, module_name, klass, attr) -> list[tuple[str, str]]:
         """Producers whose result a method of ``klass`` (or of a base) assigns to ``self.attr``."""
+        from ..analysis.dict_reads import _carried, _local_mro
         from ..analysis.functions import O_CLASS, O_QUAL
 
         key = ("self", module_name, klass, attr)
@@ -461,6 +455,8 @@ class PublishedKeys(Contract):
     def _carriers(self, program) -> dict[str, list[tuple[str, str]]]:
         """Declared producers only: attribute name -> producers the project assigns to it,
         from the files that spell a producer's name."""
+        from ..analysis.dict_reads import _all_carried
+
         key = ("carriers",)
         found = self._memo.get(key)
         if found is not None:
@@ -500,6 +496,7 @@ class PublishedKeys(Contract):
     def _shapes(self, program, producer) -> list[tuple] | None:
         """Each closed return path of ``producer`` as ``(line, keys it can publish, origin
         line)``; None when the producer builds no dict or may return one of any shape."""
+        from ..analysis.dict_reads import _filled
         from ..analysis.functions import (
             D_DICTS,
             P_DEFINITE,
