@@ -57,7 +57,9 @@ CALL_SCOPES = {"sglang": ("",), "transformers": ("models/",), "lmdeploy": ("",)}
 # multimodal runtime are seen in their share and a pooled figure needs no
 # weights. Each engine has a dev round (the rule may be changed by what it
 # shows) and a held-out round, labelled with the dev round and scored once,
-# after every change was committed. Verdicts: ``input`` / ``state`` as in
+# after every change was committed. A second held-out round of each engine
+# (``*-held2``) was drawn and labelled once the first had been scored, before
+# any further change to the rule. Verdicts: ``input`` / ``state`` as in
 # ``bench/label_asserts.py``, ``unclear`` when reading the code could not
 # decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -67,6 +69,8 @@ ASSERT_ROUNDS = (
     ("sglang-held", "sglang", 20281, 90, "", True),
     ("lmdeploy-dev", "lmdeploy", 20282, 70, "", True),
     ("lmdeploy-held", "lmdeploy", 20283, 90, "", True),
+    ("sglang-held2", "sglang", 20284, 60, "", True),
+    ("lmdeploy-held2", "lmdeploy", 20285, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

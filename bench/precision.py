@@ -13,6 +13,7 @@ starts on its line.
     python bench/precision.py --engine sglang=/tmp/engines/sglang \
         --engine transformers=/tmp/engines/transformers   # and the engine labels
     python bench/precision.py --rule-at 84af9d3 --engine ...  # the rules as they were
+    python bench/precision.py --blind sglang-held2 --engine ...  # a held-out draw left unscored
 
 Engines are unpacked wheels (``pip download --no-deps sglang``, unzip);
 ``bench/label_engine.py`` lists what their labels cover. ``--rule-at REV``
@@ -187,6 +188,10 @@ _OTHER = {"input": "state", "state": "input"}
 # stay blind); AC701's call sets are named `torch-calls`, `<engine>-calls` and
 # `<engine>-calls-second`.
 MISSES_IN: frozenset[str] = frozenset()
+# With `--blind SET`, those draws are not scored at all: no figure, a draw's or a
+# pooled one, depends on them, so a held-out draw stays unseen while the rule is
+# worked on.
+BLIND: frozenset[str] = frozenset()
 
 
 def shown(name: str) -> bool:
@@ -204,7 +209,11 @@ def load_records(labels_file: str, sets: tuple[str, ...] | None = None) -> list[
     records = [json.loads(line) for line in (DATA / labels_file).read_text().splitlines() if line]
     if FIRST_WRITTEN:
         records = [as_first_written(r) for r in records]
-    return [r for r in records if sets is None or r.get("set", "dev") in sets]
+    return [
+        r
+        for r in records
+        if (sets is None or r.get("set", "dev") in sets) and r.get("set") not in BLIND
+    ]
 
 
 def score(
@@ -354,6 +363,13 @@ def main(argv: list[str] | None = None) -> int:
         help="list the disagreements of this draw only (repeatable), keeping the others blind",
     )
     parser.add_argument(
+        "--blind",
+        action="append",
+        default=[],
+        metavar="SET",
+        help="leave this draw out of every figure, pooled ones included (repeatable)",
+    )
+    parser.add_argument(
         "--engine",
         action="append",
         default=[],
@@ -369,8 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         help="score each revised label as it was first written (the blind figures)",
     )
     opts = parser.parse_args(argv)
-    global FIRST_WRITTEN, MISSES_IN
+    global FIRST_WRITTEN, MISSES_IN, BLIND
     MISSES_IN = frozenset(opts.misses_in)
+    BLIND = frozenset(opts.blind)
     opts.misses = opts.misses or bool(MISSES_IN)
     FIRST_WRITTEN = opts.first_written
     engines = engine_roots(opts.engine)
@@ -468,6 +485,8 @@ ENGINE_ASSERT_SETS = (
     ("sglang-held", "sglang 90, stratified, held out"),
     ("lmdeploy-dev", "lmdeploy 70, stratified, dev"),
     ("lmdeploy-held", "lmdeploy 90, stratified, held out"),
+    ("sglang-held2", "sglang 60, stratified, held out (second)"),
+    ("lmdeploy-held2", "lmdeploy 60, stratified, held out (second)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"

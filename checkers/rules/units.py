@@ -85,7 +85,6 @@ from contracts.fields import ConfigError, StringList, StringMap
 
 from ..analysis.imports import lines_mentioning
 from ..analysis.unit_algebra import SCALAR, _Vocabulary, compatible, fmt, parse_unit, real
-from ..analysis.unit_flow import Walker
 
 RULES = (
     Rule(
@@ -353,6 +352,7 @@ class Units(Contract):
     def check(self, source, project) -> Iterator:
         from ..analysis.program import program_of
         from ..analysis.resolution import _spans
+        from ..analysis.unit_flow import Walker  # the flow, imported once a file is checked
 
         program = program_of(project)
         module = program.module_of_source(source)

@@ -119,6 +119,8 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         ("sglang-held", "sglang"): 90,
         ("lmdeploy-dev", "lmdeploy"): 70,
         ("lmdeploy-held", "lmdeploy"): 90,
+        ("sglang-held2", "sglang"): 60,
+        ("lmdeploy-held2", "lmdeploy"): 60,
     }, sets
     keys = set()
     for rec in records:
