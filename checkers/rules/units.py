@@ -83,7 +83,6 @@ from collections.abc import Iterator
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, StringList, StringMap
 
-from ..analysis.imports import lines_mentioning
 from ..analysis.unit_algebra import SCALAR, _Vocabulary, compatible, fmt, parse_unit, real
 
 RULES = (
@@ -325,6 +324,7 @@ class Units(Contract):
         module parsed and every function of it walked -- is not asked for. True where that
         cannot be told: a glob with no literal to look for, a file that cannot be read."""
         from ..analysis.functions import O_END, O_LINE
+        from ..analysis.imports import lines_mentioning
         from ..analysis.resolution import _spans
 
         if self._spelled is None or self._spelled[0]() is not program:
@@ -350,6 +350,7 @@ class Units(Contract):
     # -- checking ------------------------------------------------------------
 
     def check(self, source, project) -> Iterator:
+        from ..analysis.imports import lines_mentioning
         from ..analysis.program import program_of
         from ..analysis.resolution import _spans
         from ..analysis.unit_flow import Walker  # the flow, imported once a file is checked
