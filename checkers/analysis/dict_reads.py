@@ -88,7 +88,7 @@ def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] |
     target = rule._resolve(program, module, outline, spelling)
     if target is None:
         return None
-    callee_module = program.module(target[0], details=True)
+    callee_module = program.module(target[0])
     callee = callee_module.outline(target[1]) if callee_module is not None else None
     detail = callee_module.detail(target[1]) if callee is not None else None
     if detail is None:

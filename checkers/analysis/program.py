@@ -189,7 +189,7 @@ class Program(Resolution):
 
     def __init__(self, project) -> None:
         self.project = project
-        self._modules: dict[tuple[str, bool], Module | None] = {}
+        self._modules: dict[str, Module | None] = {}
         self._mro: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._dotted: dict[str, tuple[str, str] | None] = {}
         self._classes: dict[str, tuple[str, str] | None] = {}
@@ -206,21 +206,14 @@ class Program(Resolution):
 
     # -- summaries -----------------------------------------------------------
 
-    def module(self, name: str, *, details: bool = False) -> Module | None:
-        """The summary of a first-party module by dotted name; None when there is none."""
-        key = (name, details)
-        if key in self._modules:
-            return self._modules[key]
-        found = None
-        if not details and (name, True) in self._modules:
-            found = self._modules[(name, True)]
-        else:
-            path = self.project.resolve(name)
-            if path is not None:
-                found = self._load(name, path, details)
-        self._modules[key] = found
-        if details and found is not None:
-            self._modules[(name, False)] = found
+    def module(self, name: str) -> Module | None:
+        """The summary of a first-party module by dotted name; None when there is none. Its
+        bodies' details are read when first asked (``Module.detail``)."""
+        if name in self._modules:
+            return self._modules[name]
+        path = self.project.resolve(name)
+        found = self._load(name, path) if path is not None else None
+        self._modules[name] = found
         return found
 
     def module_of_source(self, source) -> Module | None:
@@ -245,8 +238,7 @@ class Program(Resolution):
             old._lines = {}
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
-            self._modules[(name, True)] = found
-            self._modules[(name, False)] = found
+            self._modules[name] = found
         return found
 
     def may_import(self, rel: str, modules) -> bool:
@@ -379,7 +371,7 @@ class Program(Resolution):
         key = self.project.relpath(source.abspath) + SUMMARY_KEY
         self.project.new_summaries[key] = (st.st_size, mtime, digest, summary)
 
-    def _load(self, name: str, path: Path, details: bool) -> Module | None:
+    def _load(self, name: str, path: Path) -> Module | None:
         """A module's summary: the cache's while the bytes are unchanged, else made from a
         parse, its outline now and each function's details when first asked."""
         project = self.project

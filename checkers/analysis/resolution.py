@@ -105,7 +105,7 @@ class Resolution:
         self._held[key] = None
         found: set[tuple[str, str]] = set()
         for owner_module, owner in self.mro(module, klass):
-            mod = self.module(owner_module, details=True)
+            mod = self.module(owner_module)
             if mod is None:
                 continue
             # `self.<attr> =` spelled nowhere in the module: a method whose instance is

@@ -439,7 +439,7 @@ class PublishedKeys(Contract):
         else:
             mro = program.mro(module_name, klass)
         for owner_module, owner in mro:
-            mod = program.module(owner_module, details=True)
+            mod = program.module(owner_module)
             if mod is None or (mod.self_set is not None and attr not in mod.self_set):
                 continue  # no method of the module assigns `self.<attr>`
             for outline in mod.outlines:
@@ -470,7 +470,7 @@ class PublishedKeys(Contract):
             program.modules_mentioning(names) if names is not None else program.all_modules()
         )
         for module_name in mentioning:
-            mod = program.module(module_name, details=True)
+            mod = program.module(module_name)
             if mod is None:
                 continue
             for outline in mod.outlines:
@@ -511,7 +511,7 @@ class PublishedKeys(Contract):
         if key in self._memo:
             return self._memo[key]
         self._memo[key] = None  # a fill that calls back into its producer ends here
-        mod = program.module(producer[0], details=True)
+        mod = program.module(producer[0])
         outline = mod.outline(producer[1]) if mod is not None else None
         detail = mod.detail(producer[1]) if outline is not None else None
         if detail is None or not detail[D_DICTS]:
@@ -553,7 +553,7 @@ class PublishedKeys(Contract):
         wanted = self._reader_needles(program)
         if wanted is not None and not program.spells(path, wanted):
             return {}
-        module = program.module(name, details=True)
+        module = program.module(name)
         if module is None:
             return {}
         lines: dict[int, tuple[str, ...]] = {}

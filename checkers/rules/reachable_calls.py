@@ -451,7 +451,7 @@ class ReachableCalls(Contract):
         while queue and visited < _MAX_FUNCTIONS:
             node = queue.popleft()
             visited += 1
-            mod = module if node[0] == module.name else program.module(node[0], details=True)
+            mod = module if node[0] == module.name else program.module(node[0])
             if mod is None:
                 continue
             outline, detail = mod.outline(node[1]), mod.detail(node[1])
@@ -538,7 +538,7 @@ class ReachableCalls(Contract):
             if not any(n.encode() in data for n in needles):
                 return {}
         program = program_of(project)
-        module = program.module(name, details=True)
+        module = program.module(name)
         if module is None:
             return {}
         lines: dict[int, tuple[str, ...]] = {}

@@ -383,7 +383,7 @@ class Units(Contract):
         if not program_of(project).may_import(path, edited):
             return {}
         program = program_of(project)
-        module = program.module(name, details=True)
+        module = program.module(name)
         if module is None:
             return {}
         lines: dict[int, tuple[str, ...]] = {}

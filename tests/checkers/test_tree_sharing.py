@@ -73,7 +73,7 @@ def test_dropped_trees_are_let_go_and_their_bodies_still_answered(tmp_path, pars
     source = SourceFile("pkg/a_rows.py", text, abspath=str(tmp_path / "pkg/a_rows.py"))
     source._module_name = "pkg.a_rows"
     module = program.module_of_source(source)
-    program.module("pkg.z_plan", details=True).detail("plan")  # a neighbour's tree kept
+    program.module("pkg.z_plan").detail("plan")  # a neighbour's tree kept
     parsed.clear()
     drop_trees(project)
     assert not _reachable_nodes(program, keep=source)
