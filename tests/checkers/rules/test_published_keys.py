@@ -328,7 +328,7 @@ def _asked(tmp_path, files, path, edited, producers=("pkg.builder.*",)):
     params = {"id": "t"} if producers is None else {"id": "t", "producers": list(producers)}
     contract = PublishedKeys.from_table(params, "contract `t`")
     lines = contract.dependent_lines(path, project, edited)
-    loaded = {name for (name, _details), m in program_of(project)._modules.items() if m}
+    loaded = {name for name, m in program_of(project)._modules.items() if m}
     return lines, loaded
 
 
