@@ -398,7 +398,34 @@ class BindingIndex:
                 continue  # a walrus inside a condition may not run
             if best is None or before(best[0], stmt):
                 best = entry
-        return best
+        return self._same_guard_binding(name, func, at, chain) or best
+
+    def _same_guard_binding(self, name: str, func: Scope, at: ast.AST, chain):
+        """The last binding of ``name`` before ``at`` when it sits under ``if C:`` and
+        ``at`` under another ``if C:`` on the same object's unchanged attributes.
+
+        ``if self.mrope: positions = batch.mrope_positions`` ... ``if self.mrope:
+        assert positions.ndim == 2``: only a path through the first branch reaches
+        the assert, so that binding is what it reads, as if it dominated.
+        """
+        entries = [
+            e for e in func.bindings.get(name, []) if before(e[0], at) and e[0] is not at
+        ]
+        if not entries:
+            return None
+        last = max(entries, key=lambda e: (e[0].lineno, e[0].col_offset))
+        stmt, _, bchain = last
+        if not bchain or chain[: len(bchain)] == bchain or isinstance(stmt, ast.NamedExpr):
+            return None  # it dominates already, or nothing guards it
+        outer, block = bchain[:-1], bchain[-1]
+        test = self.guards.get(block)
+        if test is None or chain[: len(outer)] != outer or not _stable_test(test, func):
+            return None
+        same = ast.dump(test)
+        for other in chain[len(outer) :]:
+            if other != block and other in self.guards and ast.dump(self.guards[other]) == same:
+                return last
+        return None
 
     def shares_loop(self, chain: tuple[int, ...], at: ast.AST) -> bool:
         at_chain = self.blocks.get(at, ())
@@ -406,6 +433,37 @@ class BindingIndex:
 
 
 CONSTRUCTORS = ("__init__", "__post_init__")
+
+
+def _stable_test(test: ast.expr, func: Scope) -> bool:
+    """A test of the object's own attributes (``self.is_mrope_enabled``, ``not
+    self.cfg.fused``) that the function never assigns: it reads the same twice."""
+    if func.self_name is None:
+        return False
+    attrs = set()
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name):
+            if node.id != func.self_name:
+                return False
+        elif isinstance(node, ast.Attribute):
+            attrs.add(ast.dump(node))
+        elif not isinstance(
+            node, (ast.Load, ast.Constant, ast.UnaryOp, ast.Not, ast.BoolOp, ast.And, ast.Or)
+        ):
+            return False
+    if not attrs:
+        return False
+    for node in ast.walk(func.node):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        if any(ast.dump(t).replace("Store()", "Load()") in attrs for t in targets):
+            return False
+    return True
 
 
 def _word(char: str) -> bool:

@@ -42,7 +42,9 @@ The principles, input first, following it where it hides:
   came (``mask is not None``); what a ``from_*`` factory builds from input
   alone; and input read by a parser with nothing but literals beside it (``mo =
   re.match(r"(\\d+)", line)`` of a line of the file a parameter names,
-  ``KVLayout.parse(kv_layout)``);
+  ``KVLayout.parse(kv_layout)``); and input compared with a constant the
+  function wrote down (``cpu = torch.device("cpu")``: a call with literal
+  arguments alone names one value on every call, so no postcondition);
 * a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
   pydantic models, msgspec Structs -- and its properties and no-argument methods;
 * a private or nested helper's parameter, when some call in the module passes
@@ -53,7 +55,9 @@ State, which stays an assert: what the function computed -- a call that takes
 the input, a list it fills, a counter it advances, tensor pieces it sized
 (``qkv.split([q, kv, kv], dim=-1)``), a product ``x @ w``, a slice cut by its
 own bound, a local every branch before the assert binds so (``x_q =
-quant_a(x)`` under the ``if``, ``quant_b(x)`` under the ``else``) -- and a
+quant_a(x)`` under the ``if``, ``quant_b(x)`` under the ``else``), a local
+re-bound under ``if self.flag:`` and read under another ``if self.flag:`` on
+the same unchanged attributes (only that binding reaches it) -- and a
 comparison of that against what it was given (a postcondition); a global the
 module's own setter assigns; a record's field it fills itself (in
 ``__post_init__``); what a collaborator holds after the function called it for

@@ -29,7 +29,10 @@ caller make it false?") disagree, the rule follows the intent: ``total =
 sum(f.nbytes for f in fields); assert total > 0`` is computed, but a caller
 passing empty fields fails it, so it is input; a chunk a loop cuts from an
 input (``lens[i : i + 8]``) is still the caller's values. A piece the
-function sized from its own count is its own. Likewise a per-step record is a
+function sized from its own count is its own. And a local bound to a call is
+computed by the letter, but ``cpu = torch.device("cpu")`` -- a call with
+literal arguments alone -- is a constant written down, so ``assert
+x.device == cpu`` checks the caller's tensor. Likewise a per-step record is a
 parameter of a public method -- input, by the letter -- but no caller builds
 one but the engine: the rule follows the intent and calls its fields state.
 
@@ -257,6 +260,21 @@ class InputAssert(Contract):
                 "    return z\n"
             ),
             note="Pieces it sized, a product, a result every branch computed: postconditions.",
+        ),
+        Example(
+            source=(
+                "class VisionModel:\n"
+                "    def forward(self, positions, forward_batch):\n"
+                "        if self.is_mrope_enabled:\n"
+                "            positions = forward_batch.mrope_positions\n"
+                "        if forward_batch.has_images:\n"
+                "            if self.is_mrope_enabled:\n"
+                "                assert positions.ndim == 2\n"
+            ),
+            note=(
+                "Re-bound under the same test of the object's own flag that the assert "
+                "sits under: only that binding reaches it, and it reads the per-step record."
+            ),
         ),
         Example(
             source=("def test_carve(pool):\n    assert pool.carve(8) == 8\n"),
@@ -553,6 +571,37 @@ class InputAssert(Contract):
                 "The input read and summarised: a regex match of the caller's line, a "
                 "reordering, a reduction, whether an optional argument came, an object a "
                 "factory builds from the arguments alone."
+            ),
+        ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def new_pages(seq_lens, extra):\n"
+                '    cpu = torch.device("cpu")\n'
+                "    assert seq_lens.device == cpu\n"
+                '    allowed = set(("out_shape", "fake_impl"))\n'
+                "    assert allowed >= set(extra)\n"
+            ),
+            expect=(
+                Expect("AC301", 5, 12, "seq_lens"),
+                Expect("AC301", 7, 12, "extra"),
+            ),
+            fixed=(
+                "import torch\n"
+                "\n"
+                "def new_pages(seq_lens, extra):\n"
+                '    cpu = torch.device("cpu")\n'
+                "    if not (seq_lens.device == cpu):\n"
+                '        raise ValueError("expected seq_lens.device == cpu")\n'
+                '    allowed = set(("out_shape", "fake_impl"))\n'
+                "    if not (allowed >= set(extra)):\n"
+                '        raise ValueError("expected allowed >= set(extra)")\n'
+            ),
+            unsafe=True,
+            note=(
+                "Input against a constant the function wrote down: a call with literal "
+                "arguments alone is the same value on every call, not a computation."
             ),
         ),
     )

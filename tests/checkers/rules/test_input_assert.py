@@ -1185,3 +1185,50 @@ def test_a_local_an_import_binds_is_not_the_functions_computation():
     src = "def f(n):\n    from .limits import LIMIT\n    assert LIMIT == n\n"
     # An import is not a value the function computed: the caller's `n` decides.
     assert lines(src) == [3]
+
+
+def test_a_constant_the_function_names_is_no_computation_of_its_own():
+    src = (
+        "import torch\n"
+        "def pages(seq_lens, extra, prefix_lens=None):\n"
+        "    cpu = torch.device('cpu')\n"
+        "    allowed = set({'out_shape', 'fake_impl'})\n"
+        "    assert seq_lens.device == cpu\n"
+        "    assert allowed >= set(extra)\n"
+        "    n = torch.device(count())\n"
+        "    assert seq_lens.device == n\n"
+        "    lens = torch.cumsum(seq_lens, 0)\n"
+        "    assert lens.shape == seq_lens.shape\n"
+    )
+    # A call with literal arguments alone names one value on every call, so the
+    # caller's tensor decides the first two; a call given what the function
+    # computed (`count()`) or its input (`cumsum`) is its own work.
+    assert lines(src) == [5, 6]
+
+
+def test_a_binding_under_the_same_test_of_the_objects_flag_reaches_the_assert():
+    src = (
+        "class Model:\n"
+        "    def forward(self, positions, forward_batch, x):\n"
+        "        if self.is_mrope:\n"
+        "            positions = forward_batch.mrope_positions\n"
+        "            x = forward_batch.hidden\n"
+        "        if not forward_batch.forward_mode.is_decode():\n"
+        "            if self.is_mrope:\n"
+        "                assert positions.ndim == 2\n"
+        "        assert positions.ndim == 1\n"
+        "        if self.other:\n"
+        "            assert x.ndim == 2\n"
+        "\n"
+        "    def toggles(self, positions, forward_batch):\n"
+        "        if self.is_mrope:\n"
+        "            positions = forward_batch.mrope_positions\n"
+        "            self.is_mrope = False\n"
+        "        if self.is_mrope:\n"
+        "            assert positions.ndim == 2\n"
+    )
+    # Only a path through the first `if self.is_mrope:` reaches line 8, so the
+    # step record's positions are what it reads. Line 9 is reached with the
+    # parameter too; another flag (line 11) says nothing of the first branch;
+    # a flag the method assigns may differ the second time it is read.
+    assert lines(src) == [9, 11, 18]
