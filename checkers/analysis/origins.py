@@ -69,7 +69,9 @@ object's bookkeeping (a collaborator's table, a question it answers,
 ``self.pool.anchor(name)``, another object's private attribute, ``kind not in
 self._pending``, ``self.pool.table is self.table``); an attribute a private
 method asserts when every call of it sits under an ``if`` on it; an
-``isinstance`` of a parameter just normalised or of a conversion's result;
+``isinstance`` of a parameter just normalised or of a conversion's result; an
+assert restating the test of an ``if`` it sits in (``if x is not None and n >
+1: assert x is not None``, also through a local bound to that test);
 ``assert False`` markers; and tests (``test*`` functions, ``Test*`` classes,
 test files).
 """
@@ -167,6 +169,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             return None
         if self._narrows_conversion(expr, func, at):
             return None  # `n = t.item(); assert isinstance(n, int)`: the conversion's type
+        if isinstance(at, ast.Assert) and expr is at.test and self._restates_guard(expr, func, at):
+            return None  # `if x is not None and ...: assert x is not None`: for the type checker
         if isinstance(expr, ast.Compare) and func is not None:
             sides = [expr.left, *expr.comparators]
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) and all(
@@ -261,6 +265,27 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if not isinstance(subject, ast.Name) or subject.id not in func.params:
             return False
         return any(before(stmt, at) for stmt, _, _ in func.bindings.get(subject.id, []))
+
+    def _restates_guard(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
+        """Is every conjunct of ``expr`` one of the tests of an ``if`` the assert sits
+        in -- directly, or through a local bound to that test (``ok = x is not None
+        and n > 1`` ... ``if ok: assert x is not None``)? Then it cannot fail."""
+        if func is None:
+            return False
+        held = set()
+        for block in self.blocks.get(at, ()):
+            test = self.guards.get(block)
+            if test is None:
+                continue
+            for part in _conjuncts(test):
+                if isinstance(part, ast.Name) and part.id not in func.params:
+                    binding = self.dominating_binding(part.id, func, at)
+                    if binding is not None and isinstance(
+                        binding[1], (ast.BoolOp, ast.Compare, ast.UnaryOp)
+                    ):
+                        held.update(ast.dump(p) for p in _conjuncts(binding[1]))
+                held.add(ast.dump(part))
+        return bool(held) and all(ast.dump(p) in held for p in _conjuncts(expr))
 
     def _narrows_conversion(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
         if func is None or not isinstance(expr, ast.Call) or not expr.args:
@@ -540,3 +565,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return False  # `from torch._inductor import config` is the config
         return self._binding_origin(name, func, stmt, value) is None
+
+
+def _conjuncts(test: ast.AST) -> list[ast.AST]:
+    """``a and (b and c)`` -> ``[a, b, c]``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [p for v in test.values for p in _conjuncts(v)]
+    return [test]

@@ -277,6 +277,16 @@ class InputAssert(Contract):
             ),
         ),
         Example(
+            source=(
+                "def reshape(old_size, new_size, dense_dim=None):\n"
+                "    reorder = dense_dim is not None and len(new_size) == 1\n"
+                "    if reorder:\n"
+                "        assert dense_dim is not None  # for the type checker\n"
+                "        old_size = [*old_size[:dense_dim], *old_size[dense_dim + 1 :]]\n"
+            ),
+            note="Restating the test of the `if` it sits in: it cannot fail.",
+        ),
+        Example(
             source=("def test_carve(pool):\n    assert pool.carve(8) == 8\n"),
             path="tests/test_pool.py",
             note="A test's assert is the test, not input validation.",

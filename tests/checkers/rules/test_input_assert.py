@@ -1232,3 +1232,23 @@ def test_a_binding_under_the_same_test_of_the_objects_flag_reaches_the_assert():
     # parameter too; another flag (line 11) says nothing of the first branch;
     # a flag the method assigns may differ the second time it is read.
     assert lines(src) == [9, 11, 18]
+
+
+def test_an_assert_restating_the_test_of_its_if_cannot_fail():
+    src = (
+        "def reshape(old, args, dense_dim=None, n=0):\n"
+        "    reorder = dense_dim is not None and dense_dim != len(old) - 1\n"
+        "    if reorder:\n"
+        "        assert dense_dim is not None\n"
+        "        assert dense_dim > 0\n"
+        "    if args and n > 1:\n"
+        "        assert n > 1 and args\n"
+        "        assert len(args) >= 2\n"
+        "    if n:\n"
+        "        assert n > 0\n"
+    )
+    # Lines 4 and 7 restate the test they sit under (line 4 through the local
+    # bound to it): narrowing for the type checker. What the test does not
+    # say (lines 5, 8, 10) is still the caller's to break; that `args` was
+    # tested does not make `len(args)` checked.
+    assert lines(src) == [5, 8, 10]
