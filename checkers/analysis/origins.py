@@ -70,8 +70,10 @@ object's bookkeeping (a collaborator's table, a question it answers,
 self._pending``, ``self.pool.table is self.table``); an attribute a private
 method asserts when every call of it sits under an ``if`` on it; an
 ``isinstance`` of a parameter just normalised or of a conversion's result; an
-assert restating the test of an ``if`` it sits in (``if x is not None and n >
-1: assert x is not None``, also through a local bound to that test);
+assert restating what the function's own tests established where it stands
+(``if x is not None and n > 1: assert x is not None``, also through a local
+bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
+return``), unless a name tested is bound again on the way;
 ``assert False`` markers; and tests (``test*`` functions, ``Test*`` classes,
 test files).
 """
@@ -267,17 +269,29 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         return any(before(stmt, at) for stmt, _, _ in func.bindings.get(subject.id, []))
 
     def _restates_guard(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
-        """Is every conjunct of ``expr`` one of the tests of an ``if`` the assert sits
-        in -- directly, or through a local bound to that test (``ok = x is not None
-        and n > 1`` ... ``if ok: assert x is not None``)? Then it cannot fail."""
+        """Is every conjunct of ``expr`` established where the assert stands -- a
+        test of an ``if`` it sits in (directly, or through a local bound to that
+        test: ``ok = x is not None and n > 1`` ... ``if ok: assert x is not
+        None``), the negation of one whose ``else`` it sits in, or of an earlier
+        ``if T: return`` (``raise``, ``continue``, ``break``)? Then it cannot fail."""
         if func is None:
             return False
         held = set()
+
+        def rebound(test: ast.expr, block: int) -> bool:
+            # `else: bias = realize(bias); assert bias is not None`: another value now.
+            names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+            return any(
+                block in chain and before(stmt, at)
+                for name in names
+                for stmt, _, chain in func.bindings.get(name, ())
+            )
+
         for block in self.blocks.get(at, ()):
             test = self.guards.get(block)
-            if test is None:
-                continue
-            for part in _conjuncts(test):
+            if test is not None and rebound(test, block):
+                test = None
+            for part in _conjuncts(test) if test is not None else ():
                 if isinstance(part, ast.Name) and part.id not in func.params:
                     binding = self.dominating_binding(part.id, func, at)
                     if binding is not None and isinstance(
@@ -285,6 +299,20 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     ):
                         held.update(ast.dump(p) for p in _conjuncts(binding[1]))
                 held.add(ast.dump(part))
+            test = self.else_guards.get(block)
+            if test is not None and not rebound(test, block):  # in `if T:`'s `else:`
+                held.update(ast.dump(p) for p in _negated(test))
+        for stmt in _exits_before(func.node, at):
+            # `if x is None: return` above the assert: past it, `x is not None` holds,
+            # unless a name it tests is bound again on the way.
+            names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+            if any(
+                before(stmt, bound) and before(bound, at)
+                for name in names
+                for bound, _, _ in func.bindings.get(name, ())
+            ):
+                continue
+            held.update(ast.dump(p) for p in _negated(stmt.test))
         return bool(held) and all(ast.dump(p) in held for p in _conjuncts(expr))
 
     def _narrows_conversion(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
@@ -572,3 +600,69 @@ def _conjuncts(test: ast.AST) -> list[ast.AST]:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return [p for v in test.values for p in _conjuncts(v)]
     return [test]
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_FLIPPED = {
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+}
+
+
+def _exits_before(func: ast.AST, at: ast.AST) -> list[ast.If]:
+    """The ``if T: ... return`` (no ``else``, the body leaving the block)
+    that come before ``at`` in a statement list on its way down from ``func``."""
+    out = []
+    body = getattr(func, "body", None)
+    while isinstance(body, list):
+        inner = None
+        for stmt in body:
+            if stmt is at or (hasattr(stmt, "end_lineno") and at is not stmt and _contains(stmt, at)):
+                inner = stmt
+                break
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS):
+                out.append(stmt)
+        if inner is None or inner is at:
+            break
+        body = next(
+            (
+                block
+                for name in ("body", "orelse", "finalbody", "handlers")
+                for block in [getattr(inner, name, None)]
+                if isinstance(block, list) and any(_contains(b, at) for b in block)
+            ),
+            None,
+        )
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            break
+        if body and isinstance(body[0], ast.ExceptHandler):
+            body = next((h.body for h in body if _contains(h, at)), None)
+    return out
+
+
+def _contains(outer: ast.AST, node: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and (
+        node.end_lineno,
+        node.end_col_offset,
+    ) <= (outer.end_lineno, outer.end_col_offset)
+
+
+def _negated(test: ast.expr) -> list[ast.expr]:
+    """What holds when ``test`` is false, as conjuncts: ``not (a or b)`` is ``not a``
+    and ``not b``; ``x is None`` false is ``x is not None``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _conjuncts(test.operand)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [p for v in test.values for p in _negated(v)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _FLIPPED:
+        flipped = ast.Compare(test.left, [_FLIPPED[type(test.ops[0])]()], test.comparators)
+        return [flipped]
+    return [ast.UnaryOp(ast.Not(), test)]

@@ -473,10 +473,10 @@ class InputAssert(Contract):
                 "\n"
                 "_is_hip = is_hip()\n"
                 "\n"
-                "def plan():\n"
+                "def plan(n):\n"
                 "    assert get_parallel().attn_dcp_size == 1\n"
-                "    if not _is_hip:\n"
-                "        return 1\n"
+                "    if n > 1:\n"
+                "        return n\n"
                 "    assert _is_hip\n"
             ),
             expect=(
@@ -488,11 +488,11 @@ class InputAssert(Contract):
                 "\n"
                 "_is_hip = is_hip()\n"
                 "\n"
-                "def plan():\n"
+                "def plan(n):\n"
                 "    if not (get_parallel().attn_dcp_size == 1):\n"
                 '        raise ValueError("expected get_parallel().attn_dcp_size == 1")\n'
-                "    if not _is_hip:\n"
-                "        return 1\n"
+                "    if n > 1:\n"
+                "        return n\n"
                 "    if not (_is_hip):\n"
                 '        raise ValueError("expected _is_hip")\n'
             ),

@@ -793,8 +793,8 @@ def test_process_wide_accessors_of_another_module_are_input():
         "\n"
         "_is_hip = is_hip()\n"
         "\n"
-        "def pick():\n"
-        "    if _is_hip:\n"
+        "def pick(n):\n"
+        "    if n:\n"
         "        return 1\n"
         "    assert not _is_hip\n"
         "\n"
@@ -1252,3 +1252,27 @@ def test_an_assert_restating_the_test_of_its_if_cannot_fail():
     # say (lines 5, 8, 10) is still the caller's to break; that `args` was
     # tested does not make `len(args)` checked.
     assert lines(src) == [5, 8, 10]
+
+
+def test_an_assert_restating_what_an_earlier_exit_or_an_else_established_cannot_fail():
+    src = (
+        "def embed(weight, sparse, bias, n):\n"
+        "    if sparse:\n"
+        "        return fallback(weight)\n"
+        "    assert not sparse\n"
+        "    if bias is None:\n"
+        "        args = [weight]\n"
+        "    else:\n"
+        "        assert bias is not None\n"
+        "        bias = realize(bias)\n"
+        "        assert bias is not None\n"
+        "    if n is None or n < 2:\n"
+        "        raise ValueError(n)\n"
+        "    assert n is not None and n >= 2\n"
+        "    assert n >= 3\n"
+    )
+    # Past `if sparse: return`, `sparse` is false; in the `else` of `bias is
+    # None`, `bias` is not None -- until the function binds it again (line 10);
+    # what the exit does not say (line 14) is still the caller's.
+    assert lines(src) == [10, 14]
+
