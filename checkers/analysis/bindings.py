@@ -421,9 +421,13 @@ class BindingIndex:
         test = self.guards.get(block)
         if test is None or chain[: len(outer)] != outer or not _stable_test(test, func):
             return None
-        same = ast.dump(test)
+        same = ast.dump(_tested(test))
         for other in chain[len(outer) :]:
-            if other != block and other in self.guards and ast.dump(self.guards[other]) == same:
+            if (
+                other != block
+                and other in self.guards
+                and ast.dump(_tested(self.guards[other])) == same
+            ):
                 return last
         return None
 
@@ -435,16 +439,25 @@ class BindingIndex:
 CONSTRUCTORS = ("__init__", "__post_init__")
 
 
+def _tested(test: ast.expr) -> ast.expr:
+    """``if (flag := x is None):`` tests what a later ``if flag:`` tests."""
+    if isinstance(test, ast.NamedExpr):
+        return ast.Name(id=test.target.id, ctx=ast.Load())
+    return test
+
+
 def _stable_test(test: ast.expr, func: Scope) -> bool:
-    """A test of the object's own attributes (``self.is_mrope_enabled``, ``not
-    self.cfg.fused``) that the function never assigns: it reads the same twice."""
-    if func.self_name is None:
-        return False
+    """A test that reads the same twice: the object's own attributes the function
+    never assigns (``self.is_mrope_enabled``, ``not self.cfg.fused``), or a local
+    flag it binds once (``disallow = sb is None`` ... ``if disallow:``)."""
     attrs = set()
-    for node in ast.walk(test):
+    for node in ast.walk(_tested(test)):
         if isinstance(node, ast.Name):
-            if node.id != func.self_name:
+            if node.id == func.self_name:
+                continue
+            if node.id in func.params or len(func.bindings.get(node.id, ())) != 1:
                 return False
+            attrs.add(node.id)
         elif isinstance(node, ast.Attribute):
             attrs.add(ast.dump(node))
         elif not isinstance(

@@ -57,7 +57,8 @@ the input, a list it fills, a counter it advances, tensor pieces it sized
 own bound, a local every branch before the assert binds so (``x_q =
 quant_a(x)`` under the ``if``, ``quant_b(x)`` under the ``else``), a local
 re-bound under ``if self.flag:`` and read under another ``if self.flag:`` on
-the same unchanged attributes (only that binding reaches it) -- and a
+the same unchanged attributes, or on a local flag bound once (only that
+binding reaches it) -- and a
 comparison of that against what it was given (a postcondition); a global the
 module's own setter assigns; a record's field it fills itself (in
 ``__post_init__``); what a collaborator holds after the function called it for

@@ -1276,3 +1276,26 @@ def test_an_assert_restating_what_an_earlier_exit_or_an_else_established_cannot_
     # what the exit does not say (line 14) is still the caller's.
     assert lines(src) == [10, 14]
 
+
+
+def test_a_local_flag_bound_once_reads_the_same_at_both_tests():
+    src = (
+        "def swap(lb, sb=None, n=0):\n"
+        "    if disallow := sb is None:\n"
+        "        sb = make()\n"
+        "    if disallow:\n"
+        "        assert not sb\n"
+        "    if n:\n"
+        "        lb = make()\n"
+        "    if n:\n"
+        "        assert lb\n"
+        "    again = n > 1\n"
+        "    if again:\n"
+        "        lb = make()\n"
+        "    again = n > 2\n"
+        "    if again:\n"
+        "        assert lb\n"
+    )
+    # `disallow` is bound once, so the buffer the function made is what line 5
+    # reads; a parameter (`n`) or a flag bound twice may differ the second time.
+    assert lines(src) == [9, 15]
