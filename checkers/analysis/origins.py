@@ -277,22 +277,30 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         ``if T: return`` (``raise``, ``continue``, ``break``)? Then it cannot fail."""
         if func is None:
             return False
-        held = set()
+        chain = self.blocks.get(at, ())
+        exits = _exits_before(func.node, at)
+        if not exits and not any(b in self.guards or b in self.else_guards for b in chain):
+            return False  # nothing tested on the way: the common case, decided cheaply
+        asked = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+        held: set[str] = set()
 
-        def rebound(test: ast.expr, block: int) -> bool:
-            # `else: bias = realize(bias); assert bias is not None`: another value now.
+        def relevant(test: ast.expr) -> set[str]:
+            # Only a test naming what the assert names can say anything about it.
             names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+            return names if names & asked or isinstance(test, ast.Name) else set()
+
+        def rebound(names: set[str], block: int) -> bool:
+            # `else: bias = realize(bias); assert bias is not None`: another value now.
             return any(
                 block in chain and before(stmt, at)
                 for name in names
                 for stmt, _, chain in func.bindings.get(name, ())
             )
 
-        for block in self.blocks.get(at, ()):
+        for block in chain:
             test = self.guards.get(block)
-            if test is not None and rebound(test, block):
-                test = None
-            for part in _conjuncts(test) if test is not None else ():
+            names = relevant(test) if test is not None else set()
+            for part in _conjuncts(test) if names and not rebound(names, block) else ():
                 if isinstance(part, ast.Name) and part.id not in func.params:
                     binding = self.dominating_binding(part.id, func, at)
                     if binding is not None and isinstance(
@@ -301,13 +309,14 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                         held.update(ast.dump(p) for p in _conjuncts(binding[1]))
                 held.add(ast.dump(part))
             test = self.else_guards.get(block)
-            if test is not None and not rebound(test, block):  # in `if T:`'s `else:`
+            names = relevant(test) if test is not None else set()
+            if names and not rebound(names, block):  # in `if T:`'s `else:`
                 held.update(ast.dump(p) for p in _negated(test))
-        for stmt in _exits_before(func.node, at):
+        for stmt in exits:
             # `if x is None: return` above the assert: past it, `x is not None` holds,
             # unless a name it tests is bound again on the way.
             names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
-            if any(
+            if not names & asked or any(
                 before(stmt, bound) and before(bound, at)
                 for name in names
                 for bound, _, _ in func.bindings.get(name, ())
