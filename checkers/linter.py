@@ -241,6 +241,22 @@ class Linter:
             )
         return found
 
+    def _adopt_tree(self, source: SourceFile, digest: bytes) -> None:
+        """Give ``source`` the tree a cross-file question parsed of the same bytes moments ago."""
+        program = getattr(self._project, "_program", None)
+        if program is not None:
+            tree = program.tree_for(source.path, digest)
+            if tree is not None:
+                source.__dict__["tree"] = tree  # the cached property, already answered
+
+    def _keep_tree(self, source: SourceFile, digest: bytes) -> None:
+        """Leave the tree parsed to check ``source`` where a cross-file question soon after
+        about the module finds it (the program keeps the last few)."""
+        program = getattr(self._project, "_program", None)
+        tree = source.__dict__.get("tree")
+        if program is not None and tree is not None:
+            program.keep_tree(source.path, digest, tree, source.text)
+
     def finalize(
         self,
         path: str,
@@ -346,6 +362,7 @@ class Linter:
                     directive_tuples = ()
                 else:
                     source = SourceFile(path, text, abspath=abspath)
+                    self._adopt_tree(source, digest)
                     raw = self.run_contracts(source, [c for c in contracts if c.CACHEABLE])
                     raw_tuples = tuple(finding_to_tuple(f) for f in raw)
                     directive_tuples = tuple(d.as_tuple() for d in parse_directives(text))
@@ -361,21 +378,23 @@ class Linter:
                 tree_tuples = entry[5]
             else:
                 tree_raw: list[Finding] = []
+                digest = (new_entry or entry)[2]
                 if source is None:
                     try:
                         source = SourceFile(path, decode(read_regular(abspath)), abspath=abspath)
+                        self._adopt_tree(source, digest)
                     except (OSError, DecodeError):
                         source = None  # already reported as AC001 by the cached pass
                 if source is not None:
                     tree_raw = self.run_contracts(source, volatile)
                     if self._cross_file:
-                        self.project.remember(
-                            source, st.st_size, st.st_mtime_ns, (new_entry or entry)[2]
-                        )
+                        self.project.remember(source, st.st_size, st.st_mtime_ns, digest)
                 tree_tuples = tuple(finding_to_tuple(f) for f in tree_raw)
                 base = new_entry or entry[:5]
                 new_entry = (*base, tree_tuples)
             raw.extend(finding_from_tuple(t) for t in tree_tuples)
+        if source is not None:
+            self._keep_tree(source, (new_entry or entry)[2])
         directives = tuple(Directive(*d) for d in directive_tuples)
         findings = self.finalize(path, raw, directives, pfi)
         return FileResult(path, findings, new_entry)

@@ -101,7 +101,18 @@ class GlobSet:
         translated = [translate(g) for g in self.globs]
         if any(neg for _, neg in translated):
             self._any = None
-            self._ordered = [(re.compile(rx), neg) for rx, neg in reversed(translated)]
+            # The last glob that matches decides; within a run of globs of one polarity any
+            # match decides alike, so each run is one pattern, tried from the last run back.
+            runs: list[tuple[list[str], bool]] = []
+            for rx, neg in translated:
+                if runs and runs[-1][1] == neg:
+                    runs[-1][0].append(rx)
+                else:
+                    runs.append(([rx], neg))
+            self._ordered = [
+                (re.compile("|".join(f"(?:{rx})" for rx in rxs)), neg)
+                for rxs, neg in reversed(runs)
+            ]
         else:
             self._any = (
                 re.compile("|".join(f"(?:{rx})" for rx, _ in translated)) if translated else None

@@ -186,9 +186,11 @@ class Program(Resolution):
         self._mro: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._dotted: dict[str, tuple[str, str] | None] = {}
         self._classes: dict[str, tuple[str, str] | None] = {}
-        # The last few trees parsed for an outline: a question about a body often follows
-        # one about the signature, and a parse is the expensive half of either.
-        self._trees: dict[str, tuple[bytes, Outliner]] = {}
+        # The last few trees parsed -- for an outline, or by the linter to check the file: a
+        # question about a body often follows one about the signature, a module is often asked
+        # about just before or after it is checked, and a parse is the expensive half of any.
+        # path -> [digest, outliner (made when first asked), tree, text]
+        self._trees: dict[str, list] = {}
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
         self._held: dict[tuple, tuple[str, str] | None] = {}
@@ -392,12 +394,32 @@ class Program(Resolution):
         project.new_summaries[key] = (st.st_size, mtime, digest, summary)
         return Module(name, rel, summary, lazy=_FileDetails(self, rel, abspath, digest))
 
-    def _outliner(self, rel: str, abspath: str, digest: bytes, data: bytes | None = None):
-        """The outliner over a file's tree, parsed at most once while it stays among the last
-        few asked for (a tree is ten times its source: a run keeps summaries, not trees)."""
+    def keep_tree(self, rel: str, digest: bytes, tree: ast.Module, text: str) -> None:
+        """Keep the tree the linter parsed to check the file at ``rel`` among the last few: a
+        question about the module soon after reads it instead of parsing the file again."""
+        self._keep(rel, [digest, None, tree, text])
+
+    def tree_for(self, rel: str, digest: bytes) -> ast.Module | None:
+        """The tree kept of the bytes ``digest`` at ``rel`` (the linter's, about to parse them)."""
         kept = self._trees.get(rel)
-        if kept is not None and kept[0] == digest:
+        return kept[2] if kept is not None and kept[0] == digest else None
+
+    def _keep(self, rel: str, entry: list) -> None:
+        self._trees.pop(rel, None)
+        while len(self._trees) >= _KEPT_TREES:
+            self._trees.pop(next(iter(self._trees)))
+        self._trees[rel] = entry
+
+    def _outliner(self, rel: str, abspath: str, digest: bytes | None, data: bytes | None = None):
+        """The outliner over a file's tree, parsed at most once while it stays among the last
+        few asked for (a tree is ten times its source: a run keeps summaries, not trees).
+        ``digest`` None asks for the file checked earlier in this run: the tree kept of it is
+        of the text checked, whatever the disk holds now."""
+        kept = self._trees.get(rel)
+        if kept is not None and (digest is None or kept[0] == digest):
             self._trees[rel] = self._trees.pop(rel)  # most recently used last
+            if kept[1] is None:
+                kept[1] = Outliner(kept[2], self.project.package_of(rel), kept[3])
             return kept[1]
         if data is None:
             try:
@@ -413,9 +435,7 @@ class Program(Resolution):
         if parsed is None:
             return None
         outliner = Outliner(parsed[0], self.project.package_of(rel), parsed[1])
-        while len(self._trees) >= _KEPT_TREES:
-            self._trees.pop(next(iter(self._trees)))
-        self._trees[rel] = (digest, outliner)
+        self._keep(rel, [digest, outliner, parsed[0], parsed[1]])
         return outliner
 
     @staticmethod

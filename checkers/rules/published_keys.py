@@ -37,9 +37,10 @@ class or its bases assigns a call's result (``self.meta = self._build()``); a
 parameter, from what the same module's callers pass. Undeclared (``producers``
 is ``*``), a producer is looked for in the reader's own module only -- its
 functions, its classes and their bases defined there -- so no other file is
-read to answer, and a file that builds no dict itself (``return {``, ``dict(``,
-``.update(``) is not read at all; nor are the bodies of a module none of whose
-functions may return a dict it built, or that calls none of those
+read to answer, and a file whose text cannot return a dict it built (no
+``return`` of ``{`` or ``dict(``, or of a name bound to one: a scan, not a parse)
+is not read at all; nor are the bodies of a module none of whose functions may
+return a dict it built, or that calls none of those
 (``checkers.analysis.dict_producers``). Declared producers are followed across the
 project, through its imports and classes, and through an attribute of any
 object that the project assigns a declared producer's result
@@ -60,20 +61,6 @@ from collections.abc import Iterator
 
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import StringList
-
-from ..analysis.dict_reads import (
-    _DICT_BUILDERS,
-    _all_carried,
-    _carried,
-    _filled,
-    _guard_lines,
-    _local_mro,
-    _names,
-    _read_lines,
-    _segment,
-    _spans,
-    callers_passing,
-)
 
 RULES = (
     Rule(
@@ -252,15 +239,23 @@ class PublishedKeys(Contract):
         return ('["', "['")
 
     def wants(self, source) -> bool:
+        from ..analysis.dict_reads import _DICT_BUILDERS
+
         text = source.text
         if '["' not in text and "['" not in text:
             return False
-        # Undeclared, producers are the reader's own module's: it must build a dict itself.
-        return not self._everything or any(b in text for b in _DICT_BUILDERS)
+        if not self._everything:
+            return True
+        # Undeclared, producers are the reader's own module's: one of its functions must
+        # return a dict it built (a text scan: the file is not parsed for this kind else).
+        from ..analysis.dict_producers import may_build_a_returned_dict
+
+        return any(b in text for b in _DICT_BUILDERS) and may_build_a_returned_dict(text)
 
     # -- checking ------------------------------------------------------------
 
     def check(self, source, project) -> Iterator:
+        from ..analysis.dict_reads import _guard_lines, _read_lines, _spans
         from ..analysis.program import program_of
 
         program = program_of(project)
@@ -312,6 +307,7 @@ class PublishedKeys(Contract):
             yield from self._judge(source, program, producer, direct, reads)
 
     def _judge(self, source, program, producer, direct, reads) -> Iterator:
+        from ..analysis.dict_reads import _names, _segment
         from ..analysis.functions import R_COL, R_END_COL, R_END_LINE, R_KEY, R_LINE
 
         shapes = self._shapes(program, producer)
@@ -373,6 +369,8 @@ class PublishedKeys(Contract):
         """The function a call names -- in every module for declared producers; undeclared,
         only in the reader's own module (its functions, and methods of its classes and of
         their bases defined there), which no other file is read to answer."""
+        from ..analysis.dict_reads import _local_mro
+
         if not self._everything:
             return program.resolve_call(module, outline, spelling)
         from ..analysis.functions import O_CLASS
@@ -395,6 +393,7 @@ class PublishedKeys(Contract):
     def _producers(self, program, module, outline, origin, depth) -> list[tuple[tuple, bool]]:
         """The producers a dict read from ``origin`` in ``outline``'s body may come from, each
         with whether the link is direct (a call's result, ``self``'s attribute)."""
+        from ..analysis.dict_reads import callers_passing
         from ..analysis.functions import O_CLASS
 
         kind, what = origin
@@ -427,6 +426,7 @@ class PublishedKeys(Contract):
 
     def _self_carriers(self, program, module_name, klass, attr) -> list[tuple[str, str]]:
         """Producers whose result a method of ``klass`` (or of a base) assigns to ``self.attr``."""
+        from ..analysis.dict_reads import _carried, _local_mro
         from ..analysis.functions import O_CLASS, O_QUAL
 
         key = ("self", module_name, klass, attr)
@@ -455,6 +455,8 @@ class PublishedKeys(Contract):
     def _carriers(self, program) -> dict[str, list[tuple[str, str]]]:
         """Declared producers only: attribute name -> producers the project assigns to it,
         from the files that spell a producer's name."""
+        from ..analysis.dict_reads import _all_carried
+
         key = ("carriers",)
         found = self._memo.get(key)
         if found is not None:
@@ -494,6 +496,7 @@ class PublishedKeys(Contract):
     def _shapes(self, program, producer) -> list[tuple] | None:
         """Each closed return path of ``producer`` as ``(line, keys it can publish, origin
         line)``; None when the producer builds no dict or may return one of any shape."""
+        from ..analysis.dict_reads import _filled
         from ..analysis.functions import (
             D_DICTS,
             P_DEFINITE,

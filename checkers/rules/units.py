@@ -83,7 +83,6 @@ from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import ConfigError, StringList, StringMap
 
 from ..analysis.unit_algebra import SCALAR, _Vocabulary, compatible, fmt, parse_unit, real
-from ..analysis.unit_flow import Walker
 
 RULES = (
     Rule(
@@ -306,6 +305,7 @@ class Units(Contract):
         from ..analysis.imports import lines_mentioning
         from ..analysis.program import program_of
         from ..analysis.resolution import _spans
+        from ..analysis.unit_flow import Walker  # the flow, imported once a file is checked
 
         program = program_of(project)
         module = program.module_of_source(source)

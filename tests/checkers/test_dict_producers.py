@@ -6,7 +6,11 @@ import ast
 
 import pytest
 
-from checkers.analysis.dict_producers import dict_producers, spells_a_call_of
+from checkers.analysis.dict_producers import (
+    dict_producers,
+    may_build_a_returned_dict,
+    spells_a_call_of,
+)
 from checkers.analysis.functions import D_DICTS, P_OPEN, summarise_module
 
 
@@ -115,3 +119,64 @@ def test_a_producer_is_linked_only_through_a_call_of_it(text, want):
 def test_what_comes_before_def_tells_a_definition_from_a_use(spelled, want):
     text = "def build():\n    return {}\n\n\nx = " + spelled + "\n"
     assert spells_a_call_of(text, {"build"}) is want
+
+
+# -- the text scan before any parse -------------------------------------------------------
+
+SCANNED = {
+    **{name: (source, bool(want)) for name, (source, want) in CASES.items()},
+    "an annotation over lines": (
+        "def f():\n    meta: dict[\n        str, int\n    ] = {}\n    return meta\n",
+        True,
+    ),
+    "chained targets": ("def f():\n    a = b = {}\n    return b\n", True),
+    "a backslash continuation": ("def f():\n    d = \\\n        dict(a=1)\n    return d\n", True),
+    "a parenthesised return": ("def f():\n    d = {}\n    return (\n        d\n    )\n", True),
+    "a comment after the return": ("def f():\n    d = {}\n    return d  # the plan\n", True),
+    "through two names": ("def f():\n    d = {}\n    e = d\n    g = e\n    return g\n", True),
+    "a comparison binds nothing": ("def f(d):\n    x = d == {}\n    return d\n", False),
+    "a set of names": ("def f():\n    return [x for x in y]\n", False),
+    "a returned name bound to a call": ("def f():\n    d = build({})\n    return d\n", False),
+}
+
+
+@pytest.mark.parametrize(("source", "want"), list(SCANNED.values()), ids=list(SCANNED))
+def test_the_text_scan_says_where_a_producer_may_be(source, want):
+    assert may_build_a_returned_dict(source) is want
+    if walked(source):
+        assert may_build_a_returned_dict(source)
+
+
+def test_the_text_scan_never_misses_a_module_the_walk_finds_a_producer_in():
+    """On real code: a seeded sample of the standard library's modules that read a string key
+    (which is all published-keys asks the scan about). Every module with a closed producer
+    passes the scan, and the scan passes over some without one, or it would save nothing."""
+    import random
+    import sysconfig
+    import warnings
+    from pathlib import Path
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    paths = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts)
+    random.Random(20261206).shuffle(paths)
+    looked = passed = with_producer = 0
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escapes in old modules' strings
+                ast.parse(text)
+        except (UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        if '["' not in text and "['" not in text:
+            continue
+        looked += 1
+        scanned = may_build_a_returned_dict(text)
+        passed += scanned
+        if walked(text):
+            with_producer += 1
+            assert scanned, path
+        if looked == 150:
+            break
+    assert looked == 150
+    assert with_producer < passed < looked

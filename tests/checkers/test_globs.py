@@ -83,6 +83,10 @@ def test_one_glob_matches_what_pathspec_matches(glob):
         ["*.py", "!tests/**"],
         ["!x.py", "*.py"],
         ["a/**", "!a/b/**", "a/b/c.py"],
+        # Runs of one polarity, each matched as one pattern: the last run to match decides.
+        ["atom/**", "tests/**", "!atom/keep.py", "!tests/x.py", "atom/keep.py"],
+        ["a/**", "z/**", "foo/**", "!**/c/**", "!**/y.py"],
+        ["!x.py", "!m.pyi", "*.py", "*.pyi"],
     ],
 )
 def test_negation_and_order_match_pathspec(globs):

@@ -380,3 +380,26 @@ def test_undeclared_producers_are_the_readers_own_so_no_edit_elsewhere_reaches_a
         'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n'
     )
     assert api.check([], cwd=tmp_path, jobs=1, use_cache=False).findings == []
+
+
+def test_undeclared_an_imported_producer_is_not_followed_beside_one_of_the_module(tmp_path):
+    """The reader builds and reads a dict of its own (so its bodies are walked), and reads an
+    imported builder's result too: undeclared, only the module's own producer is judged."""
+    files = {
+        "pyproject.toml": '[tool.atom-contracts]\n[[tool.atom-contracts.contracts]]\nid = "keys"\nkind = "published-keys"\n',
+        "pkg/__init__.py": "",
+        "pkg/builder.py": (
+            'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n'
+        ),
+        "pkg/reader.py": (
+            "from pkg.builder import build\n\n\ndef own(decode):\n    if decode:\n"
+            '        return {"a": 1}\n    return {"b": 2}\n\n\ndef read():\n'
+            "    meta = build(True)\n    mine = own(True)\n"
+            '    return meta["win"] + meta["rows"] + mine["a"] + mine["b"]\n'
+        ),
+    }
+    write_tree(tmp_path, files)
+    found = api.check([], cwd=tmp_path, jobs=1, use_cache=False).findings
+    assert [(f.path, f.line, f.code, f.message.split("`")[1]) for f in found] == [
+        ("pkg/reader.py", 13, "AC811", 'mine["b"]')
+    ]
