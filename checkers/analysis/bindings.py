@@ -432,8 +432,8 @@ class BindingIndex:
         the assert, so that binding is what it reads, as if it dominated.
         """
         stmt, _, bchain = entry
-        if not bchain or isinstance(stmt, ast.NamedExpr):
-            return False
+        if isinstance(stmt, ast.NamedExpr):
+            return False  # a walrus in a condition may not run, whatever guards it
         outer, block = bchain[:-1], bchain[-1]
         test = self.guards.get(block)
         if test is None or chain[: len(outer)] != outer:

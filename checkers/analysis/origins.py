@@ -278,29 +278,26 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if func is None:
             return False
         chain = self.blocks.get(at, ())
-        exits = _exits_before(func.node, at)
-        if not exits and not any(b in self.guards or b in self.else_guards for b in chain):
+        # (block, its test, whether the assert is in its `else:`) for each `if` on the way
+        tests = [(b, self.guards[b], False) for b in chain if b in self.guards] + [
+            (b, self.else_guards[b], True) for b in chain if b in self.else_guards
+        ]
+        exits = self._exits_before(func.node, at, chain)
+        if not tests and not exits:
             return False  # nothing tested on the way: the common case, decided cheaply
-        asked = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
         held: set[str] = set()
-
-        def relevant(test: ast.expr) -> set[str]:
-            # Only a test naming what the assert names can say anything about it.
+        for block, test, negated in tests:
             names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
-            return names if names & asked or isinstance(test, ast.Name) else set()
-
-        def rebound(names: set[str], block: int) -> bool:
-            # `else: bias = realize(bias); assert bias is not None`: another value now.
-            return any(
-                block in chain and before(stmt, at)
+            if any(
+                block in bchain and before(stmt, at)
                 for name in names
-                for stmt, _, chain in func.bindings.get(name, ())
-            )
-
-        for block in chain:
-            test = self.guards.get(block)
-            names = relevant(test) if test is not None else set()
-            for part in _conjuncts(test) if names and not rebound(names, block) else ():
+                for stmt, _, bchain in func.bindings.get(name, ())
+            ):
+                continue  # `else: bias = realize(bias); assert bias is not None`: a new value
+            if negated:
+                held.update(ast.dump(p) for p in _negated(test))
+                continue
+            for part in _conjuncts(test):
                 if isinstance(part, ast.Name) and part.id not in func.params:
                     binding = self.dominating_binding(part.id, func, at)
                     if binding is not None and isinstance(
@@ -308,22 +305,37 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     ):
                         held.update(ast.dump(p) for p in _conjuncts(binding[1]))
                 held.add(ast.dump(part))
-            test = self.else_guards.get(block)
-            names = relevant(test) if test is not None else set()
-            if names and not rebound(names, block):  # in `if T:`'s `else:`
-                held.update(ast.dump(p) for p in _negated(test))
         for stmt in exits:
             # `if x is None: return` above the assert: past it, `x is not None` holds,
             # unless a name it tests is bound again on the way.
             names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
-            if not names & asked or any(
+            if any(
                 before(stmt, bound) and before(bound, at)
                 for name in names
                 for bound, _, _ in func.bindings.get(name, ())
             ):
                 continue
             held.update(ast.dump(p) for p in _negated(stmt.test))
-        return bool(held) and all(ast.dump(p) in held for p in _conjuncts(expr))
+        return all(ast.dump(p) in held for p in _conjuncts(expr))
+
+    @staticmethod
+    def _exits_before(func: ast.AST, at: ast.AST, chain: tuple[int, ...]) -> list[ast.If]:
+        """The ``if T: ... return`` (no ``else``, the body leaving the block) that come
+        before ``at`` in each statement list on the way down to it (``chain``)."""
+        out = []
+        body = func.body
+        while body is not None:
+            inner = None
+            for stmt in body:
+                if stmt is at:
+                    break
+                inner = next((b for b in _statement_lists(stmt) if id(b) in chain), None)
+                if inner is not None:
+                    break
+                if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS):
+                    out.append(stmt)
+            body = inner
+        return out
 
     def _narrows_conversion(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
         if func is None or not isinstance(expr, ast.Call) or not expr.args:
@@ -627,43 +639,13 @@ _FLIPPED = {
 }
 
 
-def _exits_before(func: ast.AST, at: ast.AST) -> list[ast.If]:
-    """The ``if T: ... return`` (no ``else``, the body leaving the block)
-    that come before ``at`` in a statement list on its way down from ``func``."""
-    out = []
-    body = getattr(func, "body", None)
-    while isinstance(body, list):
-        inner = None
-        for stmt in body:
-            if stmt is at or (hasattr(stmt, "end_lineno") and at is not stmt and _contains(stmt, at)):
-                inner = stmt
-                break
-            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS):
-                out.append(stmt)
-        if inner is None or inner is at:
-            break
-        body = next(
-            (
-                block
-                for name in ("body", "orelse", "finalbody", "handlers")
-                for block in [getattr(inner, name, None)]
-                if isinstance(block, list) and any(_contains(b, at) for b in block)
-            ),
-            None,
-        )
-        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            break
-        if body and isinstance(body[0], ast.ExceptHandler):
-            body = next((h.body for h in body if _contains(h, at)), None)
-    return out
 
-
-def _contains(outer: ast.AST, node: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and (
-        node.end_lineno,
-        node.end_col_offset,
-    ) <= (outer.end_lineno, outer.end_col_offset)
-
+def _statement_lists(stmt: ast.AST) -> list[list]:
+    """The statement lists directly inside a compound statement (a handler's too)."""
+    lists = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+    lists += [h.body for h in getattr(stmt, "handlers", ())]
+    lists += [c.body for c in getattr(stmt, "cases", ())]
+    return [b for b in lists if isinstance(b, list)]
 
 def _negated(test: ast.expr) -> list[ast.expr]:
     """What holds when ``test`` is false, as conjuncts: ``not (a or b)`` is ``not a``

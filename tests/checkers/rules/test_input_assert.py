@@ -1299,3 +1299,72 @@ def test_a_local_flag_bound_once_reads_the_same_at_both_tests():
     # `disallow` is bound once, so the buffer the function made is what line 5
     # reads; a parameter (`n`) or a flag bound twice may differ the second time.
     assert lines(src) == [9, 15]
+
+
+def test_which_bindings_under_a_test_reach_an_assert_under_the_same_test():
+    src = (
+        "class Model:\n"
+        "    def walrus(self, x, cheap):\n"
+        "        if self.flag:\n"
+        "            if cheap and (x := compute()):\n"
+        "                pass\n"
+        "        if self.flag:\n"
+        "            assert x\n"
+        "\n"
+        "    def elsewhere(self, x, a, b, forward_batch):\n"
+        "        if a:\n"
+        "            if self.flag:\n"
+        "                x = forward_batch.positions\n"
+        "        if b:\n"
+        "            if self.flag:\n"
+        "                assert x.ndim == 2\n"
+        "\n"
+        "    def in_else(self, x, forward_batch):\n"
+        "        if self.flag:\n"
+        "            pass\n"
+        "        else:\n"
+        "            x = forward_batch.positions\n"
+        "        if self.flag:\n"
+        "            assert x.ndim == 2\n"
+        "\n"
+        "    def asked(self, x, forward_batch):\n"
+        "        if self.enabled():\n"
+        "            x = forward_batch.positions\n"
+        "        if self.enabled():\n"
+        "            assert x.ndim == 2\n"
+    )
+    # A walrus under a short-circuit may not run (line 7); a branch of another
+    # `if` (line 15) or an `else` (line 23) is not the test the assert sits
+    # under; a call may answer differently the second time (line 29).
+    assert lines(src) == [7, 15, 23, 29]
+
+
+def test_what_the_tests_on_the_way_establish_reaches_through_loops_handlers_and_flags():
+    src = (
+        "import torch\n"
+        "def walk(x, n, items, flag, opts):\n"
+        "    for i in items:\n"
+        "        if flag:\n"
+        "            continue\n"
+        "        try:\n"
+        "            if n == 5:\n"
+        "                return\n"
+        "            assert n != 5\n"
+        "        except ValueError:\n"
+        "            if n:\n"
+        "                raise\n"
+        "            assert not n\n"
+        "    y = opts.get('k')\n"
+        "    if y is None:\n"
+        "        return\n"
+        "    assert y is not None\n"
+        "    ok = x is not None\n"
+        "    if ok and n:\n"
+        "        assert x is not None\n"
+        "    dev = here()\n"
+        "    assert x.device == dev\n"
+    )
+    # Exits inside a loop and a handler hold below them; a local read off a
+    # parameter before its exit is still that local; a flag among other tests
+    # is what it was bound to. Line 22 compares with what `here()` computed.
+    assert lines(src) == []
