@@ -270,9 +270,10 @@ def _check_chunk(
         ]
         summaries: dict[str, tuple] = {}
         if linter._project is not None:
-            from .analysis.program import keep_details
+            from .analysis.program import drop_trees, keep_details
 
             keep_details(linter._project)
+            drop_trees(linter._project)  # before the collection below, which walks them
         if linter._project is not None and linter._project.new_summaries:
             summaries = linter._project.new_summaries
             linter._project.new_summaries = {}

@@ -43,6 +43,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -569,6 +570,26 @@ def _decode_case(case: dict[str, Any], transport: Transport, verify: bool) -> di
     return result
 
 
+def exit_with(parent: int, every_s: float = 0.2) -> threading.Thread:
+    """End this process once ``parent`` is no longer its parent.
+
+    A pair's starter killed outright (SIGKILL, the OOM killer) never reaches the ``finally``
+    that kills its ends, and an end blocked in a collective would wait out the store's
+    timeout -- ten minutes by default -- holding its port and its memory. The ends poll
+    instead of asking the kernel (``PR_SET_PDEATHSIG`` is Linux's alone), and a starter
+    already gone when the end starts is seen at the first look.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(3)
+
+    thread = threading.Thread(target=watch, name="exit-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
 def worker(role: str, store_at: str, plan: dict[str, Any], out: Any = sys.stdout) -> int:
     """One end of a pair: join the process group at ``store_at`` and run every case of
     ``plan``, one JSON line a case on ``out``."""
@@ -663,7 +684,8 @@ def run_pair(
                 with out.open("w") as o, err.open("w") as e:
                     procs[role] = subprocess.Popen(
                         [sys.executable, "-m", "atom.runner.pd_transfer", "worker", "--role", role,
-                         "--store", f"127.0.0.1:{store.port}", "--plan", str(plan_path)],
+                         "--store", f"127.0.0.1:{store.port}", "--plan", str(plan_path),
+                         "--parent", str(os.getpid())],
                         stdout=o, stderr=e, env=env, cwd=repo,
                     )  # fmt: skip
             deadline = time.monotonic() + timeout_s
@@ -710,7 +732,12 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--role", choices=tuple(ROLES), required=True)
     w.add_argument("--store", required=True, metavar="HOST:PORT")
     w.add_argument("--plan", required=True, metavar="FILE")
+    w.add_argument(
+        "--parent", type=int, metavar="PID", help="exit when this process is no longer the parent"
+    )
     args = parser.parse_args(argv)
+    if args.parent is not None:
+        exit_with(args.parent)
     plan = json.loads(Path(args.plan).read_text())
     return worker(args.role, args.store, plan)
 

@@ -54,6 +54,13 @@ def keep_details(project) -> None:
         found.keep_details()
 
 
+def drop_trees(project) -> None:
+    """Let every tree a project index's program holds go (see ``Program.drop_trees``)."""
+    found = getattr(project, "_program", None)
+    if found is not None and found.project is project:
+        found.drop_trees()
+
+
 def program_of(project) -> Program:
     """The one ``Program`` of a project index (made on first use, kept on the index)."""
     found = getattr(project, "_program", None)
@@ -330,6 +337,24 @@ class Program(Resolution):
                 continue
             new[key] = (entry[0], entry[1], entry[2], module.summary())
 
+    def drop_trees(self) -> None:
+        """Let go of every tree held: the last few kept, and any a module's bodies were still
+        to be read from (a later question about one of those reads its file again).
+
+        A pool worker calls this before the full collection that ends each chunk of files: a
+        collection walks every live object, and a tree is a node per token -- with sixteen
+        kept, each chunk's collection walked about a million nodes, a sixth of a vLLM run's
+        CPU with the bug-class kinds on. What a run keeps past a chunk is its summaries.
+        """
+        self._trees.clear()
+        self._of_source = {}
+        for module in self._modules.values():
+            if module is not None and isinstance(module._lazy, Outliner):
+                abspath = os.path.join(self.project.root, module.path)
+                module._lazy = _FileDetails(self, module.path, abspath, None)
+                module._text = None
+                module._lines = {}
+
     def _store(self, source, summary: tuple) -> None:
         """Leave a summary of the file being checked for the cache -- when its bytes on disk
         are the text checked (an editor's unsaved buffer is not)."""
@@ -458,4 +483,4 @@ class Program(Resolution):
             return None  # a stored summary of another shape: parse instead
 
 
-__all__ = ["SUMMARY_KEY", "Module", "Program", "keep_details", "program_of"]
+__all__ = ["SUMMARY_KEY", "Module", "Program", "drop_trees", "keep_details", "program_of"]

@@ -10,6 +10,7 @@ an assignment, an argument -- reported through the rule when they differ with no
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import TYPE_CHECKING
 
 from .unit_algebra import SCALAR, _sum, compatible, fmt, real
@@ -50,8 +51,10 @@ class Walker:
         self.env: dict[str, object] = {}
         self.findings: list = []
         self.stmt: ast.stmt | None = None
-        self.needle_lines: frozenset[int] | None = None
+        # The lines (ascending) spelling a declared name; None reads every statement.
+        self.needle_lines: tuple[int, ...] | None = None
         self._flagged: set[int] = set()
+        self._returns: dict[str, object] = {}  # callee spelling -> what `known` answered
 
     def run(self) -> None:
         args = self.node.args
@@ -72,9 +75,17 @@ class Walker:
         if not self._worth(stmt, kind):
             # No declared name on its lines and no local of a known unit: nothing in it can
             # mix two units. What it binds forgets its old unit; its blocks are read as usual.
-            for target in _bound_here(stmt, kind):
-                for name in _names_bound(target):
-                    self.env.pop(name, None)
+            env = self.env
+            if not env:
+                # Nothing to forget, and no statement in its blocks is worth reading unless it
+                # spells a declared name: a statement read binds locals, one skipped only
+                # forgets them, so the locals stay none until a declared name is spelled.
+                if not _spells_between(self.needle_lines, stmt.lineno, stmt.end_lineno):
+                    return
+            else:
+                for target in _bound_here(stmt, kind):
+                    for name in _names_bound(target):
+                        env.pop(name, None)
             for field in ("body", "orelse", "finalbody"):
                 self.block(getattr(stmt, field, ()))
             for handler in getattr(stmt, "handlers", ()):
@@ -95,13 +106,16 @@ class Walker:
             return True
         first = stmt.lineno
         last = _header_end(stmt, kind)
-        if any(line in self.needle_lines for line in range(first, last + 1)):
+        if _spells_between(self.needle_lines, first, last):
             return True
-        known = [name for name, unit in self.env.items() if unit is not None]
-        if not known:
-            return False
-        text = "".join(self.source.lines[first - 1 : last])
-        return any(name in text for name in known)
+        text = None
+        for name, unit in self.env.items():
+            if unit is not None:
+                if text is None:
+                    text = "".join(self.source.lines[first - 1 : last])
+                if name in text:
+                    return True
+        return False
 
     def _statement(self, stmt, kind) -> None:
         if kind is ast.Assign:
@@ -118,11 +132,11 @@ class Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(current, value, stmt.target, stmt.value, stmt.value, verb, augmented=True)
-                result = _sum(self.known(current), self.known(value))
+                result = _sum(*self.operands(current, value))
             elif op is ast.Mult:
-                result = self.vocab.mul(self.known(current), self.known(value))
+                result = self.vocab.mul(*self.operands(current, value))
             elif op in (ast.Div, ast.FloorDiv):
-                result = self.vocab.mul(self.known(current), self.known(value), -1)
+                result = self.vocab.mul(*self.operands(current, value), -1)
             else:
                 result = None
             if type(stmt.target) is ast.Name and self.vocab.of(stmt.target.id) is None:
@@ -205,13 +219,13 @@ class Walker:
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
                 self.mix(left, right, node.left, node.right, node, verb)
-                return _sum(self.known(left), self.known(right))
+                return _sum(*self.operands(left, right))
             if op is ast.Mult:
-                return vocab.mul(self.known(left), self.known(right))
+                return vocab.mul(*self.operands(left, right))
             if op in (ast.Div, ast.FloorDiv):
                 if op is ast.FloorDiv and right is SCALAR and _ceiling(node):
                     return None  # `(n + 255) // 256` counts chunks, as `cdiv` does
-                return vocab.mul(self.known(left), self.known(right), -1)
+                return vocab.mul(*self.operands(left, right), -1)
             if op is ast.Mod:
                 return self.known(left)
             return None
@@ -231,14 +245,14 @@ class Walker:
             self.eval(node.test)
             a, b = self.eval(node.body), self.eval(node.orelse)
             self.mix(a, b, node.body, node.orelse, node, "chooses between")
-            a, b = self.known(a), self.known(b)
-            return a if real(a) else b
+            a = self.known(a)
+            return a if real(a) else self.known(b)
         if kind is ast.Subscript:
             self.eval(node.slice)
-            container = self.known(self.eval(node.value))
+            container = self.eval(node.value)
             # A slice of a quantity is the same quantity; one element of a container may be
             # anything (an id, a count, the bytes a buffer named for its pages holds).
-            return container if type(node.slice) is ast.Slice else None
+            return self.known(container) if type(node.slice) is ast.Slice else None
         if kind is ast.Starred:
             return self.eval(node.value)
         if kind is ast.Lambda:
@@ -280,11 +294,10 @@ class Walker:
                 self.mix(
                     args[0], args[i], node.args[0], node.args[i], node, f"takes the {spelling} of"
                 )
-            known = [self.known(a) for a in args]
-            return next((a for a in known if real(a)), None)
+            return next((a for a in map(self.known, args) if real(a)), None)
         if last in ("cdiv", "ceil_div", "div_up", "round_up_div") and len(args) == 2:
             divisor = self.known(args[1])
-            if divisor is SCALAR:
+            if divisor is SCALAR or divisor is None:
                 return None  # `cdiv(n, 256)` counts 256-wide chunks of n, not n's units
             return self.vocab.mul(self.known(args[0]), divisor, -1)
         # A function's name declares its result only when the vocabulary names it exactly
@@ -298,6 +311,8 @@ class Walker:
     def positional(self, node, spelling, args) -> None:
         from ..analysis.functions import O_PARAMS, O_QUAL, O_SELF
 
+        if not self._may_answer(node, args):
+            return
         target = self.program.resolve_call(self.module, self.outline, spelling)
         if target is None:
             return
@@ -317,18 +332,39 @@ class Walker:
             declared = self.vocab.of(param)
             where = f"`{param}` of `{callee[O_QUAL]}`"
             if not real(declared):
-                sink = self._sink(target, index)
+                sink = self._sink(target, index, callee_module, callee, param)
                 if sink is None:
                     continue
                 declared, into = sink
                 where = f"`{param}` of `{callee[O_QUAL]}`, which it stores as `{into}`"
             self.check_into(declared, unit, node.args[i], "passes", where, code="AC802")
 
-    def _sink(self, target, index):
+    def _may_answer(self, node, args) -> bool:
+        """Whether an argument of this call may have a unit a parameter can disagree with.
+
+        One of known unit may; a call's result (``_Deferred``) has one only when its own
+        callee is a project function (``returns_of``). Asking which function that is costs
+        little where it is none (a builtin, a method of a value) -- far less than finding this
+        call's callee, its module parsed, and its body for what it binds a parameter to."""
+        for i, unit in enumerate(args):
+            if type(node.args[i]) is ast.Starred:
+                return False  # past it no position is known (nor does `positional` look)
+            if not real(unit):
+                continue
+            if not isinstance(unit, _Deferred):
+                return True
+            spelling = self.spelling(unit.node.func)
+            if self.program.resolve_call(self.module, self.outline, spelling) is not None:
+                return True
+        return False
+
+    def _sink(self, target, index, module, callee, param_name):
         from ..analysis.functions import D_UNITS
 
-        module = self.program.module(target[0], details=True)
-        detail = module.detail(target[1]) if module is not None else None
+        # Only a callee whose text may bind the parameter to a declared name is walked.
+        if not self.rule.may_store(self.program, module, callee, param_name):
+            return None
+        detail = module.detail(target[1])
         if detail is None:
             return None
         units = {self.vocab.of(name) for param, name in detail[D_UNITS][1] if param == index}
@@ -350,10 +386,27 @@ class Walker:
         return spelling
 
     def known(self, unit):
-        """A deferred call's unit when its callee's returns agree on one; else as it is."""
+        """A deferred call's unit when its callee's returns agree on one; else as it is.
+
+        Asked once per callee spelling in a function: the answer reads only the callee."""
         if not isinstance(unit, _Deferred):
             return unit
-        return self.returns_of(self.spelling(unit.node.func))
+        spelling = self.spelling(unit.node.func)
+        found = self._returns.get(spelling, False)
+        if found is False:
+            found = self._returns[spelling] = self.returns_of(spelling)
+        return found
+
+    def operands(self, a, b):
+        """Two operands' units for a sum, product or quotient, which an unknown operand makes
+        unknown whatever the other is: so a deferred call is asked only when the other
+        operand may be a unit (``known`` reads a callee's body, often its module parsed)."""
+        if a is None or b is None:
+            return None, None
+        a = self.known(a)
+        if a is None:
+            return None, None
+        return a, self.known(b)
 
     def returns_of(self, spelling: str, module=None, outline=None, depth: int = 0):
         from ..analysis.functions import D_UNITS
@@ -365,7 +418,7 @@ class Walker:
         target = self.program.resolve_call(module, outline, spelling)
         if target is None:
             return None
-        callee_module = self.program.module(target[0], details=True)
+        callee_module = self.program.module(target[0])
         if callee_module is None:
             return None
         detail = callee_module.detail(target[1])
@@ -565,4 +618,15 @@ def _bound_here(stmt, kind) -> list:
 
 
 def _names_bound(target) -> list[str]:
+    kind = type(target)
+    if kind is ast.Name:
+        return [target.id]
+    if kind is ast.Attribute and type(target.value) is ast.Name:
+        return [target.value.id]  # `self.x = ...`: as the walk below finds it
     return [n.id for n in ast.walk(target) if type(n) is ast.Name]
+
+
+def _spells_between(lines: tuple[int, ...], first: int, last: int | None) -> bool:
+    """Whether one of ``lines`` (ascending) lies in ``first``..``last``."""
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (last or first)

@@ -77,6 +77,7 @@ the functions that call into an edited module.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 
 from contracts.contract import Contract, Example, Expect, Rule
@@ -146,6 +147,9 @@ _VOCABULARY = {
     "scheduler_block_size": "token/block",
 }
 _PARAMS = {"names": _VOCABULARY, "counts": ["layer"]}
+# `= name`, `= (name)`, `= \\\n name`, `= (  # why\n name)`: an assignment of a bare name (also
+# matches `== name`, `x=name` in a call: more, never less, than the assignments).
+_BOUND_TO = r"=(?:[\s(\\]|#[^\n]*)*(?<!\w){}(?!\w)"
 
 
 class Units(Contract):
@@ -268,6 +272,10 @@ class Units(Contract):
     def __init__(self, id: str, **params) -> None:
         super().__init__(id, **params)
         self._vocab: _Vocabulary | None = None
+        self._needles: tuple[str, ...] | None = None
+        # One run's modules as ``may_store`` reads them, by path: (the program, {path: (the
+        # lines spelling a declared name, or None for every line; the text's lines)}).
+        self._spelled: tuple[weakref.ref, dict[str, tuple | None]] | None = None
 
     def validate(self, where: str) -> None:
         bases: set[str] = set()
@@ -296,8 +304,48 @@ class Units(Contract):
     def needles(self) -> tuple[str, ...]:
         from ..analysis.call_patterns import _needle
 
-        found = [_needle(name) if "*" in name or "?" in name else name for name in self.names]
-        return () if any(n is None for n in found) else tuple(dict.fromkeys(found))
+        if self._needles is None:
+            found = [_needle(name) if "*" in name or "?" in name else name for name in self.names]
+            if any(n is None for n in found):
+                self._needles = ()
+            else:
+                # A text spelling `num_blocks` spells `_blocks`: the shorter one finds both.
+                found = list(dict.fromkeys(found))
+                self._needles = tuple(n for n in found if not any(m != n and m in n for m in found))
+        return self._needles
+
+    def may_store(self, program, module, outline, param: str) -> bool:
+        """Whether a function may bind ``param`` unchanged to a declared name (its sink, what
+        an undeclared parameter's unit is read from), as the module's text spells it.
+
+        A sink is an assignment, ``self.num_blocks = n``: the function's own lines spell the
+        declared name, and ``=`` then ``n`` (through brackets, line breaks, continuations and
+        comments). Where either is missing there is none, and the function's body -- often its
+        module parsed and every function of it walked -- is not asked for. True where that
+        cannot be told: a glob with no literal to look for, a file that cannot be read."""
+        from ..analysis.functions import O_END, O_LINE
+        from ..analysis.imports import lines_mentioning
+        from ..analysis.resolution import _spans
+
+        if self._spelled is None or self._spelled[0]() is not program:
+            self._spelled = (weakref.ref(program), {})
+        known = self._spelled[1]
+        if module.path not in known:
+            source = program.project.read_source(module.path)  # the checked copy, or the disk's
+            needles = self.needles()
+            known[module.path] = (
+                None
+                if source is None
+                else (lines_mentioning(source.text, needles) if needles else None, source.lines)
+            )
+        found = known[module.path]
+        if found is None:
+            return True
+        declared, lines = found
+        if declared is not None and not _spans(declared, outline):
+            return False
+        text = "".join(lines[outline[O_LINE] - 1 : outline[O_END]])
+        return re.search(_BOUND_TO.format(re.escape(param)), text) is not None
 
     # -- checking ------------------------------------------------------------
 
@@ -317,7 +365,7 @@ class Units(Contract):
             if lines is not None and not _spans(lines, outline):
                 continue
             walker = Walker(self, source, program, module, outline, module.outliner.node(index))
-            walker.needle_lines = frozenset(lines) if lines is not None else None
+            walker.needle_lines = lines
             walker.run()
             yield from walker.findings
 

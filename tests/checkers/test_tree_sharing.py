@@ -52,3 +52,47 @@ def test_each_module_is_parsed_once_though_the_other_asks_about_it(tmp_path, par
     result = api.check([], cwd=tmp_path, jobs=1, use_cache=False)
     assert [(f.path, f.code) for f in result.findings] == [("pkg/z_plan.py", "AC821")]
     assert Counter(parsed) == {"pkg/a_rows.py": 1, "pkg/z_plan.py": 1}
+
+
+def test_dropped_trees_are_let_go_and_their_bodies_still_answered(tmp_path, parsed):
+    """What a pool worker does before each chunk's collection: no tree stays reachable from
+    the program, and a body not yet asked about is read from its file again, the same."""
+    from checkers.analysis.functions import D_CALLS
+    from checkers.analysis.program import drop_trees, program_of
+    from checkers.project import Project
+    from checkers.source import SourceFile
+
+    write_tree(tmp_path, {"pyproject.toml": PYPROJECT, **FILES})
+    project = Project(tmp_path, ["."])
+    program = program_of(project)
+    text = (tmp_path / "pkg/a_rows.py").read_text()
+    source = SourceFile("pkg/a_rows.py", text, abspath=str(tmp_path / "pkg/a_rows.py"))
+    source._module_name = "pkg.a_rows"
+    module = program.module_of_source(source)
+    program.module("pkg.z_plan", details=True).detail("plan")  # a neighbour's tree kept
+    parsed.clear()
+    drop_trees(project)
+    assert not _reachable_nodes(program, keep=source)
+    # The checked module's bodies not yet asked are read from the file again, once.
+    calls = [c[0] for c in module.detail("prepare_rows")[D_CALLS]]
+    assert calls == ["pkg.z_plan.plan"]
+    assert parsed == ["pkg/a_rows.py"]
+
+
+def _reachable_nodes(root, keep) -> list:
+    """Syntax nodes reachable from ``root`` through its attributes and containers, but for
+    those of ``keep`` (the source the caller still holds)."""
+    import gc
+    import types
+
+    seen, stack, found = {id(keep)}, [root], []
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, ast.AST):
+            found.append(obj)
+            continue
+        stack.extend(gc.get_referents(obj))
+    return found

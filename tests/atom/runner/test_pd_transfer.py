@@ -15,6 +15,7 @@ case name, so a failure names the ids that showed it.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -412,3 +413,54 @@ def test_an_interrupted_pair_leaves_no_process_behind(monkeypatch):
     monkeypatch.undo()
     assert len(started) == 2
     assert all(proc.poll() is not None for proc in started), [p.pid for p in started]
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or one that has exited and waits to be reaped (a zombie runs nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to see a process")
+def test_a_starter_killed_outright_takes_both_ends_with_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    pids, plan = tmp_path / "pids", tmp_path / "cases.json"
+    plan.write_text(json.dumps(PLAN[:1]))
+    starter = (
+        "import json, subprocess\n"
+        "from atom.runner import pd_transfer\n"
+        "real = subprocess.Popen\n"
+        "def popen(*a, **k):\n"
+        "    proc = real(*a, **k)\n"
+        f"    with open({str(pids)!r}, 'a') as fh:\n"
+        "        fh.write(f'{proc.pid}\\n')\n"
+        "    return proc\n"
+        "pd_transfer.subprocess.Popen = popen\n"
+        f"pd_transfer.run_pair(json.loads(open({str(plan)!r}).read()), timeout_s=600)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", starter], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+            not pids.exists() or len(pids.read_text().split()) < 2
+        ):
+            time.sleep(0.05)
+        ends = [int(p) for p in pids.read_text().split()]
+        assert len(ends) == 2
+    finally:
+        proc.send_signal(signal.SIGKILL)  # no `finally` of run_pair runs
+        proc.wait()
+    # The ends were blocked on a store that is gone with its host; they see their parent go.
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(_gone(pid) for pid in ends):
+        time.sleep(0.1)
+    alive = [pid for pid in ends if not _gone(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"ends {alive} outlived the process that started them"

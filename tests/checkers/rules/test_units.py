@@ -112,6 +112,15 @@ def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
         ("    return (x_tokens + 255) // 256 - blocks\n", []),
         ("    return x_tokens // 2 - blocks\n", [("AC801", 2, 12)]),  # half the tokens
         ("    return cdiv(x_tokens, block_size) - num_blocks\n", []),  # token/(token/page)
+        # Headers that spell no declared name, around a body that mixes two.
+        (
+            "    for i in n:\n        if i:\n            return blocks + num_blocks\n",
+            [("AC801", 4, 20)],
+        ),
+        (
+            "    with n:\n        try:\n            pass\n        finally:\n            rows -= blocks\n",
+            [("AC801", 6, 21)],
+        ),
     ],
 )
 def test_what_flows_and_what_mixes(tmp_path, body, want):
@@ -168,6 +177,89 @@ def test_an_undeclared_parameter_has_the_unit_of_the_name_it_is_stored_as(tmp_pa
     assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
 
 
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "store.num_blocks = (\n        n\n    )",
+        "store.num_blocks = (  # backend pages\n        # of the store\n        (n)\n    )",
+        "store.num_blocks = \\\n        n",
+        "store.num_blocks: int = n",
+        "kept = store.num_blocks = n",
+        "(\n        store.num_blocks\n    ) = n",
+    ],
+)
+def test_a_parameter_is_found_stored_however_the_assignment_is_spelled(tmp_path, stored):
+    callee = f"def keep(store, n):\n    {stored}\n"
+    source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
+    (got,) = check(tmp_path, source, files={"pkg/store.py": callee})
+    assert got.code == "AC802" and "which it stores as `num_blocks`" in got.message
+
+
+def test_a_parameter_stored_under_a_glob_too_short_to_search_for_is_still_found(tmp_path):
+    # `*nb` has no literal run of three letters to look for in a file: every line is read.
+    params = {"names": {"blocks": "block", "*nb": "page"}}
+    callee = "def keep(store, n):\n    store.pages_nb = n\n"
+    source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
+    (got,) = check(tmp_path, source, files={"pkg/store.py": callee}, params=params)
+    assert got.code == "AC802" and "which it stores as `pages_nb`" in got.message
+
+
+SIZES = (
+    "def pages(blocks, block_ratio):\n"
+    "    return blocks * block_ratio\n"
+    "\n"
+    "\n"
+    "def take(n, blocks):\n"
+    "    return n\n"
+)
+
+
+def test_a_call_passed_by_position_meets_the_parameter_in_the_unit_its_callee_returns(tmp_path):
+    source = (
+        "from pkg.sizes import pages, take\n"
+        "\n"
+        "\n"
+        "class Runner:\n"
+        "    def ratio(self):\n"
+        "        return pages(4, 2)\n"
+        "\n"
+        "    def f(self, xs, blocks):\n"
+        "        take(len(xs), pages(blocks, 2))\n"
+        "        take(len(blocks), self.ratio())\n"
+        "        take(*xs, pages(blocks, 2))\n"  # past `*xs` no position is known
+        "        take(len(blocks), len(blocks))\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": SIZES})
+    assert [(f.code, f.line, f.column) for f in got] == [("AC802", 9, 23), ("AC802", 10, 27)]
+    assert "passes page" in got[0].message and "declared block" in got[0].message
+
+
+def test_a_callee_is_not_looked_up_for_arguments_from_calls_into_no_project_function(
+    tmp_path, monkeypatch
+):
+    import ast
+
+    parsed = []
+    parse = ast.parse
+
+    def recording(text, filename="<unknown>", *args, **kwargs):
+        parsed.append(str(filename))
+        return parse(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", recording)
+    source = (
+        "from pkg.sizes import take\n\n\ndef f(xs, blocks):\n"
+        "    print(blocks, take(len(xs), max(xs)))\n"
+    )
+    assert check(tmp_path, source, files={"pkg/sizes.py": SIZES}) == []
+    assert not any(p.endswith("sizes.py") for p in parsed)
+    # ... where one is a project function's, its callee is.
+    (tmp_path / "pkg/sizes.py").unlink()
+    source = source.replace("max(xs)", "pages(xs, 2)").replace("take\n", "pages, take\n")
+    check(tmp_path, source, files={"pkg/sizes.py": SIZES})
+    assert any(p.endswith("sizes.py") for p in parsed)
+
+
 def test_a_call_that_declares_nothing_has_the_unit_its_callee_returns(tmp_path):
     callee = (
         "def pages(blocks, block_ratio):\n"
@@ -191,6 +283,37 @@ def test_a_call_that_declares_nothing_has_the_unit_its_callee_returns(tmp_path):
     got = check(tmp_path, source, files={"pkg/sizes.py": callee})
     # pages() returns page on every path that returns a quantity; mixed() agrees on none.
     assert [(f.code, f.line, f.column) for f in got] == [("AC801", 5, 12)]
+
+
+def test_a_callees_unit_flows_through_a_product_a_choice_and_a_slice(tmp_path):
+    callee = (
+        "def ratio(block_ratio):\n"
+        "    return block_ratio\n"
+        "\n"
+        "\n"
+        "def pages(blocks, block_ratio):\n"
+        "    return blocks * block_ratio\n"
+    )
+    source = (
+        "from pkg.sizes import pages, ratio\n"
+        "\n"
+        "\n"
+        "def f(blocks, num_blocks, n):\n"
+        "    a = blocks * ratio(2) - blocks\n"
+        "    b = (n if n else pages(blocks, 2)) // block_ratio - num_blocks\n"
+        "    c = pages(blocks, 2)[:1] // block_ratio - num_blocks\n"
+        "    d = n * pages(blocks, 2) - num_blocks\n"  # a product with an unknown is unknown
+        "    return a, b, c, d\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": callee})
+    # blocks * (page/block) is page; page // (page/block) is block.
+    assert [(f.code, f.line, f.column) for f in got] == [
+        ("AC801", 5, 9),
+        ("AC801", 6, 9),
+        ("AC801", 7, 9),
+    ]
+    assert "subtracts block (`blocks`) from page" in got[0].message
+    assert "subtracts page (`num_blocks`) from block" in got[1].message
 
 
 def test_two_calls_that_declare_nothing_compared_or_chosen_between_ask_both_callees(tmp_path):
