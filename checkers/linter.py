@@ -249,14 +249,6 @@ class Linter:
             if tree is not None:
                 source.__dict__["tree"] = tree  # the cached property, already answered
 
-    def _keep_tree(self, source: SourceFile, digest: bytes) -> None:
-        """Leave the tree parsed to check ``source`` where a cross-file question soon after
-        about the module finds it (the program keeps the last few)."""
-        program = getattr(self._project, "_program", None)
-        tree = source.__dict__.get("tree")
-        if program is not None and tree is not None:
-            program.keep_tree(source.path, digest, tree, source.text)
-
     def finalize(
         self,
         path: str,
@@ -393,8 +385,6 @@ class Linter:
                 base = new_entry or entry[:5]
                 new_entry = (*base, tree_tuples)
             raw.extend(finding_from_tuple(t) for t in tree_tuples)
-        if source is not None:
-            self._keep_tree(source, (new_entry or entry)[2])
         directives = tuple(Directive(*d) for d in directive_tuples)
         findings = self.finalize(path, raw, directives, pfi)
         return FileResult(path, findings, new_entry)

@@ -193,11 +193,11 @@ class Program(Resolution):
         self._mro: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._dotted: dict[str, tuple[str, str] | None] = {}
         self._classes: dict[str, tuple[str, str] | None] = {}
-        # The last few trees parsed -- for an outline, or by the linter to check the file: a
-        # question about a body often follows one about the signature, a module is often asked
-        # about just before or after it is checked, and a parse is the expensive half of any.
-        # path -> [digest, outliner (made when first asked), tree, text]
-        self._trees: dict[str, list] = {}
+        # The last few trees parsed for an outline: a question about a body often follows one
+        # about the signature, the linter checks a module soon after a question about it
+        # (``tree_for``), and a parse is the expensive half of any of them.
+        # path -> (digest, outliner, tree)
+        self._trees: dict[str, tuple] = {}
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
         self._held: dict[tuple, tuple[str, str] | None] = {}
@@ -342,9 +342,10 @@ class Program(Resolution):
         to be read from (a later question about one of those reads its file again).
 
         A pool worker calls this before the full collection that ends each chunk of files: a
-        collection walks every live object, and a tree is a node per token -- with sixteen
-        kept, each chunk's collection walked about a million nodes, a sixth of a vLLM run's
-        CPU with the bug-class kinds on. What a run keeps past a chunk is its summaries.
+        collection walks every live object, and a tree is a node per token. With the trees
+        held into it, those collections were about a tenth of a vLLM run's CPU with the
+        bug-class kinds on (1.4 s of 15 s on two pinned cores). What a run keeps past a chunk
+        is its summaries.
         """
         self._trees.clear()
         self._of_source = {}
@@ -419,32 +420,23 @@ class Program(Resolution):
         project.new_summaries[key] = (st.st_size, mtime, digest, summary)
         return Module(name, rel, summary, lazy=_FileDetails(self, rel, abspath, digest))
 
-    def keep_tree(self, rel: str, digest: bytes, tree: ast.Module, text: str) -> None:
-        """Keep the tree the linter parsed to check the file at ``rel`` among the last few: a
-        question about the module soon after reads it instead of parsing the file again."""
-        self._keep(rel, [digest, None, tree, text])
-
     def tree_for(self, rel: str, digest: bytes) -> ast.Module | None:
         """The tree kept of the bytes ``digest`` at ``rel`` (the linter's, about to parse them)."""
         kept = self._trees.get(rel)
         return kept[2] if kept is not None and kept[0] == digest else None
 
-    def _keep(self, rel: str, entry: list) -> None:
+    def _keep(self, rel: str, entry: tuple) -> None:
         self._trees.pop(rel, None)
         while len(self._trees) >= _KEPT_TREES:
             self._trees.pop(next(iter(self._trees)))
         self._trees[rel] = entry
 
-    def _outliner(self, rel: str, abspath: str, digest: bytes | None, data: bytes | None = None):
+    def _outliner(self, rel: str, abspath: str, digest: bytes, data: bytes | None = None):
         """The outliner over a file's tree, parsed at most once while it stays among the last
-        few asked for (a tree is ten times its source: a run keeps summaries, not trees).
-        ``digest`` None asks for the file checked earlier in this run: the tree kept of it is
-        of the text checked, whatever the disk holds now."""
+        few asked for (a tree is ten times its source: a run keeps summaries, not trees)."""
         kept = self._trees.get(rel)
-        if kept is not None and (digest is None or kept[0] == digest):
+        if kept is not None and kept[0] == digest:
             self._trees[rel] = self._trees.pop(rel)  # most recently used last
-            if kept[1] is None:
-                kept[1] = Outliner(kept[2], self.project.package_of(rel), kept[3])
             return kept[1]
         if data is None:
             try:
@@ -460,7 +452,7 @@ class Program(Resolution):
         if parsed is None:
             return None
         outliner = Outliner(parsed[0], self.project.package_of(rel), parsed[1])
-        self._keep(rel, [digest, outliner, parsed[0], parsed[1]])
+        self._keep(rel, (digest, outliner, parsed[0]))
         return outliner
 
     @staticmethod
