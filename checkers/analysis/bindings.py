@@ -387,18 +387,68 @@ class BindingIndex:
     def dominating_binding(self, name: str, func: Scope, at: ast.AST):
         """The last binding of ``name`` that every path to ``at`` passes through."""
         chain = self.blocks.get(at, ())
-        best = None
+        best = last = None
         for entry in func.bindings.get(name, []):
             stmt, _, bchain = entry
             if not before(stmt, at) or stmt is at:
                 continue
+            if last is None or before(last[0], stmt):
+                last = entry
             if chain[: len(bchain)] != bchain:
                 continue  # in a branch or loop the assert is not inside
             if isinstance(stmt, ast.NamedExpr):
                 continue  # a walrus inside a condition may not run
             if best is None or before(best[0], stmt):
                 best = entry
+        if last is not None and last is not best and self._same_guard(last, func, chain):
+            return last
         return best
+
+    def _assigned(self, func: Scope) -> frozenset[str]:
+        """What the function assigns as a target anywhere (``self.x = ...``), once per
+        function: ``ast.dump`` of each, read back as a load."""
+        cache = self.__dict__.setdefault("_assigned_memo", {})
+        key = id(func.node)
+        if key not in cache:
+            found = set()
+            for node in ast.walk(func.node):
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [node.target]
+                else:
+                    continue
+                found.update(ast.dump(t).replace("Store()", "Load()") for t in targets)
+            cache[key] = frozenset(found)
+        return cache[key]
+
+    def _same_guard(self, entry, func: Scope, chain) -> bool:
+        """Is ``entry``, the last binding before the place ``chain`` leads to and not
+        one that dominates it, under ``if C:`` while the place sits under another
+        ``if C:`` that reads the same twice?
+
+        ``if self.mrope: positions = batch.mrope_positions`` ... ``if self.mrope:
+        assert positions.ndim == 2``: only a path through the first branch reaches
+        the assert, so that binding is what it reads, as if it dominated.
+        """
+        stmt, _, bchain = entry
+        if isinstance(stmt, ast.NamedExpr):
+            return False  # a walrus in a condition may not run, whatever guards it
+        outer, block = bchain[:-1], bchain[-1]
+        test = self.guards.get(block)
+        if test is None or chain[: len(outer)] != outer:
+            return False
+        others = [
+            self.guards[other]
+            for other in chain[len(outer) :]
+            if other != block and other in self.guards
+        ]
+        if not others:
+            return False
+        same = ast.dump(_tested(test))
+        if not any(ast.dump(_tested(t)) == same for t in others):
+            return False
+        return _stable_test(test, func, self._assigned(func))
 
     def shares_loop(self, chain: tuple[int, ...], at: ast.AST) -> bool:
         at_chain = self.blocks.get(at, ())
@@ -406,6 +456,34 @@ class BindingIndex:
 
 
 CONSTRUCTORS = ("__init__", "__post_init__")
+
+
+def _tested(test: ast.expr) -> ast.expr:
+    """``if (flag := x is None):`` tests what a later ``if flag:`` tests."""
+    if isinstance(test, ast.NamedExpr):
+        return ast.Name(id=test.target.id, ctx=ast.Load())
+    return test
+
+
+def _stable_test(test: ast.expr, func: Scope, assigned: frozenset[str]) -> bool:
+    """A test that reads the same twice: the object's own attributes the function
+    never assigns (``self.is_mrope_enabled``, ``not self.cfg.fused``), or a local
+    flag it binds once (``disallow = sb is None`` ... ``if disallow:``)."""
+    read = set()
+    for node in ast.walk(_tested(test)):
+        if isinstance(node, ast.Name):
+            if node.id == func.self_name:
+                continue
+            if node.id in func.params or len(func.bindings.get(node.id, ())) != 1:
+                return False
+            read.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            read.add(ast.dump(node))
+        elif not isinstance(
+            node, (ast.Load, ast.Constant, ast.UnaryOp, ast.Not, ast.BoolOp, ast.And, ast.Or)
+        ):
+            return False
+    return bool(read) and read.isdisjoint(assigned)
 
 
 def _word(char: str) -> bool:

@@ -42,7 +42,9 @@ The principles, input first, following it where it hides:
   came (``mask is not None``); what a ``from_*`` factory builds from input
   alone; and input read by a parser with nothing but literals beside it (``mo =
   re.match(r"(\\d+)", line)`` of a line of the file a parameter names,
-  ``KVLayout.parse(kv_layout)``);
+  ``KVLayout.parse(kv_layout)``); and input compared with a constant the
+  function wrote down (``cpu = torch.device("cpu")``: a call with literal
+  arguments alone names one value on every call, so no postcondition);
 * a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
   pydantic models, msgspec Structs -- and its properties and no-argument methods;
 * a private or nested helper's parameter, when some call in the module passes
@@ -53,7 +55,10 @@ State, which stays an assert: what the function computed -- a call that takes
 the input, a list it fills, a counter it advances, tensor pieces it sized
 (``qkv.split([q, kv, kv], dim=-1)``), a product ``x @ w``, a slice cut by its
 own bound, a local every branch before the assert binds so (``x_q =
-quant_a(x)`` under the ``if``, ``quant_b(x)`` under the ``else``) -- and a
+quant_a(x)`` under the ``if``, ``quant_b(x)`` under the ``else``), a local
+re-bound under ``if self.flag:`` and read under another ``if self.flag:`` on
+the same unchanged attributes, or on a local flag bound once (only that
+binding reaches it) -- and a
 comparison of that against what it was given (a postcondition); a global the
 module's own setter assigns; a record's field it fills itself (in
 ``__post_init__``); what a collaborator holds after the function called it for
@@ -65,7 +70,11 @@ object's bookkeeping (a collaborator's table, a question it answers,
 ``self.pool.anchor(name)``, another object's private attribute, ``kind not in
 self._pending``, ``self.pool.table is self.table``); an attribute a private
 method asserts when every call of it sits under an ``if`` on it; an
-``isinstance`` of a parameter just normalised or of a conversion's result;
+``isinstance`` of a parameter just normalised or of a conversion's result; an
+assert restating what the function's own tests established where it stands
+(``if x is not None and n > 1: assert x is not None``, also through a local
+bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
+return``), unless a name tested is bound again on the way;
 ``assert False`` markers; and tests (``test*`` functions, ``Test*`` classes,
 test files).
 """
@@ -163,6 +172,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             return None
         if self._narrows_conversion(expr, func, at):
             return None  # `n = t.item(); assert isinstance(n, int)`: the conversion's type
+        if isinstance(at, ast.Assert) and expr is at.test and self._restates_guard(expr, func, at):
+            return None  # `if x is not None and ...: assert x is not None`: for the type checker
         if isinstance(expr, ast.Compare) and func is not None:
             sides = [expr.left, *expr.comparators]
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) and all(
@@ -257,6 +268,74 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if not isinstance(subject, ast.Name) or subject.id not in func.params:
             return False
         return any(before(stmt, at) for stmt, _, _ in func.bindings.get(subject.id, []))
+
+    def _restates_guard(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
+        """Is every conjunct of ``expr`` established where the assert stands -- a
+        test of an ``if`` it sits in (directly, or through a local bound to that
+        test: ``ok = x is not None and n > 1`` ... ``if ok: assert x is not
+        None``), the negation of one whose ``else`` it sits in, or of an earlier
+        ``if T: return`` (``raise``, ``continue``, ``break``)? Then it cannot fail."""
+        if func is None:
+            return False
+        chain = self.blocks.get(at, ())
+        # (block, its test, whether the assert is in its `else:`) for each `if` on the way
+        tests = [(b, self.guards[b], False) for b in chain if b in self.guards] + [
+            (b, self.else_guards[b], True) for b in chain if b in self.else_guards
+        ]
+        exits = self._exits_before(func.node, at, chain)
+        if not tests and not exits:
+            return False  # nothing tested on the way: the common case, decided cheaply
+        held: set[str] = set()
+        for block, test, negated in tests:
+            names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+            if any(
+                block in bchain and before(stmt, at)
+                for name in names
+                for stmt, _, bchain in func.bindings.get(name, ())
+            ):
+                continue  # `else: bias = realize(bias); assert bias is not None`: a new value
+            if negated:
+                held.update(ast.dump(p) for p in _negated(test))
+                continue
+            for part in _conjuncts(test):
+                if isinstance(part, ast.Name) and part.id not in func.params:
+                    binding = self.dominating_binding(part.id, func, at)
+                    if binding is not None and isinstance(
+                        binding[1], (ast.BoolOp, ast.Compare, ast.UnaryOp)
+                    ):
+                        held.update(ast.dump(p) for p in _conjuncts(binding[1]))
+                held.add(ast.dump(part))
+        for stmt in exits:
+            # `if x is None: return` above the assert: past it, `x is not None` holds,
+            # unless a name it tests is bound again on the way.
+            names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+            if any(
+                before(stmt, bound) and before(bound, at)
+                for name in names
+                for bound, _, _ in func.bindings.get(name, ())
+            ):
+                continue
+            held.update(ast.dump(p) for p in _negated(stmt.test))
+        return all(ast.dump(p) in held for p in _conjuncts(expr))
+
+    @staticmethod
+    def _exits_before(func: ast.AST, at: ast.AST, chain: tuple[int, ...]) -> list[ast.If]:
+        """The ``if T: ... return`` (no ``else``, the body leaving the block) that come
+        before ``at`` in each statement list on the way down to it (``chain``)."""
+        out = []
+        body = func.body
+        while body is not None:
+            inner = None
+            for stmt in body:
+                if stmt is at:
+                    break
+                inner = next((b for b in _statement_lists(stmt) if id(b) in chain), None)
+                if inner is not None:
+                    break
+                if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS):
+                    out.append(stmt)
+            body = inner
+        return out
 
     def _narrows_conversion(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
         if func is None or not isinstance(expr, ast.Call) or not expr.args:
@@ -536,3 +615,46 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return False  # `from torch._inductor import config` is the config
         return self._binding_origin(name, func, stmt, value) is None
+
+
+def _conjuncts(test: ast.AST) -> list[ast.AST]:
+    """``a and (b and c)`` -> ``[a, b, c]``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [p for v in test.values for p in _conjuncts(v)]
+    return [test]
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_FLIPPED = {
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+}
+
+
+
+def _statement_lists(stmt: ast.AST) -> list[list]:
+    """The statement lists directly inside a compound statement (a handler's too)."""
+    lists = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+    lists += [h.body for h in getattr(stmt, "handlers", ())]
+    lists += [c.body for c in getattr(stmt, "cases", ())]
+    return [b for b in lists if isinstance(b, list)]
+
+def _negated(test: ast.expr) -> list[ast.expr]:
+    """What holds when ``test`` is false, as conjuncts: ``not (a or b)`` is ``not a``
+    and ``not b``; ``x is None`` false is ``x is not None``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _conjuncts(test.operand)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [p for v in test.values for p in _negated(v)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _FLIPPED:
+        flipped = ast.Compare(test.left, [_FLIPPED[type(test.ops[0])]()], test.comparators)
+        return [flipped]
+    return [ast.UnaryOp(ast.Not(), test)]

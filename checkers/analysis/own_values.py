@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from .names import dotted
 from .scopes import Element, Scope, before
-from .shapes import REDUCING_BUILTINS, is_step_record, names_step_record, renormalises
+from .shapes import (
+    REDUCING_BUILTINS,
+    is_step_record,
+    names_constant,
+    names_step_record,
+    renormalises,
+)
 
 
 @dataclass
@@ -113,6 +119,8 @@ class OwnValues:
             if isinstance(stmt, ast.AugAssign):
                 return True  # `i += 1`
             return value if isinstance(stmt, ast.Assign) else False  # `i = j + 1`
+        if isinstance(value, ast.Call) and names_constant(value, func):
+            return False  # `cpu = torch.device("cpu")`: a constant, whatever it is compared with
         if (
             isinstance(value, ast.Call)
             and bool(value.args or value.keywords or isinstance(value.func, ast.Name))

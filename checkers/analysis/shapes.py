@@ -206,6 +206,29 @@ def is_literal(node: ast.AST) -> bool:
     return False
 
 
+def names_constant(call: ast.Call, func) -> bool:
+    """``torch.device("cpu")``, ``np.dtype("int32")``: a call of an imported or
+    module-level name with literal arguments alone names the same value on every
+    call -- a constant the function wrote down, not a value it worked out."""
+    if not (call.args or call.keywords):
+        return False  # `device_count()`: a fact queried, not a constant named
+    if not all(
+        is_literal(a)
+        or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant))
+        for a in [*call.args, *(k.value for k in call.keywords)]
+    ):
+        return False
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return (
+        isinstance(root, ast.Name)
+        and root.id not in func.params
+        and root.id != func.self_name
+        and root.id not in func.bindings
+    )
+
+
 def is_record(node: ast.ClassDef) -> bool:
     """A dataclass (also under an alias that says so: ``pydantic_dataclass``), attrs
     class, NamedTuple, pydantic model or msgspec Struct."""

@@ -793,8 +793,8 @@ def test_process_wide_accessors_of_another_module_are_input():
         "\n"
         "_is_hip = is_hip()\n"
         "\n"
-        "def pick():\n"
-        "    if _is_hip:\n"
+        "def pick(n):\n"
+        "    if n:\n"
         "        return 1\n"
         "    assert not _is_hip\n"
         "\n"
@@ -1185,3 +1185,186 @@ def test_a_local_an_import_binds_is_not_the_functions_computation():
     src = "def f(n):\n    from .limits import LIMIT\n    assert LIMIT == n\n"
     # An import is not a value the function computed: the caller's `n` decides.
     assert lines(src) == [3]
+
+
+def test_a_constant_the_function_names_is_no_computation_of_its_own():
+    src = (
+        "import torch\n"
+        "def pages(seq_lens, extra, prefix_lens=None):\n"
+        "    cpu = torch.device('cpu')\n"
+        "    allowed = set({'out_shape', 'fake_impl'})\n"
+        "    assert seq_lens.device == cpu\n"
+        "    assert allowed >= set(extra)\n"
+        "    n = torch.device(count())\n"
+        "    assert seq_lens.device == n\n"
+        "    lens = torch.cumsum(seq_lens, 0)\n"
+        "    assert lens.shape == seq_lens.shape\n"
+    )
+    # A call with literal arguments alone names one value on every call, so the
+    # caller's tensor decides the first two; a call given what the function
+    # computed (`count()`) or its input (`cumsum`) is its own work.
+    assert lines(src) == [5, 6]
+
+
+def test_a_binding_under_the_same_test_of_the_objects_flag_reaches_the_assert():
+    src = (
+        "class Model:\n"
+        "    def forward(self, positions, forward_batch, x):\n"
+        "        if self.is_mrope:\n"
+        "            positions = forward_batch.mrope_positions\n"
+        "            x = forward_batch.hidden\n"
+        "        if not forward_batch.forward_mode.is_decode():\n"
+        "            if self.is_mrope:\n"
+        "                assert positions.ndim == 2\n"
+        "        assert positions.ndim == 1\n"
+        "        if self.other:\n"
+        "            assert x.ndim == 2\n"
+        "\n"
+        "    def toggles(self, positions, forward_batch):\n"
+        "        if self.is_mrope:\n"
+        "            positions = forward_batch.mrope_positions\n"
+        "            self.is_mrope = False\n"
+        "        if self.is_mrope:\n"
+        "            assert positions.ndim == 2\n"
+    )
+    # Only a path through the first `if self.is_mrope:` reaches line 8, so the
+    # step record's positions are what it reads. Line 9 is reached with the
+    # parameter too; another flag (line 11) says nothing of the first branch;
+    # a flag the method assigns may differ the second time it is read.
+    assert lines(src) == [9, 11, 18]
+
+
+def test_an_assert_restating_the_test_of_its_if_cannot_fail():
+    src = (
+        "def reshape(old, args, dense_dim=None, n=0):\n"
+        "    reorder = dense_dim is not None and dense_dim != len(old) - 1\n"
+        "    if reorder:\n"
+        "        assert dense_dim is not None\n"
+        "        assert dense_dim > 0\n"
+        "    if args and n > 1:\n"
+        "        assert n > 1 and args\n"
+        "        assert len(args) >= 2\n"
+        "    if n:\n"
+        "        assert n > 0\n"
+    )
+    # Lines 4 and 7 restate the test they sit under (line 4 through the local
+    # bound to it): narrowing for the type checker. What the test does not
+    # say (lines 5, 8, 10) is still the caller's to break; that `args` was
+    # tested does not make `len(args)` checked.
+    assert lines(src) == [5, 8, 10]
+
+
+def test_an_assert_restating_what_an_earlier_exit_or_an_else_established_cannot_fail():
+    src = (
+        "def embed(weight, sparse, bias, n):\n"
+        "    if sparse:\n"
+        "        return fallback(weight)\n"
+        "    assert not sparse\n"
+        "    if bias is None:\n"
+        "        args = [weight]\n"
+        "    else:\n"
+        "        assert bias is not None\n"
+        "        bias = realize(bias)\n"
+        "        assert bias is not None\n"
+        "    if n is None or n < 2:\n"
+        "        raise ValueError(n)\n"
+        "    assert n is not None and n >= 2\n"
+        "    assert n >= 3\n"
+    )
+    # Past `if sparse: return`, `sparse` is false; in the `else` of `bias is
+    # None`, `bias` is not None -- until the function binds it again (line 10);
+    # what the exit does not say (line 14) is still the caller's.
+    assert lines(src) == [10, 14]
+
+
+
+def test_a_local_flag_bound_once_reads_the_same_at_both_tests():
+    src = (
+        "def swap(lb, sb=None, n=0):\n"
+        "    if disallow := sb is None:\n"
+        "        sb = make()\n"
+        "    if disallow:\n"
+        "        assert not sb\n"
+        "    if n:\n"
+        "        lb = make()\n"
+        "    if n:\n"
+        "        assert lb\n"
+        "    again = n > 1\n"
+        "    if again:\n"
+        "        lb = make()\n"
+        "    again = n > 2\n"
+        "    if again:\n"
+        "        assert lb\n"
+    )
+    # `disallow` is bound once, so the buffer the function made is what line 5
+    # reads; a parameter (`n`) or a flag bound twice may differ the second time.
+    assert lines(src) == [9, 15]
+
+
+def test_which_bindings_under_a_test_reach_an_assert_under_the_same_test():
+    src = (
+        "class Model:\n"
+        "    def walrus(self, x, cheap):\n"
+        "        if self.flag:\n"
+        "            if cheap and (x := compute()):\n"
+        "                pass\n"
+        "        if self.flag:\n"
+        "            assert x\n"
+        "\n"
+        "    def elsewhere(self, x, a, b, forward_batch):\n"
+        "        if a:\n"
+        "            if self.flag:\n"
+        "                x = forward_batch.positions\n"
+        "        if b:\n"
+        "            if self.flag:\n"
+        "                assert x.ndim == 2\n"
+        "\n"
+        "    def in_else(self, x, forward_batch):\n"
+        "        if self.flag:\n"
+        "            pass\n"
+        "        else:\n"
+        "            x = forward_batch.positions\n"
+        "        if self.flag:\n"
+        "            assert x.ndim == 2\n"
+        "\n"
+        "    def asked(self, x, forward_batch):\n"
+        "        if self.enabled():\n"
+        "            x = forward_batch.positions\n"
+        "        if self.enabled():\n"
+        "            assert x.ndim == 2\n"
+    )
+    # A walrus under a short-circuit may not run (line 7); a branch of another
+    # `if` (line 15) or an `else` (line 23) is not the test the assert sits
+    # under; a call may answer differently the second time (line 29).
+    assert lines(src) == [7, 15, 23, 29]
+
+
+def test_what_the_tests_on_the_way_establish_reaches_through_loops_handlers_and_flags():
+    src = (
+        "import torch\n"
+        "def walk(x, n, items, flag, opts):\n"
+        "    for i in items:\n"
+        "        if flag:\n"
+        "            continue\n"
+        "        try:\n"
+        "            if n == 5:\n"
+        "                return\n"
+        "            assert n != 5\n"
+        "        except ValueError:\n"
+        "            if n:\n"
+        "                raise\n"
+        "            assert not n\n"
+        "    y = opts.get('k')\n"
+        "    if y is None:\n"
+        "        return\n"
+        "    assert y is not None\n"
+        "    ok = x is not None\n"
+        "    if ok and n:\n"
+        "        assert x is not None\n"
+        "    dev = here()\n"
+        "    assert x.device == dev\n"
+    )
+    # Exits inside a loop and a handler hold below them; a local read off a
+    # parameter before its exit is still that local; a flag among other tests
+    # is what it was bound to. Line 22 compares with what `here()` computed.
+    assert lines(src) == []
