@@ -332,7 +332,11 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 inner = next((b for b in _statement_lists(stmt) if id(b) in chain), None)
                 if inner is not None:
                     break
-                if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS):
+                if (
+                    isinstance(stmt, ast.If)
+                    and not stmt.orelse
+                    and isinstance(stmt.body[-1], _EXITS)
+                ):
                     out.append(stmt)
             body = inner
         return out
@@ -639,13 +643,13 @@ _FLIPPED = {
 }
 
 
-
 def _statement_lists(stmt: ast.AST) -> list[list]:
     """The statement lists directly inside a compound statement (a handler's too)."""
     lists = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
     lists += [h.body for h in getattr(stmt, "handlers", ())]
     lists += [c.body for c in getattr(stmt, "cases", ())]
     return [b for b in lists if isinstance(b, list)]
+
 
 def _negated(test: ast.expr) -> list[ast.expr]:
     """What holds when ``test`` is false, as conjuncts: ``not (a or b)`` is ``not a``

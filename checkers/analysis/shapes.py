@@ -213,8 +213,7 @@ def names_constant(call: ast.Call, func) -> bool:
     if not (call.args or call.keywords):
         return False  # `device_count()`: a fact queried, not a constant named
     if not all(
-        is_literal(a)
-        or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant))
+        is_literal(a) or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant))
         for a in [*call.args, *(k.value for k in call.keywords)]
     ):
         return False

@@ -1277,7 +1277,6 @@ def test_an_assert_restating_what_an_earlier_exit_or_an_else_established_cannot_
     assert lines(src) == [10, 14]
 
 
-
 def test_a_local_flag_bound_once_reads_the_same_at_both_tests():
     src = (
         "def swap(lb, sb=None, n=0):\n"
