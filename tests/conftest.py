@@ -51,3 +51,23 @@ def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         return project
 
     return make
+
+
+@pytest.fixture
+def record_parses(monkeypatch: pytest.MonkeyPatch):
+    """Call it to start recording the file name of every ``ast.parse`` from then on (what a
+    test of "this file is not parsed" counts); it returns the list the names go to."""
+    import ast
+
+    def start() -> list[str]:
+        seen: list[str] = []
+        real = ast.parse
+
+        def recording(text, filename="<unknown>", *args, **kwargs):
+            seen.append(str(filename))
+            return real(text, filename, *args, **kwargs)
+
+        monkeypatch.setattr(ast, "parse", recording)
+        return seen
+
+    return start

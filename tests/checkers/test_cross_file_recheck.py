@@ -110,19 +110,10 @@ def test_removing_a_binding_from_the_leaf_init_fails_the_member_importing_it(pro
     assert "pkg/leaf/__init__.py" in local.findings[0].message
 
 
-def test_a_warm_local_run_parses_only_the_edit_and_the_tests_it_reaches(project, monkeypatch):
-    import ast
-
+def test_a_warm_local_run_parses_only_the_edit_and_the_tests_it_reaches(project, record_parses):
     api.check([], cwd=project, jobs=1)
     (project / "pkg/ops.py").write_text(ADD_TRITON)
-    parsed = []
-    real = ast.parse
-
-    def counting(text, filename="<unknown>", *args, **kwargs):
-        parsed.append(str(filename))
-        return real(text, filename, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", counting)
+    parsed = record_parses()
     api.check(["pkg/ops.py"], cwd=project, jobs=1)
     # pkg/wrap.py, pkg/kern.py and the tests that reach nothing edited come
     # from the cache's import summaries; test_skips reaches pkg.ops, so its

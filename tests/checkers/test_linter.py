@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-
 from checkers import api
 
 from ..scaffold import write_tree
@@ -23,13 +21,9 @@ def codes(result):
     return [(f.path, f.code, f.line, f.column) for f in result.findings]
 
 
-def test_a_file_that_fails_every_needle_is_not_parsed(tmp_path, monkeypatch):
+def test_a_file_that_fails_every_needle_is_not_parsed(tmp_path, record_parses):
     write_tree(tmp_path, {"a.py": "x = 1\n", "b.py": "y = old_name\n"})
-    parsed = []
-    real = ast.parse
-    monkeypatch.setattr(
-        ast, "parse", lambda text, *a, **k: parsed.append(k.get("filename")) or real(text, *a, **k)
-    )
+    parsed = record_parses()
     result = run(tmp_path)
     assert codes(result) == [("b.py", "AC991", 1, 5)]
     assert parsed == ["b.py"]

@@ -37,16 +37,8 @@ FILES = {
 
 
 @pytest.fixture
-def parsed(monkeypatch):
-    seen: list[str] = []
-    real = ast.parse
-
-    def counting(text, filename="<unknown>", *args, **kwargs):
-        seen.append(str(filename))
-        return real(text, filename, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", counting)
-    return seen
+def parsed(record_parses):
+    return record_parses()
 
 
 def test_a_module_asked_about_before_its_check_is_parsed_once(tmp_path, parsed):

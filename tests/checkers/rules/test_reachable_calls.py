@@ -462,19 +462,10 @@ def test_an_edit_to_a_helper_fails_the_entry_that_reaches_it(project, warm):
     assert local.findings[0].message.startswith(whole.findings[0].message)
 
 
-def test_a_warm_local_run_reads_unchanged_files_from_their_summaries(project, monkeypatch):
-    import ast
-
+def test_a_warm_local_run_reads_unchanged_files_from_their_summaries(project, record_parses):
     api.check([], cwd=project, jobs=1)
     (project / "pkg/helpers.py").write_text("def rows(ids):\n    return ids.max().item()\n")
-    parsed = []
-    real = ast.parse
-
-    def counting(text, filename="<unknown>", *args, **kwargs):
-        parsed.append(str(filename))
-        return real(text, filename, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", counting)
+    parsed = record_parses()
     local = api.check(["pkg/helpers.py"], cwd=project, jobs=1)
     assert len(local.findings) == 1
     # The edit is parsed; the entry's file is parsed to report on its line. pkg/other.py holds

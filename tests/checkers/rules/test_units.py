@@ -235,18 +235,9 @@ def test_a_call_passed_by_position_meets_the_parameter_in_the_unit_its_callee_re
 
 
 def test_a_callee_is_not_looked_up_for_arguments_from_calls_into_no_project_function(
-    tmp_path, monkeypatch
+    tmp_path, record_parses
 ):
-    import ast
-
-    parsed = []
-    parse = ast.parse
-
-    def recording(text, filename="<unknown>", *args, **kwargs):
-        parsed.append(str(filename))
-        return parse(text, filename, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", recording)
+    parsed = record_parses()
     source = (
         "from pkg.sizes import take\n\n\ndef f(xs, blocks):\n"
         "    print(blocks, take(len(xs), max(xs)))\n"
