@@ -574,30 +574,30 @@ def debounces(value: str) -> list[int | None]:
     return out
 
 
-def _sizes(value: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(part) for part in value.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--sizes takes line counts, comma-separated, not {value!r}"
-        ) from None
-    for lines in sizes:
-        if lines < 100:
-            raise argparse.ArgumentTypeError(f"--sizes {lines}: at least 100 lines")
-    return sizes
+def _numbers(flag: str, kind: type, what: str, bad):
+    """An argparse type for ``flag``: comma-separated ``kind`` values, each refused by name
+    where ``bad(value)`` says why."""
+
+    def parse(value: str) -> tuple:
+        try:
+            numbers = tuple(kind(part) for part in value.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{flag} takes {what}, comma-separated, not {value!r}"
+            ) from None
+        for number in numbers:
+            why = bad(number)
+            if why:
+                raise argparse.ArgumentTypeError(f"{flag} {number:g}: {why}")
+        return numbers
+
+    return parse
 
 
-def _paces(value: str) -> tuple[float, ...]:
-    try:
-        paces = tuple(float(part) for part in value.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--paces takes milliseconds, comma-separated, not {value!r}"
-        ) from None
-    for pace in paces:
-        if not 1 <= pace <= 10_000:
-            raise argparse.ArgumentTypeError(f"--paces {pace:g}: must be 1-10000 ms")
-    return paces
+_sizes = _numbers("--sizes", int, "line counts", lambda n: n < 100 and "at least 100 lines")
+_paces = _numbers(
+    "--paces", float, "milliseconds", lambda ms: not 1 <= ms <= 10_000 and "must be 1-10000 ms"
+)
 
 
 def label(debounce: int | None) -> str:

@@ -57,6 +57,17 @@ class _DictState:
 _DEAD = None  # the state after `return`/`raise`: no path continues from here
 
 
+def _literal_keys_into(state: _DictState, literal: ast.Dict, line: int) -> None:
+    """A literal's constant keys, definite at ``line``; a computed key or a ``**`` spread
+    opens the dict."""
+    for key in literal.keys:
+        k = _const_key(key) if key is not None else None
+        if k is None:
+            state.open = True
+        else:
+            state.definite.setdefault(k, line)
+
+
 def _join(a, b):
     if a is _DEAD:
         return None if b is _DEAD else {k: v.copy() for k, v in b.items()}
@@ -231,12 +242,7 @@ class DictPaths:
 
     def _merge_into(self, tracked: _DictState, other, line: int) -> None:
         if type(other) is ast.Dict:
-            for key in other.keys:
-                k = _const_key(key) if key is not None else None
-                if k is None:
-                    tracked.open = True
-                else:
-                    tracked.definite.setdefault(k, line)
+            _literal_keys_into(tracked, other, line)
         else:
             tracked.open = True
 
@@ -295,12 +301,7 @@ class DictPaths:
         kind = type(value)
         if kind is ast.Dict:
             new = _DictState(line)
-            for key in value.keys:
-                k = _const_key(key) if key is not None else None
-                if k is None:
-                    new.open = True
-                else:
-                    new.definite.setdefault(k, line)
+            _literal_keys_into(new, value, line)
             return new
         if kind is ast.Call and type(value.func) is ast.Name and value.func.id == "dict":
             new = _DictState(line)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .dict_paths import _DEAD, DictPaths, _copy, _join
 from .functions import _DEFS, _HEADER_FIELDS, UNKNOWN, _const_key, _header_end_of
 from .unit_forms import UnitForms, _annotated_int
+from .walk import statement_lists
 
 if TYPE_CHECKING:
     from .functions import _Summariser
@@ -516,10 +517,6 @@ def _breaks(body) -> bool:
             if kind in (ast.For, ast.AsyncFor, ast.While):
                 stack.extend(stmt.orelse)
             continue
-        for field in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(stmt, field, ()))
-        for handler in getattr(stmt, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            stack.extend(case.body)
+        for block in statement_lists(stmt):
+            stack.extend(block)
     return False

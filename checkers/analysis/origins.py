@@ -113,6 +113,7 @@ from .shapes import (
     splits_tensor,
 )
 from .verdicts import Origin
+from .walk import statement_lists
 
 # A name ending in `_config` is a config too (`quant_config`, `model_config`,
 # `runner_config`): engines name every configuration object that way.
@@ -329,7 +330,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             for stmt in body:
                 if stmt is at:
                     break
-                inner = next((b for b in _statement_lists(stmt) if id(b) in chain), None)
+                inner = next((b for b in statement_lists(stmt) if id(b) in chain), None)
                 if inner is not None:
                     break
                 if (
@@ -641,14 +642,6 @@ _FLIPPED = {
     ast.Gt: ast.LtE,
     ast.LtE: ast.Gt,
 }
-
-
-def _statement_lists(stmt: ast.AST) -> list[list]:
-    """The statement lists directly inside a compound statement (a handler's too)."""
-    lists = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
-    lists += [h.body for h in getattr(stmt, "handlers", ())]
-    lists += [c.body for c in getattr(stmt, "cases", ())]
-    return [b for b in lists if isinstance(b, list)]
 
 
 def _negated(test: ast.expr) -> list[ast.expr]:

@@ -14,6 +14,7 @@ import bisect
 from typing import TYPE_CHECKING
 
 from .unit_algebra import SCALAR, _sum, compatible, fmt, real
+from .walk import statement_lists
 
 if TYPE_CHECKING:
     from ..rules.units import Units
@@ -86,12 +87,8 @@ class Walker:
                 for target in _bound_here(stmt, kind):
                     for name in _names_bound(target):
                         env.pop(name, None)
-            for field in ("body", "orelse", "finalbody"):
-                self.block(getattr(stmt, field, ()))
-            for handler in getattr(stmt, "handlers", ()):
-                self.block(handler.body)
-            for case in getattr(stmt, "cases", ()):
-                self.block(case.body)
+            for block in statement_lists(stmt):
+                self.block(block)
             return
         outer, self.stmt = self.stmt, stmt
         try:

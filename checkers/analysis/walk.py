@@ -44,6 +44,15 @@ NON_NODE_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {type(None): ()}
 
 
+def statement_lists(stmt: ast.AST) -> list[list]:
+    """The statement lists directly inside a compound statement: its body, ``else`` and
+    ``finally``, each handler's and each case's body."""
+    lists = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+    lists += [h.body for h in getattr(stmt, "handlers", ())]
+    lists += [c.body for c in getattr(stmt, "cases", ())]
+    return [b for b in lists if isinstance(b, list)]
+
+
 def child_fields(kind: type) -> tuple[str, ...]:
     """The fields of ``kind`` that can hold a node with children (memoised per type)."""
     fields = _CHILD_FIELDS.get(kind)
