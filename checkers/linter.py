@@ -39,6 +39,8 @@ from .source import DecodeError, SourceFile, read_regular
 from .suppression import Directive, apply_suppressions, parse_directives
 
 PARALLEL_THRESHOLD = 200
+# Files checked between two runs of the collector, in a pool worker or in this process.
+CHUNK_FILES = 64
 _PROGRESS_FILES = 1000
 
 
@@ -428,15 +430,7 @@ class Linter:
 
             results.extend(check_parallel(self, todo, entries, jobs, progress, unchanged))
         else:
-            for index, (rel, abspath) in enumerate(todo, 1):
-                interrupt.check()  # a Ctrl-C a callback dropped ends the run here
-                results.append(
-                    self.check_file(rel, abspath, entries.get(rel), tree_unchanged=unchanged)
-                )
-                if progress and index % 200 == 0:
-                    report_progress(index, len(todo))
-            if progress:
-                report_progress(len(todo), len(todo), final=True)
+            results.extend(self._check_serial(todo, entries, unchanged, progress))
         if cache is not None:
             for r in results:
                 if r.cache_entry is not None:
@@ -446,6 +440,38 @@ class Linter:
             # this stamp; a partial run (no stamp) leaves nothing to vouch for them.
             cache.set_stamp(stamp if any(not c.CACHEABLE for c in self.contracts) else None)
         return results
+
+    def _check_serial(self, todo, entries, unchanged: bool, progress: bool) -> list[FileResult]:
+        """``todo`` in this process, ``CHUNK_FILES`` at a time with the collector off.
+
+        Between files the collector would walk what the program holds past a file -- the
+        trees it keeps for the next question -- each time it ran; after a chunk those trees
+        are let go first (``end_chunk``), as in a pool worker.
+        """
+        results: list[FileResult] = []
+        for start in range(0, len(todo), CHUNK_FILES):
+            with collector_off():
+                for index, (rel, abspath) in enumerate(todo[start : start + CHUNK_FILES], start):
+                    interrupt.check()  # a Ctrl-C a callback dropped ends the run here
+                    results.append(
+                        self.check_file(rel, abspath, entries.get(rel), tree_unchanged=unchanged)
+                    )
+                    if progress and (index + 1) % 200 == 0:
+                        report_progress(index + 1, len(todo))
+                self.end_chunk()
+        if progress:
+            report_progress(len(todo), len(todo), final=True)
+        return results
+
+    def end_chunk(self) -> None:
+        """A chunk of files checked: the bodies the program worked out go beside its outlines
+        for the cache, and every tree it holds is let go before the collector next runs (a
+        collection walks every live object, and a tree is a node per token)."""
+        if self._project is not None:
+            from .analysis.program import drop_trees, keep_details
+
+            keep_details(self._project)
+            drop_trees(self._project)
 
     def use_summaries(self, summaries: dict[str, tuple]) -> None:
         """Read import summaries from ``summaries`` (the cache's) instead of parsing."""

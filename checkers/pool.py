@@ -20,10 +20,8 @@ from contextlib import contextmanager, suppress
 from contracts.config import Config
 
 from . import interrupt
-from .linter import FileResult, Linter, report_progress
+from .linter import CHUNK_FILES, FileResult, Linter, report_progress
 from .selection import Selection
-
-CHUNK_FILES = 64
 
 
 def available_cpus(
@@ -269,11 +267,7 @@ def _check_chunk(
             for rel, abspath, entry in items
         ]
         summaries: dict[str, tuple] = {}
-        if linter._project is not None:
-            from .analysis.program import drop_trees, keep_details
-
-            keep_details(linter._project)
-            drop_trees(linter._project)  # before the collection below, which walks them
+        linter.end_chunk()  # its trees let go before the collection below, which walks them
         if linter._project is not None and linter._project.new_summaries:
             summaries = linter._project.new_summaries
             linter._project.new_summaries = {}

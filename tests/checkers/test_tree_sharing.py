@@ -92,3 +92,29 @@ def _reachable_nodes(root, keep) -> list:
             continue
         stack.extend(gc.get_referents(obj))
     return found
+
+
+def test_a_serial_run_lets_its_trees_go_at_each_chunk_end(tmp_path, monkeypatch):
+    """A run in one process keeps the program's summaries past each chunk of files, never a
+    tree: the collector that runs between chunks would walk every node of each one."""
+    from checkers import linter as linter_module
+    from checkers.analysis.program import program_of
+    from checkers.linter import Linter
+
+    write_tree(tmp_path, {"pyproject.toml": PYPROJECT, **FILES})
+    config = api.load_config(tmp_path, use_cache=False)
+    linter = Linter(config, api.selection_for(config))
+    monkeypatch.setattr(linter_module, "CHUNK_FILES", 2)
+    kept = []
+    end_chunk = linter.end_chunk
+
+    def counting_end_chunk():
+        end_chunk()
+        kept.append(len(_reachable_nodes(program_of(linter._project), keep=None)))
+
+    monkeypatch.setattr(linter, "end_chunk", counting_end_chunk)
+    files = [(rel, str(tmp_path / rel)) for rel in sorted(FILES)]
+    results = linter.check_files(files, jobs=1)
+    assert [f.code for r in results for f in r.findings] == ["AC821"]
+    # Three files in chunks of two: two chunk ends, neither leaving a node reachable.
+    assert kept == [0, 0]
