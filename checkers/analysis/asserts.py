@@ -66,8 +66,10 @@ def exception_for(test: ast.expr) -> str:
     return "ValueError"
 
 
-def fix(source, node: ast.Assert, exc: str):
-    """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines."""
+def fix(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool] | None = None):
+    """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines; for
+    ``assert False`` ending a branch, ``raise Exc(msg)`` alone (``branch``: the test that
+    chooses it, and whether it is taken when the test fails)."""
     from checkers.literals import preferred_quote, string_literal
     from contracts.finding import Edit, Fix
 
@@ -84,6 +86,8 @@ def fix(source, node: ast.Assert, exc: str):
         return None
     from checkers.fix_layout import flat, laid_out, plain
 
+    if branch is not None:
+        return _raise_in_place(source, node, exc, branch, (line, col, end_line, end_col))
     one_line = test if "\n" not in test else flat(test)
     message = (
         source_segment(source, node.msg)
@@ -103,5 +107,28 @@ def fix(source, node: ast.Assert, exc: str):
     return Fix(
         message=f"Raise {exc} instead of asserting",
         edits=(Edit(line, col, end_line, end_col, content),),
+        applicability="unsafe",
+    )
+
+
+def _raise_in_place(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool], span):
+    from checkers.literals import preferred_quote, string_literal
+    from contracts.finding import Edit, Fix
+
+    if node.msg is not None:
+        message = source_segment(source, node.msg)
+        if not message:
+            return None
+    else:
+        test, failed = source_segment(source, branch[0]), branch[1]
+        if not test:
+            return None
+        # Reached where the test failed (an `else:`, past `if T: return`): T was expected.
+        said = ("expected " if failed else "unexpected: ") + " ".join(test.split())
+        message = string_literal(said, preferred_quote(source))
+    # A message over several lines stays inside the call's parentheses: still one statement.
+    return Fix(
+        message=f"Raise {exc} instead of asserting",
+        edits=(Edit(*span, f"raise {exc}({message})"),),
         applicability="unsafe",
     )

@@ -242,6 +242,37 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     return origin
         return None
 
+    def branch_input(
+        self, at: ast.AST, func: Scope | None
+    ) -> tuple[Origin, ast.expr, bool] | None:
+        """Whether input chooses the branch ``at`` ends (``else: assert False, "unsupported
+        role"``): the first test, nearest first, that reads input among those that lead to
+        it -- the ``if`` it sits in or whose ``else`` it sits in, and those around that one
+        up to the nearest block that is no branch (a loop's, a ``with``'s, the function's),
+        and each ``if T: return`` before it in its own block -- with whether the branch is
+        taken when that test fails. An ``assert False`` that follows a loop, or a test the
+        code decides on its own values, is a marker."""
+        chain = self.blocks.get(at, ())
+        tests = []
+        for block in reversed(chain):
+            if block in self.guards:
+                tests.append((self.guards[block], False))
+            elif block in self.else_guards:
+                tests.append((self.else_guards[block], True))
+            else:
+                break
+        if func is not None:
+            tests.extend(
+                (stmt.test, True)
+                for stmt in reversed(self._exits_before(func.node, at, chain))
+                if self.blocks.get(stmt) == chain
+            )
+        for test, failed in tests:
+            origin = self.reads_input(test, func, at)
+            if origin is not None:
+                return origin, test, failed
+        return None
+
     def _via_collaborator(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
         """Is ``expr`` read off an attribute the constructor stored (``self.scheduler.x``)?
 

@@ -69,8 +69,9 @@ RULES = (
             "attribute `__init__` copied from an argument or a config, a value read from "
             "the environment or the command line, a configured `inputs` name or any "
             "`*_config` (and what a function makes of one alone), or a record's fields. "
-            "Asserts on values the code computed itself, on the class's own bookkeeping "
-            "and protocol, `assert False` markers and tests are left alone."
+            "An `assert False` is read by the tests that lead to it. Asserts on values the "
+            "code computed itself, on the class's own bookkeeping and protocol, `assert False` "
+            "markers the code's own values reach, and tests are left alone."
         ),
         why=(
             "`python -O` strips every assert. An assert on state the code established "
@@ -150,12 +151,22 @@ class InputAssert(Contract):
                 "    assert isinstance(groups, int)\n"
                 "    return groups\n"
                 "\n"
-                "def pick(kind):\n"
-                "    if kind == 'page':\n"
+                "def first_fit(sizes, need):\n"
+                "    for i, size in enumerate(sizes):\n"
+                "        if size >= need:\n"
+                "            return i\n"
+                "    assert False, 'the pool keeps an entry of every size'\n"
+                "\n"
+                "def step(sched):\n"
+                "    phase = plan_phase(sched)\n"
+                "    if phase == 'prefill':\n"
                 "        return 1\n"
-                "    assert False, f'unreachable: {kind}'\n"
+                "    assert False, f'unreachable: {phase}'\n"
             ),
-            note="Narrowing a name the function re-bound; an `assert False` marker.",
+            note=(
+                "Narrowing a name the function re-bound; `assert False` markers: past a loop, "
+                "and past a test of a value the function computed."
+            ),
         ),
         Example(
             source=(
@@ -294,6 +305,49 @@ class InputAssert(Contract):
         ),
     )
     INVALID = (
+        Example(
+            source=(
+                "def role_prefix(message):\n"
+                '    role = message["role"]\n'
+                '    if role == "user":\n'
+                '        return "User: "\n'
+                '    elif role == "assistant":\n'
+                '        return "Assistant: "\n'
+                "    else:\n"
+                '        assert False, f"unsupported role {role}"\n'
+                "\n"
+                "def page_tokens(kind):\n"
+                '    if kind == "mla":\n'
+                "        return 64\n"
+                "    assert False\n"
+            ),
+            expect=(
+                Expect("AC301", 8, 16, "message"),
+                Expect("AC301", 13, 12, "kind"),
+            ),
+            fixed=(
+                "def role_prefix(message):\n"
+                '    role = message["role"]\n'
+                '    if role == "user":\n'
+                '        return "User: "\n'
+                '    elif role == "assistant":\n'
+                '        return "Assistant: "\n'
+                "    else:\n"
+                '        raise ValueError(f"unsupported role {role}")\n'
+                "\n"
+                "def page_tokens(kind):\n"
+                '    if kind == "mla":\n'
+                "        return 64\n"
+                "    raise ValueError('expected kind == \"mla\"')\n"
+            ),
+            unsafe=True,
+            note=(
+                "`assert False` ending a branch input chooses: each test that leads to it (an "
+                "`else:`, an `if ...: return` before it) is read like an assert's condition, "
+                "and under `python -O` an unsupported value falls through. The fix raises in "
+                "its place, keeping the message or naming the test that failed."
+            ),
+        ),
         Example(
             source=(
                 "def max_block(max_model_len, block_size):\n"
@@ -631,6 +685,7 @@ class InputAssert(Contract):
 
     def check(self, source, project) -> Iterator:
         from ..analysis.asserts import TEST_FILE, exception_for, fix, is_test_function
+        from ..analysis.names import source_segment
         from ..analysis.origins import InputOrigins
 
         if TEST_FILE.search(source.path):
@@ -640,10 +695,27 @@ class InputAssert(Contract):
             return
         module = InputOrigins(tree, frozenset(self.inputs), source)
         for node in module.asserts:
-            if isinstance(node.test, ast.Constant):
-                continue  # `assert False, "unreachable"`: a marker, not a check
+            if isinstance(node.test, ast.Constant) and node.test.value:
+                continue  # `assert True`, `assert "note"`: nothing checked
             func = module.scope_at(node)
             if is_test_function(func):
+                continue
+            if isinstance(node.test, ast.Constant):
+                # `assert False, msg` checks the branch that reaches it.
+                chosen = module.branch_input(node, func)
+                if chosen is None:
+                    continue  # a marker: the code's own values lead there, if anything
+                origin, test, failed = chosen
+                exc = exception_for(test)
+                yield self.finding(
+                    source,
+                    node.test,
+                    f"`assert {source_segment(source, node.test)}` ends a branch input "
+                    f"chooses ({origin.what}); `python -O` strips it and the bad value goes "
+                    f"on silently: raise {exc} naming the value instead",
+                    span_node=node,
+                    fix=fix(source, node, exc, branch=(test, failed)),
+                )
                 continue
             origin = module.reads_input(node.test, func, node)
             if origin is None:
