@@ -242,9 +242,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     return origin
         return None
 
-    def branch_input(
-        self, at: ast.AST, func: Scope | None
-    ) -> tuple[Origin, ast.expr, bool] | None:
+    def branch_input(self, at: ast.AST, func: Scope | None) -> tuple[Origin, ast.expr, bool] | None:
         """Whether input chooses the branch ``at`` ends (``else: assert False, "unsupported
         role"``): the first test, nearest first, that reads input among those that lead to
         it -- the ``if`` it sits in or whose ``else`` it sits in, and those around that one
