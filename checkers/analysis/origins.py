@@ -32,8 +32,10 @@ The principles, input first, following it where it hides:
 * the ``inputs`` names (``args``, ``config``, ``hf_config``, ``server_args``)
   and any ``*_config``, wherever kept (``self.config``, ``layer.quant_config``;
   not ``.args``, which FX nodes and exceptions carry), unless the function
-  re-binds one to its own value; and what a function makes of configuration
-  alone (``use_mla_backend(server_args)``);
+  re-binds one to its own value; what a function makes of configuration
+  alone (``use_mla_backend(server_args)``), and what a configuration answers
+  when asked (``quant_config.get_quant_method(layer, prefix)``: ``get_*``,
+  ``is_*``, ``has_*``, ``use_*``, ``supports_*``), whatever the question names;
 * input seen another way: casts, moves and reshapes (``.to()``,
   ``.unsqueeze()``), ``torch.cat`` of input, ``.rsplit``/``.replace``; sizes
   worked out by arithmetic alone (``batch * topk * steps``, ``(2 if
@@ -75,8 +77,15 @@ assert restating what the function's own tests established where it stands
 (``if x is not None and n > 1: assert x is not None``, also through a local
 bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
 return``), unless a name tested is bound again on the way;
-``assert False`` markers; and tests (``test*`` functions, ``Test*`` classes,
-test files).
+``assert False`` markers -- past a loop, or behind tests of the function's own
+values; and tests (``test*`` functions, ``Test*`` classes, test files).
+
+An ``assert False`` is read by the tests that lead to it (``branch_input``):
+the ``if`` it sits in or whose ``else`` it sits in, those around that one up
+to the nearest block that is no branch, and each ``if T: return`` before it in
+its own block. Where one of those reads input (``else: assert False,
+f"unsupported role {role}"``), input chooses the branch, and under ``python
+-O`` an unsupported value falls through it.
 """
 
 from __future__ import annotations
@@ -505,6 +514,12 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 found = [self.view(a, func, at) for a in given]
                 if found and all(o is not None for o in found):
                     return Origin(f"`{callee.attr}(...)` of {found[0].what}")
+            if isinstance(callee, ast.Attribute) and callee.attr.startswith(_ASKING):
+                # `quant_config.get_quant_method(layer, prefix)`: a question the
+                # configuration answers, whatever of the caller's it names.
+                asked = self.view(callee.value, func, at)
+                if asked is not None and asked.config:
+                    return Origin(f"`{callee.attr}(...)` of {asked.what}", config=True)
             # What a function makes of a configuration alone is configuration:
             # `use_mla_backend(server_args)`, `backends_of(resolved(server_args))`.
             # A function of data and a config (`rope_index(ids, hf_config=...)`)
@@ -649,6 +664,11 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return False  # `from torch._inductor import config` is the config
         return self._binding_origin(name, func, stmt, value) is None
+
+
+# The methods by which a caller asks a configuration what it says (`get_num_layers`,
+# `is_multimodal`), not those by which it hands the configuration data to work on.
+_ASKING = ("get_", "is_", "has_", "use_", "uses_", "supports_")
 
 
 def _conjuncts(test: ast.AST) -> list[ast.AST]:

@@ -307,6 +307,34 @@ class InputAssert(Contract):
     INVALID = (
         Example(
             source=(
+                "class Linear:\n"
+                "    def __init__(self, quant_config, prefix):\n"
+                "        self.quant_method = quant_config.get_quant_method(self, prefix)\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        assert self.quant_method is not None\n"
+                "        return self.quant_method.apply(self, x)\n"
+            ),
+            expect=(Expect("AC301", 6, 16, "get_quant_method"),),
+            fixed=(
+                "class Linear:\n"
+                "    def __init__(self, quant_config, prefix):\n"
+                "        self.quant_method = quant_config.get_quant_method(self, prefix)\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        if not (self.quant_method is not None):\n"
+                '            raise ValueError("expected self.quant_method is not None")\n'
+                "        return self.quant_method.apply(self, x)\n"
+            ),
+            unsafe=True,
+            note=(
+                "What a configuration answers when asked (`get_*`, `is_*`, `has_*`, `use_*`, "
+                "`supports_*`) is configuration, whatever of the caller's the question names: "
+                "here, the quantization method it chose for this layer, None where it has none."
+            ),
+        ),
+        Example(
+            source=(
                 "def role_prefix(message):\n"
                 '    role = message["role"]\n'
                 '    if role == "user":\n'
