@@ -59,9 +59,10 @@ CALL_SCOPES = {"sglang": ("",), "transformers": ("models/",), "lmdeploy": ("",)}
 # shows) and a held-out round, labelled with the dev round and scored once,
 # after every change was committed. A second held-out round of each engine
 # (``*-held2``) was drawn and labelled once the first had been scored, before
-# any further change to the rule. Verdicts: ``input`` / ``state`` as in
-# ``bench/label_asserts.py``, ``unclear`` when reading the code could not
-# decide (counted, never scored).
+# any further change to the rule. A third held-out round of each engine
+# (``*-held3``) was drawn and labelled before the next change to the rule.
+# Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
+# ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
     ("engine1", "sglang", 5150, 160, "srt/", False),
     ("engine2", "sglang", 90210, 110, "srt/", False),
@@ -71,6 +72,8 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held", "lmdeploy", 20283, 90, "", True),
     ("sglang-held2", "sglang", 20284, 60, "", True),
     ("lmdeploy-held2", "lmdeploy", 20285, 60, "", True),
+    ("sglang-held3", "sglang", 20286, 60, "", True),
+    ("lmdeploy-held3", "lmdeploy", 20287, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

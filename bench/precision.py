@@ -487,6 +487,8 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held", "lmdeploy 90, stratified, held out"),
     ("sglang-held2", "sglang 60, stratified, held out (second)"),
     ("lmdeploy-held2", "lmdeploy 60, stratified, held out (second)"),
+    ("sglang-held3", "sglang 60, stratified, held out (third)"),
+    ("lmdeploy-held3", "lmdeploy 60, stratified, held out (third)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
