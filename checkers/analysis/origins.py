@@ -36,6 +36,9 @@ The principles, input first, following it where it hides:
   alone (``use_mla_backend(server_args)``), and what a configuration answers
   when asked (``quant_config.get_quant_method(layer, prefix)``: ``get_*``,
   ``is_*``, ``has_*``, ``use_*``, ``supports_*``), whatever the question names;
+* an attribute the function itself stored on every path to the assert
+  (``self.arch = self.hf_config.architectures[0]`` in a method other than the
+  constructor, whose stores are the class's facts): what it stored;
 * input seen another way: casts, moves and reshapes (``.to()``,
   ``.unsqueeze()``), ``torch.cat`` of input, ``.rsplit``/``.replace``; sizes
   worked out by arithmetic alone (``batch * topk * steps``, ``(2 if
@@ -81,9 +84,8 @@ return``), unless a name tested is bound again on the way;
 values; and tests (``test*`` functions, ``Test*`` classes, test files).
 
 An ``assert False`` is read by the tests that lead to it (``branch_input``):
-the ``if`` it sits in or whose ``else`` it sits in, those around that one up
-to the nearest block that is no branch, and each ``if T: return`` before it in
-its own block. Where one of those reads input (``else: assert False,
+each ``if`` it sits in or in whose ``else`` it sits, however deep, and each
+``if T: return`` before it in its own block. Where one of those reads input (``else: assert False,
 f"unsupported role {role}"``), input chooses the branch, and under ``python
 -O`` an unsupported value falls through it.
 """
@@ -254,11 +256,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
     def branch_input(self, at: ast.AST, func: Scope | None) -> tuple[Origin, ast.expr, bool] | None:
         """Whether input chooses the branch ``at`` ends (``else: assert False, "unsupported
         role"``): the first test, nearest first, that reads input among those that lead to
-        it -- the ``if`` it sits in or whose ``else`` it sits in, and those around that one
-        up to the nearest block that is no branch (a loop's, a ``with``'s, the function's),
-        and each ``if T: return`` before it in its own block -- with whether the branch is
-        taken when that test fails. An ``assert False`` that follows a loop, or a test the
-        code decides on its own values, is a marker."""
+        it -- each ``if`` it sits in or in whose ``else`` it sits, however deep, and each
+        ``if T: return`` before it in its own block -- with whether the branch is taken when
+        that test fails. An ``assert False`` that follows a loop, or that only tests of the
+        function's own values lead to, is a marker."""
         chain = self.blocks.get(at, ())
         tests = []
         for block in reversed(chain):
@@ -266,8 +267,6 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 tests.append((self.guards[block], False))
             elif block in self.else_guards:
                 tests.append((self.else_guards[block], True))
-            else:
-                break
         if func is not None:
             tests.extend(
                 (stmt.test, True)
@@ -439,6 +438,15 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             if func is not None and isinstance(expr.value, ast.Name):
                 owner = self_class(expr.value.id, func)
                 if owner is not None:
+                    # (A constructor's stores are the class's facts, read as such.)
+                    stored = None if func.name == "__init__" else self._stored_here(expr, func, at)
+                    if stored is not None:
+                        # `self.arch = self.hf_config.architectures[0]` above, in this
+                        # function: the value it stored, whatever the class does elsewhere
+                        # (read where it was stored: `self.n = self.n + 1` reads the last).
+                        found = self.view(stored.value, func, stored)
+                        if found is not None:
+                            return found
                     source = self.class_input_attr(owner, expr.attr)
                     if source is None or self._callers_tested(func, expr.attr):
                         return None
@@ -557,6 +565,24 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 return self.view(callee.value, func, at)
         return None
 
+    def _stored_here(self, expr: ast.Attribute, func: Scope, at: ast.AST) -> ast.AST | None:
+        """The last ``self.<attr> = value`` statement of ``func`` that every path to ``at``
+        passes through (not in a branch or loop ``at`` is outside of), if any."""
+        memo = self.__dict__.setdefault("_stores_memo", {})
+        stores = memo.get(id(func.node))
+        if stores is None:
+            stores = memo[id(func.node)] = _attribute_stores(func.node)
+        candidates = stores.get((expr.value.id, expr.attr))
+        if not candidates:
+            return None
+        chain = self.blocks.get(at, ())
+        best = None
+        for stmt in candidates:
+            schain = self.blocks.get(stmt, ())
+            if before(stmt, at) and chain[: len(schain)] == schain:
+                best = stmt  # in source order: the last that dominates wins
+        return best
+
     def _parsed(self, call: ast.Call, func: Scope | None, at: ast.AST) -> Origin | None:
         """``re.match(r"(\\d+)", line)``, ``PAT.search(line)``, ``Layout.parse(kv_layout)``:
         input read by a parser with nothing but literals beside it is that input.
@@ -664,6 +690,25 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return False  # `from torch._inductor import config` is the config
         return self._binding_origin(name, func, stmt, value) is None
+
+
+def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:
+    """``(name, attr) -> [statement]`` for each ``name.attr = value`` in ``func``'s own
+    statements (not those of a function or class defined inside it), in source order."""
+    found: dict[tuple[str, str], list[ast.AST]] = {}
+    stack = list(reversed(func.body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                    found.setdefault((t.value.id, t.attr), []).append(stmt)
+        for block in reversed(statement_lists(stmt)):
+            stack.extend(reversed(block))
+    return found
 
 
 # The methods by which a caller asks a configuration what it says (`get_num_layers`,

@@ -307,6 +307,37 @@ class InputAssert(Contract):
     INVALID = (
         Example(
             source=(
+                "class VisionModel:\n"
+                "    def __init__(self, hf_config):\n"
+                "        self.hf_config = hf_config\n"
+                "\n"
+                "    def build(self):\n"
+                "        self.arch = self.hf_config.architectures[0]\n"
+                '        assert self.arch in ("LlavaLlamaForCausalLM", "LlavaMistralForCausalLM")\n'
+            ),
+            expect=(Expect("AC301", 7, 16, "hf_config"),),
+            fixed=(
+                "class VisionModel:\n"
+                "    def __init__(self, hf_config):\n"
+                "        self.hf_config = hf_config\n"
+                "\n"
+                "    def build(self):\n"
+                "        self.arch = self.hf_config.architectures[0]\n"
+                '        if not (self.arch in ("LlavaLlamaForCausalLM", "LlavaMistralForCausalLM")):\n'
+                "            raise ValueError(\n"
+                '                \'expected self.arch in ("LlavaLlamaForCausalLM", '
+                '"LlavaMistralForCausalLM")\'\n'
+                "            )\n"
+            ),
+            unsafe=True,
+            note=(
+                "An attribute the function itself stored on the way to the assert holds what "
+                "it stored -- here the architecture the model's config names -- whatever the "
+                "class's constructor does with it."
+            ),
+        ),
+        Example(
+            source=(
                 "class Linear:\n"
                 "    def __init__(self, quant_config, prefix):\n"
                 "        self.quant_method = quant_config.get_quant_method(self, prefix)\n"

@@ -1367,3 +1367,127 @@ def test_what_the_tests_on_the_way_establish_reaches_through_loops_handlers_and_
     # parameter before its exit is still that local; a flag among other tests
     # is what it was bound to. Line 22 compares with what `here()` computed.
     assert lines(src) == []
+
+
+# -- `assert False`, configurations asked, attributes stored on the way ----------------
+
+
+def test_an_assert_false_is_read_by_the_tests_that_lead_to_it():
+    src = (
+        "def pick(kind, sizes, step):\n"
+        "    for size in sizes:\n"
+        "        if size > 4:\n"
+        "            return size\n"
+        "    if step:\n"
+        "        if kind == 'a':\n"
+        "            return 1\n"
+        "        else:\n"
+        "            assert False, 'branch of kind'\n"  # 9: the else of a test of kind
+        "    while True:\n"
+        "        if kind == 'b':\n"
+        "            break\n"
+        "        assert False, 'in a loop'\n"  # 13: past `if kind == 'b': break`
+        "    assert False, 'past a loop'\n"  # 14: the block's ifs return inside a loop
+        "\n"
+        "def parse(rule, parts):\n"
+        "    if rule == 'tse':\n"
+        "        for part in parts:\n"
+        "            try:\n"
+        "                float(part)\n"
+        "            except ValueError:\n"
+        "                assert False, 'not a number'\n"  # 22: under `if rule == ...`, deep
+    )
+    assert lines(src) == [9, 13, 22]
+
+
+def test_an_assert_false_behind_the_functions_own_tests_is_a_marker():
+    src = (
+        "def plan(rows):\n"
+        "    n = count(rows)\n"
+        "    if n > 8:\n"
+        "        return 'wide'\n"
+        "    elif n > 2:\n"
+        "        return 'narrow'\n"
+        "    else:\n"
+        "        assert False, 'unreachable'\n"
+        "\n"
+        "def mode(flag):\n"
+        "    if flag:\n"
+        "        if check_ready():\n"
+        "            return 1\n"
+        "        assert False\n"  # behind an own test in the branch flag chose: the nearest
+        "    return 0\n"
+        "\n"
+        "def ok(x):\n"
+        "    assert True, 'a note'\n"
+    )
+    # `mode`: the `if flag:` around the block is a branch too -- input chose it.
+    assert lines(src) == [14]
+
+
+def test_an_assert_false_fix_raises_in_its_place_naming_the_failed_test():
+    src = (
+        "def page_tokens(kind):\n"
+        "    if kind == 'mla':\n"
+        "        return 64\n"
+        "    assert False\n"
+        "\n"
+        "def pick(kind):\n"
+        "    if kind == 'mla':\n"
+        "        assert False\n"
+    )
+    fixed = apply_fixes(src, check(src))
+    assert "    raise ValueError(\"expected kind == 'mla'\")\n" in fixed
+    assert "        raise ValueError(\"unexpected: kind == 'mla'\")\n" in fixed
+
+
+def test_what_a_configuration_answers_when_asked_is_configuration():
+    src = (
+        "def build(layer, quant_config, x):\n"
+        "    method = quant_config.get_quant_method(layer, 'p')\n"
+        "    assert method is not None\n"
+        "    out = quant_config.apply(layer, x)\n"
+        "    assert out is not None\n"  # handed data to work on: its own result
+        "    ready = quant_config.is_ready(layer)\n"
+        "    assert ready\n"
+    )
+    assert lines(src) == [3, 7]
+
+
+def test_an_attribute_stored_on_the_way_to_the_assert_holds_what_was_stored():
+    src = (
+        "class Model:\n"
+        "    def __init__(self, hf_config):\n"
+        "        self.hf_config = hf_config\n"
+        "        self.n = 0\n"
+        "\n"
+        "    def build(self, flag):\n"
+        "        self.arch = self.hf_config.architectures[0]\n"
+        "        assert self.arch\n"  # 8: stored from the config just above
+        "        if flag:\n"
+        "            self.kind = self.hf_config.model_type\n"
+        "        assert self.kind\n"  # 11: stored only under `if flag:`
+        "        self.arch = local_default()\n"
+        "        assert self.arch\n"  # 13: the last store is the function's own value
+        "        self.n = self.n + 1\n"
+        "        assert self.n\n"  # 15: reads itself as it was, once
+    )
+    assert lines(src) == [8]
+
+
+def test_a_constructors_stores_are_read_as_the_classs_facts():
+    # Read through the constructor's own stores, the worker would be "built from the
+    # configuration alone"; which role built it is the object's protocol.
+    src = (
+        "class Connector:\n"
+        "    def __init__(self, config, role):\n"
+        "        self.engine_id = config.engine_id\n"
+        "        if role == 1:\n"
+        "            self.worker = Worker(config, self.engine_id)\n"
+        "        else:\n"
+        "            self.worker = None\n"
+        "\n"
+        "    def register(self):\n"
+        "        assert self.worker is not None\n"
+    )
+    assert lines(src) == []
