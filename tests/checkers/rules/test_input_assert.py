@@ -1435,10 +1435,17 @@ def test_an_assert_false_fix_raises_in_its_place_naming_the_failed_test():
         "def pick(kind):\n"
         "    if kind == 'mla':\n"
         "        assert False\n"
+        "\n"
+        "def other(kind):\n"
+        "    if kind == 'gqa':\n"
+        "        return 1\n"
+        "    else:\n"
+        "        assert False\n"
     )
     fixed = apply_fixes(src, check(src))
     assert "    raise ValueError(\"expected kind == 'mla'\")\n" in fixed
     assert "        raise ValueError(\"unexpected: kind == 'mla'\")\n" in fixed
+    assert "        raise ValueError(\"expected kind == 'gqa'\")\n" in fixed
 
 
 def test_what_a_configuration_answers_when_asked_is_configuration():
@@ -1450,8 +1457,10 @@ def test_what_a_configuration_answers_when_asked_is_configuration():
         "    assert out is not None\n"  # handed data to work on: its own result
         "    ready = quant_config.is_ready(layer)\n"
         "    assert ready\n"
+        "    width = padded(quant_config.get_group_size())\n"
+        "    assert width > 0\n"  # what a function makes of the answer alone: still config
     )
-    assert lines(src) == [3, 7]
+    assert lines(src) == [3, 7, 9]
 
 
 def test_an_attribute_stored_on_the_way_to_the_assert_holds_what_was_stored():
@@ -1466,13 +1475,14 @@ def test_an_attribute_stored_on_the_way_to_the_assert_holds_what_was_stored():
         "        assert self.arch\n"  # 8: stored from the config just above
         "        if flag:\n"
         "            self.kind = self.hf_config.model_type\n"
-        "        assert self.kind\n"  # 11: stored only under `if flag:`
+        "            assert self.kind is not None\n"  # 11: stored in the block it sits in
+        "        assert self.kind\n"  # 12: stored only under `if flag:`
         "        self.arch = local_default()\n"
-        "        assert self.arch\n"  # 13: the last store is the function's own value
+        "        assert self.arch\n"  # 14: the last store is the function's own value
         "        self.n = self.n + 1\n"
-        "        assert self.n\n"  # 15: reads itself as it was, once
+        "        assert self.n\n"  # 16: reads itself as it was, once
     )
-    assert lines(src) == [8]
+    assert lines(src) == [8, 11]
 
 
 def test_a_constructors_stores_are_read_as_the_classs_facts():
