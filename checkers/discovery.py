@@ -8,7 +8,10 @@ unpacked sdist, the stdlib) the tree is walked and ``.gitignore`` files are
 applied with pathspec, imported only then.
 
 On top of either, ``exclude`` globs apply, and hidden directories, caches
-and virtual environments are skipped.
+and virtual environments are skipped. A symlink to a directory found on the
+way is not followed -- it most often points at a virtual environment or a
+dependency checked out beside the code, as ruff reasons too -- while one named
+on the command line is checked through; a symlink to a file is a file.
 
 A file named on the command line is checked even when git ignores it -- the
 user asked for that file -- but never when ``exclude`` matches it. ruff

@@ -438,3 +438,18 @@ def test_a_run_over_its_src_root_does_not_list_the_project_to_judge_a_glob(tmp_p
     (tmp_path / "pyproject.toml").write_text(pyproject(contract(KEYWORD, paths=["lib/**"])))
     assert main(["check", "-q", "pkg"]) == 2
     assert listed == [1]
+
+
+def test_a_directory_symlink_is_followed_only_where_it_is_named(project, capsys, tmp_path_factory):
+    # Found while walking, a symlink to a directory is most often a virtual environment or a
+    # dependency checked out beside the code; named on the command line, it is what to check.
+    outside = tmp_path_factory.mktemp("vendored")
+    (outside / "mod.py").write_text(
+        "class B:\n    def allocate_kv_cache_tensors(self, blocks):\n        pass\n"
+    )
+    root = project(KEYWORD)
+    (root / "pkg" / "vendored").symlink_to(outside, target_is_directory=True)
+    assert main(["check", "--no-cache"]) == 0
+    assert "All contracts hold" in capsys.readouterr().out
+    assert main(["check", "--no-cache", "pkg/vendored"]) == 1
+    assert "pkg/vendored/mod.py:2:" in capsys.readouterr().out
