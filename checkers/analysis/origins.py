@@ -85,9 +85,9 @@ values; and tests (``test*`` functions, ``Test*`` classes, test files).
 
 An ``assert False`` is read by the tests that lead to it (``branch_input``):
 each ``if`` it sits in or in whose ``else`` it sits, however deep, and each
-``if T: return`` before it in its own block. Where one of those reads input (``else: assert False,
-f"unsupported role {role}"``), input chooses the branch, and under ``python
--O`` an unsupported value falls through it.
+``if T: return`` before it in its own block. Where one of those reads input
+(``else: assert False, f"unsupported role {role}"``), input chooses the
+branch, and under ``python -O`` an unsupported value falls through it.
 """
 
 from __future__ import annotations
