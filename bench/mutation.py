@@ -291,6 +291,12 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/reliability/test_interrupt.py",
         ],
         "checkers/pool.py": ["tests/reliability/test_interrupt.py"],
+        # The serial loop's Ctrl-C check is the interrupt tests' to catch.
+        "checkers/linter.py": [
+            "tests/checkers",
+            "tests/reliability/test_user_files.py",
+            "tests/reliability/test_interrupt.py",
+        ],
         "checkers/coverage.py": [
             "tests/checkers/test_never_green.py",
             "tests/checkers/test_one_file_fast_path.py",
@@ -362,6 +368,10 @@ EQUIVALENT: dict[str, str] = {
     "checkers/analysis/dict_producers.py:spells_a_call_of:cmp:text.count(name) <= 1 -> "
     "(text.count(name) < 1)@0": "a shortcut only: a name spelled once is its definition, "
     "which the scan after it also finds and passes over",
+    "checkers/linter.py:<module>:const:64 -> 65@0": "how many files are checked between two "
+    "runs of the collector: a chunk's end lets the program's trees go and keeps the bodies "
+    "worked out, and a later question reads a dropped tree's file again, so any size gives the "
+    "same findings",
     "checkers/analysis/dict_producers.py:spells_a_call_of:const:64 -> 65@0": "the window need "
     "hold only `def` and the spaces before the name; a wider one differs only for a definition "
     "with 61 or more spaces before its name, counted as a use either way (a superset)",

@@ -118,3 +118,20 @@ def test_a_serial_run_lets_its_trees_go_at_each_chunk_end(tmp_path, monkeypatch)
     assert [f.code for r in results for f in r.findings] == ["AC821"]
     # Three files in chunks of two: two chunk ends, neither leaving a node reachable.
     assert kept == [0, 0]
+
+
+def test_a_chunk_end_leaves_the_bodies_worked_out_for_the_cache(tmp_path):
+    """What a pool worker hands back after each chunk (and a run in one process keeps): the
+    bodies its questions walked, beside each module's outline, so the next run reads them."""
+    from checkers.analysis.functions import S_DETAILS
+    from checkers.analysis.program import SUMMARY_KEY
+    from checkers.linter import Linter
+
+    write_tree(tmp_path, {"pyproject.toml": PYPROJECT, **FILES})
+    config = api.load_config(tmp_path, use_cache=False)
+    linter = Linter(config, api.selection_for(config))
+    rel = "pkg/a_rows.py"
+    linter.check_file(rel, str(tmp_path / rel), None)  # its entry walks z_plan's `plan`
+    linter.end_chunk()
+    summary = linter._project.new_summaries["pkg/z_plan.py" + SUMMARY_KEY][3]
+    assert summary[S_DETAILS] is not None and any(d is not None for d in summary[S_DETAILS])
