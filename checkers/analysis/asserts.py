@@ -87,7 +87,8 @@ def fix(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool] | None
     from checkers.fix_layout import flat, laid_out, plain
 
     if branch is not None:
-        return _raise_in_place(source, node, exc, branch, (line, col, end_line, end_col))
+        span = (line, col, end_line, end_col)
+        return _raise_in_place(source, node, exc, branch, span, indent, rest)
     one_line = test if "\n" not in test else flat(test)
     message = (
         source_segment(source, node.msg)
@@ -111,7 +112,10 @@ def fix(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool] | None
     )
 
 
-def _raise_in_place(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool], span):
+def _raise_in_place(
+    source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool], span, indent, rest
+):
+    from checkers.fix_layout import flat, group, line_length
     from checkers.literals import preferred_quote, string_literal
     from contracts.finding import Edit, Fix
 
@@ -126,9 +130,16 @@ def _raise_in_place(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, 
         # Reached where the test failed (an `else:`, past `if T: return`): T was expected.
         said = ("expected " if failed else "unexpected: ") + " ".join(test.split())
         message = string_literal(said, preferred_quote(source))
-    # A message over several lines stays inside the call's parentheses: still one statement.
+    # As the project's formatter lays it out (checkers/fix_layout.py) where that is known;
+    # else the message as written, which inside the call's parentheses is one statement still.
+    content = f"raise {exc}({message})"
+    joined = flat(message)
+    if joined is not None:
+        lines = group(f"raise {exc}(", joined, ")", indent, line_length(source.abspath), rest)
+        if lines is not None:
+            content = "\n".join(lines)[len(indent) :]
     return Fix(
         message=f"Raise {exc} instead of asserting",
-        edits=(Edit(*span, f"raise {exc}({message})"),),
+        edits=(Edit(*span, content),),
         applicability="unsafe",
     )

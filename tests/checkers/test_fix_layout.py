@@ -108,6 +108,51 @@ def test_a_formatted_file_stays_formatted_after_the_fix(
     assert after.returncode == 0, after.stdout
 
 
+ASSERT_FALSE = [
+    "assert False",
+    "assert 0, 'a message long enough that the raise line passes the limit for sure, it does'",
+    "assert False, (\n    f'the first part of a message about {kind} and '\n    f'its second part'\n)",
+    "assert False, f'unsupported kind {kind}: expected one of the two kinds this function knows'",
+]
+
+
+@pytest.mark.skipif(RUFF is None, reason="ruff is not installed (the test extra installs it)")
+@pytest.mark.parametrize("line_length", [88, 100])
+@pytest.mark.parametrize("depth", [1, 3, 5])
+@pytest.mark.parametrize("statement", ASSERT_FALSE, ids=range(len(ASSERT_FALSE)))
+def test_an_assert_false_fix_leaves_a_formatted_file_formatted(
+    make_project, statement, depth, line_length
+):
+    # The branch a parameter chooses: `assert False` there is input-assert's finding.
+    head = "".join("    " * i + f"def f{i}():\n" for i in range(depth - 1))
+    pad = "    " * (depth - 1)
+    head += f"{pad}def f{depth - 1}(kind):\n{pad}    if kind == 1:\n{pad}        return 1\n"
+    project = make_project(
+        "no-input-asserts",
+        files={"mod.py": head + textwrap.indent(statement, pad + "    ") + "\n"},
+        before=f"[tool.ruff]\nline-length = {line_length}\n",
+    )
+    path = project.root / "mod.py"
+    formatted = subprocess.run(
+        [RUFF, "format", "--config", f"line-length = {line_length}", "-"],
+        input=path.read_text(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    path.write_text(formatted)
+    from checkers import api
+
+    result = api.check(cwd=project.root, use_cache=False, jobs=1, fix=True, unsafe_fixes=True)
+    assert result.fixed == 1, (result.findings, result.warnings)
+    fixed = path.read_text()
+    assert "raise ValueError(" in fixed and "assert" not in fixed
+    after = subprocess.run(
+        [RUFF, "format", "--diff", str(path)], cwd=project.root, capture_output=True, text=True
+    )
+    assert after.returncode == 0, after.stdout
+
+
 def test_the_message_of_a_split_condition_is_the_condition_on_one_line(make_project):
     project = make_project(
         "no-input-asserts",
