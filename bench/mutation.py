@@ -237,6 +237,12 @@ TARGETS: dict[str, dict[str, list[str]]] = {
             "tests/checkers/test_rule_examples.py",
             "tests/checkers/test_project.py",
         ],
+        # The fix's layout is held by the format round trips of test_fix_layout.py.
+        "checkers/analysis/asserts.py": [
+            "tests/checkers/rules",
+            "tests/checkers/test_rule_examples.py",
+            "tests/checkers/test_fix_layout.py",
+        ],
     },
     # The checker's own modules (TARGET_FILES), each with the tests that hold it -- the
     # pointed files first, seconds each. The default, every checkers test, is for a module no

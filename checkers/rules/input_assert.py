@@ -85,7 +85,9 @@ RULES = (
         fix_safety=(
             "The fix rewrites `assert cond, msg` to `if not (cond): raise ValueError(msg)` "
             "(`TypeError` for an `isinstance`/`issubclass` condition), keeping the message, "
-            "or naming the condition when there is none. It is unsafe: the check now runs "
+            "or naming the condition when there is none; an `assert False, msg` ending a "
+            "branch becomes `raise ValueError(msg)` in its place (the message naming the test "
+            "that led there when there is none). It is unsafe: the check now runs "
             "under `python -O` too, where it used to be stripped, and callers that catch "
             "`AssertionError` stop catching it. A message it writes is quoted the way most of "
             "the file's strings are (double quotes in a tie), and the rewrite is laid out as "
