@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import groupby
+from operator import itemgetter
 
 
 class GlobError(ValueError):
@@ -94,34 +96,22 @@ def translate(glob: str) -> tuple[str, bool]:
 class GlobSet:
     """Compiled globs with pathspec's ``match_file`` interface."""
 
-    __slots__ = ("_any", "_ordered", "globs")
+    __slots__ = ("_ordered", "globs")
 
     def __init__(self, globs: Iterable[str]) -> None:
         self.globs = tuple(globs)
-        translated = [translate(g) for g in self.globs]
-        if any(neg for _, neg in translated):
-            self._any = None
-            # The last glob that matches decides; within a run of globs of one polarity any
-            # match decides alike, so each run is one pattern, tried from the last run back.
-            runs: list[tuple[list[str], bool]] = []
-            for rx, neg in translated:
-                if runs and runs[-1][1] == neg:
-                    runs[-1][0].append(rx)
-                else:
-                    runs.append(([rx], neg))
-            self._ordered = [
-                (re.compile("|".join(f"(?:{rx})" for rx in rxs)), neg)
-                for rxs, neg in reversed(runs)
-            ]
-        else:
-            self._any = (
-                re.compile("|".join(f"(?:{rx})" for rx, _ in translated)) if translated else None
-            )
-            self._ordered = []
+        # The last glob that matches decides; within a run of globs of one polarity any match
+        # decides alike, so each run is one pattern, tried from the last run back (without a
+        # negation, the whole list is one run).
+        runs = [
+            (neg, [rx for rx, _ in run])
+            for neg, run in groupby((translate(g) for g in self.globs), key=itemgetter(1))
+        ]
+        self._ordered = [
+            (re.compile("|".join(f"(?:{rx})" for rx in rxs)), neg) for neg, rxs in reversed(runs)
+        ]
 
     def match_file(self, path: str) -> bool:
-        if self._any is not None:
-            return self._any.fullmatch(path) is not None
         for rx, negated in self._ordered:
             if rx.fullmatch(path):
                 return not negated

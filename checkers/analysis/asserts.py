@@ -70,6 +70,7 @@ def fix(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool] | None
     """``if not (cond): raise Exc(msg)`` in place of the assert, when it owns its lines; for
     ``assert False`` ending a branch, ``raise Exc(msg)`` alone (``branch``: the test that
     chooses it, and whether it is taken when the test fails)."""
+    from checkers.fix_layout import flat, group, laid_out, line_length, plain
     from checkers.literals import preferred_quote, string_literal
     from contracts.finding import Edit, Fix
 
@@ -84,62 +85,39 @@ def fix(source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool] | None
     test = source_segment(source, node.test)
     if not test:
         return None
-    from checkers.fix_layout import flat, laid_out, plain
-
-    if branch is not None:
-        span = (line, col, end_line, end_col)
-        return _raise_in_place(source, node, exc, branch, span, indent, rest)
-    one_line = test if "\n" not in test else flat(test)
-    message = (
-        source_segment(source, node.msg)
-        if node.msg is not None
-        else string_literal(
-            "expected " + (plain(one_line) if one_line else " ".join(test.split())),
-            preferred_quote(source),
-        )
-    )
-    if node.msg is not None and not message:
-        return None
-    # As the project's formatter lays it out (checkers/fix_layout.py), where that is known;
-    # else the plain two lines.
-    content = laid_out(
-        source.abspath, indent, "if not (", test, "):", f"raise {exc}(", message, ")", rest
-    )
-    return Fix(
-        message=f"Raise {exc} instead of asserting",
-        edits=(Edit(line, col, end_line, end_col, content),),
-        applicability="unsafe",
-    )
-
-
-def _raise_in_place(
-    source, node: ast.Assert, exc: str, branch: tuple[ast.expr, bool], span, indent, rest
-):
-    from checkers.fix_layout import flat, group, line_length
-    from checkers.literals import preferred_quote, string_literal
-    from contracts.finding import Edit, Fix
-
     if node.msg is not None:
         message = source_segment(source, node.msg)
         if not message:
             return None
+    elif branch is None:
+        one_line = test if "\n" not in test else flat(test)
+        said = "expected " + (plain(one_line) if one_line else " ".join(test.split()))
+        message = string_literal(said, preferred_quote(source))
     else:
-        test, failed = source_segment(source, branch[0]), branch[1]
-        if not test:
+        chosen, failed = source_segment(source, branch[0]), branch[1]
+        if not chosen:
             return None
         # Reached where the test failed (an `else:`, past `if T: return`): T was expected.
-        said = ("expected " if failed else "unexpected: ") + " ".join(test.split())
+        said = ("expected " if failed else "unexpected: ") + " ".join(chosen.split())
         message = string_literal(said, preferred_quote(source))
-    # As the project's formatter lays it out (checkers/fix_layout.py) where that is known;
-    # else the message as written, which inside the call's parentheses is one statement still.
-    content = f"raise {exc}({message})"
-    joined = flat(message)
-    if joined is not None:
-        lines = group(f"raise {exc}(", joined, ")", indent, line_length(source.abspath), rest)
-        if lines is not None:
-            content = "\n".join(lines)[len(indent) :]
+    # As the project's formatter lays it out (checkers/fix_layout.py), where that is known;
+    # else the plain lines (a message over several stays inside the call's parentheses).
+    if branch is None:
+        content = laid_out(
+            source.abspath, indent, "if not (", test, "):", f"raise {exc}(", message, ")", rest
+        )
+    else:
+        content = f"raise {exc}({message})"
+        joined = flat(message)
+        laid = (
+            None
+            if joined is None
+            else group(f"raise {exc}(", joined, ")", indent, line_length(source.abspath), rest)
+        )
+        if laid is not None:
+            content = "\n".join(laid)[len(indent) :]
     return Fix(
         message=f"Raise {exc} instead of asserting",
-        edits=(Edit(*span, content),),
+        edits=(Edit(line, col, end_line, end_col, content),),
         applicability="unsafe",
     )

@@ -46,25 +46,31 @@ _RACY_SECONDS = 2
 _KEPT_TREES = 16
 
 
+def _made(project) -> Program | None:
+    """The program made for a project index, if one was."""
+    found = getattr(project, "_program", None)
+    return found if found is not None and found.project is project else None
+
+
 def keep_details(project) -> None:
     """The bodies a project index's program worked out, left for the cache (see
     ``Program.keep_details``); nothing when no program was made."""
-    found = getattr(project, "_program", None)
-    if found is not None and found.project is project:
+    found = _made(project)
+    if found is not None:
         found.keep_details()
 
 
 def drop_trees(project) -> None:
     """Let every tree a project index's program holds go (see ``Program.drop_trees``)."""
-    found = getattr(project, "_program", None)
-    if found is not None and found.project is project:
+    found = _made(project)
+    if found is not None:
         found.drop_trees()
 
 
 def program_of(project) -> Program:
     """The one ``Program`` of a project index (made on first use, kept on the index)."""
-    found = getattr(project, "_program", None)
-    if found is None or found.project is not project:
+    found = _made(project)
+    if found is None:
         found = Program(project)
         # An index that takes no attributes gets a program per question.
         with contextlib.suppress(AttributeError):

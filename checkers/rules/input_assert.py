@@ -768,26 +768,21 @@ class InputAssert(Contract):
                 if chosen is None:
                     continue  # a marker: the code's own values lead there, if anything
                 origin, test, failed = chosen
-                exc = exception_for(test)
-                yield self.finding(
-                    source,
-                    node.test,
-                    f"`assert {source_segment(source, node.test)}` ends a branch input "
-                    f"chooses ({origin.what}); `python -O` strips it and the bad value goes "
-                    f"on silently: raise {exc} naming the value instead",
-                    span_node=node,
-                    fix=fix(source, node, exc, branch=(test, failed)),
-                )
-                continue
-            origin = module.reads_input(node.test, func, node)
-            if origin is None:
-                continue
-            exc = exception_for(node.test)
+                branch = (test, failed)
+                said = f"`assert {source_segment(source, node.test)}` ends a branch input chooses"
+                goes = "goes on silently"
+            else:
+                origin = module.reads_input(node.test, func, node)
+                if origin is None:
+                    continue
+                test, branch = node.test, None
+                said, goes = "`assert` validates input", "goes through silently"
+            exc = exception_for(test)
             yield self.finding(
                 source,
                 node.test,
-                f"`assert` validates input ({origin.what}); `python -O` strips it and the "
-                f"bad value goes through silently: raise {exc} naming the value instead",
+                f"{said} ({origin.what}); `python -O` strips it and the bad value {goes}: "
+                f"raise {exc} naming the value instead",
                 span_node=node,
-                fix=fix(source, node, exc),
+                fix=fix(source, node, exc, branch=branch),
             )
