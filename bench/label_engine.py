@@ -40,6 +40,9 @@ from label_asserts import TEST_PATH, show
 from precision import DATA, engine_roots, engine_version, line_sha, read_lines
 
 ASSERT_LABELS = "assert_engine_labels.jsonl"
+# A second reader's verdicts on draws the first file labels, written without its labels
+# or the rule's verdicts in sight: how often two readers agree bounds any rule's score.
+SECOND_ASSERT_LABELS = "assert_engine_second_labels.jsonl"
 CALL_LABELS = "repeat_interleave_engine_labels.jsonl"
 # The engines' library code: sglang and lmdeploy whole (runtime, kernels and,
 # for sglang, the diffusion runtime), transformers' model code only (the rest
@@ -215,6 +218,16 @@ def check(roots: dict[str, Path]) -> int:
             bad = 1
         else:
             print(f"{name}: {len(have)} labelled asserts are exactly the seeded draw")
+        first = {(r["set"], r["path"], r["line"]): r["sha"] for r in asserts if r["root"] == name}
+        second = [r for r in _labelled(SECOND_ASSERT_LABELS) if r["root"] == name]
+        sets = set(r["set"] for r in second)
+        wanted = [key for key in first if key[0] in sets]
+        got = [(r["set"], r["path"], r["line"]) for r in second]
+        if got != wanted or any(first[k] != r["sha"] for k, r in zip(got, second, strict=True)):
+            print(f"{name}: the second reader's labels are not whole draws of the first file")
+            bad = 1
+        elif second:
+            print(f"{name}: {len(second)} second-reader labels, whole draws: {sorted(sets)}")
     return bad
 
 
@@ -260,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     write.add_argument("set")
     write.add_argument("verdicts", type=Path)
+    write.add_argument(
+        "--file",
+        default=ASSERT_LABELS,
+        help=f"label file under tests/checkers/data (default {ASSERT_LABELS}); a second "
+        f"reader's verdicts on a draw already labelled go to {SECOND_ASSERT_LABELS}",
+    )
     opts = parser.parse_args(argv)
     roots = engine_roots(opts.engine)
     if opts.command == "calls":
@@ -271,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     elif opts.command == "check":
         return check(roots)
     elif opts.command == "record":
-        return record(opts.set, opts.verdicts, roots)
+        return record(opts.set, opts.verdicts, roots, opts.file)
     elif opts.command == "show-calls":
         calls = repeat_interleave_calls(opts.name, roots[opts.name])
         for index in range(opts.start, min(opts.stop, len(calls))):
@@ -292,21 +311,26 @@ def main(argv: list[str] | None = None) -> int:
 VERDICTS = ("input", "state", "unclear")
 
 
-def record(set_name: str, verdicts: Path, roots: dict[str, Path]) -> int:
-    """Append one draw's verdicts to the label file, each with its line's hash.
+def record(
+    set_name: str, verdicts: Path, roots: dict[str, Path], file: str = ASSERT_LABELS
+) -> int:
+    """Append one draw's verdicts to a label file, each with its line's hash.
 
-    Refuses a draw already labelled, a verdict file that skips or repeats an
-    index, and an unknown verdict, so the file stays exactly the draws in order.
+    Refuses a draw already labelled there, a verdict file that skips or repeats an
+    index, and an unknown verdict, so the file stays exactly the draws in order; a
+    second reader's file takes only draws the first file has labelled.
     """
     records = [r for r in draw_asserts_all(roots) if r["set"] == set_name]
     if not records:
         raise ValueError(f"no draw named {set_name!r} among the engines given")
-    if any(r["set"] == set_name for r in _labelled(ASSERT_LABELS)):
-        raise ValueError(f"{set_name!r} is already labelled in {ASSERT_LABELS}")
+    if any(r["set"] == set_name for r in _labelled(file)):
+        raise ValueError(f"{set_name!r} is already labelled in {file}")
+    if file != ASSERT_LABELS and not any(r["set"] == set_name for r in _labelled(ASSERT_LABELS)):
+        raise ValueError(f"{set_name!r} has no first labels in {ASSERT_LABELS} to compare with")
     rows = _verdict_rows(verdicts, VERDICTS, len(records))
     root = roots[records[0]["root"]]
     version = engine_version(root)
-    with (DATA / ASSERT_LABELS).open("a", encoding="utf-8") as out:
+    with (DATA / file).open("a", encoding="utf-8") as out:
         for index, rec in enumerate(records):
             label, reason = rows[index]
             full = {
@@ -320,7 +344,7 @@ def record(set_name: str, verdicts: Path, roots: dict[str, Path]) -> int:
                 "reason": reason,
             }
             out.write(json.dumps(full) + "\n")
-    print(f"{set_name}: {len(records)} verdicts recorded")
+    print(f"{set_name}: {len(records)} verdicts recorded in {file}")
     return 0
 
 
