@@ -489,6 +489,8 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held2", "lmdeploy 60, stratified, held out (second)"),
     ("sglang-held3", "sglang 60, stratified, held out (third)"),
     ("lmdeploy-held3", "lmdeploy 60, stratified, held out (third)"),
+    ("sglang-held4", "sglang 60, stratified, held out (fourth)"),
+    ("lmdeploy-held4", "lmdeploy 60, stratified, held out (fourth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
