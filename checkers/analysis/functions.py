@@ -189,11 +189,9 @@ def body_details(
     head = lines[first - 1]
     if head[:col].strip() or (col and first == 1):
         return None
-    text = "".join(lines[first - 1 : end])
-    if col:
-        text = "\n" * (first - 2) + "if 1:\n" + text
-    else:
-        text = "\n" * (first - 1) + text
+    # Blank lines up to the `def`'s own: one fewer and an `if 1:` where it is indented.
+    above = "\n" * (first - 2) + "if 1:\n" if col else "\n" * (first - 1)
+    text = above + "".join(lines[first - 1 : end])
     try:
         tree = ast.parse(text, filename=filename)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

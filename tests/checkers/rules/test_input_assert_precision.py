@@ -196,3 +196,20 @@ def test_readers_who_always_agree_have_kappa_one_and_opposite_ones_below_zero(be
     # Both readers saying input throughout: chance agreement is 1, kappa 1 by convention.
     only = [_rec(1, "input")]
     assert bench.agreement(only, only).kappa == 1.0
+
+
+SECOND_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_second_labels.jsonl"
+
+
+def test_second_reader_labels_are_whole_draws_of_the_first_file():
+    first = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
+    second = [json.loads(line) for line in SECOND_LABELS.read_text().splitlines() if line]
+    sets = {r["set"] for r in second}
+    assert sets == {"sglang-held3", "lmdeploy-held3"}
+    key = lambda r: (r["set"], r["root"], r["path"], r["line"], r["sha"])  # noqa: E731
+    # The same asserts, in the same order, hashing the same: each draw relabelled whole.
+    assert [key(r) for r in second] == [key(r) for r in first if r["set"] in sets]
+    for rec in second:
+        assert rec["label"] in ("input", "state", "unclear")
+        assert rec["reason"].strip() and "\n" not in rec["reason"]
+        assert not rec.get("revised")
