@@ -314,9 +314,7 @@ def main(argv: list[str] | None = None) -> int:
 VERDICTS = ("input", "state", "unclear")
 
 
-def record(
-    set_name: str, verdicts: Path, roots: dict[str, Path], file: str = ASSERT_LABELS
-) -> int:
+def record(set_name: str, verdicts: Path, roots: dict[str, Path], file: str = ASSERT_LABELS) -> int:
     """Append one draw's verdicts to a label file, each with its line's hash.
 
     Refuses a draw already labelled there, a verdict file that skips or repeats an

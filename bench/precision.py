@@ -556,7 +556,9 @@ def second_reader_report(engines: dict[str, Path], misses: bool) -> None:
     if not second:
         return
     file = "assert_engine_labels.jsonl"
-    print(f"AC301 input-assert, a second reader (labels: tests/checkers/data/{SECOND_ASSERT_LABELS})")
+    print(
+        f"AC301 input-assert, a second reader (labels: tests/checkers/data/{SECOND_ASSERT_LABELS})"
+    )
     sets = tuple(dict.fromkeys(r["set"] for r in second))
     versus_second = score(
         SECOND_ASSERT_LABELS, rule("input-assert", {}), "input", sets=sets, engines=engines

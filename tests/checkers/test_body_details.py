@@ -13,7 +13,7 @@ from checkers.analysis.functions import O_QUAL, Outliner, body_details
 
 REPO = Path(__file__).resolve().parents[2]
 
-SHAPES = '''\
+SHAPES = """\
 import os
 from . import sibling as sib
 
@@ -53,7 +53,7 @@ class Tabbed:
 if os.name:
     def guarded(q):
         return sib.q(q)
-'''
+"""
 
 
 def _pairs(text: str, package: str | None = "pkg.sub"):
@@ -61,8 +61,10 @@ def _pairs(text: str, package: str | None = "pkg.sub"):
     outliner = Outliner(tree, package, text)
     lines = io.StringIO(text, newline="").readlines()
     for index, outline in enumerate(outliner.outlines):
-        yield outline, outliner.detail(index), body_details(
-            lines, outline, outliner.aliases, package
+        yield (
+            outline,
+            outliner.detail(index),
+            body_details(lines, outline, outliner.aliases, package),
         )
 
 
