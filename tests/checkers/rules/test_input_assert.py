@@ -1501,3 +1501,64 @@ def test_a_constructors_stores_are_read_as_the_classs_facts():
         "        assert self.worker is not None\n"
     )
     assert lines(src) == []
+
+
+def test_a_helper_that_hands_back_its_arguments_worked_out_passes_input_on():
+    src = (
+        "import torch\n"
+        "\n"
+        "def pad_to(n, multiple=64):\n"
+        "    return ((n + multiple - 1) // multiple) * multiple\n"
+        "\n"
+        "def lookup(node):\n"
+        "    if not hasattr(node, 'meta'):\n"
+        "        return None\n"
+        "    return node.meta['val']\n"
+        "\n"
+        "def rounded(n):\n"
+        "    n = n + 1\n"
+        "    return n\n"
+        "\n"
+        "def lengths(x):\n"
+        "    yield x.shape[0]\n"
+        "\n"
+        "class Embedding:\n"
+        "    def __init__(self, vocab, added, tp):\n"
+        "        self.vocab = vocab\n"
+        "        self.padded = pad_to(self.vocab)\n"
+        "        self.total = pad_to(self.padded + added, 128)\n"
+        "        assert self.padded <= self.total\n"
+        "        self.tp = tp\n"
+        "\n"
+        "    def _tensor(self, indices):\n"
+        "        return torch.as_tensor(indices, device=self.device).view(-1)\n"
+        "\n"
+        "    def _own(self, indices):\n"
+        "        return torch.as_tensor(indices, device=self.device).view(self.rows)\n"
+        "\n"
+        "    def store(self, index, rows):\n"
+        "        flat = self._tensor(index)\n"
+        "        assert flat.numel() == 1\n"
+        "        shaped = self._own(rows)\n"
+        "        assert shaped.numel() == 1\n"
+        "\n"
+        "def nodes(items, n):\n"
+        "    for node in items:\n"
+        "        ft = lookup(node)\n"
+        "        assert ft is not None\n"
+        "    m = rounded(n)\n"
+        "    assert m > 1\n"
+        "    k = pad_to(len(items) * 2, 8)\n"
+        "    assert k > 0\n"
+        "    w = next(lengths(items))\n"
+        "    assert w > 0\n"
+        "    own = pad_to(count_blocks())\n"
+        "    assert own > 0\n"
+    )
+    # Input: the constructor's copies worked out by the module's padding helper and
+    # compared (23); an index the object's own reshaping method hands back (34); a
+    # size padded from the caller's count (45). Not: a reshape to the object's own
+    # shape (36); a lookup that returns None when it fails (41); a helper that re-binds
+    # its parameter (43) or yields (47); the helper applied to the function's own
+    # count (49).
+    assert lines(src) == [23, 34, 45]
