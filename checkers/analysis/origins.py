@@ -601,7 +601,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         given = [a for a in [*call.args, *(k.value for k in call.keywords)] if not is_literal(a)]
         found = [self.view(a, func, at) for a in given]
         if found and all(o is not None for o in found):
-            return Origin(f"{found[0].what}, handed back by `{helper.name}`", config=found[0].config)
+            return Origin(
+                f"{found[0].what}, handed back by `{helper.name}`", config=found[0].config
+            )
         return None
 
     def _module_functions(self) -> dict[str, ast.FunctionDef]:

@@ -1562,3 +1562,112 @@ def test_a_helper_that_hands_back_its_arguments_worked_out_passes_input_on():
     # its parameter (43) or yields (47); the helper applied to the function's own
     # count (49).
     assert lines(src) == [23, 34, 45]
+
+
+@pytest.mark.parametrize(
+    ("helper", "method", "hands_back"),
+    [
+        ("def f(n, m):\n    return (n + m - 1) // m * m\n", False, True),
+        ("def f(n):\n    return -n\n", False, True),
+        ("def f(x):\n    return x.shape[1:]\n", False, True),
+        ("def f(x, i):\n    return x[i]\n", False, True),
+        ("def f(x, i):\n    return x[i::2]\n", False, True),
+        ("def f(x):\n    return x.reshape(1, -1), x.shape\n", False, True),
+        (
+            "def f(x):\n    '''Doc.'''\n    if x:\n        return x\n    raise ValueError(x)\n",
+            False,
+            True,
+        ),
+        ("def f(x):\n    if x:\n        return x\n    else:\n        return -x\n", False, True),
+        ("def f(x, d):\n    return torch.as_tensor(x, device=d)\n", False, True),
+        ("def f(x, w):\n    return torch.as_tensor(x, out=w)\n", False, True),
+        ("def f(x):\n    return torch.as_tensor(x, out=GLOBAL)\n", False, False),
+        ("def f(x):\n    return len(x)\n", False, True),
+        ("def f(self, x):\n    return x.view(-1)\n", True, True),
+        ("def f(self, x):\n    return self.x\n", True, False),
+        ("def f(self, x):\n    return self\n", False, True),
+        ("def f(x):\n    return x.view(ROWS)\n", False, False),
+        ("def f(x):\n    return ROWS\n", False, False),
+        ("def f(x):\n    return None\n", False, False),
+        ("def f(x):\n    return\n", False, False),
+        ("def f(x):\n    pass\n", False, False),
+        ("def f(x):\n    return x[i]\n", False, False),
+        ("def f(x):\n    return x[::k]\n", False, False),
+        ("def f(x):\n    return x + k\n", False, False),
+        ("def f(x):\n    return k + x\n", False, False),
+        ("def f(x):\n    return x, k\n", False, False),
+        ("def f(x):\n    return compute(x)\n", False, False),
+        ("def f(x):\n    return x.matmul(x)\n", False, False),
+        ("def f(x):\n    return x.view(k)\n", False, False),
+        ("def f(x):\n    return [x]\n", False, False),
+        ("def f(x):\n    if x:\n        x = 1\n    return x\n", False, False),
+        ("def f(x):\n    if x:\n        return x\n    else:\n        y = 2\n", False, False),
+        ("def f(x):\n    x.append(1)\n    return x\n", False, False),
+        ("def f(*, x):\n    return x\n", False, True),
+        ("async def f(x):\n    return x\n", False, False),
+        ("def f(x):\n    yield x\n", False, False),
+    ],
+)
+def test_which_helpers_hand_back_their_arguments(helper, method, hands_back):
+    from checkers.analysis.pass_through import returns_its_arguments
+
+    node = ast.parse(helper).body[0]
+    assert returns_its_arguments(node, skip_first=method) is hands_back
+
+
+def test_which_helper_a_call_names_and_how_its_parameters_line_up():
+    src = (
+        "if FAST:\n"
+        "    def twice(n):\n"
+        "        return n\n"
+        "def twice(n):\n"
+        "    return n * 2\n"
+        "def twice(n):\n"
+        "    return n * 3\n"
+        "\n"
+        "def once(n):\n"
+        "    return n * 2\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, rows):\n"
+        "        self.rows = rows\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def _flat(x):\n"
+        "        return x.view(-1)\n"
+        "\n"
+        "    def _first(self, x):\n"
+        "        return x.view(-1)\n"
+        "\n"
+        "    def _own(self, x):\n"
+        "        return self.rows\n"
+        "\n"
+        "    def _shadowed(self, x):\n"
+        "        return x\n"
+        "\n"
+        "    def _shadowed(self, x):\n"
+        "        return x\n"
+        "\n"
+        "    def put(self, index):\n"
+        "        a = twice(index)\n"
+        "        assert a > 0\n"
+        "        b = once(index)\n"
+        "        assert b > 0\n"
+        "        c = self._flat(index)\n"
+        "        assert c.numel() == 1\n"
+        "        d = self._first(index)\n"
+        "        assert d.numel() == 1\n"
+        "        e = self._own(index)\n"
+        "        assert e > 0\n"
+        "        f = self._shadowed(index)\n"
+        "        assert f > 0\n"
+        "        g = other._first(index)\n"
+        "        assert g.numel() == 1\n"
+        "        h = self._first(5)\n"
+        "        assert h.numel() == 1\n"
+    )
+    # Input: the one `once` (36), a staticmethod (38) and a method (40) handing back
+    # `index`. Not: a name the module defines twice (34), a method returning the
+    # object's own rows (42), a method defined twice (44), another object's method
+    # (46), a helper handed a literal alone (48).
+    assert lines(src) == [36, 38, 40]
