@@ -40,8 +40,8 @@ _PLACEMENT = frozenset({"dtype", "device", "non_blocking"})
 def returns_its_arguments(node: ast.FunctionDef, skip_first: bool) -> bool:
     """Does ``node`` (a method when ``skip_first``: its first parameter is the
     instance) return nothing but its parameters worked out?"""
-    if isinstance(node, ast.AsyncFunctionDef) or not isinstance(node, ast.FunctionDef):
-        return False
+    if not isinstance(node, ast.FunctionDef):
+        return False  # an `async def` (an `AsyncFunctionDef`) hands back a coroutine
     args = node.args
     ordered = [*args.posonlyargs, *args.args]
     if skip_first:
@@ -101,7 +101,7 @@ def _of_params(expr: ast.AST | None, params: set[str]) -> bool:
     ):
         if not _of_params(callee.value, params):
             return False
-    elif dotted(callee) not in (VIEW_BUILTINS | REDUCING_BUILTINS | CONVERSIONS | _TENSOR_OF):
+    elif dotted(callee) not in (VIEW_BUILTINS | REDUCING_BUILTINS | _TENSOR_OF):
         return False
     return all(_of_params(a, params) for a in expr.args) and all(
         k.arg in _PLACEMENT or _of_params(k.value, params) for k in expr.keywords
