@@ -40,6 +40,9 @@ from label_asserts import TEST_PATH, show
 from precision import DATA, engine_roots, engine_version, line_sha, read_lines
 
 ASSERT_LABELS = "assert_engine_labels.jsonl"
+# A second reader's verdicts on draws the first file labels, written without its labels
+# or the rule's verdicts in sight: how often two readers agree bounds any rule's score.
+SECOND_ASSERT_LABELS = "assert_engine_second_labels.jsonl"
 CALL_LABELS = "repeat_interleave_engine_labels.jsonl"
 # The engines' library code: sglang and lmdeploy whole (runtime, kernels and,
 # for sglang, the diffusion runtime), transformers' model code only (the rest
@@ -60,7 +63,8 @@ CALL_SCOPES = {"sglang": ("",), "transformers": ("models/",), "lmdeploy": ("",)}
 # after every change was committed. A second held-out round of each engine
 # (``*-held2``) was drawn and labelled once the first had been scored, before
 # any further change to the rule. A third held-out round of each engine
-# (``*-held3``) was drawn and labelled before the next change to the rule.
+# (``*-held3``) was drawn and labelled before the next change to the rule,
+# and a fourth (``*-held4``) likewise before the change after that.
 # Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
 # ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -74,6 +78,8 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held2", "lmdeploy", 20285, 60, "", True),
     ("sglang-held3", "sglang", 20286, 60, "", True),
     ("lmdeploy-held3", "lmdeploy", 20287, 60, "", True),
+    ("sglang-held4", "sglang", 20288, 60, "", True),
+    ("lmdeploy-held4", "lmdeploy", 20289, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 
@@ -215,6 +221,16 @@ def check(roots: dict[str, Path]) -> int:
             bad = 1
         else:
             print(f"{name}: {len(have)} labelled asserts are exactly the seeded draw")
+        first = {(r["set"], r["path"], r["line"]): r["sha"] for r in asserts if r["root"] == name}
+        second = [r for r in _labelled(SECOND_ASSERT_LABELS) if r["root"] == name]
+        sets = set(r["set"] for r in second)
+        wanted = [key for key in first if key[0] in sets]
+        got = [(r["set"], r["path"], r["line"]) for r in second]
+        if got != wanted or any(first[k] != r["sha"] for k, r in zip(got, second, strict=True)):
+            print(f"{name}: the second reader's labels are not whole draws of the first file")
+            bad = 1
+        elif second:
+            print(f"{name}: {len(second)} second-reader labels, whole draws: {sorted(sets)}")
     return bad
 
 
@@ -260,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     write.add_argument("set")
     write.add_argument("verdicts", type=Path)
+    write.add_argument(
+        "--file",
+        default=ASSERT_LABELS,
+        help=f"label file under tests/checkers/data (default {ASSERT_LABELS}); a second "
+        f"reader's verdicts on a draw already labelled go to {SECOND_ASSERT_LABELS}",
+    )
     opts = parser.parse_args(argv)
     roots = engine_roots(opts.engine)
     if opts.command == "calls":
@@ -271,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     elif opts.command == "check":
         return check(roots)
     elif opts.command == "record":
-        return record(opts.set, opts.verdicts, roots)
+        return record(opts.set, opts.verdicts, roots, opts.file)
     elif opts.command == "show-calls":
         calls = repeat_interleave_calls(opts.name, roots[opts.name])
         for index in range(opts.start, min(opts.stop, len(calls))):
@@ -292,21 +314,24 @@ def main(argv: list[str] | None = None) -> int:
 VERDICTS = ("input", "state", "unclear")
 
 
-def record(set_name: str, verdicts: Path, roots: dict[str, Path]) -> int:
-    """Append one draw's verdicts to the label file, each with its line's hash.
+def record(set_name: str, verdicts: Path, roots: dict[str, Path], file: str = ASSERT_LABELS) -> int:
+    """Append one draw's verdicts to a label file, each with its line's hash.
 
-    Refuses a draw already labelled, a verdict file that skips or repeats an
-    index, and an unknown verdict, so the file stays exactly the draws in order.
+    Refuses a draw already labelled there, a verdict file that skips or repeats an
+    index, and an unknown verdict, so the file stays exactly the draws in order; a
+    second reader's file takes only draws the first file has labelled.
     """
     records = [r for r in draw_asserts_all(roots) if r["set"] == set_name]
     if not records:
         raise ValueError(f"no draw named {set_name!r} among the engines given")
-    if any(r["set"] == set_name for r in _labelled(ASSERT_LABELS)):
-        raise ValueError(f"{set_name!r} is already labelled in {ASSERT_LABELS}")
+    if any(r["set"] == set_name for r in _labelled(file)):
+        raise ValueError(f"{set_name!r} is already labelled in {file}")
+    if file != ASSERT_LABELS and not any(r["set"] == set_name for r in _labelled(ASSERT_LABELS)):
+        raise ValueError(f"{set_name!r} has no first labels in {ASSERT_LABELS} to compare with")
     rows = _verdict_rows(verdicts, VERDICTS, len(records))
     root = roots[records[0]["root"]]
     version = engine_version(root)
-    with (DATA / ASSERT_LABELS).open("a", encoding="utf-8") as out:
+    with (DATA / file).open("a", encoding="utf-8") as out:
         for index, rec in enumerate(records):
             label, reason = rows[index]
             full = {
@@ -320,7 +345,7 @@ def record(set_name: str, verdicts: Path, roots: dict[str, Path]) -> int:
                 "reason": reason,
             }
             out.write(json.dumps(full) + "\n")
-    print(f"{set_name}: {len(records)} verdicts recorded")
+    print(f"{set_name}: {len(records)} verdicts recorded in {file}")
     return 0
 
 

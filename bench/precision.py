@@ -186,7 +186,7 @@ _OTHER = {"input": "state", "state": "input"}
 
 # With `--misses-in SET`, only those draws' disagreements are listed (the rest
 # stay blind); AC701's call sets are named `torch-calls`, `<engine>-calls` and
-# `<engine>-calls-second`.
+# `<engine>-calls-second`, and where two readers of an assert draw differ, `<draw>-second`.
 MISSES_IN: frozenset[str] = frozenset()
 # With `--blind SET`, those draws are not scored at all: no figure, a draw's or a
 # pooled one, depends on them, so a held-out draw stays unseen while the rule is
@@ -489,9 +489,98 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held2", "lmdeploy 60, stratified, held out (second)"),
     ("sglang-held3", "sglang 60, stratified, held out (third)"),
     ("lmdeploy-held3", "lmdeploy 60, stratified, held out (third)"),
+    ("sglang-held4", "sglang 60, stratified, held out (fourth)"),
+    ("lmdeploy-held4", "lmdeploy 60, stratified, held out (fourth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
+# A second reader's verdicts on whole assert draws the first file labels.
+SECOND_ASSERT_LABELS = "assert_engine_second_labels.jsonl"
+
+
+@dataclass
+class Agreement:
+    """Two readers' verdicts on the same records: how often they agree, beyond chance."""
+
+    pairs: int = 0  # records both readers labelled
+    decided: int = 0  # of those, ones neither called unclear
+    agreed: int = 0  # of those, the same verdict
+    kappa: float = 0.0  # Cohen's: 1 agrees always, 0 no better than chance
+    disagreements: list[str] = field(default_factory=list)
+    consensus: set = field(default_factory=set)  # keys both readers decided the same way
+
+
+def _key(rec: dict) -> tuple:
+    return (rec.get("set"), rec["root"], rec["path"], rec["line"])
+
+
+def agreement(first: list[dict], second: list[dict], positive: str = "input") -> Agreement:
+    """Cohen's kappa of two readers over the records both labelled (``unclear`` left out).
+
+    Chance agreement is what two readers with these rates of ``positive`` would reach
+    labelling independently: p1 * p2 + (1 - p1) * (1 - p2).
+    """
+    theirs = {_key(r): r for r in second}
+    out = Agreement()
+    ones = twos = 0
+    for rec in first:
+        other = theirs.get(_key(rec))
+        if other is None:
+            continue
+        out.pairs += 1
+        if "unclear" in (rec["label"], other["label"]):
+            continue
+        out.decided += 1
+        ones += rec["label"] == positive
+        twos += other["label"] == positive
+        if rec["label"] == other["label"]:
+            out.agreed += 1
+            out.consensus.add(_key(rec))
+        else:
+            out.disagreements.append(
+                f"{rec['root']}:{rec['path']}:{rec['line']} -- first {rec['label']}: "
+                f"{rec['reason']} | second {other['label']}: {other['reason']}"
+            )
+    if out.decided:
+        observed = out.agreed / out.decided
+        p1, p2 = ones / out.decided, twos / out.decided
+        chance = p1 * p2 + (1 - p1) * (1 - p2)
+        out.kappa = 1.0 if chance == 1 else (observed - chance) / (1 - chance)
+    return out
+
+
+def second_reader_report(engines: dict[str, Path], misses: bool) -> None:
+    """AC301 against a second reader's labels of whole draws, the two readers' agreement,
+    and the rule on the asserts both readers decided alike (what no reading disputes)."""
+    second = load_records(SECOND_ASSERT_LABELS)
+    if not second:
+        return
+    file = "assert_engine_labels.jsonl"
+    print(
+        f"AC301 input-assert, a second reader (labels: tests/checkers/data/{SECOND_ASSERT_LABELS})"
+    )
+    sets = tuple(dict.fromkeys(r["set"] for r in second))
+    versus_second = score(
+        SECOND_ASSERT_LABELS, rule("input-assert", {}), "input", sets=sets, engines=engines
+    )
+    versus_first = score(file, rule("input-assert", {}), "input", sets=sets, engines=engines)
+    for name in sets:
+        both = agreement(load_records(file, (name,)), load_records(SECOND_ASSERT_LABELS, (name,)))
+        print(
+            f"  {name}: readers agree on {both.agreed}/{both.decided} decided "
+            f"({both.agreed / both.decided if both.decided else 0:.3f}), "
+            f"Cohen's kappa {both.kappa:.3f}; {both.pairs - both.decided} unclear to either"
+        )
+        print(_line(f"AC301, {name}, first reader", versus_first.subset((name,))))
+        print(_line(f"AC301, {name}, second reader", versus_second.subset((name,))))
+        agreed = Score("input")
+        for rec, hit in versus_first.subset((name,)).seen:
+            if _key(rec) in both.consensus:
+                agreed.count(rec, hit)
+        print(_line(f"AC301, {name}, both agree", agreed))
+        if misses and shown(f"{name}-second"):
+            for line in both.disagreements:
+                print("      readers differ:", line)
 
 
 def engine_report(engines: dict[str, Path], misses: bool) -> None:
@@ -516,6 +605,7 @@ def engine_report(engines: dict[str, Path], misses: bool) -> None:
             print(_line(f"AC301, {root}, every draw", s))
             print(_line("  simple (names a parameter)", by_root(simple, root)))
             print(_line("  S101 (every assert)", _flag_all(s)))
+    second_reader_report(engines, misses)
     for file, who in ((CALL_LABELS, ""), (SECOND_CALL_LABELS, ", second labeller")):
         print(f"AC701 required-keyword on engines (labels: tests/checkers/data/{file})")
         ours = score(

@@ -169,6 +169,51 @@ class Outliner:
         return (FORMAT, self.aliases, self.classes, self.outlines, found, self.self_set)
 
 
+def body_details(
+    lines: list[str], outline: tuple, aliases, package: str | None, filename: str = "<unknown>"
+):
+    """One function's details from its own lines alone, as ``Outliner.detail`` makes them
+    from the module's tree; None where its lines do not parse to that function alone.
+
+    What a function's details read beyond its body is the module's imports (``aliases``,
+    in its summary) and its package: so a question about one body of a module known by
+    its summary parses that body (a tenth of a module, often far less), not the module.
+    Its lines keep their numbers (blank lines before them) and their columns: an indented
+    ``def`` is parsed under an ``if 1:`` on the line above it, which an indented ``def``
+    always has (its own line is a logical line's first: no compound statement follows a
+    colon or a semicolon). ``filename`` names the parse, as ``path:qualified name``.
+    """
+    first, col, end = outline[O_LINE], outline[O_COL], outline[O_END]
+    if not 1 <= first <= end <= len(lines):
+        return None
+    head = lines[first - 1]
+    if head[:col].strip() or (col and first == 1):
+        return None
+    # Blank lines up to the `def`'s own: one fewer and an `if 1:` where it is indented.
+    above = "\n" * (first - 2) + "if 1:\n" if col else "\n" * (first - 1)
+    text = above + "".join(lines[first - 1 : end])
+    try:
+        tree = ast.parse(text, filename=filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if col and type(node) is ast.If and len(node.body) == 1:
+        node = node.body[0]
+    name = outline[O_QUAL].rpartition(".")[2]
+    if (
+        type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef)
+        or len(tree.body) != 1
+        or (node.name, node.lineno, node.col_offset) != (name, first, col)
+    ):
+        return None
+    summariser = _Summariser(package)
+    summariser.aliases = dict(aliases)
+    positional = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+    # A nested function's `self` is its enclosing method's when no parameter names it.
+    inherited = bool(outline[O_SELF]) and outline[O_SELF] not in positional
+    return summariser.details((node, outline, inherited))
+
+
 # Indices of a module summary's fields.
 S_FORMAT, S_ALIASES, S_CLASSES, S_OUTLINES, S_DETAILS, S_SELF_SET = range(6)
 # A literal first, so the scan jumps from one `self.` to the next.
@@ -419,4 +464,4 @@ def _const_key(node) -> str | None:
     return None
 
 
-__all__ = ["FORMAT", "UNKNOWN", "summarise_module"]
+__all__ = ["FORMAT", "UNKNOWN", "body_details", "summarise_module"]

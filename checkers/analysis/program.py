@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import io
 import os
 import time
 from pathlib import Path
@@ -36,6 +37,7 @@ from .functions import (
     S_OUTLINES,
     S_SELF_SET,
     Outliner,
+    body_details,
 )
 from .resolution import Resolution
 
@@ -146,7 +148,9 @@ class Module:
             return None
         found = self._details[index]
         if found is None and self._lazy is not None:
-            found = self._details[index] = self._lazy.detail(index)
+            lazy = self._lazy
+            found = lazy.detail(index) if isinstance(lazy, Outliner) else lazy.detail(index, self)
+            self._details[index] = found
         return found
 
     def summary(self) -> tuple:
@@ -180,8 +184,20 @@ class _FileDetails:
     def __init__(self, program, rel: str, abspath: str, digest: bytes) -> None:
         self.program, self.rel, self.abspath, self.digest = program, rel, abspath, digest
 
-    def detail(self, index: int):
-        outliner = self.program._outliner(self.rel, self.abspath, self.digest)
+    def detail(self, index: int, module: Module | None = None):
+        program = self.program
+        kept = program._trees.get(self.rel)
+        if module is not None and (kept is None or kept[0] != self.digest):
+            lines = program._lines(self.rel, self.abspath, self.digest)
+            if lines is None:
+                return None  # unreadable, or bytes other than the ones the outline is of
+            outline = module.outlines[index]
+            package = program.project.package_of(self.rel)
+            where = f"{self.rel}:{outline[O_QUAL]}"
+            found = body_details(lines, outline, module.aliases, package, where)
+            if found is not None:
+                return found
+        outliner = program._outliner(self.rel, self.abspath, self.digest)
         if outliner is None or index >= len(outliner.outlines):
             return None
         return outliner.detail(index)
@@ -201,6 +217,7 @@ class Program(Resolution):
         # (``tree_for``), and a parse is the expensive half of any of them.
         # path -> (digest, outliner, tree)
         self._trees: dict[str, tuple] = {}
+        self._text_of: tuple | None = None  # (path, digest, lines): the last read for a body
         self._of_source: dict[str, tuple[ast.Module, Module]] = {}
         self._scans: dict[tuple, list] = {}
         self._held: dict[tuple, tuple[str, str] | None] = {}
@@ -236,7 +253,7 @@ class Program(Resolution):
             # The last file checked lets its tree go (a run keeps summaries, never every
             # tree): a later question about one of its bodies reads the file again.
             old_abspath = os.path.join(self.project.root, old.path)
-            old._lazy = _FileDetails(self, old.path, old_abspath, None)
+            old._lazy = _FileDetails(self, old.path, old_abspath, self._stored_digest(old.path))
             old._text = None
             old._lines = {}
         self._of_source = {source.path: (tree, found)}  # only the file being checked
@@ -343,13 +360,22 @@ class Program(Resolution):
         is its summaries.
         """
         self._trees.clear()
+        self._text_of = None
         self._of_source = {}
         for module in self._modules.values():
             if module is not None and isinstance(module._lazy, Outliner):
                 abspath = os.path.join(self.project.root, module.path)
-                module._lazy = _FileDetails(self, module.path, abspath, None)
+                digest = self._stored_digest(module.path)
+                module._lazy = _FileDetails(self, module.path, abspath, digest)
                 module._text = None
                 module._lines = {}
+
+    def _stored_digest(self, rel: str) -> bytes | None:
+        """The digest of the bytes a checked file's summary was left for the cache from: its
+        text on disk then. None where none was left (an editor's unsaved buffer): a later
+        question about one of its bodies then reads whatever the disk holds."""
+        entry = self.project.new_summaries.get(rel + SUMMARY_KEY)
+        return entry[2] if entry is not None else None
 
     def _store(self, source, summary: tuple) -> None:
         """Leave a summary of the file being checked for the cache -- when its bytes on disk
@@ -425,6 +451,30 @@ class Program(Resolution):
         while len(self._trees) >= _KEPT_TREES:
             self._trees.pop(next(iter(self._trees)))
         self._trees[rel] = entry
+
+    def _lines(self, rel: str, abspath: str, digest: bytes | None) -> list[str] | None:
+        """A file's lines, for a body parsed alone: the last file's kept, as questions about a
+        module's bodies come together; None when unreadable or not the bytes of ``digest``."""
+        if self._text_of is not None and self._text_of[:2] == (rel, digest):
+            return self._text_of[2]
+        try:
+            with open(abspath, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        from contracts.config import blake2b
+
+        from ..source import DecodeError, decode_source
+
+        if digest is not None and blake2b(data, digest_size=16).digest() != digest:
+            return None
+        try:
+            # Split where the tokenizer does, as ``SourceFile.lines``: not at form feeds.
+            lines = io.StringIO(decode_source(data), newline="").readlines()
+        except DecodeError:
+            return None
+        self._text_of = (rel, digest, lines)
+        return lines
 
     def _outliner(self, rel: str, abspath: str, digest: bytes, data: bytes | None = None):
         """The outliner over a file's tree, parsed at most once while it stays among the last

@@ -1,7 +1,7 @@
 """A file a cross-file question parsed is not parsed again for its own check soon after: the
 program keeps its last few trees, and the linter reads them. The other way round -- a question
-soon after the check -- parses again: keeping every checked file's tree for it cost as much in
-freeing trees late as it saved in parses."""
+soon after the check -- parses the body asked about again, alone: keeping every checked file's
+tree for it cost as much in freeing trees late as it saved in parses."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def test_a_module_asked_about_before_its_check_is_parsed_once(tmp_path, parsed):
     result = api.check([], cwd=tmp_path, jobs=1, use_cache=False)
     assert [(f.path, f.code) for f in result.findings] == [("pkg/z_plan.py", "AC821")]
     # z_plan: asked about by a_rows's entry, then checked with that tree. a_rows: checked,
-    # then asked about by z_plan's entry, which parses it again.
-    assert Counter(parsed) == {"pkg/a_rows.py": 2, "pkg/z_plan.py": 1}
+    # then asked about by z_plan's entry, which parses the one body asked about, `rows`.
+    assert Counter(parsed) == {"pkg/a_rows.py": 1, "pkg/a_rows.py:rows": 1, "pkg/z_plan.py": 1}
 
 
 def test_dropped_trees_are_let_go_and_their_bodies_still_answered(tmp_path, parsed):
@@ -69,10 +69,46 @@ def test_dropped_trees_are_let_go_and_their_bodies_still_answered(tmp_path, pars
     parsed.clear()
     drop_trees(project)
     assert not _reachable_nodes(program, keep=source)
-    # The checked module's bodies not yet asked are read from the file again, once.
+    # The checked module's bodies not yet asked are read from the file again, each alone.
     calls = [c[0] for c in module.detail("prepare_rows")[D_CALLS]]
     assert calls == ["pkg.z_plan.plan"]
-    assert parsed == ["pkg/a_rows.py"]
+    assert parsed == ["pkg/a_rows.py:prepare_rows"]
+    assert [c[0] for c in program.module("pkg.z_plan").detail("prepare_plan")[D_CALLS]] == [
+        "pkg.a_rows.rows"
+    ]
+    assert parsed == ["pkg/a_rows.py:prepare_rows", "pkg/z_plan.py:prepare_plan"]
+
+
+def test_a_body_is_not_read_from_bytes_other_than_its_outlines(tmp_path, parsed):
+    from checkers.analysis.program import drop_trees, program_of
+    from checkers.project import Project
+
+    write_tree(tmp_path, {"pyproject.toml": PYPROJECT, **FILES})
+    program = program_of(Project(tmp_path, ["."]))
+    module = program.module("pkg.z_plan")
+    drop_trees(program.project)
+    # An edit after the outline was made: its lines are no longer the outline's.
+    path = tmp_path / "pkg/z_plan.py"
+    path.write_text("import os\n\n" + path.read_text())
+    parsed.clear()
+    assert module.detail("prepare_plan") is None
+    assert parsed == []
+
+
+def test_a_body_that_does_not_parse_alone_is_read_from_its_module(tmp_path, parsed):
+    from checkers.analysis.functions import D_CALLS
+    from checkers.analysis.program import drop_trees, program_of
+    from checkers.project import Project
+
+    # The body's last line continues onto a blank one: its own lines end mid-statement.
+    odd = "def plan(ids):\n    return ids.clone() \\\n\n\n\ndef prepare_plan(ids):\n    return 1\n"
+    write_tree(tmp_path, {"pyproject.toml": PYPROJECT, **FILES, "pkg/z_plan.py": odd})
+    program = program_of(Project(tmp_path, ["."]))
+    module = program.module("pkg.z_plan")
+    drop_trees(program.project)
+    parsed.clear()
+    assert [c[0] for c in module.detail("plan")[D_CALLS]] == ["ids.clone"]
+    assert parsed == ["pkg/z_plan.py:plan", "pkg/z_plan.py"]
 
 
 def _reachable_nodes(root, keep) -> list:

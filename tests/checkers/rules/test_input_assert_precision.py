@@ -123,6 +123,8 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         ("lmdeploy-held2", "lmdeploy"): 60,
         ("sglang-held3", "sglang"): 60,
         ("lmdeploy-held3", "lmdeploy"): 60,
+        ("sglang-held4", "sglang"): 60,
+        ("lmdeploy-held4", "lmdeploy"): 60,
     }, sets
     keys = set()
     for rec in records:
@@ -164,3 +166,50 @@ def test_stratified_draws_allocate_in_proportion_and_refuse_too_many():
     assert sum(allocate(sizes, 160).values()) == 160
     with pytest.raises(ValueError, match="cannot draw 9000 of 8116"):
         allocate(sizes, 9000)
+
+
+def _rec(line: int, label: str, reason: str = "r") -> dict:
+    return {"set": "d", "root": "e", "path": "p.py", "line": line, "label": label, "reason": reason}
+
+
+def test_two_readers_agreement_is_kappa_over_the_decided_pairs(bench):
+    first = [_rec(1, "input"), _rec(2, "input"), _rec(3, "state"), _rec(4, "input")]
+    first += [_rec(5, "state"), _rec(6, "unclear"), _rec(7, "input")]
+    second = [_rec(1, "input"), _rec(2, "state"), _rec(3, "state"), _rec(4, "input")]
+    second += [_rec(5, "input"), _rec(6, "input")]  # line 7 has no second verdict
+    both = bench.agreement(first, second)
+    assert (both.pairs, both.decided, both.agreed) == (6, 5, 3)
+    # Over lines 1-5: first says input 3/5, second 3/5; chance = .6 * .6 + .4 * .4 = .52,
+    # observed 3/5 = .6, kappa = (.6 - .52) / (1 - .52) = .08 / .48 = 1/6.
+    assert both.kappa == pytest.approx(1 / 6)
+    assert both.consensus == {("d", "e", "p.py", n) for n in (1, 3, 4)}
+    assert len(both.disagreements) == 2
+    assert "p.py:2 -- first input: r | second state: r" in both.disagreements[0]
+
+
+def test_readers_who_always_agree_have_kappa_one_and_opposite_ones_below_zero(bench):
+    same = [_rec(1, "input"), _rec(2, "state")]
+    assert bench.agreement(same, same).kappa == 1.0
+    flipped = [_rec(1, "state"), _rec(2, "input")]
+    # chance = .5 * .5 + .5 * .5 = .5, observed 0: kappa = (0 - .5) / .5 = -1.
+    assert bench.agreement(same, flipped).kappa == -1.0
+    # Both readers saying input throughout: chance agreement is 1, kappa 1 by convention.
+    only = [_rec(1, "input")]
+    assert bench.agreement(only, only).kappa == 1.0
+
+
+SECOND_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_second_labels.jsonl"
+
+
+def test_second_reader_labels_are_whole_draws_of_the_first_file():
+    first = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
+    second = [json.loads(line) for line in SECOND_LABELS.read_text().splitlines() if line]
+    sets = {r["set"] for r in second}
+    assert sets == {"sglang-held3", "lmdeploy-held3"}
+    key = lambda r: (r["set"], r["root"], r["path"], r["line"], r["sha"])  # noqa: E731
+    # The same asserts, in the same order, hashing the same: each draw relabelled whole.
+    assert [key(r) for r in second] == [key(r) for r in first if r["set"] in sets]
+    for rec in second:
+        assert rec["label"] in ("input", "state", "unclear")
+        assert rec["reason"].strip() and "\n" not in rec["reason"]
+        assert not rec.get("revised")

@@ -1,0 +1,120 @@
+"""A function's details made from its own lines alone equal those made from its module's tree:
+what a question about one body of a module known by its summary parses."""
+
+from __future__ import annotations
+
+import ast
+import io
+from pathlib import Path
+
+import pytest
+
+from checkers.analysis.functions import O_QUAL, Outliner, body_details
+
+REPO = Path(__file__).resolve().parents[2]
+
+SHAPES = """\
+import os
+from . import sibling as sib
+
+
+@decorate(os.sep)
+def top(a, b=os.sep, *args, key=None, **kw):
+    x = {"a": a}
+    if key:
+        x["b"] = sib.make(b)
+    return x
+
+
+class Pool:
+    \\f
+    def carve(self, blocks, *, per_block):
+        def inner(n):
+            return self.rows(n) * per_block
+
+        async def later():
+            await self.sync()
+
+        class Local:
+            def run(me):
+                return me.go()
+
+        return inner(blocks)
+
+    @staticmethod
+    def helper(n): return n.item()
+
+
+class Tabbed:
+\tdef tabbed(self):
+\t\treturn self.x.cpu()
+
+
+if os.name:
+    def guarded(q):
+        return sib.q(q)
+"""
+
+
+def _pairs(text: str, package: str | None = "pkg.sub"):
+    tree = ast.parse(text)
+    outliner = Outliner(tree, package, text)
+    lines = io.StringIO(text, newline="").readlines()
+    for index, outline in enumerate(outliner.outlines):
+        yield (
+            outline,
+            outliner.detail(index),
+            body_details(lines, outline, outliner.aliases, package),
+        )
+
+
+def test_every_shape_of_definition_is_read_alone_the_same():
+    text = SHAPES.replace("\\f", "\f")
+    seen = []
+    for outline, whole, alone in _pairs(text):
+        assert alone == whole, outline[O_QUAL]
+        seen.append(outline[O_QUAL])
+    assert seen == [
+        "top",
+        "Pool.carve",
+        "Pool.carve.inner",
+        "Pool.carve.later",
+        "Pool.carve.Local.run",
+        "Pool.helper",
+        "Tabbed.tabbed",
+        "guarded",
+    ]
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_lines_ending_otherwise_are_read_alone_the_same(newline):
+    text = SHAPES.replace("\\f", "").replace("\n", newline)
+    for outline, whole, alone in _pairs(text):
+        assert alone == whole, outline[O_QUAL]
+
+
+def test_every_function_of_this_package_is_read_alone_the_same():
+    count = 0
+    for path in sorted((REPO / "checkers").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for outline, whole, alone in _pairs(text, "checkers"):
+            assert alone == whole, (path, outline[O_QUAL])
+            count += 1
+    assert count > 500
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda lines: lines[:20],  # the file ends inside the body the outline spans
+        lambda lines: ["\n", *lines],  # every line one further down
+        lambda lines: [line.replace("def carve", "def carved") for line in lines],
+    ],
+)
+def test_lines_that_are_not_the_outlines_give_no_details(edit):
+    text = SHAPES.replace("\\f", "")
+    tree = ast.parse(text)
+    outliner = Outliner(tree, "pkg", text)
+    lines = edit(io.StringIO(text, newline="").readlines())
+    index = [o[O_QUAL] for o in outliner.outlines].index("Pool.carve")
+    assert body_details(lines, outliner.outlines[index], outliner.aliases, "pkg") is None
