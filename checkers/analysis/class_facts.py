@@ -51,6 +51,9 @@ class ClassFacts:
 
     def _class_facts(self, node: ast.ClassDef) -> ClassFactsOf:
         init_attrs: dict[str, str] = {}
+        # What the constructor copied so far, for a later store that works it out
+        # (`self.padded = pad(self.vocab_size, 64)` after `self.vocab_size = vocab_size`).
+        self.__dict__.setdefault("_copied_so_far", {})[id(node)] = init_attrs
         reassigned: set[str] = set()
         record = is_record(node)
         fields: set[str] = set()
@@ -121,6 +124,7 @@ class ClassFacts:
                         continue
                     if origin is not None:
                         init_attrs.setdefault(attr, f"copied in `{stmt.name}` from {origin.what}")
+        del self._copied_so_far[id(node)]
         return ClassFactsOf(
             node, init_attrs, reassigned, assigned, self._handed_bases(node), refilled
         )
@@ -179,7 +183,10 @@ class ClassFacts:
         method other than the constructor assigns is the class's own state.
         """
         facts = self.facts(klass)
-        if facts is None or attr in facts.reassigned:
+        if facts is None:
+            # Asked while the constructor's copies are being read: those made so far.
+            return self.__dict__.get("_copied_so_far", {}).get(id(klass), {}).get(attr)
+        if attr in facts.reassigned:
             return None
         if attr in facts.init_attrs:
             return facts.init_attrs[attr]

@@ -49,7 +49,12 @@ The principles, input first, following it where it hides:
   re.match(r"(\\d+)", line)`` of a line of the file a parameter names,
   ``KVLayout.parse(kv_layout)``); and input compared with a constant the
   function wrote down (``cpu = torch.device("cpu")``: a call with literal
-  arguments alone names one value on every call, so no postcondition);
+  arguments alone names one value on every call, so no postcondition); and
+  what a helper of the module hands back of input alone (``pad_vocab_size(
+  self.vocab_size, 64)``, ``self._tensor(index)``: a function, or a method of
+  the object's class, whose every ``return`` is its parameters worked out --
+  ``pass_through``), including a constructor's copy worked out from an
+  attribute it copied before (``self.padded = pad(self.vocab_size)``);
 * a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
   pydantic models, msgspec Structs -- and its properties and no-argument methods;
 * a private or nested helper's parameter, when some call in the module passes
@@ -100,6 +105,7 @@ from .class_facts import ClassFacts, ClassFactsOf
 from .imports import bound_name
 from .names import dotted
 from .own_values import OwnValues
+from .pass_through import returns_its_arguments
 from .protocol import ObjectProtocol
 from .scopes import Element, Scope, before, self_class
 from .shapes import (
@@ -513,6 +519,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             parsed = self._parsed(expr, func, at)
             if parsed is not None:
                 return parsed
+            handed = self._handed_back(expr, func, at)
+            if handed is not None:
+                return handed
             if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
                 # `Engine.from_engine_args(args)`: an object a factory builds from what
                 # it is given alone is that input, built.
@@ -564,6 +573,54 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     return None
                 return self.view(callee.value, func, at)
         return None
+
+    def _handed_back(self, call: ast.Call, func: Scope | None, at: ast.AST) -> Origin | None:
+        """``pad_vocab_size(self.vocab_size, self.padding_size)``, ``self._tensor(index)``:
+        a helper this module defines (a function, or a method of the object's class)
+        that returns nothing but its parameters worked out hands back what it was
+        given; when every argument not a literal is input, so is the result."""
+        callee = call.func
+        helper = None
+        if isinstance(callee, ast.Name):
+            helper = self._module_functions().get(callee.id)
+            method = False
+        elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name):
+            owner = self_class(callee.value.id, func)
+            if owner is not None:
+                helper = _method_of(owner, callee.attr)
+            method = True
+        if helper is None:
+            return None
+        memo = self.__dict__.setdefault("_hands_back", {})
+        if id(helper) not in memo:
+            memo[id(helper)] = returns_its_arguments(
+                helper, skip_first=method and not _is_static(helper)
+            )
+        if not memo[id(helper)]:
+            return None
+        given = [a for a in [*call.args, *(k.value for k in call.keywords)] if not is_literal(a)]
+        found = [self.view(a, func, at) for a in given]
+        if found and all(o is not None for o in found):
+            return Origin(
+                f"{found[0].what}, handed back by `{helper.name}`", config=found[0].config
+            )
+        return None
+
+    def _module_functions(self) -> dict[str, ast.FunctionDef]:
+        """The module's own top-level functions, by name (a name defined twice: neither)."""
+        found = self.__dict__.get("_top_functions")
+        if found is None:
+            found = {}
+            twice = set()
+            for stmt in self.tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if stmt.name in found:
+                        twice.add(stmt.name)
+                    found[stmt.name] = stmt
+            for name in twice:
+                del found[name]
+            self._top_functions = found
+        return found
 
     def _stored_here(self, expr: ast.Attribute, func: Scope, at: ast.AST) -> ast.AST | None:
         """The last ``self.<attr> = value`` statement of ``func`` that every path to ``at``
@@ -690,6 +747,20 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return False  # `from torch._inductor import config` is the config
         return self._binding_origin(name, func, stmt, value) is None
+
+
+def _method_of(klass: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    """The method ``name`` defined in ``klass``'s own body, once."""
+    found = [
+        s
+        for s in klass.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _is_static(node: ast.AST) -> bool:
+    return any(dotted(d) == "staticmethod" for d in getattr(node, "decorator_list", ()))
 
 
 def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:

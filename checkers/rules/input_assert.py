@@ -731,6 +731,38 @@ class InputAssert(Contract):
                 "arguments alone is the same value on every call, not a computation."
             ),
         ),
+        Example(
+            source=(
+                "def pad_to(n, multiple=64):\n"
+                "    return (n + multiple - 1) // multiple * multiple\n"
+                "\n"
+                "class Embedding:\n"
+                "    def __init__(self, vocab, added):\n"
+                "        self.vocab = vocab\n"
+                "        self.padded = pad_to(self.vocab)\n"
+                "        self.total = pad_to(self.padded + added)\n"
+                "        assert self.padded <= self.total\n"
+            ),
+            expect=(Expect("AC301", 9, 16, "handed back by `pad_to`"),),
+            fixed=(
+                "def pad_to(n, multiple=64):\n"
+                "    return (n + multiple - 1) // multiple * multiple\n"
+                "\n"
+                "class Embedding:\n"
+                "    def __init__(self, vocab, added):\n"
+                "        self.vocab = vocab\n"
+                "        self.padded = pad_to(self.vocab)\n"
+                "        self.total = pad_to(self.padded + added)\n"
+                "        if not (self.padded <= self.total):\n"
+                '            raise ValueError("expected self.padded <= self.total")\n'
+            ),
+            unsafe=True,
+            note=(
+                "What the module's own helper hands back of the constructor's copies: "
+                "`pad_to` returns nothing but its arguments worked out, so the padded "
+                "sizes are the caller's, rounded."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

@@ -1501,3 +1501,176 @@ def test_a_constructors_stores_are_read_as_the_classs_facts():
         "        assert self.worker is not None\n"
     )
     assert lines(src) == []
+
+
+def test_a_helper_that_hands_back_its_arguments_worked_out_passes_input_on():
+    src = (
+        "import torch\n"
+        "\n"
+        "def pad_to(n, multiple=64):\n"
+        "    return ((n + multiple - 1) // multiple) * multiple\n"
+        "\n"
+        "def lookup(node):\n"
+        "    if not hasattr(node, 'meta'):\n"
+        "        return None\n"
+        "    return node.meta['val']\n"
+        "\n"
+        "def rounded(n):\n"
+        "    n = n + 1\n"
+        "    return n\n"
+        "\n"
+        "def lengths(x):\n"
+        "    yield x.shape[0]\n"
+        "\n"
+        "class Embedding:\n"
+        "    def __init__(self, vocab, added, tp):\n"
+        "        self.vocab = vocab\n"
+        "        self.padded = pad_to(self.vocab)\n"
+        "        self.total = pad_to(self.padded + added, 128)\n"
+        "        assert self.padded <= self.total\n"
+        "        self.tp = tp\n"
+        "\n"
+        "    def _tensor(self, indices):\n"
+        "        return torch.as_tensor(indices, device=self.device).view(-1)\n"
+        "\n"
+        "    def _own(self, indices):\n"
+        "        return torch.as_tensor(indices, device=self.device).view(self.rows)\n"
+        "\n"
+        "    def store(self, index, rows):\n"
+        "        flat = self._tensor(index)\n"
+        "        assert flat.numel() == 1\n"
+        "        shaped = self._own(rows)\n"
+        "        assert shaped.numel() == 1\n"
+        "\n"
+        "def nodes(items, n):\n"
+        "    for node in items:\n"
+        "        ft = lookup(node)\n"
+        "        assert ft is not None\n"
+        "    m = rounded(n)\n"
+        "    assert m > 1\n"
+        "    k = pad_to(len(items) * 2, 8)\n"
+        "    assert k > 0\n"
+        "    w = next(lengths(items))\n"
+        "    assert w > 0\n"
+        "    own = pad_to(count_blocks())\n"
+        "    assert own > 0\n"
+    )
+    # Input: the constructor's copies worked out by the module's padding helper and
+    # compared (23); an index the object's own reshaping method hands back (34); a
+    # size padded from the caller's count (45). Not: a reshape to the object's own
+    # shape (36); a lookup that returns None when it fails (41); a helper that re-binds
+    # its parameter (43) or yields (47); the helper applied to the function's own
+    # count (49).
+    assert lines(src) == [23, 34, 45]
+
+
+@pytest.mark.parametrize(
+    ("helper", "method", "hands_back"),
+    [
+        ("def f(n, m):\n    return (n + m - 1) // m * m\n", False, True),
+        ("def f(n):\n    return -n\n", False, True),
+        ("def f(x):\n    return x.shape[1:]\n", False, True),
+        ("def f(x, i):\n    return x[i]\n", False, True),
+        ("def f(x, i):\n    return x[i::2]\n", False, True),
+        ("def f(x):\n    return x.reshape(1, -1), x.shape\n", False, True),
+        (
+            "def f(x):\n    '''Doc.'''\n    if x:\n        return x\n    raise ValueError(x)\n",
+            False,
+            True,
+        ),
+        ("def f(x):\n    if x:\n        return x\n    else:\n        return -x\n", False, True),
+        ("def f(x, d):\n    return torch.as_tensor(x, device=d)\n", False, True),
+        ("def f(x, w):\n    return torch.as_tensor(x, out=w)\n", False, True),
+        ("def f(x):\n    return torch.as_tensor(x, out=GLOBAL)\n", False, False),
+        ("def f(x):\n    return len(x)\n", False, True),
+        ("def f(x):\n    return sorted(x)\n", False, True),
+        ("def f(x):\n    return x.item()\n", False, True),
+        ("def f(x):\n    return ROWS.view(x)\n", False, False),
+        ("def f(self, x):\n    return x.view(-1)\n", True, True),
+        ("def f(self, x):\n    return self.x\n", True, False),
+        ("def f(self, x):\n    return self\n", False, True),
+        ("def f(x):\n    return x.view(ROWS)\n", False, False),
+        ("def f(x):\n    return ROWS\n", False, False),
+        ("def f(x):\n    return None\n", False, False),
+        ("def f(x):\n    return\n", False, False),
+        ("def f(x):\n    pass\n", False, False),
+        ("def f(x):\n    return x[i]\n", False, False),
+        ("def f(x):\n    return x[::k]\n", False, False),
+        ("def f(x):\n    return x + k\n", False, False),
+        ("def f(x):\n    return k + x\n", False, False),
+        ("def f(x):\n    return x, k\n", False, False),
+        ("def f(x):\n    return compute(x)\n", False, False),
+        ("def f(x):\n    return x.matmul(x)\n", False, False),
+        ("def f(x):\n    return x.view(k)\n", False, False),
+        ("def f(x):\n    return [x]\n", False, False),
+        ("def f(x):\n    if x:\n        x = 1\n    return x\n", False, False),
+        ("def f(x):\n    if x:\n        return x\n    else:\n        y = 2\n", False, False),
+        ("def f(x):\n    x.append(1)\n    return x\n", False, False),
+        ("def f(*, x):\n    return x\n", False, True),
+        ("async def f(x):\n    return x\n", False, False),
+        ("def f(x):\n    yield x\n", False, False),
+    ],
+)
+def test_which_helpers_hand_back_their_arguments(helper, method, hands_back):
+    from checkers.analysis.pass_through import returns_its_arguments
+
+    node = ast.parse(helper).body[0]
+    assert returns_its_arguments(node, skip_first=method) is hands_back
+
+
+def test_which_helper_a_call_names_and_how_its_parameters_line_up():
+    src = (
+        "if FAST:\n"
+        "    def twice(n):\n"
+        "        return n\n"
+        "def twice(n):\n"
+        "    return n * 2\n"
+        "def twice(n):\n"
+        "    return n * 3\n"
+        "\n"
+        "def once(n):\n"
+        "    return n * 2\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, rows):\n"
+        "        self.rows = rows\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def _flat(x):\n"
+        "        return x.view(-1)\n"
+        "\n"
+        "    def _first(self, x):\n"
+        "        return x.view(-1)\n"
+        "\n"
+        "    def _own(self, x):\n"
+        "        return self.rows\n"
+        "\n"
+        "    def _shadowed(self, x):\n"
+        "        return x\n"
+        "\n"
+        "    def _shadowed(self, x):\n"
+        "        return x\n"
+        "\n"
+        "    def put(self, index):\n"
+        "        a = twice(index)\n"
+        "        assert a > 0\n"
+        "        b = once(index)\n"
+        "        assert b > 0\n"
+        "        c = self._flat(index)\n"
+        "        assert c.numel() == 1\n"
+        "        d = self._first(index)\n"
+        "        assert d.numel() == 1\n"
+        "        e = self._own(index)\n"
+        "        assert e > 0\n"
+        "        f = self._shadowed(index)\n"
+        "        assert f > 0\n"
+        "        g = other._first(index)\n"
+        "        assert g.numel() == 1\n"
+        "        h = self._first(5)\n"
+        "        assert h.numel() == 1\n"
+    )
+    # Input: the one `once` (36), a staticmethod (38) and a method (40) handing back
+    # `index`. Not: a name the module defines twice (34), a method returning the
+    # object's own rows (42), a method defined twice (44), another object's method
+    # (46), a helper handed a literal alone (48).
+    assert lines(src) == [36, 38, 40]
