@@ -626,7 +626,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         binding = self.dominating_binding(expr.value.id, func, at)
         if binding is None or not isinstance(binding[1], ast.Call):
             return None
-        stmt, call = binding[0], binding[1]
+        stmt, call, _ = binding
         callee = call.func
         name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
         if not name[:1].isupper():

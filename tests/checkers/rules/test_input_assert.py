@@ -1697,14 +1697,19 @@ def test_a_field_of_a_record_built_in_place_is_what_it_was_handed():
         "    assert tok.next is None\n"
         "    viewed = Pair(x=q.view(-1))\n"
         "    assert viewed.x.numel() == n\n"
+        "    named = records.Pair(x=k.shape[0])\n"
+        "    assert named.x > 0\n"
+        "    fixed = Pair(x=3)\n"
+        "    assert fixed.x == n\n"
         "\n"
         "def given(shape, q):\n"
         "    assert shape.heads > 0\n"
     )
-    # Input: fields the record was handed from the caller's tensors (3, 19) and pair
-    # (10). Not: a field handed the function's own count (4), one it was not handed by
-    # name (5), the record's own plan against the caller's ids, read in place or through
-    # a local (13: a postcondition), a field of what a function (not a class) built (15),
-    # a tokenizer's state after reading the caller's text (17). A parameter's field is
-    # the caller's (22).
-    assert lines(src) == [3, 10, 19, 22]
+    # Input: fields the record was handed from the caller's tensors (3, 19, 21, the
+    # class named through its module) and pair (10); the caller's count against a
+    # constant a record holds (23). Not: a field handed the function's own count (4),
+    # one it was not handed by name (5), the record's own plan against the caller's
+    # ids, read in place or through a local (13: a postcondition), a field of what a
+    # function (not a class) built (15), a tokenizer's state after reading the caller's
+    # text (17). A parameter's field is the caller's (26).
+    assert lines(src) == [3, 10, 19, 21, 23, 26]
