@@ -186,9 +186,6 @@ def body_details(
     first, col, end = outline[O_LINE], outline[O_COL], outline[O_END]
     if not 1 <= first <= end <= len(lines):
         return None
-    head = lines[first - 1]
-    if head[:col].strip() or (col and first == 1):
-        return None
     # Blank lines up to the `def`'s own: one fewer and an `if 1:` where it is indented.
     above = "\n" * (first - 2) + "if 1:\n" if col else "\n" * (first - 1)
     text = above + "".join(lines[first - 1 : end])
@@ -208,9 +205,8 @@ def body_details(
         return None
     summariser = _Summariser(package)
     summariser.aliases = dict(aliases)
-    positional = [p for p in outline[O_PARAMS] if not p.startswith("*")]
     # A nested function's `self` is its enclosing method's when no parameter names it.
-    inherited = bool(outline[O_SELF]) and outline[O_SELF] not in positional
+    inherited = bool(outline[O_SELF]) and outline[O_SELF] not in outline[O_PARAMS]
     return summariser.details((node, outline, inherited))
 
 

@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHAPES = """\
 import os
 from . import sibling as sib
+from .hosts import staging as me
 
 
 @decorate(os.sep)
@@ -38,6 +39,9 @@ class Pool:
         class Local:
             def run(me):
                 return me.go()
+
+        def keyed(n, *, self=None, me=None):
+            return self.stage(n) + me.go()
 
         return inner(blocks)
 
@@ -80,6 +84,7 @@ def test_every_shape_of_definition_is_read_alone_the_same():
         "Pool.carve.inner",
         "Pool.carve.later",
         "Pool.carve.Local.run",
+        "Pool.carve.keyed",
         "Pool.helper",
         "Tabbed.tabbed",
         "guarded",
@@ -109,6 +114,8 @@ def test_every_function_of_this_package_is_read_alone_the_same():
         lambda lines: lines[:20],  # the file ends inside the body the outline spans
         lambda lines: ["\n", *lines],  # every line one further down
         lambda lines: [line.replace("def carve", "def carved") for line in lines],
+        lambda lines: lines[:15] + ["    # gone\n"] * 15 + lines[30:],  # comments only
+        lambda lines: [*lines[:15], "x = 1; " + lines[15].lstrip(), *lines[16:]],
     ],
 )
 def test_lines_that_are_not_the_outlines_give_no_details(edit):
@@ -118,3 +125,13 @@ def test_lines_that_are_not_the_outlines_give_no_details(edit):
     lines = edit(io.StringIO(text, newline="").readlines())
     index = [o[O_QUAL] for o in outliner.outlines].index("Pool.carve")
     assert body_details(lines, outliner.outlines[index], outliner.aliases, "pkg") is None
+
+
+def test_a_top_level_body_turned_to_comments_gives_no_details():
+    text = SHAPES.replace("\\f", "")
+    outliner = Outliner(ast.parse(text), "pkg", text)
+    lines = io.StringIO(text, newline="").readlines()
+    top = outliner.outlines[0]
+    assert top[O_QUAL] == "top"
+    lines[top[1] - 1 : top[3]] = ["# gone\n"] * (top[3] - top[1] + 1)
+    assert body_details(lines, top, outliner.aliases, "pkg") is None

@@ -171,3 +171,32 @@ def test_a_chunk_end_leaves_the_bodies_worked_out_for_the_cache(tmp_path):
     linter.end_chunk()
     summary = linter._project.new_summaries["pkg/z_plan.py" + SUMMARY_KEY][3]
     assert summary[S_DETAILS] is not None and any(d is not None for d in summary[S_DETAILS])
+
+
+def test_a_checked_files_later_bodies_come_from_the_bytes_it_was_checked_in(tmp_path, parsed):
+    from checkers.analysis.functions import D_CALLS
+    from checkers.analysis.program import drop_trees, program_of
+    from checkers.project import Project
+    from checkers.source import SourceFile
+
+    write_tree(tmp_path, {"pyproject.toml": PYPROJECT, **FILES})
+    program = program_of(Project(tmp_path, ["."]))
+    path = tmp_path / "pkg/a_rows.py"
+    source = SourceFile("pkg/a_rows.py", path.read_text(), abspath=str(path))
+    source._module_name = "pkg.a_rows"
+    module = program.module_of_source(source)
+    program.store(source)  # its summary left for the cache, with the digest of its bytes
+    drop_trees(program.project)
+    parsed.clear()
+    # Two bodies asked: the file is read once for both (the second from the lines kept).
+    assert [c[0] for c in module.detail("rows")[D_CALLS]] == ["ids.item"]
+    path.unlink()
+    assert [c[0] for c in module.detail("prepare_rows")[D_CALLS]] == ["pkg.z_plan.plan"]
+    assert parsed == ["pkg/a_rows.py:rows", "pkg/a_rows.py:prepare_rows"]
+
+    # Bytes other than the checked ones (the function's own lines unchanged): no details.
+    write_tree(tmp_path, {"pkg/a_rows.py": FILES["pkg/a_rows.py"] + "\n\nEXTRA = 1\n"})
+    module = program.module_of_source(source)
+    program.store(source)
+    drop_trees(program.project)
+    assert module.detail("rows") is None
