@@ -170,13 +170,15 @@ class Module:
 
 
 class _FileDetails:
-    """A function's details for a module known by its summary: the file parsed when one is
-    first asked for, and only that body walked.
+    """A function's details for a module known by its summary: that function's lines read
+    from the file and parsed alone (``body_details``), and only that body walked.
 
-    The tree stays among the program's last few, so the questions that follow one about a
-    module -- most do -- walk its other bodies without a parse. Walking every body at the
-    first question spared the rare later parse at a high price: on vLLM with the bug-class
-    kinds, 1,694 of the 1,864 bodies walked so were never asked about.
+    The module's tree is parsed instead only where it is still among the program's last
+    few (no parse at all) or where the body does not parse alone. Walking every body at
+    the first question spared later reads at a high price: on vLLM with the bug-class
+    kinds, 1,694 of the 1,864 bodies walked so were never asked about. Parsing the whole
+    module for one body cost about a second of a two-worker vLLM run's CPU: most of those
+    modules had been checked, their trees let go, and one or two bodies were asked after.
     """
 
     __slots__ = ("abspath", "digest", "program", "rel")
