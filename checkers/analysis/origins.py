@@ -57,6 +57,9 @@ The principles, input first, following it where it hides:
   attribute it copied before (``self.padded = pad(self.vocab_size)``);
 * a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
   pydantic models, msgspec Structs -- and its properties and no-argument methods;
+  and a field of a record the function built in place (``shape =
+  AttentionShape(num_heads=q.shape[1])`` ... ``shape.num_heads``): what the
+  constructor, a capitalised name, was handed by that keyword;
 * a private or nested helper's parameter, when some call in the module passes
   it input unchanged, or nothing in the module calls it; a call under ``if
   isinstance(x, T):`` or ``if x.kind == K:`` passes a value already checked.
@@ -457,6 +460,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     if source is None or self._callers_tested(func, expr.attr):
                         return None
                     return Origin(f"`self.{expr.attr}`, {source}")
+            field = self.built_field(expr, func, at)
+            if field is not None:
+                # `rec = Pair(x=a, y=b)` ... `rec.x`: the record built in place holds `a`.
+                return self.view(field[0], func, field[1])
             if is_private(expr.attr):
                 return None  # another object's private attribute: its own bookkeeping
             return self.view(expr.value, func, at)
@@ -605,6 +612,27 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 f"{found[0].what}, handed back by `{helper.name}`", config=found[0].config
             )
         return None
+
+    def built_field(
+        self, expr: ast.Attribute, func: Scope | None, at: ast.AST
+    ) -> tuple[ast.expr, ast.AST] | None:
+        """``shape = AttentionShape(num_heads=q.shape[1], ...)`` ... ``shape.num_heads``:
+        a field read off a local the function bound to a class's constructor (a capitalised
+        name) that was handed a keyword of that name is what it was handed -- the keyword's
+        value, with the statement that bound the local. A field the constructor was not
+        handed by name, or the object itself, is the constructor's business."""
+        if func is None or not isinstance(expr.value, ast.Name) or expr.value.id in func.params:
+            return None
+        binding = self.dominating_binding(expr.value.id, func, at)
+        if binding is None or not isinstance(binding[1], ast.Call):
+            return None
+        stmt, call, _ = binding
+        callee = call.func
+        name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+        if not name[:1].isupper():
+            return None
+        passed = [k.value for k in call.keywords if k.arg == expr.attr]
+        return (passed[0], stmt) if passed else None
 
     def _module_functions(self) -> dict[str, ast.FunctionDef]:
         """The module's own top-level functions, by name (a name defined twice: neither)."""

@@ -69,6 +69,10 @@ class OwnValues:
                 and expr.args
             ):
                 expr = expr.args[0]  # `len(parts)`, `sum(parts)`: what the reduction reads
+            elif isinstance(expr, ast.Attribute) and (field := self.built_field(expr, func, at)):
+                expr, at = field  # `rec.x` of `rec = Pair(x=a, ...)`: what `a` is
+                if isinstance(expr, ast.Call) and self.view(expr, func, at) is None:
+                    return expr  # `Pair(x=plan(n), ...)`: handed the function's own result
             elif isinstance(expr, (ast.Attribute, ast.Subscript)):
                 expr = expr.value
             else:
@@ -108,6 +112,9 @@ class OwnValues:
         if isinstance(value, ast.Subscript) and self._cut_by_own(value.slice, func, stmt):
             return value  # `part = hidden[:total]`: a piece the function measured out
         while isinstance(value, (ast.Attribute, ast.Subscript)):
+            if isinstance(value, ast.Attribute) and self.built_field(value, func, stmt):
+                # `ids = rec.x.input_ids` of `rec = Pair(x=a, ...)`: what `a` is.
+                return self._computed(value, func, stmt)
             value = value.value
         if isinstance(value, ast.Name):
             return _Follow(value)

@@ -763,6 +763,25 @@ class InputAssert(Contract):
                 "sizes are the caller's, rounded."
             ),
         ),
+        Example(
+            source=(
+                "def attend(q, k):\n"
+                "    shape = AttentionShape(heads=q.shape[1], kv_heads=k.shape[1])\n"
+                "    assert shape.heads % shape.kv_heads == 0\n"
+            ),
+            expect=(Expect("AC301", 3, 12, "parameter `q`"),),
+            fixed=(
+                "def attend(q, k):\n"
+                "    shape = AttentionShape(heads=q.shape[1], kv_heads=k.shape[1])\n"
+                "    if not (shape.heads % shape.kv_heads == 0):\n"
+                '        raise ValueError("expected shape.heads % shape.kv_heads == 0")\n'
+            ),
+            unsafe=True,
+            note=(
+                "A field of a record the function built in place holds what it was "
+                "handed by that name: here the caller's head counts."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

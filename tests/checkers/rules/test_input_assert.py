@@ -1674,3 +1674,42 @@ def test_which_helper_a_call_names_and_how_its_parameters_line_up():
     # object's own rows (42), a method defined twice (44), another object's method
     # (46), a helper handed a literal alone (48).
     assert lines(src) == [36, 38, 40]
+
+
+def test_a_field_of_a_record_built_in_place_is_what_it_was_handed():
+    src = (
+        "def attend(q, k, pair, n):\n"
+        "    shape = Shape(heads=q.shape[1], kv_heads=k.shape[1], rows=count(n))\n"
+        "    assert shape.heads % shape.kv_heads == 0\n"
+        "    assert shape.rows > 0\n"
+        "    assert shape.total > 0\n"
+        "    rec = Pair(x=pair.x.seqs[0], y=pair.y.seqs[0])\n"
+        "    common = min(len(rec.x.ids), len(rec.y.ids))\n"
+        "    x_ids = rec.x.ids[:common]\n"
+        "    y_ids = rec.y.ids[:common]\n"
+        "    assert x_ids == y_ids\n"
+        "    own = Pair(x=plan(n), y=plan(n))\n"
+        "    mine = own.x.ids\n"
+        "    assert own.x.ids == q.ids or mine == q.ids\n"
+        "    made = build(heads=q.shape[1])\n"
+        "    assert made.heads > 0\n"
+        "    tok = Tokenizer(q)\n"
+        "    assert tok.next is None\n"
+        "    viewed = Pair(x=q.view(-1))\n"
+        "    assert viewed.x.numel() == n\n"
+        "    named = records.Pair(x=k.shape[0])\n"
+        "    assert named.x > 0\n"
+        "    fixed = Pair(x=3)\n"
+        "    assert fixed.x == n\n"
+        "\n"
+        "def given(shape, q):\n"
+        "    assert shape.heads > 0\n"
+    )
+    # Input: fields the record was handed from the caller's tensors (3, 19, 21, the
+    # class named through its module) and pair (10); the caller's count against a
+    # constant a record holds (23). Not: a field handed the function's own count (4),
+    # one it was not handed by name (5), the record's own plan against the caller's
+    # ids, read in place or through a local (13: a postcondition), a field of what a
+    # function (not a class) built (15), a tokenizer's state after reading the caller's
+    # text (17). A parameter's field is the caller's (26).
+    assert lines(src) == [3, 10, 19, 21, 23, 26]
