@@ -283,7 +283,7 @@ class IntInference:
         name = dotted(call.func)
         if name in INT_CALLS:
             return INT
-        root = name.split(".")[0] if name else ""
+        root = name.split(".")[0]  # "" for a call of no dotted name
         method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
         if on_host(call) and (
             root in _TORCH_ROOTS or method == "to" or method in NEW_METHODS
