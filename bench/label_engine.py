@@ -1,12 +1,12 @@
 """The engine-code label sets: what was drawn, and the view a labeller read.
 
 Two label files point into inference engines unpacked outside the repository
-(``pip download --no-deps sglang lmdeploy transformers`` and unzip; nothing is
-copied in, the records name a path, a line and the line's hash):
+(``pip download --no-deps sglang lmdeploy vllm transformers`` and unzip; nothing
+is copied in, the records name a path, a line and the line's hash):
 
 * ``repeat_interleave_engine_labels.jsonl`` -- every ``repeat_interleave``
-  call of sglang's and lmdeploy's library code, and of transformers' model
-  code, labelled by reading its ``repeats`` argument: ``needs-output-size``
+  call of sglang's, lmdeploy's and vLLM's library code, and of transformers'
+  model code, labelled by reading its ``repeats`` argument: ``needs-output-size``
   (a device tensor and no ``output_size=``: the call syncs), ``host-tensor``
   (a tensor the code built on the host: no device to sync),
   ``int-or-has-output-size``;
@@ -16,11 +16,13 @@ copied in, the records name a path, a line and the line's hash):
   ``bench/label_asserts.py``.
 
     E="--engine sglang=/work/trees/sglang-0.5.23 --engine lmdeploy=/work/trees/lmdeploy-0.18.0"
+    E="$E --engine vllm=/work/trees/vllm-0.33.0"
     python bench/label_engine.py $E calls sglang
     python bench/label_engine.py $E check
     python bench/label_engine.py $E show sglang-dev 0 10      # what the labeller read
-    python bench/label_engine.py $E show-calls lmdeploy 0 10
+    python bench/label_engine.py $E show-calls vllm 0 10
     python bench/label_engine.py $E record sglang-held VERDICTS.tsv   # write one draw's labels
+    python bench/label_engine.py $E record-calls vllm VERDICTS.tsv    # every call of an engine
 
 ``check`` redraws every assert round and re-lists every call, and fails when
 the committed labels are not exactly that.
@@ -44,10 +46,15 @@ ASSERT_LABELS = "assert_engine_labels.jsonl"
 # or the rule's verdicts in sight: how often two readers agree bounds any rule's score.
 SECOND_ASSERT_LABELS = "assert_engine_second_labels.jsonl"
 CALL_LABELS = "repeat_interleave_engine_labels.jsonl"
-# The engines' library code: sglang and lmdeploy whole (runtime, kernels and,
-# for sglang, the diffusion runtime), transformers' model code only (the rest
-# is tooling).
-CALL_SCOPES = {"sglang": ("",), "transformers": ("models/",), "lmdeploy": ("",)}
+# The engines' library code: sglang, lmdeploy and vLLM whole (runtime, kernels,
+# models and, for sglang, the diffusion runtime), transformers' model code only
+# (the rest is tooling). Tests are left out of every one (``_library_files``).
+CALL_SCOPES = {
+    "sglang": ("",),
+    "transformers": ("models/",),
+    "lmdeploy": ("",),
+    "vllm": ("",),
+}
 # The engines' asserts are drawn in rounds, each excluding what earlier rounds
 # of that engine drew: (set, engine, seed, draws, scope, stratified).
 #

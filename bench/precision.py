@@ -374,7 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME=DIR",
-        help="an unpacked engine wheel the engine labels point into (sglang, transformers)",
+        help="an unpacked engine wheel the engine labels point into "
+        "(sglang, lmdeploy, vllm, transformers)",
     )
     parser.add_argument(
         "--rule-at", metavar="REV", help="run the rule modules as they were at git revision REV"

@@ -72,8 +72,9 @@ ENGINE_LABELS = REPO / "tests" / "checkers" / "data" / "repeat_interleave_engine
 
 
 def test_engine_labels_are_well_formed_and_carry_no_source():
-    # Every call of sglang, lmdeploy and transformers' models; the figures need
-    # the wheels unpacked (bench/precision.py --engine), the file's shape does not.
+    # Every call of sglang, lmdeploy and vLLM's packages and transformers' models;
+    # the figures need the wheels unpacked (bench/precision.py --engine), the
+    # file's shape does not.
     records = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
     per_root = {}
     for rec in records:
@@ -88,6 +89,9 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         assert re.fullmatch(r"[0-9a-f]{16}", rec["sha"])
         assert rec["reason"].strip() and "\n" not in rec["reason"]
         assert rec["anchor"][0] >= rec["line"]
-    assert per_root == {"sglang": 285, "transformers": 385, "lmdeploy": 37}
+    # vLLM 0.33.0: 8 needs-output-size + 24 host-tensor + 96 int-or-has-output-size.
+    assert per_root == {"sglang": 285, "transformers": 385, "lmdeploy": 37, "vllm": 128}
+    vllm = [r["label"] for r in records if r["root"] == "vllm"]
+    assert [vllm.count(x) for x in ("needs-output-size", "host-tensor")] == [8, 24]
     anchors = {(r["root"], r["path"], tuple(r["anchor"])) for r in records}
     assert len(anchors) == len(records), "a call is labelled twice"
