@@ -459,17 +459,11 @@ class Program(Resolution):
         module's bodies come together; None when unreadable or not the bytes of ``digest``."""
         if self._text_of is not None and self._text_of[:2] == (rel, digest):
             return self._text_of[2]
-        try:
-            with open(abspath, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        data = _read_unchanged(abspath, digest)
+        if data is None:
             return None
-        from contracts.config import blake2b
-
         from ..source import DecodeError, decode_source
 
-        if digest is not None and blake2b(data, digest_size=16).digest() != digest:
-            return None
         try:
             # Split where the tokenizer does, as ``SourceFile.lines``: not at form feeds.
             lines = io.StringIO(decode_source(data), newline="").readlines()
@@ -486,15 +480,9 @@ class Program(Resolution):
             self._trees[rel] = self._trees.pop(rel)  # most recently used last
             return kept[1]
         if data is None:
-            try:
-                with open(abspath, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                return None
-            from contracts.config import blake2b
-
-            if digest is not None and blake2b(data, digest_size=16).digest() != digest:
-                return None  # changed since its summary: no details from other bytes
+            data = _read_unchanged(abspath, digest)
+            if data is None:
+                return None  # unreadable, or changed since its summary: no details from it
         parsed = self._parse(data, rel)
         if parsed is None:
             return None
@@ -520,6 +508,20 @@ class Program(Resolution):
             return Module(name, rel, summary, lazy=lazy)
         except (TypeError, ValueError, IndexError, KeyError):
             return None  # a stored summary of another shape: parse instead
+
+
+def _read_unchanged(abspath: str, digest: bytes | None) -> bytes | None:
+    """A file's bytes, when it can be read and they are those of ``digest`` (any, for None)."""
+    try:
+        with open(abspath, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    from contracts.config import blake2b
+
+    if digest is not None and blake2b(data, digest_size=16).digest() != digest:
+        return None
+    return data
 
 
 __all__ = ["SUMMARY_KEY", "Module", "Program", "drop_trees", "keep_details", "program_of"]

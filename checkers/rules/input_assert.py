@@ -16,8 +16,9 @@ came from, following input where it hides -- a parameter and what is read off
 it, an attribute a constructor copied from its arguments or a config (or a
 base class's constructor, handed them), the environment, the command line and
 process-wide settings, the ``inputs`` names and any ``*_config``, input seen
-another way (cast, reshaped, summarised, worked out by arithmetic, parsed), a
-record's fields, a private helper's parameter some caller hands input -- and
+another way (cast, reshaped, summarised, worked out by arithmetic, parsed,
+handed back by the module's own helper), a record's fields (one the function
+built in place too), a private helper's parameter some caller hands input -- and
 leaving alone what the code established itself: what the function computed and
 its comparison with what it was given, the object's and the module's own
 bookkeeping, the per-step records an engine builds, ``assert False`` markers
