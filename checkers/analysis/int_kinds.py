@@ -11,6 +11,9 @@ evidence only, in four verdicts:
   ``int`` (or defaulting to an int literal), an item of one annotated as a
   container of ints (``block_size: list[int]``, ``shape: tuple[int, int]``,
   ``list[int] | None``: every member of a union),
+  an item of an attribute whose declared type says so
+  (``self.window: tuple[int, int] | None``, in ``__init__`` or the class
+  body: a declaration holds for every value the attribute is given),
   an item of ``.tolist()``, a loop variable over ``range`` or an
   ``enumerate`` index, a module constant, an attribute every assignment in
   the class sets to an int (a ``None`` placeholder, ``grid = None`` before
@@ -492,6 +495,12 @@ class IntInference:
             if owner is None:
                 return None
             values = self._class_assignments(owner, expr.attr)
+            # `self.window: tuple[int, int] | None = None`: a declared type holds for
+            # every value the attribute is given (a type checker holds each assignment
+            # to it), so it declares the items whatever the other assignments spell.
+            declared = {item_annotation_verdict(ann) for _, ann, _ in values if ann is not None}
+            if declared and None not in declared:
+                return worst(declared)
             if values and all(
                 (ann is not None and item_annotation_verdict(ann) == INT)
                 or (value is not None and self._items(value, self.scope_of(node)) == INT)

@@ -33,7 +33,11 @@ method, a ``grid[:, 0]`` index, or a name spelled as per-row lengths
 attribute and an unknown helper's result carry no evidence and are left alone: on sglang's 285 calls, treating another
 object's attribute as a tensor flagged 83 int counts
 (``server_args.speculative_num_draft_tokens``, ``quant_config.group_size``)
-for 40 real syncs, and a rule that noisy gets turned off. The
+for 40 real syncs, and a rule that noisy gets turned off. A device
+tensor passed with a host input (``torch.repeat_interleave(torch.arange(n),
+q_lens)``) is not flagged either: the call indexes the input with the
+repeats' expansion, so a call that runs has both on one device, and the
+input's being on the host says the repeats are. The
 single-argument form ``torch.repeat_interleave(repeats)`` always syncs:
 there the tensor is the repeats.
 
@@ -213,6 +217,29 @@ class RequiredKeyword(Contract):
         ),
         Example(
             source=(
+                "import torch\n"
+                "\n"
+                "class SparsePlan:\n"
+                "    def __init__(self, layers):\n"
+                "        self.window: tuple[int, int] | None = None\n"
+                "        for layer in layers:\n"
+                "            self.window = layer.sliding_window\n"
+                "\n"
+                "    def rows(self, qsl: torch.Tensor, seq_lens_cpu, query_lens_cpu):\n"
+                "        q_lens = qsl[1:] - qsl[:-1]\n"
+                "        rows = torch.repeat_interleave(torch.arange(len(q_lens)), q_lens)\n"
+                "        swa = torch.minimum(seq_lens_cpu, query_lens_cpu + self.window[0])\n"
+                "        return rows, rows.repeat_interleave(swa)\n"
+            ),
+            params=_PARAMS,
+            note=(
+                "A host input means host repeats (the call indexes one with the other's "
+                "expansion, so both are on one device); an attribute's declared type "
+                "holds for every value it is given: `self.window[0]` is an int."
+            ),
+        ),
+        Example(
+            source=(
                 "from torch.onnx import symbolic_opset9 as opset9\n"
                 "\n"
                 "def repeat_interleave(g, self, repeats, dim):\n"
@@ -350,6 +377,15 @@ class RequiredKeyword(Contract):
             else:
                 verdict = inference.verdict(argument, scope)
                 if verdict in (INT, HOST, UNKNOWN):
+                    continue
+                source_tensor = (
+                    node.func.value
+                    if call_name.startswith("Tensor.")
+                    else _argument(node, list(self.signature), self.signature[0])
+                )
+                if source_tensor is not None and inference.verdict(source_tensor, scope) == HOST:
+                    # The repeats' expansion indexes the input: a call that runs has both
+                    # on one device, so a host input means host repeats.
                     continue
                 anchor = argument
                 why = (

@@ -460,3 +460,71 @@ def test_a_device_not_spelled_as_the_cpu_is_a_device(repeats):
         f"    return x.repeat_interleave({repeats})\n"
     )
     assert len(flagged(body)) == 1
+
+
+def test_an_attributes_declared_type_holds_for_every_assignment():
+    body = (
+        "class Builder:\n"
+        "    def __init__(self, layers):\n"
+        "        self.window: tuple[int, int] | None = None\n"
+        "        for layer in layers:\n"
+        "            self.window = layer.sliding_window\n"
+        "\n"
+        "    def build(self, x, seq_lens_cpu, query_lens_cpu):\n"
+        "        swa = torch.minimum(seq_lens_cpu, query_lens_cpu + self.window[0] + 1)\n"
+        "        return x.repeat_interleave(swa)\n"
+    )
+    # `self.window: tuple[int, int] | None` declares the attribute: every value it
+    # holds is a pair of ints (or None), so its items are ints and `swa` stays a host tensor.
+    assert flagged(body) == []
+
+
+def test_an_undeclared_attributes_items_carry_no_evidence():
+    body = (
+        "class Builder:\n"
+        "    def __init__(self, layers):\n"
+        "        self.window = None\n"
+        "        for layer in layers:\n"
+        "            self.window = layer.sliding_window\n"
+        "\n"
+        "    def build(self, x, seq_lens_cpu):\n"
+        "        swa = torch.minimum(seq_lens_cpu, self.window[0])\n"
+        "        return x.repeat_interleave(swa), x.repeat_interleave(self.grids[0])\n"
+        "\n"
+        "    def declared(self, x):\n"
+        "        self.grids: list[torch.Tensor] = []\n"
+        "        return x\n"
+    )
+    # Undeclared, the window's item may be anything, and a torch function of it may be
+    # on a device; a declaration of tensors makes the item a tensor.
+    assert flagged(body) == [(11, 36), (11, 62)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.repeat_interleave(torch.arange(n, dtype=torch.int64), q_lens)",
+        "torch.repeat_interleave(input=torch.arange(n), repeats=q_lens)",
+        "torch.arange(n).repeat_interleave(q_lens)",
+        "rows_cpu.repeat_interleave(q_lens, dim=0)",
+    ],
+)
+def test_a_host_input_means_host_repeats(call):
+    body = f"def f(q_lens: torch.Tensor, rows_cpu, n: int):\n    return {call}\n"
+    # repeat_interleave indexes its input with the repeats' expansion: a call that
+    # runs has both on one device, and a host input makes the repeats host values.
+    assert flagged(body) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.repeat_interleave(torch.arange(n, device=q_lens.device), q_lens)",
+        "torch.repeat_interleave(rows, q_lens)",
+        "torch.arange(n).to(device).repeat_interleave(q_lens)",
+        "torch.repeat_interleave(q_lens)",
+    ],
+)
+def test_an_input_not_known_on_the_host_says_nothing_of_the_repeats(call):
+    body = f"def f(q_lens: torch.Tensor, rows, n: int, device):\n    return {call}\n"
+    assert len(flagged(body)) == 1
