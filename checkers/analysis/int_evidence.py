@@ -217,6 +217,30 @@ def has_device(call: ast.Call) -> bool:
     return any(k.arg == "device" or k.arg is None for k in call.keywords)
 
 
+def on_host(call: ast.Call) -> bool:
+    """A call whose device is spelled as the CPU -- ``device="cpu"``, ``"cpu:0"``,
+    ``torch.device("cpu")``, or ``.to("cpu")``'s positional: what it builds or
+    moves is a host tensor, whatever its operands are."""
+    spelled = [k.value for k in call.keywords if k.arg == "device"]
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args:
+        spelled.append(call.args[0])
+    return any(_is_cpu(value) for value in spelled)
+
+
+def _is_cpu(value: ast.AST) -> bool:
+    if (
+        isinstance(value, ast.Call)
+        and dotted(value.func) in ("torch.device", "device")
+        and value.args
+    ):
+        value = value.args[0]
+    return (
+        isinstance(value, ast.Constant)
+        and isinstance(value.value, str)
+        and value.value.partition(":")[0] == "cpu"
+    )
+
+
 def moves(call: ast.Call) -> bool:
     """``.to(...)`` that names a device (a positional that is not a dtype, or ``device=``)."""
     if has_device(call):

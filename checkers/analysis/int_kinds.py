@@ -16,7 +16,9 @@ evidence only, in four verdicts:
   the class sets to an int (a ``None`` placeholder, ``grid = None`` before
   the branch that binds the value, counts for nothing);
 * ``HOST``: a tensor the function built on the host -- ``torch.tensor``/
-  ``arange``/``zeros``... without ``device=``, ``.cpu()``, a name spelled
+  ``arange``/``zeros``... without ``device=``, anything told the CPU as
+  its device (``device="cpu"``, ``torch.device("cpu")``, ``.to("cpu")``:
+  a literal, not a variable that may name one), ``.cpu()``, a name spelled
   ``*_cpu`` (the engines' convention for the host copy of a batch's
   lengths), and what dtype casts and arithmetic make of those, what a torch
   function makes of host operands alone (``torch.minimum(a_cpu, b_cpu)``:
@@ -69,12 +71,15 @@ from .int_evidence import (
     moves,
     names_host,
     names_lengths,
+    on_host,
     worst,
 )
 from .memo import StatementMemo
 from .names import dotted
 from .scopes import Element, Part, Scope, function_scope, self_class
 
+# The spellings of torch (and its functional module) a call's dotted name starts with.
+_TORCH_ROOTS = frozenset({"torch", "th", "F"})
 # The fields that hold statements, an except clause's or a case's included.
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
@@ -278,6 +283,12 @@ class IntInference:
         name = dotted(call.func)
         if name in INT_CALLS:
             return INT
+        root = name.split(".")[0]  # "" for a call of no dotted name
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if on_host(call) and (
+            root in _TORCH_ROOTS or method == "to" or method in NEW_METHODS
+        ):
+            return HOST  # `torch.tensor(data, device="cpu")`, `.to("cpu")`: told the host
         if (
             name.startswith("torch.")
             and name.rpartition(".")[2] in HOST_CONSTRUCTORS
@@ -307,8 +318,7 @@ class IntInference:
                 return INT
             if method in TENSOR_METHODS:
                 return TENSOR
-        root = name.split(".")[0] if name else ""
-        if root in ("torch", "th", "F") or name.startswith("torch."):
+        if root in _TORCH_ROOTS:
             if name.rpartition(".")[2] in LIKE_CONSTRUCTORS and call.args:
                 return self._twin(call.args[0], call, scope)  # `torch.zeros_like(lens)`
             return self._operands_device(call, scope)

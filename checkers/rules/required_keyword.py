@@ -19,7 +19,9 @@ ints are literals, ``len``/``int``/``min``/``max``, ``.item()``,
 ints (``block_size: list[int]``), items of ``.tolist()``, loop variables over
 ``range``, module constants, dataclass fields annotated ``int`` and
 attributes ``__init__`` sets to any of these; host tensors are ``torch``
-constructors without ``device=``, ``.cpu()`` and ``*_cpu`` names, and what
+constructors without ``device=`` or with the CPU spelled there
+(``device="cpu"``, ``torch.device("cpu")``), ``.cpu()`` and ``.to("cpu")``,
+``*_cpu`` names, and what
 torch functions make of host operands alone (``torch.minimum(a_cpu, b_cpu)``,
 ``torch.zeros_like(a_cpu)``: torch computes on its operands' device). What it
 flags needs evidence of a device tensor: a ``Tensor`` annotation (a
@@ -192,6 +194,21 @@ class RequiredKeyword(Contract):
             note=(
                 "A value of a `dict[str, Any]` says nothing; the items of a `list[int] | None` "
                 "are ints; a torch function of host tensors, and a twin of one, stay on the host."
+            ),
+        ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def draft_rows(rows, num_draft_tokens: list[int], lens):\n"
+                "    counts = torch.tensor(num_draft_tokens, device=\"cpu\")\n"
+                "    rows = rows.repeat_interleave(counts)\n"
+                "    return rows.repeat_interleave(lens.to(\"cpu\"))\n"
+            ),
+            params=_PARAMS,
+            note=(
+                "A device spelled as the CPU (`device=\"cpu\"`, `.to(\"cpu\")`, "
+                "`torch.device(\"cpu\")`) makes a host tensor, whatever it was built from."
             ),
         ),
         Example(

@@ -421,3 +421,42 @@ def test_operands_placeholders_and_numbers(body, expected):
     assert (
         flagged("def f(x, a_cpu, b, device):\n" + body, header="import torch\n\n\n\n") == expected
     )
+
+
+@pytest.mark.parametrize(
+    "repeats",
+    [
+        "torch.tensor(counts, device='cpu')",
+        "torch.arange(n, device=torch.device('cpu'))",
+        "torch.full((n,), 2, device='cpu:0')",
+        "lens.to('cpu')",
+        "lens.to(device='cpu', non_blocking=True)",
+        "lens.to(torch.device('cpu'))",
+        "torch.zeros_like(lens, device='cpu')",
+        "lens.new_ones(n, device='cpu')",
+        "torch.randint(0, 4, (n,), device='cpu')",
+    ],
+)
+def test_a_device_spelled_as_the_cpu_is_the_host(repeats):
+    body = f"def f(x, lens: torch.Tensor, counts, n: int):\n    return x.repeat_interleave({repeats})\n"
+    assert flagged(body) == []
+
+
+@pytest.mark.parametrize(
+    "repeats",
+    [
+        "torch.tensor(counts, device='cuda')",
+        "torch.tensor(counts, device=device)",
+        "torch.tensor(counts, device=torch.device('cuda', 0))",
+        "lens_cpu.to('cuda')",
+        "lens_cpu.to(device)",
+        "torch.zeros_like(lens_cpu, device=device)",
+        "torch.tensor(counts, device='cpu').to(device)",
+    ],
+)
+def test_a_device_not_spelled_as_the_cpu_is_a_device(repeats):
+    body = (
+        "def f(x, lens_cpu, counts, device):\n"
+        f"    return x.repeat_interleave({repeats})\n"
+    )
+    assert len(flagged(body)) == 1
