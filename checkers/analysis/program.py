@@ -177,8 +177,8 @@ class _FileDetails:
     few (no parse at all) or where the body does not parse alone. Walking every body at
     the first question spared later reads at a high price: on vLLM with the bug-class
     kinds, 1,694 of the 1,864 bodies walked so were never asked about. Parsing the whole
-    module for one body cost about a second of a two-worker vLLM run's CPU: most of those
-    modules had been checked, their trees let go, and one or two bodies were asked after.
+    module for each body asked after its tree was let go cost 0.39 s of a two-worker vLLM
+    run's CPU (575 bodies asked this way); parsed alone, 0.11 s.
     """
 
     __slots__ = ("abspath", "digest", "program", "rel")
