@@ -288,9 +288,7 @@ class IntInference:
             return INT
         root = name.split(".")[0]  # "" for a call of no dotted name
         method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-        if on_host(call) and (
-            root in _TORCH_ROOTS or method == "to" or method in NEW_METHODS
-        ):
+        if on_host(call) and (root in _TORCH_ROOTS or method == "to" or method in NEW_METHODS):
             return HOST  # `torch.tensor(data, device="cpu")`, `.to("cpu")`: told the host
         if (
             name.startswith("torch.")

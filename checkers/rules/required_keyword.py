@@ -205,14 +205,14 @@ class RequiredKeyword(Contract):
                 "import torch\n"
                 "\n"
                 "def draft_rows(rows, num_draft_tokens: list[int], lens):\n"
-                "    counts = torch.tensor(num_draft_tokens, device=\"cpu\")\n"
+                '    counts = torch.tensor(num_draft_tokens, device="cpu")\n'
                 "    rows = rows.repeat_interleave(counts)\n"
-                "    return rows.repeat_interleave(lens.to(\"cpu\"))\n"
+                '    return rows.repeat_interleave(lens.to("cpu"))\n'
             ),
             params=_PARAMS,
             note=(
-                "A device spelled as the CPU (`device=\"cpu\"`, `.to(\"cpu\")`, "
-                "`torch.device(\"cpu\")`) makes a host tensor, whatever it was built from."
+                'A device spelled as the CPU (`device="cpu"`, `.to("cpu")`, '
+                '`torch.device("cpu")`) makes a host tensor, whatever it was built from.'
             ),
         ),
         Example(

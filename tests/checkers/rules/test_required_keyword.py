@@ -455,10 +455,7 @@ def test_a_device_spelled_as_the_cpu_is_the_host(repeats):
     ],
 )
 def test_a_device_not_spelled_as_the_cpu_is_a_device(repeats):
-    body = (
-        "def f(x, lens_cpu, counts, device):\n"
-        f"    return x.repeat_interleave({repeats})\n"
-    )
+    body = f"def f(x, lens_cpu, counts, device):\n    return x.repeat_interleave({repeats})\n"
     assert len(flagged(body)) == 1
 
 
