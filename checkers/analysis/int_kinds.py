@@ -19,7 +19,12 @@ evidence only, in four verdicts:
   the class sets to an int (a ``None`` placeholder, ``grid = None`` before
   the branch that binds the value, counts for nothing);
 * ``HOST``: a tensor the function built on the host -- ``torch.tensor``/
-  ``arange``/``zeros``... without ``device=``, anything told the CPU as
+  ``arange``/``zeros``... without ``device=`` (on the default device: the
+  host, unless the program moved it with ``torch.set_default_device`` or a
+  ``with torch.device(...)`` block, which this reading does not follow --
+  vLLM's loader, for one, builds a model under such a block; the per-step
+  code that calls ``repeat_interleave`` runs outside it), anything told
+  the CPU as
   its device (``device="cpu"``, ``torch.device("cpu")``, ``.to("cpu")``:
   a literal, not a variable that may name one), ``.cpu()``, a name spelled
   ``*_cpu`` (the engines' convention for the host copy of a batch's
