@@ -106,7 +106,7 @@ from .bindings import BindingIndex
 from .callers import HelperCallers
 from .class_facts import ClassFacts, ClassFactsOf
 from .imports import bound_name
-from .names import dotted
+from .names import dotted, has_decorator
 from .own_values import OwnValues
 from .pass_through import returns_its_arguments
 from .protocol import ObjectProtocol
@@ -601,7 +601,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         memo = self.__dict__.setdefault("_hands_back", {})
         if id(helper) not in memo:
             memo[id(helper)] = returns_its_arguments(
-                helper, skip_first=method and not _is_static(helper)
+                helper, skip_first=method and not has_decorator(helper, "staticmethod")
             )
         if not memo[id(helper)]:
             return None
@@ -785,10 +785,6 @@ def _method_of(klass: ast.ClassDef, name: str) -> ast.FunctionDef | None:
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
     ]
     return found[0] if len(found) == 1 else None
-
-
-def _is_static(node: ast.AST) -> bool:
-    return any(dotted(d) == "staticmethod" for d in getattr(node, "decorator_list", ()))
 
 
 def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:

@@ -14,8 +14,9 @@ container or calls for its effect works something out. Every ``return``
 gives an expression of its parameters (not ``self``), literals, arithmetic,
 attributes and items, and the casts, moves, reshapes and reductions
 ``shapes`` names, and reads at least one parameter: ``return None`` where a
-lookup fails is a value the helper chose. A coroutine is a computation. Where to put the result (``dtype=``, ``device=``) changes no
-value, so those keywords may be anything.
+lookup fails is a value the helper chose. A coroutine is a computation.
+Where to put the result (``dtype=``, ``device=``) changes no value, so those
+keywords may be anything.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from .shapes import (
 _TENSOR_OF = frozenset({"torch.as_tensor", "torch.tensor", "math.ceil", "math.floor"})
 # Keywords that say where a result goes, not what it holds.
 _PLACEMENT = frozenset({"dtype", "device", "non_blocking"})
+# Methods of an argument, and functions, that hand back what they are given worked out.
+_PASSING_METHODS = VIEW_METHODS | REDUCING_METHODS | CONVERSIONS
+_PASSING_FUNCTIONS = VIEW_BUILTINS | REDUCING_BUILTINS | _TENSOR_OF
 
 
 def returns_its_arguments(node: ast.FunctionDef, skip_first: bool) -> bool:
@@ -96,12 +100,10 @@ def _of_params(expr: ast.AST | None, params: set[str]) -> bool:
     if not isinstance(expr, ast.Call):
         return False
     callee = expr.func
-    if isinstance(callee, ast.Attribute) and callee.attr in (
-        VIEW_METHODS | REDUCING_METHODS | CONVERSIONS
-    ):
+    if isinstance(callee, ast.Attribute) and callee.attr in _PASSING_METHODS:
         if not _of_params(callee.value, params):
             return False
-    elif dotted(callee) not in (VIEW_BUILTINS | REDUCING_BUILTINS | _TENSOR_OF):
+    elif dotted(callee) not in _PASSING_FUNCTIONS:
         return False
     return all(_of_params(a, params) for a in expr.args) and all(
         k.arg in _PLACEMENT or _of_params(k.value, params) for k in expr.keywords

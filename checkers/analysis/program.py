@@ -186,10 +186,10 @@ class _FileDetails:
     def __init__(self, program, rel: str, abspath: str, digest: bytes) -> None:
         self.program, self.rel, self.abspath, self.digest = program, rel, abspath, digest
 
-    def detail(self, index: int, module: Module | None = None):
+    def detail(self, index: int, module: Module):
         program = self.program
         kept = program._trees.get(self.rel)
-        if module is not None and (kept is None or kept[0] != self.digest):
+        if kept is None or kept[0] != self.digest:
             lines = program._lines(self.rel, self.abspath, self.digest)
             if lines is None:
                 return None  # unreadable, or bytes other than the ones the outline is of

@@ -381,7 +381,7 @@ class RequiredKeyword(Contract):
                 source_tensor = (
                     node.func.value
                     if call_name.startswith("Tensor.")
-                    else _argument(node, list(self.signature), self.signature[0])
+                    else _argument(node, params, params[0])
                 )
                 if source_tensor is not None and inference.verdict(source_tensor, scope) == HOST:
                     # The repeats' expansion indexes the input: a call that runs has both
