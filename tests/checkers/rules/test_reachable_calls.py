@@ -325,6 +325,95 @@ def test_an_attribute_holding_a_project_class_is_followed_into_its_methods(tmp_p
     assert sorted((f.line, "pkg.layers" in f.message) for f in found) == [(12, True), (13, True)]
 
 
+# Each way Python lets a method spell an assignment of an instance to `self.norm`. The
+# resolution walks only the methods whose text may spell one; a spelling the scan misses
+# loses the chain through `self.norm(x)`.
+ASSIGNMENTS = {
+    "plain": "    def __init__(self):\n        self.norm = RMSNorm()\n",
+    "annotated": "    def __init__(self):\n        self.norm: RMSNorm = RMSNorm()\n",
+    "chained": "    def __init__(self):\n        both = self.norm = RMSNorm()\n",
+    "name-in-brackets": "    def __init__(self):\n        (self).norm = RMSNorm()\n",
+    "target-in-brackets": "    def __init__(self):\n        (self.norm) = RMSNorm()\n",
+    "blanks": "    def __init__(self):\n        self . norm = RMSNorm()\n",
+    "continued": "    def __init__(self):\n        self \\\n            .norm = RMSNorm()\n",
+    "comment": (
+        "    def __init__(self):\n"
+        "        (\n"
+        "            self.norm  # the layer's own\n"
+        "        ) = RMSNorm()\n"
+    ),
+    "crlf-endings": "    def __init__(self):\n        self.norm = RMSNorm()\n",
+    "cr-endings": "    def __init__(self):\n        self.norm = RMSNorm()\n",
+    "other-instance-name": "    def __init__(this):\n        this.norm = RMSNorm()\n",
+    "nested": (
+        "    def __init__(self):\n"
+        "        def build():\n"
+        "            self.norm = RMSNorm()\n"
+        "\n"
+        "        build()\n"
+    ),
+    "nfkc": "    def __init__(self):\n        self.\uff4eorm = RMSNorm()\n",  # fullwidth n
+}
+LAYERS = "class RMSNorm:\n    def forward(self, x):\n        return x.norm().item()\n"
+
+
+@pytest.mark.parametrize("where", ["checked-file", "base-class-file"])
+@pytest.mark.parametrize("spelling", sorted(ASSIGNMENTS))
+def test_every_spelling_of_an_attribute_s_assignment_is_followed(tmp_path, spelling, where):
+    init = ASSIGNMENTS[spelling]
+    reader = "    def width(self):\n        return self.norm.weight.shape\n\n"
+    step = "    def capture_step(self, x):\n        return self.norm(x)\n"
+    files = {**TREE, "pkg/layers.py": LAYERS}
+    if where == "checked-file":
+        source = f"from pkg.layers import RMSNorm\n\n\nclass Model:\n{reader}{init}\n{step}"
+    else:
+        files["pkg/model_base.py"] = (
+            f"from pkg.layers import RMSNorm\n\n\nclass Base:\n{reader}{init}"
+        )
+        source = f"from pkg.model_base import Base\n\n\nclass Model(Base):\n{step}"
+    # Every line of the class ends so: the lines counted to the assignment are Python's.
+    ending = {"crlf-endings": "\r\n", "cr-endings": "\r"}.get(spelling, "\n")
+    source = source.replace("\n", ending)
+    files = {path: text.replace("\n", ending) for path, text in files.items()}
+    (found,) = check(tmp_path, source, files=files)
+    assert "pkg.layers.RMSNorm.forward" in found.message
+
+
+@pytest.mark.parametrize("where", ["checked-file", "base-class-file"])
+def test_only_a_method_that_may_assign_the_attribute_is_walked_to_learn_its_class(
+    tmp_path, monkeypatch, where
+):
+    from checkers.analysis import program
+
+    walked = []
+    detail = program.Module.detail
+    monkeypatch.setattr(
+        program.Module, "detail", lambda self, qual: walked.append(qual) or detail(self, qual)
+    )
+    readers = "".join(
+        f"    def read_{i}(self):\n        return self.norm.weight, self.norm == {i}\n\n"
+        for i in range(3)
+    )
+    init = "    def __init__(self):\n        self.norm = RMSNorm()\n\n"
+    step = "    def capture_step(self, x):\n        return self.norm(x)\n"
+    files = {**TREE, "pkg/layers.py": LAYERS}
+    if where == "checked-file":
+        source = f"from pkg.layers import RMSNorm\n\n\nclass Model:\n{readers}{init}{step}"
+        klass = "Model"
+    else:
+        files["pkg/model_base.py"] = (
+            f"from pkg.layers import RMSNorm\n\n\nclass Base:\n{readers}{init}"
+        )
+        source = f"from pkg.model_base import Base\n\n\nclass Model(Base):\n{step}"
+        klass = "Base"
+    assert len(check(tmp_path, source, files=files)) == 1
+    # The entry, the one method assigning `self.norm`, and the forward the chain enters:
+    # the readers spell `self.norm` with no `=` after it (`==` is not one they can hide).
+    assert sorted(set(walked)) == sorted(
+        ["Model.capture_step", f"{klass}.__init__", "RMSNorm.forward"]
+    )
+
+
 def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
     source = (
         "def update(lens, use_ragged, *, strict=None):\n"
