@@ -102,9 +102,13 @@ class Resolution:
         """The project class whose instance ``klass``'s methods (or its bases') assign to
         ``self.attr`` -- only when every such assignment that names a class names that one.
 
-        Only a method whose own lines may spell that assignment is walked
-        (``_assign_targets``): the others were walked, every one of a class with many,
-        only to find they assign no such attribute."""
+        A method is walked only where its own lines may spell that assignment
+        (``_assign_targets``): the others were walked, every one of a class with many, only
+        to find they assign no such attribute. The text is read only for a body whose
+        details are not at hand: what the walk would have read, and no more. In a module
+        not being checked, a method whose instance is ``self`` is skipped, as before, where
+        the summary's ``self.x =`` scan (``Module.self_set``) names no such attribute; that
+        scan misses spellings this one finds (``(self).x =``, ``self . x =``)."""
         key = ("attr", module, klass, attr)
         if key in self._held:
             return self._held[key]
@@ -114,6 +118,8 @@ class Resolution:
             mod = self.module(owner_module)
             if mod is None:
                 continue
+            checked = mod._text is not None  # the file being checked: its text is at hand
+            unassigned = not checked and mod.self_set is not None and attr not in mod.self_set
             targets: dict | None = None
             scanned = False
             for outline in mod.outlines:
@@ -122,10 +128,13 @@ class Resolution:
                 # to is never the empty name.
                 if outline[O_CLASS] != owner or not self_name:
                     continue
-                if not scanned:
-                    targets, scanned = self._assign_targets(mod, attr), True
-                if targets is not None and not _spans(targets.get(self_name, ()), outline):
-                    continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
+                if unassigned and self_name == "self":
+                    continue
+                if not _made(mod, outline[O_QUAL]):
+                    if not scanned:
+                        targets, scanned = self._assign_targets(mod, attr), True
+                    if targets is not None and not _spans(targets.get(self_name, ()), outline):
+                        continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
                 detail = mod.detail(outline[O_QUAL])
                 for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
                     if name != attr or not on_self:
@@ -346,6 +355,12 @@ _BEFORE_DOT = frozenset(" \t\f\r\n\\)")
 _AFTER_TARGET = re.compile(r"(?!\w)(?:[\s\\)]|#[^\r\n]*(?![^\r\n]))*(?::|=(?!=))")
 # Between an assignment target's dot and its attribute.
 _BLANKS = frozenset(" \t\f\r\n\\")
+
+
+def _made(module: Module, qual: str) -> bool:
+    """Whether a function's details are at hand: made already, or kept by the cache."""
+    details = module._details
+    return details is not None and details[module.functions[qual]] is not None
 
 
 def _spans(lines: tuple[int, ...], outline) -> bool:

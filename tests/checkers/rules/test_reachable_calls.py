@@ -357,8 +357,29 @@ ASSIGNMENTS = {
 LAYERS = "class RMSNorm:\n    def forward(self, x):\n        return x.norm().item()\n"
 
 
-@pytest.mark.parametrize("where", ["checked-file", "base-class-file"])
-@pytest.mark.parametrize("spelling", sorted(ASSIGNMENTS))
+# In a module not being checked, a method whose instance is `self` is first skipped where the
+# summary's module-wide `self.x =` scan (`Module.self_set`) names no such attribute; that
+# scan does not see these spellings.
+UNSEEN_BY_SELF_SET = {
+    "blanks",
+    "comment",
+    "continued",
+    "name-in-brackets",
+    "nfkc",
+    "target-in-brackets",
+}
+
+
+def _spellings():
+    for spelling in sorted(ASSIGNMENTS):
+        yield pytest.param(spelling, "checked-file", id=f"{spelling}-checked-file")
+        marks = ()
+        if spelling in UNSEEN_BY_SELF_SET:
+            marks = pytest.mark.xfail(strict=True, reason="the summary's self_set misses it")
+        yield pytest.param(spelling, "base-class-file", marks=marks, id=f"{spelling}-base")
+
+
+@pytest.mark.parametrize(("spelling", "where"), list(_spellings()))
 def test_every_spelling_of_an_attribute_s_assignment_is_followed(tmp_path, spelling, where):
     init = ASSIGNMENTS[spelling]
     reader = "    def width(self):\n        return self.norm.weight.shape\n\n"
