@@ -484,6 +484,63 @@ def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
     assert check(tmp_path, source) == []
 
 
+def test_a_function_s_calls_are_resolved_once_for_every_entry_that_reaches_it(
+    tmp_path, monkeypatch
+):
+    from checkers.analysis import program
+
+    asked = []
+    resolve = program.Program.resolve_call
+    monkeypatch.setattr(
+        program.Program,
+        "resolve_call",
+        lambda self, module, outline, spelling: (
+            asked.append((outline[0], spelling)) or resolve(self, module, outline, spelling)
+        ),
+    )
+    source = (
+        "def leaf(x):\n    return x.item()\n\n\n"
+        "def helper(x):\n    return leaf(x) + len(x)\n\n\n"
+        + "".join(f"def capture_{i}(x):\n    return helper(x)\n\n\n" for i in range(3))
+    )
+    found = check(tmp_path, source)
+    # Each entry names its own chain through the helper ...
+    assert [f.line for f in found] == [10, 14, 18]
+    assert all(f.message.endswith("leaf (pkg/builder.py:2) -> `x.item()`") for f in found)
+    # ... and each call of the helper and the leaf was resolved once, not once an entry.
+    assert sorted(asked) == sorted(
+        [(f"capture_{i}", "helper") for i in range(3)]
+        + [("helper", "leaf"), ("helper", "len"), ("leaf", "x.item")]
+    )
+
+
+def test_two_contracts_of_the_kind_search_one_program_with_their_own_patterns(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "no-item"\nkind = "reachable-calls"\nentries = ["*.capture_*"]\n'
+        'forbidden = { "*.item" = "a host sync" }\n'
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "no-tolist"\nkind = "reachable-calls"\nentries = ["*.capture_*"]\n'
+        'forbidden = { "*.tolist" = "a host sync" }\n'
+    )
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": (
+                "def helper(x):\n    return x.item(), x.tolist()\n\n\n"
+                "def capture_a(x):\n    return helper(x)\n"
+            ),
+        },
+    )
+    result = api.check(["pkg/a.py"], cwd=tmp_path, jobs=1, use_cache=False)
+    assert sorted((f.code, f.message.rpartition("`")[0][-8:]) for f in result.findings) == [
+        ("AC821", "tolist()"),
+        ("AC821", "x.item()"),
+    ]
+
+
 def test_a_noqa_on_the_entry_call_suppresses_with_its_reason(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         "[tool.atom-contracts]\n"
