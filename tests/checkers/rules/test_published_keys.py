@@ -403,3 +403,124 @@ def test_undeclared_an_imported_producer_is_not_followed_beside_one_of_the_modul
     assert [(f.path, f.line, f.code, f.message.split("`")[1]) for f in found] == [
         ("pkg/reader.py", 13, "AC811", 'mine["b"]')
     ]
+
+
+# Undeclared, which functions a producer's dict can reach is read from the module's text
+# first (``dict_reads.Reach``): a read no producer can reach is never walked. Each case
+# below is a link that reach must keep.
+_BUILD = (
+    'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n\n\n'
+)
+
+
+def test_a_parameter_two_callers_up_from_the_producer_is_linked(tmp_path):
+    """``score`` and ``relay`` spell no producer; ``run``, two callers up, does."""
+    source = _BUILD + (
+        "def score(meta):\n"
+        '    return meta["win"] + meta["rows"]\n'
+        "\n"
+        "\n"
+        "def relay(meta):\n"
+        "    return score(meta)\n"
+        "\n"
+        "\n"
+        "def run(decode):\n"
+        "    return relay(build(decode))\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 8
+
+
+@pytest.mark.parametrize("assign", ["self.meta = build(decode)", "self.meta: dict = build(decode)"])
+def test_self_attribute_a_base_assigns_reaches_methods_that_spell_no_producer(tmp_path, assign):
+    """``Sub``'s methods spell no producer: its base's method assigns the attribute they read,
+    one directly, one through a helper's parameter."""
+    source = _BUILD + (
+        "class Base:\n"
+        "    def prepare(self, decode):\n"
+        f"        {assign}\n"
+        "\n"
+        "\n"
+        "class Sub(Base):\n"
+        "    def direct(self):\n"
+        '        return self.meta["win"] + self.meta["rows"]\n'
+        "\n"
+        "    def forward(self):\n"
+        "        return self._score(self.meta)\n"
+        "\n"
+        "    def _score(self, meta):\n"
+        '        return meta["win"] + meta["rows"]\n'
+    )
+    assert [f.line for f in check(tmp_path, source)] == [14, 20]
+
+
+def test_a_class_whose_init_may_be_another_modules_is_a_call_reach_keeps(tmp_path):
+    """A call of a class runs its ``__init__``, which a base in another module may define:
+    the call spells the class, not ``__init__``. (Such an ``__init__`` returning a dict is
+    what the walk links; reach keeps whatever the walk links.)"""
+    base = (
+        "class Base:\n"
+        "    def __init__(self, decode):\n"
+        "        if decode:\n"
+        '            return {"win": 1}\n'
+        '        return {"rows": 2}\n'
+    )
+    source = (
+        "from pkg.base import Base\n"
+        "\n"
+        "\n"
+        "class Sub(Base):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "def read():\n"
+        '    return Sub(True)["win"] + Sub(True)["rows"]\n'
+        "\n"
+        "\n" + _BUILD + "def use():\n"
+        '    return build(True)["win"]\n'
+    )
+    (found,) = check(tmp_path, source, files={"pkg/base.py": base})
+    assert found.line == 9 and "`Base.__init__`" in found.message
+
+
+def test_no_read_or_body_is_walked_where_no_producer_can_reach(tmp_path, monkeypatch):
+    from checkers.analysis.functions import O_QUAL, Outliner
+
+    walked, read = [], []
+    detail, reads = Outliner.detail, Outliner.reads
+
+    def counting_detail(self, index):
+        walked.append(self.outlines[index][O_QUAL])
+        return detail(self, index)
+
+    def counting_reads(self, index, lines):
+        read.append(self.outlines[index][O_QUAL])
+        return reads(self, index, lines)
+
+    monkeypatch.setattr(Outliner, "detail", counting_detail)
+    monkeypatch.setattr(Outliner, "reads", counting_reads)
+    source = _BUILD + (
+        "def score(meta):\n"
+        '    return meta["win"] + meta["rows"]\n'
+        "\n"
+        "\n"
+        "def run(decode):\n"
+        "    return score(build(decode))\n"
+        "\n"
+        "\n"
+        "def other(row):\n"
+        '    return row["x"]\n'
+        "\n"
+        "\n"
+        "def load(db):\n"
+        "    return other(db.fetch())\n"
+        "\n"
+        "\n"
+        "def config(path):\n"
+        '    return open(path)["y"]\n'
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 8
+    # `other` and `config` read keys, but neither they nor their callers spell `build`.
+    assert sorted(read) == ["score"]
+    assert "load" not in walked and "run" in walked
