@@ -119,12 +119,14 @@ class Reach:
     attribute a method assigned the call's result (``s``), or by a parameter whose callers
     pass one of those, or a parameter of theirs whose own callers do (``p``, two callers up).
     A call resolves, undeclared, to a function of the module named by the call's last name
-    (``build``, ``self.build``), or to a class's ``__init__`` (the one other name a call's
-    target can have; only one of the module's own counts). So:
+    (``build``, ``self.build``), or, a class called, to the ``__init__`` it runs (the one
+    other name a call's target can have). So:
 
     * ``names``: what a call linking a read to a producer spells -- the names of the
       functions that may be producers (``dict_producers``: a superset of those the walk
-      finds), and, where an ``__init__`` is one of them, the module's class names too;
+      finds), and the names of the module's classes whose ``__init__`` may be one: every
+      class where an ``__init__`` of the module may be a producer, and a class whose
+      ``__init__`` may be another module's (``_init_elsewhere``);
     * ``roots``: the functions whose text spells one of ``names`` (the only ones whose calls,
       or whose assignments to ``self``, can hold a producer's result), and the methods of a
       class whose text spells an attribute such a method assigns a call's result to, where
@@ -141,7 +143,7 @@ class Reach:
 
     __slots__ = ("_callers", "_feeds", "_order", "_parent", "_starts", "module", "names", "roots")
 
-    def __init__(self, module, names, text: str) -> None:
+    def __init__(self, module, outliner, names, text: str) -> None:
         from .functions import O_CLASS, O_END, O_LINE, O_QUAL
         from .imports import lines_mentioning
 
@@ -165,32 +167,27 @@ class Reach:
             if "__init__" in names or _init_elsewhere(module, klass):
                 names.add(klass.rpartition(".")[2])  # a call of the class runs that __init__
         self.names = frozenset(names)
-        roots = self.holders(lines_mentioning(text, tuple(names))) if names else set()
-        # class -> the attributes its methods among the roots assign a call's result to (None:
-        # any, where the module's tree is not at hand)
-        carried: dict[str, set] = {}
-        outliner = module.outliner
-        for o in outlines:
+        roots = self.holders(lines_mentioning(text, tuple(names)))
+        # class -> the attributes its methods among the roots assign a call's result to
+        carried: dict[str, set[str]] = {}
+        for index, o in enumerate(outlines):
             if o[O_CLASS] and o[O_QUAL] in roots:
-                attrs = carried.setdefault(o[O_CLASS], set())
-                if outliner is None:
-                    attrs.add(None)
-                else:
-                    attrs.update(_assigned(outliner.node(module.functions[o[O_QUAL]])))
+                found = _assigned(outliner.node(index))
+                carried.setdefault(o[O_CLASS], set()).update(found)
         if any(carried.values()):
             spelling: dict[str, set[str]] = {}  # attribute -> the functions spelling it
             for o in outlines:
-                if not o[O_CLASS] or o[O_QUAL] in roots:
+                if o[O_QUAL] in roots:
                     continue
                 attrs = set().union(*(carried.get(k, ()) for k in _local_mro(module, o[O_CLASS])))
                 for attr in attrs:
-                    if attr is not None and attr not in spelling:
+                    if attr not in spelling:
                         spelling[attr] = self.holders(lines_mentioning(text, (attr,)))
-                    if attr is None or o[O_QUAL] in spelling[attr]:
+                    if o[O_QUAL] in spelling[attr]:
                         roots.add(o[O_QUAL])
                         break
         self.roots = frozenset(roots)
-        self._callers: dict[str, set[str] | None] = {}
+        self._callers: dict[str, set[str]] = {}
         self._feeds: dict[str, bool] = {}
 
     def holders(self, lines) -> set[str]:
@@ -210,27 +207,24 @@ class Reach:
                 at = self._parent[at]
         return found
 
-    def callers(self, qual: str) -> set[str] | None:
-        """The functions whose text spells ``qual``'s name; None where the text is not at hand."""
+    def callers(self, qual: str) -> set[str]:
+        """The functions whose text spells ``qual``'s name (the module is the file being
+        checked: its text is at hand, and its lines are shared with ``callers_passing``)."""
         short = qual.rpartition(".")[2]
-        if short not in self._callers:
-            spelled = self.module.lines_mentioning(short)
-            self._callers[short] = None if spelled is None else self.holders(spelled)
-        return self._callers[short]
+        found = self._callers.get(short)
+        if found is None:
+            found = self._callers[short] = self.holders(self.module.lines_mentioning(short))
+        return found
 
     def may_feed(self, qual: str) -> bool:
         found = self._feeds.get(qual)
         if found is None:
-            callers = self.callers(qual)
-            found = qual in self.roots or callers is None or not self.roots.isdisjoint(callers)
+            found = qual in self.roots or not self.roots.isdisjoint(self.callers(qual))
             self._feeds[qual] = found
         return found
 
     def may_link(self, qual: str) -> bool:
-        if qual in self.roots:
-            return True
-        callers = self.callers(qual)
-        return callers is None or any(self.may_feed(c) for c in callers)
+        return qual in self.roots or any(self.may_feed(c) for c in self.callers(qual))
 
 
 def _init_elsewhere(module, klass: str) -> bool:

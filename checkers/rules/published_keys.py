@@ -279,16 +279,16 @@ class PublishedKeys(Contract):
         module = program.module_of_source(source)
         if module is None:
             return
+        outliner = module.outliner
         reach = None
         if names is not None:
             from ..analysis.dict_reads import Reach
 
-            reach = Reach(module, names, source.text)
+            reach = Reach(module, outliner, names, source.text)
             self._memo[("reach", module.name)] = reach
         lines = _read_lines(source.text)
         # A guard spells its key in quotes beside ` in ` or `.get(`: those lines are read too.
         wanted = frozenset(lines) | frozenset(_guard_lines(source.text))
-        outliner = module.outliner
         for index, outline in enumerate(module.outlines):
             if not _spans(lines, outline):
                 continue
@@ -420,9 +420,8 @@ class PublishedKeys(Contract):
         from ..analysis.dict_reads import callers_passing
         from ..analysis.functions import O_CLASS
 
-        reach = self._memo.get(("reach", module.name)) if self._everything else None
-        if reach is not None and reach.module is not module:
-            reach = None
+        # Undeclared, the module being checked (``check`` leaves its reach before it asks).
+        reach = self._memo.get(("reach", module.name))
         kind, what = origin
         if kind == "c":
             if reach is not None and what.rpartition(".")[2] not in reach.names:

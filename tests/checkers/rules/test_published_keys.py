@@ -414,7 +414,8 @@ _BUILD = (
 
 
 def test_a_parameter_two_callers_up_from_the_producer_is_linked(tmp_path):
-    """``score`` and ``relay`` spell no producer; ``run``, two callers up, does."""
+    """``score`` and ``relay`` spell no producer; ``run``, two callers up, does -- below a
+    function nested in it, so the line is ``run``'s own, not the nested one's."""
     source = _BUILD + (
         "def score(meta):\n"
         '    return meta["win"] + meta["rows"]\n'
@@ -425,13 +426,23 @@ def test_a_parameter_two_callers_up_from_the_producer_is_linked(tmp_path):
         "\n"
         "\n"
         "def run(decode):\n"
-        "    return relay(build(decode))\n"
+        "    def inner():\n"
+        "        return decode\n"
+        "\n"
+        "    return relay(build(inner()))\n"
     )
     (found,) = check(tmp_path, source)
     assert found.line == 8
 
 
-@pytest.mark.parametrize("assign", ["self.meta = build(decode)", "self.meta: dict = build(decode)"])
+@pytest.mark.parametrize(
+    "assign",
+    [
+        "self.meta = build(decode)",
+        "self.meta: dict = build(decode)",
+        "if decode is not None:\n            self.meta = build(decode)",
+    ],
+)
 def test_self_attribute_a_base_assigns_reaches_methods_that_spell_no_producer(tmp_path, assign):
     """``Sub``'s methods spell no producer: its base's method assigns the attribute they read,
     one directly, one through a helper's parameter."""
@@ -451,13 +462,14 @@ def test_self_attribute_a_base_assigns_reaches_methods_that_spell_no_producer(tm
         "    def _score(self, meta):\n"
         '        return meta["win"] + meta["rows"]\n'
     )
-    assert [f.line for f in check(tmp_path, source)] == [14, 20]
+    shift = assign.count("\n")
+    assert [f.line for f in check(tmp_path, source)] == [14 + shift, 20 + shift]
 
 
-def test_a_class_whose_init_may_be_another_modules_is_a_call_reach_keeps(tmp_path):
-    """A call of a class runs its ``__init__``, which a base in another module may define:
-    the call spells the class, not ``__init__``. (Such an ``__init__`` returning a dict is
-    what the walk links; reach keeps whatever the walk links.)"""
+def test_a_class_whose_init_may_be_a_producer_is_a_call_reach_keeps(tmp_path):
+    """A call of a class runs its ``__init__``, the module's own or one a base in another
+    module defines: the call spells the class, not ``__init__``. (Such an ``__init__``
+    returning a dict is what the walk links; reach keeps whatever the walk links.)"""
     base = (
         "class Base:\n"
         "    def __init__(self, decode):\n"
@@ -481,6 +493,10 @@ def test_a_class_whose_init_may_be_another_modules_is_a_call_reach_keeps(tmp_pat
     )
     (found,) = check(tmp_path, source, files={"pkg/base.py": base})
     assert found.line == 9 and "`Base.__init__`" in found.message
+    # The module's own `__init__`, whose class's name the reading function spells alone.
+    own = source.replace("from pkg.base import Base\n", base).replace("(Base)", "(Base, Mixin)")
+    (found,) = check(tmp_path, own)
+    assert found.line == 13 and "`Base.__init__`" in found.message
 
 
 def test_no_read_or_body_is_walked_where_no_producer_can_reach(tmp_path, monkeypatch):
@@ -508,6 +524,10 @@ def test_no_read_or_body_is_walked_where_no_producer_can_reach(tmp_path, monkeyp
         "    return score(build(decode))\n"
         "\n"
         "\n"
+        "def replay(db):\n"
+        "    return score(db.fetch())\n"
+        "\n"
+        "\n"
         "def other(row):\n"
         '    return row["x"]\n'
         "\n"
@@ -518,9 +538,28 @@ def test_no_read_or_body_is_walked_where_no_producer_can_reach(tmp_path, monkeyp
         "\n"
         "def config(path):\n"
         '    return open(path)["y"]\n'
+        "\n"
+        "\n"
+        "class Loader:\n"
+        "    def __init__(self, path):\n"
+        "        self.path = path\n"
+        "\n"
+        "    def fill(self):\n"
+        "        self.rows = load(self.path)\n"
+        "\n"
+        "    def first(self):\n"
+        '        return self.rows["z"]\n'
+        "\n"
+        "\n"
+        "def loaded(path):\n"
+        '    return Loader(path)["w"]\n'
     )
     (found,) = check(tmp_path, source)
     assert found.line == 8
-    # `other` and `config` read keys, but neither they nor their callers spell `build`.
+    # `other`, `config`, `Loader.first` and `loaded` read keys, but neither they nor their
+    # callers spell `build`, nor does a method assigning what `first` reads, and `Loader`'s
+    # `__init__` is its own, no producer.
     assert sorted(read) == ["score"]
     assert "load" not in walked and "run" in walked
+    # `replay` calls `score` too, but holds no producer's dict to hand it.
+    assert "replay" not in walked
