@@ -43,6 +43,16 @@ def _literal_prefix(glob: str) -> str:
     return "/".join(parts)
 
 
+def _under(files: list[str], prefix: str):
+    """The files of a sorted listing that start with ``prefix``, in order."""
+    import bisect
+
+    for f in files[bisect.bisect_left(files, prefix) :]:
+        if not f.startswith(prefix):
+            return
+        yield f
+
+
 class Listed:
     """The exact listing of a whole-tree run (``files``, or a function that lists them, called
     on the first question: a declaration whose contracts name no glob never lists).
@@ -68,14 +78,29 @@ class Listed:
         return len(self.files)
 
     def any_match(self, glob: str) -> bool:
-        spec = compile_globs([glob], where=f"glob {glob!r}")
         # Only a file under the folder the glob is confined to can match it (as ``Probed``
-        # walks only that folder): the others are passed over without the matcher.
+        # walks only that folder): a sorted copy of each listing gives those files by
+        # bisection, and the others are never looked at.
         under = _literal_prefix(glob)
         under = f"{under}/" if under else ""
-        if any(f.startswith(under) and spec.match_file(f) for f in self.named):
+        if under and glob.strip() == f"{under}**":
+            # `folder/**` matches every file under the folder: any one answers, unmatched.
+            return any(True for _ in _under(self._sorted("named"), under)) or any(
+                True for _ in _under(self._sorted("files"), under)
+            )
+        spec = compile_globs([glob], where=f"glob {glob!r}")
+        if any(spec.match_file(f) for f in _under(self._sorted("named"), under)):
             return True
-        return any(f.startswith(under) and spec.match_file(f) for f in self.files)
+        return any(spec.match_file(f) for f in _under(self._sorted("files"), under))
+
+    def _sorted(self, which: str) -> list[str]:
+        """``named`` or ``files`` in order, sorted once (a warm run asks a glob per
+        contract parameter of ~3,000 files)."""
+        key = f"_sorted_{which}"
+        found = self.__dict__.get(key)
+        if found is None:
+            found = self.__dict__[key] = sorted(getattr(self, which))
+        return found
 
     def any_under(self, stem: str) -> bool:
         """Whether ``stem.py`` or any Python file under ``stem/`` is listed."""

@@ -453,3 +453,30 @@ def test_a_directory_symlink_is_followed_only_where_it_is_named(project, capsys,
     assert "All contracts hold" in capsys.readouterr().out
     assert main(["check", "--no-cache", "pkg/vendored"]) == 1
     assert "pkg/vendored/mod.py:2:" in capsys.readouterr().out
+
+
+def test_a_folder_glob_is_answered_from_the_sorted_listing_without_a_matcher(monkeypatch):
+    """`folder/**` matches any file under the folder, and only those: a sibling whose name
+    starts the same (`src.py`, `srcx/`) is not under it, and no glob matcher is built."""
+    import checkers.coverage as coverage
+
+    def no_matcher(*args, **kwargs):
+        raise AssertionError("a folder glob needs no matcher")
+
+    monkeypatch.setattr(coverage, "compile_globs", no_matcher)
+    siblings = ["srcx/a.py", "src.py", "a/src/b.py"]
+    assert not coverage.Listed(siblings).any_match("src/**")
+    assert coverage.Listed([*siblings, "src/deep/er/c.py"]).any_match("src/**")
+    assert coverage.Listed(lambda: ["z.py", "src/c.py"], named=siblings).any_match("src/**")
+    assert coverage.Listed(siblings).any_match("srcx/**")
+    assert not coverage.Listed(siblings).any_match("a/src/b/**")
+
+
+def test_a_glob_is_matched_only_against_files_under_its_folder():
+    from checkers.coverage import Listed
+
+    listing = ["lib/pkg/test_a.py", "src/pkg/a.py", "src/pkg/b/test_c.py", "srcx/pkg/test_d.py"]
+    assert Listed(listing).any_match("src/pkg/*/test_*.py")
+    assert not Listed(listing).any_match("src/pkg/test_*.py")
+    assert Listed(listing).any_match("**/test_a.py")
+    assert not Listed(listing[1:]).any_match("lib/**/test_*.py")
