@@ -351,11 +351,29 @@ class Walker:
             if not isinstance(unit, _Deferred):
                 return True
             spelling = self.spelling(unit.node.func)
+            answered = self._returns.get(spelling, False)
+            if answered is not False:
+                # Its callee's returns were asked already here: their answer is this
+                # argument's unit (``known``), with nothing left to look up.
+                if real(answered):
+                    return True
+                continue
             if self.program.resolve_call(self.module, self.outline, spelling) is not None:
                 return True
         return False
 
     def _sink(self, target, index, module, callee, param_name):
+        """The declared unit and name the callee binds its ``index``-th parameter to
+        unchanged, or None: once per callee and position in a run (``Units.answers``), as
+        every call of one callee asks the same."""
+        answers = self.rule.answers(self.program)
+        key = ("sink", target, index)
+        found = answers.get(key, False)
+        if found is False:
+            found = answers[key] = self._find_sink(target, index, module, callee, param_name)
+        return found
+
+    def _find_sink(self, target, index, module, callee, param_name):
         from ..analysis.functions import D_UNITS
 
         # Only a callee whose text may bind the parameter to a declared name is walked.
@@ -406,8 +424,6 @@ class Walker:
         return a, self.known(b)
 
     def returns_of(self, spelling: str, module=None, outline=None, depth: int = 0):
-        from ..analysis.functions import D_UNITS
-
         if depth > 3:
             return None
         module = module or self.module
@@ -415,6 +431,18 @@ class Walker:
         target = self.program.resolve_call(module, outline, spelling)
         if target is None:
             return None
+        # What a callee's returns agree on reads only the callee (and its callees, to the
+        # depth left): answered once per callee and depth in a run, not once per caller.
+        answers = self.rule.answers(self.program)
+        key = ("returns", target, depth)
+        found = answers.get(key, False)
+        if found is False:
+            found = answers[key] = self._callee_returns(target, depth)
+        return found
+
+    def _callee_returns(self, target, depth: int):
+        from ..analysis.functions import D_UNITS
+
         callee_module = self.program.module(target[0])
         if callee_module is None:
             return None

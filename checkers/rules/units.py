@@ -276,6 +276,8 @@ class Units(Contract):
         # One run's modules as ``may_store`` reads them, by path: (the program, {path: (the
         # lines spelling a declared name, or None for every line; the text's lines)}).
         self._spelled: tuple[weakref.ref, dict[str, tuple | None]] | None = None
+        # One run's answers about callees (``answers``): (the program, {question: answer}).
+        self._answers: tuple[weakref.ref, dict] | None = None
 
     def validate(self, where: str) -> None:
         bases: set[str] = set()
@@ -313,6 +315,15 @@ class Units(Contract):
                 found = list(dict.fromkeys(found))
                 self._needles = tuple(n for n in found if not any(m != n and m in n for m in found))
         return self._needles
+
+    def answers(self, program) -> dict:
+        """One run's answers about callees, each of which reads only the callee (and the
+        callees it returns from): what it binds a parameter to, ``("sink", (module, function),
+        position)``, and what its returns agree on, ``("returns", (module, function),
+        depth)``. Kept with the run's program: a later run may have edited the callee."""
+        if self._answers is None or self._answers[0]() is not program:
+            self._answers = (weakref.ref(program), {})
+        return self._answers[1]
 
     def may_store(self, program, module, outline, param: str) -> bool:
         """Whether a function may bind ``param`` unchanged to a declared name (its sink, what

@@ -367,3 +367,106 @@ def test_renaming_a_callees_parameter_fails_its_caller_elsewhere(project, warm):
     local = api.check(["pkg/pool.py"], cwd=project, jobs=1, use_cache=warm)
     assert [(f.path, f.line, f.code) for f in local.findings] == [("pkg/user.py", 5, "AC802")]
     assert local.findings[0].message.endswith("(reached through pkg/pool.py, edited)")
+
+
+def test_what_a_callee_stores_is_read_per_position_and_found_for_every_caller(tmp_path):
+    # Asked once per callee and position in a run: each position keeps its own answer, and
+    # a second caller of the same callee gets the answer the first found.
+    callee = "def keep(store, n, m):\n    store.num_blocks = n\n    store.rows = m\n"
+    source = (
+        "from pkg.store import keep\n"
+        "\n"
+        "\n"
+        "def f(s, blocks):\n"
+        "    keep(s, blocks, blocks)\n"
+        "\n"
+        "\n"
+        "def g(s, x_tokens):\n"
+        "    keep(s, x_tokens, x_tokens)\n"
+    )
+    got = check(tmp_path, source, files={"pkg/store.py": callee})
+    assert [(f.code, f.line, f.column) for f in got] == [
+        ("AC802", 5, 13),
+        ("AC802", 5, 21),
+        ("AC802", 9, 13),
+        ("AC802", 9, 23),
+    ]
+    assert ["stores as `num_blocks`" in f.message for f in got] == [True, False, True, False]
+    assert ["stores as `rows`" in f.message for f in got] == [False, True, False, True]
+
+
+def test_what_a_callees_returns_agree_on_is_kept_per_depth_and_found_for_every_caller(tmp_path):
+    # `deep()` reaches `pages()` four calls down, past the depth returns are followed to; asked
+    # once per callee and depth in a run, `pages()` asked first at the top does not lend its
+    # unit to the chain, and every caller of `pages()` meets its unit.
+    callee = (
+        "def pages(blocks, block_ratio):\n"
+        "    return blocks * block_ratio\n"
+        "\n"
+        "\n"
+        "def one():\n"
+        "    return pages(1, 2)\n"
+        "\n"
+        "\n"
+        "def two():\n"
+        "    return one()\n"
+        "\n"
+        "\n"
+        "def three():\n"
+        "    return two()\n"
+        "\n"
+        "\n"
+        "def deep():\n"
+        "    return three()\n"
+    )
+    source = (
+        "from pkg.sizes import deep, pages, three\n"
+        "\n"
+        "\n"
+        "def f(blocks):\n"
+        "    return pages(blocks, 2) - blocks, three() - blocks, deep() - blocks\n"
+        "\n"
+        "\n"
+        "def g(blocks):\n"
+        "    return pages(blocks, 2) - blocks\n"
+    )
+    got = check(tmp_path, source, files={"pkg/sizes.py": callee})
+    assert [(f.code, f.line, f.column) for f in got] == [
+        ("AC801", 5, 12),
+        ("AC801", 5, 39),
+        ("AC801", 9, 12),
+    ]
+
+
+def test_an_argument_whose_callee_returns_no_unit_looks_up_no_callee(tmp_path, record_parses):
+    # `mixed()` was asked already in `f` and agrees on no unit: `take` is not looked up for
+    # it. `pages()` was asked too, and agrees on page: `take`'s `blocks` meets it.
+    sizes = (
+        "def pages(blocks, block_ratio):\n"
+        "    return blocks * block_ratio\n"
+        "\n"
+        "\n"
+        "def mixed(blocks, num_blocks, n):\n"
+        "    return blocks if n else num_blocks\n"
+    )
+    take = "def take(n, blocks):\n    return n\n"
+    source = (
+        "from pkg.sizes import mixed, pages\n"
+        "from pkg.take import take\n"
+        "\n"
+        "\n"
+        "def f(blocks):\n"
+        "    a = mixed(1, 2, 3) - blocks\n"
+        "    take(1, mixed(1, 2, 3))\n"
+        "    return a\n"
+    )
+    parsed = record_parses()
+    files = {"pkg/sizes.py": sizes, "pkg/take.py": take}
+    assert check(tmp_path, source, files=files) == []
+    assert any(p.endswith("sizes.py") for p in parsed)
+    assert not any(p.endswith("take.py") for p in parsed)
+    source = source.replace("mixed(1, 2, 3) - blocks", "pages(1, 2) - blocks").replace(
+        "take(1, mixed(1, 2, 3))", "take(1, pages(1, 2))"
+    )
+    got = check(tmp_path, source, files=files)
+    assert [(f.code, f.line, f.column) for f in got] == [("AC801", 6, 9), ("AC802", 7, 13)]
