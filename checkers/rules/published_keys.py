@@ -41,7 +41,9 @@ read to answer, and a file whose text cannot return a dict it built (no
 ``return`` of ``{`` or ``dict(``, or of a name bound to one: a scan, not a parse)
 is not read at all; nor are the bodies of a module none of whose functions may
 return a dict it built, or that calls none of those
-(``checkers.analysis.dict_producers``). Declared producers are followed across the
+(``checkers.analysis.dict_producers``); within a module, a function is read only where it,
+a caller or a caller's caller spells a producer's name (``checkers.analysis.dict_reads.Reach``).
+Declared producers are followed across the
 project, through its imports and classes, and through an attribute of any
 object that the project assigns a declared producer's result
 (``attn_metadata.indexer_meta = self._build_v4_indexer_meta(...)``): an
@@ -256,10 +258,12 @@ class PublishedKeys(Contract):
 
     def check(self, source, project) -> Iterator:
         from ..analysis.dict_reads import _guard_lines, _read_lines, _spans
+        from ..analysis.functions import O_QUAL
         from ..analysis.program import program_of
 
         program = program_of(project)
         self._own(program)
+        names = None
         if not self._everything:
             wanted = self._reader_needles(program)
             if wanted is not None and not any(n in source.text for n in wanted):
@@ -269,18 +273,27 @@ class PublishedKeys(Contract):
             # that needs the tree is run only on a file that parses.)
             from ..analysis.dict_producers import dict_producers, spells_a_call_of
 
-            if not spells_a_call_of(source.text, dict_producers(source.tree)):
+            names = dict_producers(source.tree)
+            if not spells_a_call_of(source.text, names):
                 return
         module = program.module_of_source(source)
         if module is None:
             return
+        outliner = module.outliner
+        reach = None
+        if names is not None:
+            from ..analysis.dict_reads import Reach
+
+            reach = Reach(module, outliner, names, source.text)
+            self._memo[("reach", module.name)] = reach
         lines = _read_lines(source.text)
         # A guard spells its key in quotes beside ` in ` or `.get(`: those lines are read too.
         wanted = frozenset(lines) | frozenset(_guard_lines(source.text))
-        outliner = module.outliner
         for index, outline in enumerate(module.outlines):
             if not _spans(lines, outline):
                 continue
+            if reach is not None and not reach.may_link(outline[O_QUAL]):
+                continue  # no producer's dict can reach a read here (``Reach``)
             found = outliner.reads(index, wanted)
             yield from self._check_function(source, program, module, outline, found)
 
@@ -393,11 +406,26 @@ class PublishedKeys(Contract):
     def _producers(self, program, module, outline, origin, depth) -> list[tuple[tuple, bool]]:
         """The producers a dict read from ``origin`` in ``outline``'s body may come from, each
         with whether the link is direct (a call's result, ``self``'s attribute)."""
+        from ..analysis.functions import O_CLASS, O_QUAL
+
+        # Every read of one dict asks the same: a function reads a parameter's keys, or a
+        # call's, a dozen times, and its callers are searched once.
+        key = ("producers", module.name, outline[O_QUAL], outline[O_CLASS], origin, depth)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._ask(program, module, outline, origin, depth)
+        return found
+
+    def _ask(self, program, module, outline, origin, depth) -> list[tuple[tuple, bool]]:
         from ..analysis.dict_reads import callers_passing
         from ..analysis.functions import O_CLASS
 
+        # Undeclared, the module being checked (``check`` leaves its reach before it asks).
+        reach = self._memo.get(("reach", module.name))
         kind, what = origin
         if kind == "c":
+            if reach is not None and what.rpartition(".")[2] not in reach.names:
+                return []  # a call by no producer's name (``Reach``)
             target = self._resolve(program, module, outline, what)
             if target is not None and self._allowed(target) and self._shapes(program, target):
                 return [(target, True)]
@@ -416,7 +444,8 @@ class PublishedKeys(Contract):
             return [(p, False) for p in self._carriers(program).get(what, ())]
         if kind == "p" and depth < 2:
             found = []
-            for caller, origin_there in callers_passing(self, program, module, outline, what):
+            callers = callers_passing(self, program, module, outline, what, reach)
+            for caller, origin_there in callers:
                 for producer, _direct in self._producers(
                     program, module, caller, origin_there, depth + 1
                 ):

@@ -403,3 +403,163 @@ def test_undeclared_an_imported_producer_is_not_followed_beside_one_of_the_modul
     assert [(f.path, f.line, f.code, f.message.split("`")[1]) for f in found] == [
         ("pkg/reader.py", 13, "AC811", 'mine["b"]')
     ]
+
+
+# Undeclared, which functions a producer's dict can reach is read from the module's text
+# first (``dict_reads.Reach``): a read no producer can reach is never walked. Each case
+# below is a link that reach must keep.
+_BUILD = (
+    'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n\n\n'
+)
+
+
+def test_a_parameter_two_callers_up_from_the_producer_is_linked(tmp_path):
+    """``score`` and ``relay`` spell no producer; ``run``, two callers up, does -- below a
+    function nested in it, so the line is ``run``'s own, not the nested one's."""
+    source = _BUILD + (
+        "def score(meta):\n"
+        '    return meta["win"] + meta["rows"]\n'
+        "\n"
+        "\n"
+        "def relay(meta):\n"
+        "    return score(meta)\n"
+        "\n"
+        "\n"
+        "def run(decode):\n"
+        "    def inner():\n"
+        "        return decode\n"
+        "\n"
+        "    return relay(build(inner()))\n"
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 8
+
+
+@pytest.mark.parametrize(
+    "assign",
+    [
+        "self.meta = build(decode)",
+        "self.meta: dict = build(decode)",
+        "if decode is not None:\n            self.meta = build(decode)",
+    ],
+)
+def test_self_attribute_a_base_assigns_reaches_methods_that_spell_no_producer(tmp_path, assign):
+    """``Sub``'s methods spell no producer: its base's method assigns the attribute they read,
+    one directly, one through a helper's parameter."""
+    source = _BUILD + (
+        "class Base:\n"
+        "    def prepare(self, decode):\n"
+        f"        {assign}\n"
+        "\n"
+        "\n"
+        "class Sub(Base):\n"
+        "    def direct(self):\n"
+        '        return self.meta["win"] + self.meta["rows"]\n'
+        "\n"
+        "    def forward(self):\n"
+        "        return self._score(self.meta)\n"
+        "\n"
+        "    def _score(self, meta):\n"
+        '        return meta["win"] + meta["rows"]\n'
+    )
+    shift = assign.count("\n")
+    assert [f.line for f in check(tmp_path, source)] == [14 + shift, 20 + shift]
+
+
+def test_a_class_whose_init_may_be_a_producer_is_a_call_reach_keeps(tmp_path):
+    """A call of a class runs its ``__init__``, the module's own or one a base in another
+    module defines: the call spells the class, not ``__init__``. (Such an ``__init__``
+    returning a dict is what the walk links; reach keeps whatever the walk links.)"""
+    base = (
+        "class Base:\n"
+        "    def __init__(self, decode):\n"
+        "        if decode:\n"
+        '            return {"win": 1}\n'
+        '        return {"rows": 2}\n'
+    )
+    source = (
+        "from pkg.base import Base\n"
+        "\n"
+        "\n"
+        "class Sub(Base):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "def read():\n"
+        '    return Sub(True)["win"] + Sub(True)["rows"]\n'
+        "\n"
+        "\n" + _BUILD + "def use():\n"
+        '    return build(True)["win"]\n'
+    )
+    (found,) = check(tmp_path, source, files={"pkg/base.py": base})
+    assert found.line == 9 and "`Base.__init__`" in found.message
+    # The module's own `__init__`, whose class's name the reading function spells alone.
+    own = source.replace("from pkg.base import Base\n", base).replace("(Base)", "(Base, Mixin)")
+    (found,) = check(tmp_path, own)
+    assert found.line == 13 and "`Base.__init__`" in found.message
+
+
+def test_no_read_or_body_is_walked_where_no_producer_can_reach(tmp_path, monkeypatch):
+    from checkers.analysis.functions import O_QUAL, Outliner
+
+    walked, read = [], []
+    detail, reads = Outliner.detail, Outliner.reads
+
+    def counting_detail(self, index):
+        walked.append(self.outlines[index][O_QUAL])
+        return detail(self, index)
+
+    def counting_reads(self, index, lines):
+        read.append(self.outlines[index][O_QUAL])
+        return reads(self, index, lines)
+
+    monkeypatch.setattr(Outliner, "detail", counting_detail)
+    monkeypatch.setattr(Outliner, "reads", counting_reads)
+    source = _BUILD + (
+        "def score(meta):\n"
+        '    return meta["win"] + meta["rows"]\n'
+        "\n"
+        "\n"
+        "def run(decode):\n"
+        "    return score(build(decode))\n"
+        "\n"
+        "\n"
+        "def replay(db):\n"
+        "    return score(db.fetch())\n"
+        "\n"
+        "\n"
+        "def other(row):\n"
+        '    return row["x"]\n'
+        "\n"
+        "\n"
+        "def load(db):\n"
+        "    return other(db.fetch())\n"
+        "\n"
+        "\n"
+        "def config(path):\n"
+        '    return open(path)["y"]\n'
+        "\n"
+        "\n"
+        "class Loader:\n"
+        "    def __init__(self, path):\n"
+        "        self.path = path\n"
+        "\n"
+        "    def fill(self):\n"
+        "        self.rows = load(self.path)\n"
+        "\n"
+        "    def first(self):\n"
+        '        return self.rows["z"]\n'
+        "\n"
+        "\n"
+        "def loaded(path):\n"
+        '    return Loader(path)["w"]\n'
+    )
+    (found,) = check(tmp_path, source)
+    assert found.line == 8
+    # `other`, `config`, `Loader.first` and `loaded` read keys, but neither they nor their
+    # callers spell `build`, nor does a method assigning what `first` reads, and `Loader`'s
+    # `__init__` is its own, no producer.
+    assert sorted(read) == ["score"]
+    assert "load" not in walked and "run" in walked
+    # `replay` calls `score` too, but holds no producer's dict to hand it.
+    assert "replay" not in walked
