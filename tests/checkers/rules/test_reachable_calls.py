@@ -383,7 +383,9 @@ def _spellings():
 @pytest.mark.parametrize(("spelling", "where"), list(_spellings()))
 def test_every_spelling_of_an_attribute_s_assignment_is_followed(tmp_path, spelling, where):
     init = ASSIGNMENTS[spelling]
-    reader = "    def width(self):\n        return self.norm.weight.shape\n\n"
+    # Above the assignment, a read an `=` or a `:` follows: the scan keeps every line, not
+    # only its first.
+    reader = "    def width(self):\n        return self.norm.weight, self.cache[self.norm:]\n\n"
     step = "    def capture_step(self, x):\n        return self.norm(x)\n"
     files = {**TREE, "pkg/layers.py": LAYERS}
     if where == "checked-file":
@@ -453,6 +455,31 @@ def test_only_a_method_that_may_assign_the_attribute_is_walked_to_learn_its_clas
             "Pool.carve",
         ]
     )
+
+
+def test_a_module_whose_text_is_not_at_hand_has_every_method_walked(tmp_path):
+    from checkers.project import Project
+    from checkers.source import SourceFile
+
+    base = (
+        "from pkg.layers import RMSNorm\n\n\n"
+        "class Base:\n    def __init__(self):\n        self.norm = RMSNorm()\n"
+    )
+    files = {**TREE, "pkg/layers.py": LAYERS, "pkg/model_base.py": base}
+    source = (
+        "from pkg.model_base import Base\n\n\n"
+        "class Model(Base):\n    def capture_step(self, x):\n        return self.norm(x)\n"
+    )
+    write_tree(tmp_path, files)
+    project = Project(tmp_path, (tmp_path,))
+    # The base's module is known by the tree of a file the run holds (parsed for its own
+    # check), not by its text.
+    held = SourceFile("pkg/model_base.py", base, abspath=str(tmp_path / "pkg/model_base.py"))
+    assert held.tree is not None
+    project.add_source(held)
+    found = run_rule(ReachableCalls, source, PARAMS, path="pkg/builder.py", root=tmp_path,
+                     files=files, project=project)  # fmt: skip
+    assert [f.line for f in found] == [6]
 
 
 def test_a_few_module_texts_are_kept_for_the_assignment_scan(tmp_path):
