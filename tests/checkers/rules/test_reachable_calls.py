@@ -482,6 +482,45 @@ def test_a_module_whose_text_is_not_at_hand_has_every_method_walked(tmp_path):
     assert [f.line for f in found] == [6]
 
 
+def test_a_warm_run_reads_no_text_for_an_attribute_whose_bodies_the_cache_holds(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.atom-contracts]\n"
+        "[[tool.atom-contracts.contracts]]\n"
+        'id = "no-item"\nkind = "reachable-calls"\nentries = ["*.capture_*"]\n'
+        'forbidden = { "*.item" = "a host sync" }\n'
+    )
+    # A function never asked about: the cache holds some of the module's bodies, not all.
+    base = (
+        "from pkg.layers import RMSNorm\n\n\n"
+        "class Base:\n    def __init__(self):\n        self.norm = RMSNorm()\n\n\n"
+        "def unrelated():\n    return 0\n"
+    )
+    model = (
+        "from pkg.model_base import Base\n\n\n"
+        "class Model(Base):\n    def capture_step(self, x):\n        return self.norm(x)\n"
+    )
+    files = {"pkg/__init__.py": "", "pkg/layers.py": LAYERS, "pkg/model_base.py": base}
+    write_tree(tmp_path, {**files, "pkg/builder.py": model})
+    past = time.time() - 60  # older than the cache's racy window
+    for rel in (*files, "pkg/builder.py"):
+        os.utime(tmp_path / rel, (past, past))
+    assert len(api.check([], cwd=tmp_path, jobs=1).findings) == 1
+    from checkers.analysis import program
+
+    read = []
+    lines = program.Program._lines
+    monkeypatch.setattr(
+        program.Program,
+        "_lines",
+        lambda self, rel, *args: read.append(rel) or lines(self, rel, *args),
+    )
+    assert len(api.check(["pkg/builder.py"], cwd=tmp_path, jobs=1).findings) == 1
+    # `Base.__init__`'s details are the cache's: no line of pkg/model_base.py is read.
+    assert read == []
+
+
 def test_a_few_module_texts_are_kept_for_the_assignment_scan(tmp_path):
     from checkers.analysis.program import program_of
     from checkers.project import Project
