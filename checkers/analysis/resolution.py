@@ -14,6 +14,7 @@ the summaries (``module``) and the memos these read and fill.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .functions import D_CARRIERS, O_CLASS, O_QUAL, O_SELF
@@ -21,6 +22,7 @@ from .functions import D_CARRIERS, O_CLASS, O_QUAL, O_SELF
 if TYPE_CHECKING:
     from .program import Module
 
+_KEPT_TEXTS = 4  # module texts kept for the assignment scan
 _MAX_DEPTH = 8  # re-exports and bases followed before giving up (a cycle, or an odd tree)
 
 
@@ -98,7 +100,15 @@ class Resolution:
 
     def attribute_class(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
         """The project class whose instance ``klass``'s methods (or its bases') assign to
-        ``self.attr`` -- only when every such assignment that names a class names that one."""
+        ``self.attr`` -- only when every such assignment that names a class names that one.
+
+        A method is walked only where its own lines may spell that assignment
+        (``_assign_targets``): the others were walked, every one of a class with many, only
+        to find they assign no such attribute. The text is read only for a body whose
+        details are not at hand: what the walk would have read, and no more. In a module
+        not being checked, a method whose instance is ``self`` is skipped, as before, where
+        the summary's ``self.x =`` scan (``Module.self_set``) names no such attribute; that
+        scan misses spellings this one finds (``(self).x =``, ``self . x =``)."""
         key = ("attr", module, klass, attr)
         if key in self._held:
             return self._held[key]
@@ -108,15 +118,23 @@ class Resolution:
             mod = self.module(owner_module)
             if mod is None:
                 continue
-            # `self.<attr> =` spelled nowhere in the module: a method whose instance is
-            # called `self` assigns no such attribute, and its body need not be walked.
-            unassigned = mod.self_set is not None and attr not in mod.self_set
-            spelled = mod.lines_mentioning(f".{attr}")  # the file being checked: its lines
+            checked = mod._text is not None  # the file being checked: its text is at hand
+            unassigned = not checked and mod.self_set is not None and attr not in mod.self_set
+            targets: dict | None = None
+            scanned = False
             for outline in mod.outlines:
-                if outline[O_CLASS] != owner or (unassigned and outline[O_SELF] == "self"):
+                self_name = outline[O_SELF]
+                # A function with no instance (a staticmethod) assigns none: what it assigns
+                # to is never the empty name.
+                if outline[O_CLASS] != owner or not self_name:
                     continue
-                if spelled is not None and not _spans(spelled, outline):
-                    continue  # the body never spells `.<attr>`: it assigns no such attribute
+                if unassigned and self_name == "self":
+                    continue
+                if not _made(mod, outline[O_QUAL]):
+                    if not scanned:
+                        targets, scanned = self._assign_targets(mod, attr), True
+                    if targets is not None and not _spans(targets.get(self_name, ()), outline):
+                        continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
                 detail = mod.detail(outline[O_QUAL])
                 for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
                     if name != attr or not on_self:
@@ -131,6 +149,84 @@ class Resolution:
         result = found.pop() if len(found) == 1 else None
         self._held[key] = result
         return result
+
+    def _assign_targets(self, module: Module, attr: str) -> dict[str, tuple[int, ...]] | None:
+        """Where ``module``'s text may spell ``<name>.<attr>`` as an assignment's target:
+        name -> the lines holding the name, ascending. None where the text the outline was
+        made from is not at hand without a parse: every method is walked then (a module
+        whose bodies the cache holds costs no walk).
+
+        A target ``self.attr`` is the tokens ``self``, ``.``, ``attr``, then ``=`` or an
+        annotation's ``:``. Python allows blanks, line breaks and backslash continuations
+        between them (a break inside brackets), brackets closed around the name or the
+        target (``(self).attr``, ``(self.attr) =``), and a comment after ``attr``: each is
+        allowed here, and so every such target is found, with reads an ``=`` or a ``:``
+        follows besides (``f(self.attr=...)``, ``x[self.attr:]``); ``==`` assigns nothing.
+        Not seen: a comment between ``self`` and ``.attr`` (it needs a line break inside
+        brackets there). Identifiers are read as Python reads them, NFKC-normalised."""
+        memo = ("assigned", module, attr)
+        if memo in self._held:
+            return self._held[memo]
+        kept = self._module_text(module)
+        found: dict[str, list[int]] | None = None
+        if kept is not None:
+            found = {}
+            text, crs = kept
+            line, prev = 1, 0
+            at = text.find(attr)
+            while at != -1:
+                after, at = at + len(attr), text.find(attr, at + 1)
+                dot = after - len(attr)
+                while dot and text[dot - 1] in _BLANKS:
+                    dot -= 1
+                if not dot or text[dot - 1] != "." or not _AFTER_TARGET.match(text, after):
+                    continue
+                end = dot - 1
+                while end and text[end - 1] in _BEFORE_DOT:
+                    end -= 1
+                start = end
+                while start and ("a" + text[start - 1]).isidentifier():
+                    start -= 1
+                if start == end:
+                    continue
+                line += text.count("\n", prev, start)
+                if crs:  # a line ends at each `\r`, `\r\n` and `\n`
+                    line += text.count("\r", prev, start) - text.count("\r\n", prev, start)
+                prev = start
+                lines = found.setdefault(text[start:end], [])
+                if not lines or lines[-1] != line:
+                    lines.append(line)
+        result = None if found is None else {n: tuple(v) for n, v in found.items()}
+        self._held[memo] = result
+        return result
+
+    def _module_text(self, module: Module) -> tuple[str, bool] | None:
+        """The text ``module``'s outline was made from, NFKC-normalised, and whether it
+        holds a ``\\r``: the file being checked's, or the file's while its bytes are those
+        the summary was made from; None otherwise. The last few are kept: a class's
+        attributes are asked one after another, each of the modules of its bases."""
+        texts = vars(self).setdefault("_texts", {})  # module -> text, made on first use
+        kept = texts.get(module)
+        if kept is not None:
+            return kept
+        text = module._text
+        if text is None:
+            lazy = module._lazy
+            abspath = getattr(lazy, "abspath", None)  # a module known by its summary
+            if abspath is None:
+                return None
+            lines = self._lines(module.path, abspath, lazy.digest)
+            if lines is None:
+                return None
+            text = "".join(lines)
+        if not text.isascii():
+            import unicodedata
+
+            text = unicodedata.normalize("NFKC", text)  # no line break made or lost
+        while len(texts) >= _KEPT_TEXTS:
+            texts.pop(next(iter(texts)))
+        found = texts[module] = (text, "\r" in text)
+        return found
 
     def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
         """The project class a call spelled ``spelling`` constructs (one without ``__init__``
@@ -247,6 +343,24 @@ class Resolution:
         if target is not None and target != module.name:
             return self._class_dotted(".".join([target, *rest[1:]]), depth + 1)
         return None
+
+
+# Between an assignment target's name and its dot: blanks, line breaks, a backslash
+# continuation, a bracket closed around the name.
+_BEFORE_DOT = frozenset(" \t\f\r\n\\)")
+
+
+# After an assignment target's attribute: blanks, continuations, brackets closed, a comment
+# (to its line's end: a line of `#`s is not cut every way), then `=` or an annotation's `:`.
+_AFTER_TARGET = re.compile(r"(?!\w)(?:[\s\\)]|#[^\r\n]*(?![^\r\n]))*(?::|=(?!=))")
+# Between an assignment target's dot and its attribute.
+_BLANKS = frozenset(" \t\f\r\n\\")
+
+
+def _made(module: Module, qual: str) -> bool:
+    """Whether a function's details are at hand: made already, or kept by the cache."""
+    details = module._details
+    return details is not None and details[module.functions[qual]] is not None
 
 
 def _spans(lines: tuple[int, ...], outline) -> bool:

@@ -54,6 +54,7 @@ edited file (``dependent_lines``), from the files' cached summaries.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Iterator
 
@@ -71,6 +72,10 @@ from ..analysis.call_patterns import (
     _required_runs,
     _spelled,
 )
+
+# program -> (contract, module summary, function, bindings) -> the function's edges
+# (``ReachableCalls._edges``): a run's program, and what it kept, go together.
+_EDGES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 RULES = (
     Rule(
@@ -331,6 +336,11 @@ class ReachableCalls(Contract):
             self.unless_int_argument or {},
             _globs(self.host_receivers),
         )
+        # What `wants` asks of every file of the tree, worked out once.
+        self._decorator_runs = [
+            _required_runs(p) for p in (*self.entry_decorators, *self.entry_class_decorators)
+        ]
+        self._entry_runs = [(p, _required_runs(p)) for p in self.entries]
 
     def validate(self, where: str) -> None:
         if not (self.entries or self.entry_decorators or self.entry_class_decorators):
@@ -373,12 +383,10 @@ class ReachableCalls(Contract):
         by its dotted name, its path can hold a module of that name (a function of
         ``pkg.other`` is no ``pkg.backends.*Impl.forward``, whatever it spells)."""
         text = source.text
-        for pattern in (*self.entry_decorators, *self.entry_class_decorators):
-            runs = _required_runs(pattern)
+        for runs in self._decorator_runs:
             if runs is None or all(r in text for r in runs):
                 return True
-        for pattern in self.entries:
-            runs = _required_runs(pattern)
+        for pattern, runs in self._entry_runs:
             if (runs is None or all(r in text for r in runs)) and _may_be_named(
                 source.path, pattern
             ):
@@ -441,8 +449,6 @@ class ReachableCalls(Contract):
         callee, whose calls under an ``if`` on that parameter that the value rules out are
         not followed (``update(..., use_ragged=False)`` does not take ``if use_ragged:``).
         """
-        from ..analysis.functions import C_GUARDS, C_SPELLING, D_CALLS
-
         start = (module.name, entry, frozenset())
         parent: dict[tuple, tuple | None] = {start: None}
         queue = deque([start])
@@ -454,32 +460,54 @@ class ReachableCalls(Contract):
             mod = module if node[0] == module.name else program.module(node[0])
             if mod is None:
                 continue
-            outline, detail = mod.outline(node[1]), mod.detail(node[1])
-            if outline is None or detail is None:
-                continue
-            bound = dict(node[2])
-            for call in detail[D_CALLS]:
-                if bound and any(
-                    name in bound and bool(bound[name]) is not required
-                    for name, required in call[C_GUARDS]
-                ):
-                    continue  # under an `if` on a parameter the caller's value rules out
-                spelling = call[C_SPELLING]
-                target = program.resolve_call(mod, outline, spelling)
-                pattern = self._forbidden.match(spelling, call)
-                if pattern is None and target is not None:
-                    pattern = self._forbidden.match(f"{target[0]}.{target[1]}", call)
+            for call, pattern, key in self._edges(program, mod, node):
                 if pattern is not None:
                     if pattern not in found:
                         found[pattern] = _hops(parent, node, call, mod.path)
-                    continue
-                if target is None or self._boundary(program, target):
-                    continue
-                key = (*target, _bindings(program, target, spelling, call))
-                if key not in parent:
+                elif key not in parent:
                     parent[key] = (node, call, mod.path)
                     queue.append(key)
         return [(pattern, hops) for pattern, hops in found.items()]
+
+    def _edges(self, program, mod, node) -> tuple:
+        """A function's calls as a search goes through them, in order: ``(call, pattern,
+        None)`` for a forbidden call, ``(call, None, node)`` for a project function to enter.
+
+        Made once a run for each function (with the parameters its caller binds) and module
+        summary: the entries of a tree share most of what they reach (on vLLM, 1,619
+        functions visited by 160 searches are 527 distinct), and the calls of one, their
+        callees and their patterns, are the same whichever entry reaches it -- each answer
+        here is one the program keeps for ``mod``, so asking again would answer the same.
+        """
+        from ..analysis.functions import C_GUARDS, C_SPELLING, D_CALLS
+
+        memo = _EDGES.setdefault(program, {})
+        key = (self, mod, node[1], node[2])
+        edges = memo.get(key)
+        if edges is not None:
+            return edges
+        outline, detail = mod.outline(node[1]), mod.detail(node[1])
+        if outline is None or detail is None:
+            return ()  # not kept: a body not read now may be read later
+        bound = dict(node[2])
+        made = []
+        for call in detail[D_CALLS]:
+            if bound and any(
+                name in bound and bool(bound[name]) is not required
+                for name, required in call[C_GUARDS]
+            ):
+                continue  # under an `if` on a parameter the caller's value rules out
+            spelling = call[C_SPELLING]
+            target = program.resolve_call(mod, outline, spelling)
+            pattern = self._forbidden.match(spelling, call)
+            if pattern is None and target is not None:
+                pattern = self._forbidden.match(f"{target[0]}.{target[1]}", call)
+            if pattern is not None:
+                made.append((call, pattern, None))
+            elif target is not None and not self._boundary(program, target):
+                made.append((call, None, (*target, _bindings(program, target, spelling, call))))
+        edges = memo[key] = tuple(made)
+        return edges
 
     def _boundary(self, program, target) -> bool:
         """Whether ``target`` is declared to run outside the entry's region."""
