@@ -8,7 +8,9 @@ import time
 import pytest
 
 from checkers import api
+from checkers.project import Project
 from checkers.rules.units import Units, compatible, fmt, parse_unit
+from checkers.source import SourceFile
 from contracts.fields import ConfigError
 
 from ...scaffold import write_tree
@@ -369,9 +371,16 @@ def test_renaming_a_callees_parameter_fails_its_caller_elsewhere(project, warm):
     assert local.findings[0].message.endswith("(reached through pkg/pool.py, edited)")
 
 
-def test_what_a_callee_stores_is_read_per_position_and_found_for_every_caller(tmp_path):
+def test_what_a_callee_stores_is_read_per_position_and_found_for_every_caller(
+    tmp_path, monkeypatch
+):
     # Asked once per callee and position in a run: each position keeps its own answer, and
     # a second caller of the same callee gets the answer the first found.
+    scans = []
+    may_store = Units.may_store
+    monkeypatch.setattr(
+        Units, "may_store", lambda self, *a: scans.append(a[-1]) or may_store(self, *a)
+    )
     callee = "def keep(store, n, m):\n    store.num_blocks = n\n    store.rows = m\n"
     source = (
         "from pkg.store import keep\n"
@@ -393,9 +402,12 @@ def test_what_a_callee_stores_is_read_per_position_and_found_for_every_caller(tm
     ]
     assert ["stores as `num_blocks`" in f.message for f in got] == [True, False, True, False]
     assert ["stores as `rows`" in f.message for f in got] == [False, True, False, True]
+    assert scans == ["n", "m"]  # four calls of `keep` at two positions: its text read twice
 
 
-def test_what_a_callees_returns_agree_on_is_kept_per_depth_and_found_for_every_caller(tmp_path):
+def test_what_a_callees_returns_agree_on_is_kept_per_depth_and_found_for_every_caller(
+    tmp_path, monkeypatch
+):
     # `deep()` reaches `pages()` four calls down, past the depth returns are followed to; asked
     # once per callee and depth in a run, `pages()` asked first at the top does not lend its
     # unit to the chain, and every caller of `pages()` meets its unit.
@@ -430,12 +442,27 @@ def test_what_a_callees_returns_agree_on_is_kept_per_depth_and_found_for_every_c
         "def g(blocks):\n"
         "    return pages(blocks, 2) - blocks\n"
     )
+    from checkers.analysis.unit_flow import Walker
+
+    asked = []
+    callee_returns = Walker._callee_returns
+    monkeypatch.setattr(
+        Walker,
+        "_callee_returns",
+        lambda self, target, depth: (
+            asked.append((target[1], depth)) or callee_returns(self, target, depth)
+        ),
+    )
     got = check(tmp_path, source, files={"pkg/sizes.py": callee})
     assert [(f.code, f.line, f.column) for f in got] == [
         ("AC801", 5, 12),
         ("AC801", 5, 39),
         ("AC801", 9, 12),
     ]
+    # `pages` at the top once for both callers, and again three calls down; `three` once at
+    # the top and once for `deep`; nothing past the depth.
+    top = [("pages", 0), ("three", 0), ("two", 1), ("one", 2), ("pages", 3)]
+    assert sorted(asked) == sorted([*top, ("deep", 0), ("three", 1), ("two", 2), ("one", 3)])
 
 
 def test_an_argument_whose_callee_returns_no_unit_looks_up_no_callee(tmp_path, record_parses):
@@ -470,3 +497,30 @@ def test_an_argument_whose_callee_returns_no_unit_looks_up_no_callee(tmp_path, r
     )
     got = check(tmp_path, source, files=files)
     assert [(f.code, f.line, f.column) for f in got] == [("AC801", 6, 9), ("AC802", 7, 13)]
+
+
+def test_a_callees_answers_are_kept_for_one_run_and_asked_again_in_the_next(tmp_path):
+    # One contract, two runs over projects where the callees differ under the same names: a
+    # sink or a return kept from the first run would be the second's answer.
+    contract = Units.from_table({"id": "t", **PARAMS}, "contract `t`")
+    source = (
+        "from pkg.store import keep, pages\n"
+        "\n"
+        "\n"
+        "def f(s, blocks):\n"
+        "    keep(s, blocks)\n"
+        "    return pages(blocks) - blocks\n"
+    )
+    runs = []
+    for name, stored, returned in (
+        ("one", "num_blocks", "blocks * block_ratio"),
+        ("two", "kept_blocks", "blocks"),
+    ):
+        root = tmp_path / name
+        callee = f"def keep(store, n):\n    store.{stored} = n\n\n\ndef pages(blocks):\n    return {returned}\n"
+        write_tree(root, {"pkg/__init__.py": "", "pkg/store.py": callee, "pkg/mod.py": source})
+        project = Project(root, (root,))
+        src = SourceFile("pkg/mod.py", source, abspath=str(root / "pkg/mod.py"))
+        project.add_source(src)
+        runs.append([(f.code, f.line) for f in contract.check(src, project)])
+    assert runs == [[("AC802", 5), ("AC801", 6)], []]
