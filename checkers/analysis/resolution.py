@@ -120,8 +120,6 @@ class Resolution:
                 continue
             checked = mod._text is not None  # the file being checked: its text is at hand
             unassigned = not checked and mod.self_set is not None and attr not in mod.self_set
-            targets: dict | None = None
-            scanned = False
             for outline in mod.outlines:
                 self_name = outline[O_SELF]
                 # A function with no instance (a staticmethod) assigns none: what it assigns
@@ -131,8 +129,7 @@ class Resolution:
                 if unassigned and self_name == "self":
                     continue
                 if not _made(mod, outline[O_QUAL]):
-                    if not scanned:
-                        targets, scanned = self._assign_targets(mod, attr), True
+                    targets = self._assign_targets(mod, attr)
                     if targets is not None and not _spans(targets.get(self_name, ()), outline):
                         continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
                 detail = mod.detail(outline[O_QUAL])
@@ -175,8 +172,9 @@ class Resolution:
             line, prev = 1, 0
             at = text.find(attr)
             while at != -1:
-                after, at = at + len(attr), text.find(attr, at + 1)
-                dot = after - len(attr)
+                dot, after = at, at + len(attr)
+                # One starting inside this one follows an identifier's character: no target.
+                at = text.find(attr, after)
                 while dot and text[dot - 1] in _BLANKS:
                     dot -= 1
                 if not dot or text[dot - 1] != "." or not _AFTER_TARGET.match(text, after):

@@ -344,7 +344,8 @@ ASSIGNMENTS = {
     ),
     "crlf-endings": "    def __init__(self):\n        self.norm = RMSNorm()\n",
     "cr-endings": "    def __init__(self):\n        self.norm = RMSNorm()\n",
-    "other-instance-name": "    def __init__(this):\n        this.norm = RMSNorm()\n",
+    "other-instance-name": "    def __init__(obj):\n        obj.norm = RMSNorm()\n",
+    "one-line": "    def __init__(self): self.norm = RMSNorm()\n",
     "nested": (
         "    def __init__(self):\n"
         "        def build():\n"
@@ -396,6 +397,9 @@ def test_every_spelling_of_an_attribute_s_assignment_is_followed(tmp_path, spell
     ending = {"crlf-endings": "\r\n", "cr-endings": "\r"}.get(spelling, "\n")
     source = source.replace("\n", ending)
     files = {path: text.replace("\n", ending) for path, text in files.items()}
+    if spelling == "one-line":  # and the file's first line blank: the first line break counts
+        source = "\n" + source
+        files = {path: "\n" + text for path, text in files.items()}
     (found,) = check(tmp_path, source, files=files)
     assert "pkg.layers.RMSNorm.forward" in found.message
 
@@ -411,28 +415,65 @@ def test_only_a_method_that_may_assign_the_attribute_is_walked_to_learn_its_clas
     monkeypatch.setattr(
         program.Module, "detail", lambda self, qual: walked.append(qual) or detail(self, qual)
     )
+    layers = LAYERS + "\n\nclass Pool:\n    def carve(self, x):\n        return x.sum().item()\n"
     readers = "".join(
-        f"    def read_{i}(self):\n        return self.norm.weight, self.norm == {i}\n\n"
+        f"    def read_{i}(self):\n        return self.norm.weight, self.pool == {i}\n\n"
         for i in range(3)
     )
-    init = "    def __init__(self):\n        self.norm = RMSNorm()\n\n"
+    init = "    def __init__(self):\n        self.norm = RMSNorm()\n        self.pool = Pool()\n\n"
+    # Another class of the module assigns its own `self.norm`: not the one asked about.
+    other = "\n\nclass Other:\n    def __init__(self):\n        self.norm = Pool()\n"
     step = "    def capture_step(self, x):\n        return self.norm(x)\n"
-    files = {**TREE, "pkg/layers.py": LAYERS}
+    # A second class asks again about the attribute, and about another, of the same module.
+    second = "\n\nclass Second({}):\n    def capture_other(self, x):\n        return self.pool.carve(x), self.norm(x)\n"
+    files = {**TREE, "pkg/layers.py": layers}
+    head = "from pkg.layers import Pool, RMSNorm\n\n\n"
     if where == "checked-file":
-        source = f"from pkg.layers import RMSNorm\n\n\nclass Model:\n{readers}{init}{step}"
         klass = "Model"
+        source = f"{head}class Model:\n{readers}{init}{step}{other}{second.format(klass)}"
     else:
-        files["pkg/model_base.py"] = (
-            f"from pkg.layers import RMSNorm\n\n\nclass Base:\n{readers}{init}"
-        )
-        source = f"from pkg.model_base import Base\n\n\nclass Model(Base):\n{step}"
         klass = "Base"
-    assert len(check(tmp_path, source, files=files)) == 1
-    # The entry, the one method assigning `self.norm`, and the forward the chain enters:
-    # the readers spell `self.norm` with no `=` after it (`==` is not one they can hide).
+        files["pkg/model_base.py"] = f"{head}class Base:\n{readers}{init}{other}"
+        source = (
+            f"from pkg.model_base import Base\n\n\nclass Model(Base):\n{step}{second.format(klass)}"
+        )
+    found = check(tmp_path, source, files=files)
+    # Each entry's first call, through `self.norm` to the norm's `.item()`.
+    assert [f.line for f in found] == ([19, 29] if where == "checked-file" else [6, 11])
+    assert all("-> pkg.layers.RMSNorm.forward (pkg/layers.py:3) ->" in f.message for f in found)
+    # The entries, the one method assigning `self.norm` and `self.pool`, and the methods the
+    # chains enter: the readers spell `self.norm` and `self.pool` with no `=` after them
+    # (`==` is not one they can hide), and `Other.__init__` is of another class.
     assert sorted(set(walked)) == sorted(
-        ["Model.capture_step", f"{klass}.__init__", "RMSNorm.forward"]
+        [
+            "Model.capture_step",
+            "Second.capture_other",
+            f"{klass}.__init__",
+            "RMSNorm.forward",
+            "Pool.carve",
+        ]
     )
+
+
+def test_a_few_module_texts_are_kept_for_the_assignment_scan(tmp_path):
+    from checkers.analysis.program import program_of
+    from checkers.project import Project
+
+    files = {**TREE, "pkg/layers.py": LAYERS}
+    for i in range(6):
+        files[f"pkg/b{i}.py"] = (
+            "from pkg.layers import RMSNorm\n\n\n"
+            f"class B{i}:\n    def __init__(self):\n        self.norm = RMSNorm()\n"
+        )
+    imports = "".join(f"from pkg.b{i} import B{i}\n" for i in range(6))
+    bases = ", ".join(f"B{i}" for i in range(6))
+    source = f"{imports}\n\nclass Model({bases}):\n    def capture_step(self, x):\n        return self.norm(x)\n"
+    project = Project(tmp_path, (tmp_path,))
+    found = run_rule(ReachableCalls, source, PARAMS, path="pkg/builder.py", root=tmp_path,
+                     files=files, project=project)  # fmt: skip
+    assert len(found) == 1
+    # Seven modules scanned (the class's and its six bases'), the last four texts kept.
+    assert len(vars(program_of(project))["_texts"]) == 4
 
 
 def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
@@ -512,6 +553,35 @@ def test_a_function_s_calls_are_resolved_once_for_every_entry_that_reaches_it(
         [(f"capture_{i}", "helper") for i in range(3)]
         + [("helper", "leaf"), ("helper", "len"), ("leaf", "x.item")]
     )
+
+
+def test_a_body_not_at_hand_is_not_entered_and_asked_again_later(tmp_path, monkeypatch):
+    from checkers.analysis import program
+
+    detail = program.Module.detail
+    unread = ["helper"]  # the first question about the helper's body finds it unreadable
+
+    def flaky(self, qual):
+        if qual in unread:
+            unread.remove(qual)
+            return None
+        return detail(self, qual)
+
+    monkeypatch.setattr(program.Module, "detail", flaky)
+    source = (
+        "def helper(x):\n    return x.item()\n\n\n"
+        "def capture_a(x):\n    return helper(x)\n\n\n"
+        "def capture_b(x):\n    return helper(x)\n"
+    )
+    assert [f.line for f in check(tmp_path, source)] == [10]
+
+
+def test_a_call_is_forbidden_by_the_function_it_resolves_to(tmp_path):
+    params = {"entries": ["*.capture_*"], "forbidden": {"pkg.staging.publish_batch_ids": "staging"}}
+    # Spelled through the package's re-export, it is `pkg.publish_batch_ids`.
+    source = "from pkg import publish_batch_ids\n\n\ndef capture_x(b, ids):\n    return publish_batch_ids(b, ids)\n"
+    (found,) = check(tmp_path, source, params=params)
+    assert found.message.endswith("-> `pkg.publish_batch_ids()`")
 
 
 def test_two_contracts_of_the_kind_search_one_program_with_their_own_patterns(tmp_path):
