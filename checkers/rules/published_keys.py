@@ -41,9 +41,7 @@ read to answer, and a file whose text cannot return a dict it built (no
 ``return`` of ``{`` or ``dict(``, or of a name bound to one: a scan, not a parse)
 is not read at all; nor are the bodies of a module none of whose functions may
 return a dict it built, or that calls none of those
-(``checkers.analysis.dict_producers``); within a module, a function is read only where it,
-a caller or a caller's caller spells a producer's name (``checkers.analysis.dict_reads.Reach``).
-Declared producers are followed across the
+(``checkers.analysis.dict_producers``). Declared producers are followed across the
 project, through its imports and classes, and through an attribute of any
 object that the project assigns a declared producer's result
 (``attn_metadata.indexer_meta = self._build_v4_indexer_meta(...)``): an
@@ -258,12 +256,10 @@ class PublishedKeys(Contract):
 
     def check(self, source, project) -> Iterator:
         from ..analysis.dict_reads import _guard_lines, _read_lines, _spans
-        from ..analysis.functions import O_QUAL
         from ..analysis.program import program_of
 
         program = program_of(project)
         self._own(program)
-        names = None
         if not self._everything:
             wanted = self._reader_needles(program)
             if wanted is not None and not any(n in source.text for n in wanted):
@@ -273,27 +269,18 @@ class PublishedKeys(Contract):
             # that needs the tree is run only on a file that parses.)
             from ..analysis.dict_producers import dict_producers, spells_a_call_of
 
-            names = dict_producers(source.tree)
-            if not spells_a_call_of(source.text, names):
+            if not spells_a_call_of(source.text, dict_producers(source.tree)):
                 return
         module = program.module_of_source(source)
         if module is None:
             return
-        outliner = module.outliner
-        reach = None
-        if names is not None:
-            from ..analysis.dict_reads import Reach
-
-            reach = Reach(module, outliner, names, source.text)
-            self._memo[("reach", module.name)] = reach
         lines = _read_lines(source.text)
         # A guard spells its key in quotes beside ` in ` or `.get(`: those lines are read too.
         wanted = frozenset(lines) | frozenset(_guard_lines(source.text))
+        outliner = module.outliner
         for index, outline in enumerate(module.outlines):
             if not _spans(lines, outline):
                 continue
-            if reach is not None and not reach.may_link(outline[O_QUAL]):
-                continue  # no producer's dict can reach a read here (``Reach``)
             found = outliner.reads(index, wanted)
             yield from self._check_function(source, program, module, outline, found)
 
@@ -420,12 +407,8 @@ class PublishedKeys(Contract):
         from ..analysis.dict_reads import callers_passing
         from ..analysis.functions import O_CLASS
 
-        # Undeclared, the module being checked (``check`` leaves its reach before it asks).
-        reach = self._memo.get(("reach", module.name))
         kind, what = origin
         if kind == "c":
-            if reach is not None and what.rpartition(".")[2] not in reach.names:
-                return []  # a call by no producer's name (``Reach``)
             target = self._resolve(program, module, outline, what)
             if target is not None and self._allowed(target) and self._shapes(program, target):
                 return [(target, True)]
@@ -444,8 +427,7 @@ class PublishedKeys(Contract):
             return [(p, False) for p in self._carriers(program).get(what, ())]
         if kind == "p" and depth < 2:
             found = []
-            callers = callers_passing(self, program, module, outline, what, reach)
-            for caller, origin_there in callers:
+            for caller, origin_there in callers_passing(self, program, module, outline, what):
                 for producer, _direct in self._producers(
                     program, module, caller, origin_there, depth + 1
                 ):

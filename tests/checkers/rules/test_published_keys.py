@@ -405,9 +405,7 @@ def test_undeclared_an_imported_producer_is_not_followed_beside_one_of_the_modul
     ]
 
 
-# Undeclared, which functions a producer's dict can reach is read from the module's text
-# first (``dict_reads.Reach``): a read no producer can reach is never walked. Each case
-# below is a link that reach must keep.
+# Links through a module's own functions that no single function spells whole.
 _BUILD = (
     'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n\n\n'
 )
@@ -443,7 +441,7 @@ def test_a_parameter_two_callers_up_from_the_producer_is_linked(tmp_path):
         "if decode is not None:\n            self.meta = build(decode)",
     ],
 )
-def test_self_attribute_a_base_assigns_reaches_methods_that_spell_no_producer(tmp_path, assign):
+def test_self_attribute_a_base_assigns_links_methods_that_spell_no_producer(tmp_path, assign):
     """``Sub``'s methods spell no producer: its base's method assigns the attribute they read,
     one directly, one through a helper's parameter."""
     source = _BUILD + (
@@ -466,10 +464,9 @@ def test_self_attribute_a_base_assigns_reaches_methods_that_spell_no_producer(tm
     assert [f.line for f in check(tmp_path, source)] == [14 + shift, 20 + shift]
 
 
-def test_a_class_whose_init_may_be_a_producer_is_a_call_reach_keeps(tmp_path):
-    """A call of a class runs its ``__init__``, the module's own or one a base in another
-    module defines: the call spells the class, not ``__init__``. (Such an ``__init__``
-    returning a dict is what the walk links; reach keeps whatever the walk links.)"""
+def test_a_call_of_a_class_is_linked_to_the_init_it_runs(tmp_path):
+    """The module's own ``__init__`` or one a base in another module defines: the call
+    spells the class, not ``__init__``."""
     base = (
         "class Base:\n"
         "    def __init__(self, decode):\n"
@@ -499,67 +496,27 @@ def test_a_class_whose_init_may_be_a_producer_is_a_call_reach_keeps(tmp_path):
     assert found.line == 13 and "`Base.__init__`" in found.message
 
 
-def test_no_read_or_body_is_walked_where_no_producer_can_reach(tmp_path, monkeypatch):
-    from checkers.analysis.functions import O_QUAL, Outliner
+def test_each_producer_question_is_asked_once_however_often_the_dict_is_read(tmp_path, monkeypatch):
+    """``score`` reads its parameter's keys five times, from two callers: the question
+    "which producers reach this parameter" is answered once, and so is each caller's own."""
+    asked = []
+    ask = PublishedKeys._ask
 
-    walked, read = [], []
-    detail, reads = Outliner.detail, Outliner.reads
+    def counting(self, program, module, outline, origin, depth):
+        asked.append((outline[0], origin, depth))
+        return ask(self, program, module, outline, origin, depth)
 
-    def counting_detail(self, index):
-        walked.append(self.outlines[index][O_QUAL])
-        return detail(self, index)
-
-    def counting_reads(self, index, lines):
-        read.append(self.outlines[index][O_QUAL])
-        return reads(self, index, lines)
-
-    monkeypatch.setattr(Outliner, "detail", counting_detail)
-    monkeypatch.setattr(Outliner, "reads", counting_reads)
+    monkeypatch.setattr(PublishedKeys, "_ask", counting)
     source = _BUILD + (
         "def score(meta):\n"
-        '    return meta["win"] + meta["rows"]\n'
+        '    a = meta["win"] + meta["rows"] + meta["win"]\n'
+        '    return a + meta["rows"] + meta["win"]\n'
         "\n"
         "\n"
         "def run(decode):\n"
-        "    return score(build(decode))\n"
-        "\n"
-        "\n"
-        "def replay(db):\n"
-        "    return score(db.fetch())\n"
-        "\n"
-        "\n"
-        "def other(row):\n"
-        '    return row["x"]\n'
-        "\n"
-        "\n"
-        "def load(db):\n"
-        "    return other(db.fetch())\n"
-        "\n"
-        "\n"
-        "def config(path):\n"
-        '    return open(path)["y"]\n'
-        "\n"
-        "\n"
-        "class Loader:\n"
-        "    def __init__(self, path):\n"
-        "        self.path = path\n"
-        "\n"
-        "    def fill(self):\n"
-        "        self.rows = load(self.path)\n"
-        "\n"
-        "    def first(self):\n"
-        '        return self.rows["z"]\n'
-        "\n"
-        "\n"
-        "def loaded(path):\n"
-        '    return Loader(path)["w"]\n'
+        "    return score(build(decode)) + score(build(not decode))\n"
     )
     (found,) = check(tmp_path, source)
     assert found.line == 8
-    # `other`, `config`, `Loader.first` and `loaded` read keys, but neither they nor their
-    # callers spell `build`, nor does a method assigning what `first` reads, and `Loader`'s
-    # `__init__` is its own, no producer.
-    assert sorted(read) == ["score"]
-    assert "load" not in walked and "run" in walked
-    # `replay` calls `score` too, but holds no producer's dict to hand it.
-    assert "replay" not in walked
+    # One question for the parameter, one for the call each argument of `run` spells.
+    assert sorted(asked) == [("run", ("c", "build"), 1), ("score", ("p", 0), 0)]
