@@ -134,6 +134,22 @@ class Module:
         return self._details is not None
 
     @property
+    def text(self) -> str | None:
+        """The text of the file being checked; None for a module known by its summary."""
+        return self._text
+
+    def made(self, qual: str) -> bool:
+        """Whether a function's details are at hand: made already, or kept by the cache."""
+        details = self._details
+        return details is not None and details[self.functions[qual]] is not None
+
+    def on_disk(self) -> tuple[str, bytes | None] | None:
+        """For a module known by its summary, the file and the digest of the bytes the
+        summary was made from (None where none was left); None for any other."""
+        lazy = self._lazy
+        return (lazy.abspath, lazy.digest) if isinstance(lazy, _FileDetails) else None
+
+    @property
     def outliner(self) -> Outliner | None:
         """The outliner over the module's tree, for the file being checked (None otherwise)."""
         return self._lazy if isinstance(self._lazy, Outliner) else None

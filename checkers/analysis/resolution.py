@@ -118,7 +118,7 @@ class Resolution:
             mod = self.module(owner_module)
             if mod is None:
                 continue
-            checked = mod._text is not None  # the file being checked: its text is at hand
+            checked = mod.text is not None  # the file being checked: its text is at hand
             unassigned = not checked and mod.self_set is not None and attr not in mod.self_set
             for outline in mod.outlines:
                 self_name = outline[O_SELF]
@@ -128,7 +128,7 @@ class Resolution:
                     continue
                 if unassigned and self_name == "self":
                     continue
-                if not _made(mod, outline[O_QUAL]):
+                if not mod.made(outline[O_QUAL]):
                     targets = self._assign_targets(mod, attr)
                     if targets is not None and not _spans(targets.get(self_name, ()), outline):
                         continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
@@ -207,13 +207,12 @@ class Resolution:
         kept = texts.get(module)
         if kept is not None:
             return kept
-        text = module._text
+        text = module.text
         if text is None:
-            lazy = module._lazy
-            abspath = getattr(lazy, "abspath", None)  # a module known by its summary
-            if abspath is None:
+            where = module.on_disk()  # a module known by its summary
+            if where is None:
                 return None
-            lines = self._lines(module.path, abspath, lazy.digest)
+            lines = self._lines(module.path, *where)
             if lines is None:
                 return None
             text = "".join(lines)
@@ -353,12 +352,6 @@ _BEFORE_DOT = frozenset(" \t\f\r\n\\)")
 _AFTER_TARGET = re.compile(r"(?!\w)(?:[\s\\)]|#[^\r\n]*(?![^\r\n]))*(?::|=(?!=))")
 # Between an assignment target's dot and its attribute.
 _BLANKS = frozenset(" \t\f\r\n\\")
-
-
-def _made(module: Module, qual: str) -> bool:
-    """Whether a function's details are at hand: made already, or kept by the cache."""
-    details = module._details
-    return details is not None and details[module.functions[qual]] is not None
 
 
 def _spans(lines: tuple[int, ...], outline) -> bool:
