@@ -54,7 +54,6 @@ edited file (``dependent_lines``), from the files' cached summaries.
 
 from __future__ import annotations
 
-import weakref
 from collections import deque
 from collections.abc import Iterator
 
@@ -72,10 +71,6 @@ from ..analysis.call_patterns import (
     _required_runs,
     _spelled,
 )
-
-# program -> (contract, module summary, function, bindings) -> the function's edges
-# (``ReachableCalls._edges``): a run's program, and what it kept, go together.
-_EDGES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 RULES = (
     Rule(
@@ -481,7 +476,10 @@ class ReachableCalls(Contract):
         """
         from ..analysis.functions import C_GUARDS, C_SPELLING, D_CALLS
 
-        memo = _EDGES.setdefault(program, {})
+        # Kept on the program: a run's program and what it kept go together. (Kept beside it,
+        # keyed weakly by it, a module known by its summary in the memo held the program
+        # itself, and no program whose searches entered a neighbour was ever let go.)
+        memo = vars(program).setdefault("_reachable_edges", {})
         key = (self, mod, node[1], node[2])
         edges = memo.get(key)
         if edges is not None:

@@ -821,3 +821,33 @@ def test_an_entry_in_a_module_outside_the_dotted_prefix_is_no_entry(tmp_path):
     outside = run_rule(ReachableCalls, source, params, path="pkg/models/mla.py", root=tmp_path,
                        files=files)  # fmt: skip
     assert outside == []
+
+
+def test_a_run_s_memo_of_the_calls_it_went_through_is_let_go_with_its_program(tmp_path):
+    """The calls a search went through are kept with the run's program: a run entering a
+    neighbour's function (a module known by its summary, which refers to the program)
+    leaves no program alive once it is over, as a language server runs one a keystroke."""
+    import gc
+
+    from checkers.analysis.program import Program
+
+    def programs() -> int:
+        gc.collect()
+        return sum(type(o) is Program for o in gc.get_objects())
+
+    source = (
+        "from pkg.base import Base\n"
+        "\n"
+        "\n"
+        "class B(Base):\n"
+        "    def prepare_mtp_decode(self, ids):\n"
+        "        return self.width(ids)\n"
+    )
+    before = programs()
+    for run in range(3):
+        where = tmp_path / str(run)
+        where.mkdir()
+        (found,) = check(where, source)
+        assert "-> pkg.base.Base.width (pkg/base.py:3) ->" in found.message
+        del found
+    assert programs() == before
