@@ -312,9 +312,8 @@ def lines_mentioning(text: str, needles: tuple[str, ...]) -> tuple[int, ...]:
 
     From each occurrence, not from each line: a module has far more lines than
     imports, and ``str.find``/``str.count`` run in C. No needle holds a line
-    break, so each one lies within a line, and the line breaks counted between two
-    occurrences are whole (a ``\r\n`` is never split across the count's bounds:
-    each bound is a needle's first character).
+    break, so each one lies within a line, and each occurrence starts on a
+    character that is no line break (what ``line_numbers`` asks of its offsets).
     """
     found: set[int] = set()
     for needle in needles:
@@ -323,24 +322,34 @@ def lines_mentioning(text: str, needles: tuple[str, ...]) -> tuple[int, ...]:
             found.add(at)
             at = text.find(needle, at + 1)
     lines: list[int] = []
-    line, prev = 1, 0
-    if "\r" not in text:
-        # Almost every file: "\n" is its only line break, one count a gap instead of three
-        # (a module spelling "def " a few hundred times asks this per definition).
-        for at in sorted(found):
-            line += text.count("\n", prev, at)
-            prev = at
-            if not lines or lines[-1] != line:
-                lines.append(line)
-        return tuple(lines)
-    for at in sorted(found):
-        line += (
-            text.count("\n", prev, at) + text.count("\r", prev, at) - text.count("\r\n", prev, at)
-        )
-        prev = at
+    for line in line_numbers(text, sorted(found)):
         if not lines or lines[-1] != line:
             lines.append(line)
     return tuple(lines)
+
+
+def line_numbers(text: str, offsets):
+    """The 1-based line of each of ``offsets`` (ascending) in ``text``, as the tokenizer
+    numbers lines: each ``\n``, ``\r\n`` and lone ``\r`` ends one.
+
+    The breaks are counted between one offset and the next, so the text is read once in
+    all; an offset must not fall between a ``\r`` and its ``\n`` (none does that starts a
+    needle or a name). A text without ``\r`` -- almost every file -- needs one count a gap
+    instead of three: a module spelling ``def `` a few hundred times asks this per
+    definition.
+    """
+    line, prev = 1, 0
+    count = text.count
+    if "\r" not in text:
+        for at in offsets:
+            line += count("\n", prev, at)
+            prev = at
+            yield line
+        return
+    for at in offsets:
+        line += count("\n", prev, at) + count("\r", prev, at) - count("\r\n", prev, at)
+        prev = at
+        yield line
 
 
 def _survives_import_error(handler: ast.ExceptHandler) -> bool:

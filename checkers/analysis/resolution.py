@@ -164,12 +164,13 @@ class Resolution:
         memo = ("assigned", module, attr)
         if memo in self._held:
             return self._held[memo]
-        kept = self._module_text(module)
+        text = self._module_text(module)
         found: dict[str, list[int]] | None = None
-        if kept is not None:
+        if text is not None:
+            from .imports import line_numbers
+
             found = {}
-            text, crs = kept
-            line, prev = 1, 0
+            spots: list[tuple[int, int]] = []  # (where the instance's name starts, its end)
             at = text.find(attr)
             while at != -1:
                 dot, after = at, at + len(attr)
@@ -185,12 +186,12 @@ class Resolution:
                 start = end
                 while start and ("a" + text[start - 1]).isidentifier():
                     start -= 1
-                if start == end:
-                    continue
-                line += text.count("\n", prev, start)
-                if crs:  # a line ends at each `\r`, `\r\n` and `\n`
-                    line += text.count("\r", prev, start) - text.count("\r\n", prev, start)
-                prev = start
+                if start != end:
+                    spots.append((start, end))
+            # Each start is an identifier's first character: no line break, none split.
+            for (start, end), line in zip(
+                spots, line_numbers(text, [s for s, _ in spots]), strict=True
+            ):
                 lines = found.setdefault(text[start:end], [])
                 if not lines or lines[-1] != line:
                     lines.append(line)
@@ -198,11 +199,11 @@ class Resolution:
         self._held[memo] = result
         return result
 
-    def _module_text(self, module: Module) -> tuple[str, bool] | None:
-        """The text ``module``'s outline was made from, NFKC-normalised, and whether it
-        holds a ``\\r``: the file being checked's, or the file's while its bytes are those
-        the summary was made from; None otherwise. The last few are kept: a class's
-        attributes are asked one after another, each of the modules of its bases."""
+    def _module_text(self, module: Module) -> str | None:
+        """The text ``module``'s outline was made from, NFKC-normalised: the file being
+        checked's, or the file's while its bytes are those the summary was made from; None
+        otherwise. The last few are kept: a class's attributes are asked one after another,
+        each of the modules of its bases."""
         texts = vars(self).setdefault("_texts", {})  # module -> text, made on first use
         kept = texts.get(module)
         if kept is not None:
@@ -222,8 +223,8 @@ class Resolution:
             text = unicodedata.normalize("NFKC", text)  # no line break made or lost
         while len(texts) >= _KEPT_TEXTS:
             texts.pop(next(iter(texts)))
-        found = texts[module] = (text, "\r" in text)
-        return found
+        texts[module] = text
+        return text
 
     def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
         """The project class a call spelled ``spelling`` constructs (one without ``__init__``
