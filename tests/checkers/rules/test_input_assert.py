@@ -1564,6 +1564,74 @@ def test_a_helper_that_hands_back_its_arguments_worked_out_passes_input_on():
     assert lines(src) == [23, 34, 45]
 
 
+def test_a_helper_restating_the_test_its_caller_left_on_is_not_validating():
+    src = (
+        "def _days_in(year, month):\n"
+        "    assert 1 <= month <= 12\n"
+        "    return 31\n"
+        "\n"
+        "def _tp_group(tp):\n"
+        "    assert tp > 1\n"
+        "    return tp\n"
+        "\n"
+        "def _width(n):\n"
+        "    assert n % 8 == 0\n"
+        "    return n\n"
+        "\n"
+        "def _kind(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "    return node\n"
+        "\n"
+        "def check_fields(year, month):\n"
+        "    if not 1 <= month <= 12:\n"
+        "        raise ValueError(month)\n"
+        "    return _days_in(year, month)\n"
+        "\n"
+        "def build(config):\n"
+        "    tp = config.tp\n"
+        "    if tp == 1:\n"
+        "        return None\n"
+        "    group = _tp_group(tp)\n"
+        "    if tp > 8:\n"
+        "        return group\n"
+        "    return group\n"
+        "\n"
+        "def pad(n, m):\n"
+        "    if n is None:\n"
+        "        return 0\n"
+        "    if m > 8:\n"
+        "        return 0\n"
+        "    return _width(n)\n"
+        "\n"
+        "def visit(node):\n"
+        "    if not isinstance(node, Leaf):\n"
+        "        raise TypeError(node)\n"
+        "    node = node.parent\n"
+        "    return _kind(node)\n"
+        "\n"
+        "def _leaf(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "\n"
+        "def leaf(node):\n"
+        "    if not isinstance(node, Leaf):\n"
+        "        raise TypeError(node)\n"
+        "    _leaf(node)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def late(n):\n"
+        "    _rows(n)\n"
+        "    if n > 8:\n"
+        "        return\n"
+    )
+    # Each caller of `_days_in` and `_tp_group` tested the value it passes and left when
+    # the test failed: the helper restates it, as `_leaf` restates `not isinstance`.
+    # Not so for `_width` (its caller tested whether `n` came, and another value: 10),
+    # `_kind` (handed a value bound after the test: 14) or `_rows` (tested after: 53).
+    assert lines(src) == [10, 14, 53]
+
+
 @pytest.mark.parametrize(
     ("helper", "method", "hands_back"),
     [
