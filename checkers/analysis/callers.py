@@ -145,6 +145,23 @@ class HelperCallers:
             if (not nested or within(caller, func.parent)) and not within(caller, func)
         ]  # a recursive call passes on what the function already had
 
+    def fed_by_step_record(self, func: Scope, name: str) -> bool:
+        """Is ``func``'s parameter ``name`` one every call in the module fills from a
+        per-step record (``_trim(q, metadata.seq_lens.shape[0])``)? Then it is the
+        engine's plan for the step, as the record it was read off is."""
+        key = (id(func.node), name, "step")
+        if key in self._busy:
+            return False
+        self._busy.add(key)
+        try:
+            sites = self._passed(func, name)
+            return bool(sites) and all(
+                bound is not None and self._reads_step_record(bound, caller, call)
+                for call, caller, bound in sites
+            )
+        finally:
+            self._busy.discard(key)
+
     def _param_origin(self, func: Scope, name: str) -> Origin | None:
         if is_step_record(func.params[name]):
             # `attn_metadata.decode is not None`: what the engine's own builder

@@ -79,7 +79,8 @@ module's own setter assigns; a record's field it fills itself (in
 ``__post_init__``); what a collaborator holds after the function called it for
 its effect (``self.layers.prepare(x)``); the per-step records an engine builds
 -- a ``forward_batch``, a ``forward_context``, an ``*_metadata`` -- and what one
-holds against the step's tensors; a table the object fills as it runs, a count
+holds against the step's tensors (also through a private helper's parameter every
+caller in the module fills from such a record); a table the object fills as it runs, a count
 the module advances, a count against a buffer the object allocated; the
 object's bookkeeping (a collaborator's table, a question it answers,
 ``self.pool.anchor(name)``, another object's private attribute, ``kind not in

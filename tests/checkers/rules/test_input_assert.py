@@ -1632,6 +1632,29 @@ def test_a_helper_restating_the_test_its_caller_left_on_is_not_validating():
     assert lines(src) == [10, 14, 53]
 
 
+def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
+    src = (
+        "def _trim(x, rows):\n"
+        "    assert rows <= x.shape[0]\n"
+        "    return x[:rows]\n"
+        "\n"
+        "def _clip(x, rows):\n"
+        "    assert rows <= x.shape[0]\n"
+        "    return x[:rows]\n"
+        "\n"
+        "class Backend:\n"
+        "    def forward(self, q, forward_batch, limit):\n"
+        "        meta = self.forward_metadata\n"
+        "        q = _trim(q, meta.seq_lens.shape[0])\n"
+        "        q = _trim(q, forward_batch.batch_size)\n"
+        "        q = _clip(q, forward_batch.batch_size)\n"
+        "        return _clip(q, limit)\n"
+    )
+    # `_trim`'s rows always come from the step's record: the engine's plan against the
+    # step's tensor (state). `_clip` is also handed the caller's `limit`: input (6).
+    assert lines(src) == [6]
+
+
 @pytest.mark.parametrize(
     ("helper", "method", "hands_back"),
     [
