@@ -1655,6 +1655,24 @@ def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan
     assert lines(src) == [6]
 
 
+def test_the_arguments_of_a_call_are_read_before_its_statement_binds():
+    src = (
+        "def _scaled(x):\n"
+        "    assert x.shape[0] % 2 == 0\n"
+        "    return compute(x)\n"
+        "\n"
+        "def forward(q):\n"
+        "    x = q.view(-1)\n"
+        "    x = _scaled(x)\n"
+        "    y = build()\n"
+        "    y = _scaled(y)\n"
+        "    return x, y\n"
+    )
+    # `_scaled(x)` is handed the view of the caller's `q` -- not the result it is about
+    # to bind to `x` -- so the helper's assert checks input (2).
+    assert lines(src) == [2]
+
+
 @pytest.mark.parametrize(
     ("helper", "method", "hands_back"),
     [
