@@ -206,3 +206,10 @@ def test_the_module_scan_names_every_self_attribute_this_package_assigns():
             assert attr in scanned, (path, attr)
             attrs += 1
     assert attrs, "no attribute was compared"
+
+
+def test_a_summary_keeps_the_scan_only_where_its_text_was_read():
+    text = "class Layer:\n    def __init__(self):\n        (self).norm = f()\n"
+    assert Outliner(ast.parse(text), "pkg", text).self_set == ("norm",)
+    # Without the text there is no scan, and None skips nothing (every method is walked).
+    assert Outliner(ast.parse(text), "pkg").self_set is None
