@@ -89,6 +89,7 @@ ASSERT_ROUNDS = (
     ("sglang-held4", "sglang", 20288, 60, "", True),
     ("lmdeploy-held4", "lmdeploy", 20289, 60, "", True),
     ("sglang-held5", "sglang", 20290, 60, "", True),
+    ("lmdeploy-held5", "lmdeploy", 20291, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 
