@@ -54,7 +54,11 @@ The principles, input first, following it where it hides:
   self.vocab_size, 64)``, ``self._tensor(index)``: a function, or a method of
   the object's class, whose every ``return`` is its parameters worked out --
   ``pass_through``), including a constructor's copy worked out from an
-  attribute it copied before (``self.padded = pad(self.vocab_size)``);
+  attribute it copied before (``self.padded = pad(self.vocab_size)``); and what
+  the module's own reader hands back of input (``index, content, stop =
+  _read_until_stop(index, text, stops)``: a helper that reads nothing but what
+  it is handed and returns pieces of it, ``text[index:pos]``) -- a slice cut
+  where the text itself says, not by a bound of the function's own;
 * a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
   pydantic models, msgspec Structs -- and its properties and no-argument methods;
   and a field of a record the function built in place (``shape =
@@ -111,7 +115,7 @@ from .class_facts import ClassFacts, ClassFactsOf
 from .imports import bound_name
 from .names import dotted, has_decorator
 from .own_values import OwnValues
-from .pass_through import returns_its_arguments
+from .pass_through import pieces_handed_back, returns_its_arguments
 from .protocol import ObjectProtocol
 from .scopes import Element, Scope, before, self_class
 from .shapes import (
@@ -534,6 +538,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             handed = self._handed_back(expr, func, at)
             if handed is not None:
                 return handed
+            read = self._read_back(expr, func, at)
+            if read is not None:
+                return read
             if isinstance(callee, ast.Attribute) and callee.attr.startswith("from_"):
                 # `Engine.from_engine_args(args)`: an object a factory builds from what
                 # it is given alone is that input, built.
@@ -591,16 +598,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         a helper this module defines (a function, or a method of the object's class)
         that returns nothing but its parameters worked out hands back what it was
         given; when every argument not a literal is input, so is the result."""
-        callee = call.func
-        helper = None
-        if isinstance(callee, ast.Name):
-            helper = self._module_functions().get(callee.id)
-            method = False
-        elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name):
-            owner = self_class(callee.value.id, func)
-            if owner is not None:
-                helper = _method_of(owner, callee.attr)
-            method = True
+        helper, method = self._helper_named(call, func)
         if helper is None:
             return None
         memo = self.__dict__.setdefault("_hands_back", {})
@@ -617,6 +615,53 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 f"{found[0].what}, handed back by `{helper.name}`", config=found[0].config
             )
         return None
+
+    def _read_back(self, call: ast.Call, func: Scope | None, at: ast.AST) -> Origin | None:
+        """``index, content, stop = _read_until_stop(index, text, stops)``: a helper this
+        module defines that reads nothing but what it is handed and returns pieces of a
+        parameter hands back that argument, cut where it says; when the caller passes
+        input for such a parameter, what comes back is input read."""
+        helper, method = self._helper_named(call, func)
+        if helper is None:
+            return None
+        memo = self.__dict__.setdefault("_reads_pieces", {})
+        if id(helper) not in memo:
+            memo[id(helper)] = pieces_handed_back(
+                helper, skip_first=method and not has_decorator(helper, "staticmethod")
+            )
+        if not memo[id(helper)]:
+            return None
+        args = helper.args
+        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if method and not has_decorator(helper, "staticmethod"):
+            positional = positional[1:]
+        for name in sorted(memo[id(helper)]):
+            if name in positional:
+                index = positional.index(name)
+                passed = [k.value for k in call.keywords if k.arg == name] or (
+                    [call.args[index]]
+                    if index < len(call.args)
+                    and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
+                    else []
+                )
+            else:
+                passed = [k.value for k in call.keywords if k.arg == name]
+            found = self.view(passed[0], func, at) if passed else None
+            if found is not None:
+                return Origin(f"{found.what}, read by `{helper.name}`", config=found.config)
+        return None
+
+    def _helper_named(self, call: ast.Call, func: Scope | None):
+        """The function of this module, or the method of the object's class, that
+        ``call`` names (defined once), with whether it is a method."""
+        callee = call.func
+        if isinstance(callee, ast.Name):
+            return self._module_functions().get(callee.id), False
+        if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name):
+            owner = self_class(callee.value.id, func)
+            if owner is not None:
+                return _method_of(owner, callee.attr), True
+        return None, False
 
     def built_field(
         self, expr: ast.Attribute, func: Scope | None, at: ast.AST

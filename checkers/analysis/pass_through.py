@@ -17,6 +17,17 @@ attributes and items, and the casts, moves, reshapes and reductions
 lookup fails is a value the helper chose. A coroutine is a computation.
 Where to put the result (``dtype=``, ``device=``) changes no value, so those
 keywords may be anything.
+
+A reader of the module goes one step further: ``_read_until_stop(index, text,
+stops)`` searches its ``text`` for the stops and returns where it stopped, the
+piece ``text[index:pos]`` and the stop it met. It binds names and loops, but it
+reads nothing but what it is handed -- no global, no attribute of an object it
+was not handed, no function but a few builtins that only measure and count --
+and hands back a piece of one of its parameters. What it hands back is that
+argument read, cut where the argument itself says: ``content = text[index:pos]``
+written in place would be the caller's text, and so is the helper's. A piece
+the caller cuts by its own bound stays the caller's business; the reader's
+bounds come from the text it reads.
 """
 
 from __future__ import annotations
@@ -108,3 +119,85 @@ def _of_params(expr: ast.AST | None, params: set[str]) -> bool:
     return all(_of_params(a, params) for a in expr.args) and all(
         k.arg in _PLACEMENT or _of_params(k.value, params) for k in expr.keywords
     )
+
+
+# Builtins a reader may call: they measure, count and order what they are handed.
+_READING_BUILTINS = frozenset(
+    {"len", "min", "max", "range", "enumerate", "reversed", "zip", "abs", "isinstance"}
+)
+# What reaches outside the function, defines another one, holds a resource or yields.
+_NOT_READING = (
+    ast.Global,
+    ast.Nonlocal,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.With,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Yield,
+    ast.YieldFrom,
+)
+
+
+def pieces_handed_back(node: ast.FunctionDef, skip_first: bool) -> set[str]:
+    """The parameters of ``node`` (a method when ``skip_first``: its instance is not
+    read) whose pieces it hands back, when it reads nothing but what it is handed
+    (``_read_until_stop(index, text, stops)`` returning ``text[index:pos]``); empty
+    when it reads anything else, or hands back no piece."""
+    if not isinstance(node, ast.FunctionDef):
+        return set()  # a coroutine hands back a coroutine
+    args = node.args
+    ordered = [*args.posonlyargs, *args.args]
+    if skip_first:
+        ordered = ordered[1:]
+    params = {a.arg for a in [*ordered, *args.kwonlyargs]}
+    own = set()  # the names the body binds
+    sliced: dict[str, str] = {}  # a local bound to a piece of a parameter -> the parameter
+    for stmt in node.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, _NOT_READING):
+                return set()
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                own.add(n.id)
+            elif isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
+                return set()  # `x[0] = 1`, `x.n = 1`: it fills what it was handed
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                target = n.targets[0]
+                root = _sliced_parameter(n.value, params)
+                if isinstance(target, ast.Name) and root is not None:
+                    sliced[target.id] = root
+    known = params | own | _READING_BUILTINS
+    for stmt in node.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in known:
+                return set()  # a global, the instance, a function it calls
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id not in _READING_BUILTINS
+            ):
+                return set()  # a callback it was handed does what it likes
+    pieces = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Return) and n.value is not None:
+            values = n.value.elts if isinstance(n.value, ast.Tuple) else [n.value]
+            for value in values:
+                root = _sliced_parameter(value, params)
+                if root is None and isinstance(value, ast.Name):
+                    root = sliced.get(value.id)
+                if root is not None:
+                    pieces.add(root)
+    return pieces - own  # a parameter bound again is no longer what the caller passed
+
+
+def _sliced_parameter(expr: ast.AST | None, params: set[str]) -> str | None:
+    """``text[index:pos]``, ``x[0]``: the parameter an item or slice is cut from."""
+    if (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id in params
+    ):
+        return expr.value.id
+    return None

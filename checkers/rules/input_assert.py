@@ -17,7 +17,7 @@ it, an attribute a constructor copied from its arguments or a config (or a
 base class's constructor, handed them), the environment, the command line and
 process-wide settings, the ``inputs`` names and any ``*_config``, input seen
 another way (cast, reshaped, summarised, worked out by arithmetic, parsed,
-handed back by the module's own helper), a record's fields (one the function
+handed back by the module's own helper or read by its own reader), a record's fields (one the function
 built in place too), a private helper's parameter some caller hands input -- and
 leaving alone what the code established itself: what the function computed and
 its comparison with what it was given, the object's and the module's own
@@ -762,6 +762,38 @@ class InputAssert(Contract):
                 "What the module's own helper hands back of the constructor's copies: "
                 "`pad_to` returns nothing but its arguments worked out, so the padded "
                 "sizes are the caller's, rounded."
+            ),
+        ),
+        Example(
+            source=(
+                "def _read_until(index, text, stop):\n"
+                "    end = text.find(stop, index)\n"
+                "    if end == -1:\n"
+                "        return len(text), text[index:], None\n"
+                "    return end + len(stop), text[index:end], stop\n"
+                "\n"
+                "def parse_reply(text):\n"
+                "    index, body, stop = _read_until(0, text, '</think>')\n"
+                "    assert stop is not None\n"
+            ),
+            expect=(Expect("AC301", 9, 12, "read by `_read_until`"),),
+            fixed=(
+                "def _read_until(index, text, stop):\n"
+                "    end = text.find(stop, index)\n"
+                "    if end == -1:\n"
+                "        return len(text), text[index:], None\n"
+                "    return end + len(stop), text[index:end], stop\n"
+                "\n"
+                "def parse_reply(text):\n"
+                "    index, body, stop = _read_until(0, text, '</think>')\n"
+                "    if not (stop is not None):\n"
+                "        raise ValueError('expected stop is not None')\n"
+            ),
+            unsafe=True,
+            note=(
+                "What the module's own reader hands back of the caller's text: it reads "
+                "nothing but what it is handed and returns pieces of `text`, so what comes "
+                "back is that text read."
             ),
         ),
         Example(

@@ -1673,6 +1673,97 @@ def test_the_arguments_of_a_call_are_read_before_its_statement_binds():
     assert lines(src) == [2]
 
 
+def test_a_helper_that_hands_back_pieces_of_what_it_reads_passes_input_on():
+    src = (
+        "PREFIX = '<'\n"
+        "\n"
+        "def _read_until(index, text, stops):\n"
+        "    end = len(text)\n"
+        "    found = None\n"
+        "    for s in stops:\n"
+        "        pos = text.find(s, index)\n"
+        "        if pos != -1 and pos < end:\n"
+        "            end, found = pos, s\n"
+        "    if found:\n"
+        "        piece = text[index:end]\n"
+        "        return end + len(found), piece, found\n"
+        "    return len(text), text[index:], None\n"
+        "\n"
+        "def _count_until(index, text, stops):\n"
+        "    n = 0\n"
+        "    for s in stops:\n"
+        "        n += text.count(s, index)\n"
+        "    return n\n"
+        "\n"
+        "def _read_prefixed(index, text):\n"
+        "    return index, PREFIX + text[index:]\n"
+        "\n"
+        "def _read_normal(index, text):\n"
+        "    text = normalise(text)\n"
+        "    return index, text[index:]\n"
+        "\n"
+        "def parse(text):\n"
+        "    index, stop = 0, None\n"
+        "    index, body, stop = _read_until(index, text, [PREFIX + 'end>'])\n"
+        "    assert body == '>\\n'\n"
+        "    assert stop == PREFIX + 'end>'\n"
+        "    assert len(text) == index\n"
+        "    n = _count_until(0, text, ['<end>'])\n"
+        "    assert n == 1\n"
+        "    _, prefixed = _read_prefixed(0, text)\n"
+        "    assert prefixed\n"
+        "    _, normal = _read_normal(0, text)\n"
+        "    assert normal\n"
+        "    own = render()\n"
+        "    _, piece, _ = _read_until(0, own, ['x'])\n"
+        "    assert piece\n"
+    )
+    # Input: pieces of the caller's text the module's reader cut where it found the
+    # literals -- the piece (31), the stop it met (32), where it stopped (33). Not: a
+    # count the helper made of the text (35); a helper reading a global (37) or
+    # handing back a piece of its own computation (39); the reader handed the
+    # function's own text (42).
+    assert lines(src) == [31, 32, 33]
+
+
+@pytest.mark.parametrize(
+    ("helper", "pieces"),
+    [
+        ("def f(x, i):\n    return x[i:]\n", {"x"}),
+        ("def f(x, i):\n    j = x.find('>', i)\n    return j, x[i:j]\n", {"x"}),
+        ("def f(x, i):\n    part = x[i]\n    return part.strip()\n", set()),
+        ("def f(x, i):\n    part = x[i]\n    return part\n", {"x"}),
+        ("def f(x, y):\n    return x[0], y[1:]\n", {"x", "y"}),
+        ("def f(x, i):\n    for k in range(len(x)):\n        i = k\n    return x[i]\n", {"x"}),
+        ("def f(x, i):\n    return [x[i]]\n", set()),
+        ("def f(x, i):\n    return x[i] if i else None\n", set()),
+        ("def f(x):\n    return X[0]\n", set()),
+        ("def f(x):\n    return x[K]\n", set()),
+        ("def f(x):\n    x = x + 'a'\n    return x[0]\n", set()),
+        ("def f(x):\n    y = x\n    return y[0]\n", set()),
+        ("def f(x):\n    return x.y[0]\n", set()),
+        ("def f(self, x):\n    return x[0]\n", {"x"}),
+        ("def f(self, x):\n    return x[self.n]\n", set()),
+        ("def f(x):\n    log(x)\n    return x[0]\n", set()),
+        ("def f(x):\n    x[0] = 1\n    return x[0]\n", set()),
+        ("def f(x):\n    x.n = 1\n    return x[0]\n", set()),
+        ("def f(x):\n    global G\n    G = 1\n    return x[0]\n", set()),
+        ("def f(x):\n    g = lambda: 1\n    return x[0]\n", set()),
+        ("def f(x):\n    import re\n    return x[0]\n", set()),
+        ("def f(x):\n    with x:\n        return x[0]\n", set()),
+        ("def f(x):\n    yield x[0]\n", set()),
+        ("async def f(x):\n    return x[0]\n", set()),
+        ("def f(x):\n    return x[max(0, len(x) - 1)]\n", {"x"}),
+        ("def f(x):\n    return x[[n for n in x][0]]\n", {"x"}),
+    ],
+)
+def test_which_helpers_hand_back_pieces_of_a_parameter(helper, pieces):
+    from checkers.analysis.pass_through import pieces_handed_back
+
+    node = ast.parse(helper).body[0]
+    assert pieces_handed_back(node, skip_first=node.args.args[0].arg == "self") == pieces
+
+
 @pytest.mark.parametrize(
     ("helper", "method", "hands_back"),
     [
