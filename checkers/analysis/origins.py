@@ -28,7 +28,10 @@ The principles, input first, following it where it hides:
 * the environment and the command line (``os.environ``, ``sys.argv``,
   ``parse_args()``), and process-wide settings another module keeps behind a
   no-argument accessor (``get_parallel().attn_dcp_size``, ``_is_hip =
-  is_hip()``) -- not the type of what one returns, nor a class built;
+  is_hip()``) -- not the type of what one returns, nor a class built; and an
+  engine's module of environment variables, imported as ``envs`` (``import
+  vllm.envs as envs``, ``from lmdeploy.pytorch import envs as _envs``), where
+  the name is bound by imports alone;
 * the ``inputs`` names (``args``, ``config``, ``hf_config``, ``server_args``)
   and any ``*_config``, wherever kept (``self.config``, ``layer.quant_config``;
   not ``.args``, which FX nodes and exceptions carry), unless the function
@@ -743,6 +746,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             return None
         if self.is_input_name(name) and not self._shadowed(name, func, at):
             return Origin(f"`{name}`, a configured input name", config=name != "args")
+        if name in self._environment_modules() and self._only_imported(name, func):
+            # `import vllm.envs as envs`, `from lmdeploy.pytorch import envs`: the
+            # engine's module of environment variables, read at import or on each ask.
+            return Origin(f"`{name}`, the environment variables the engine reads")
         if func is None:
             if self.env_global(name):
                 return Origin(
@@ -788,6 +795,36 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         """Is ``name`` bound by an import at module level (and nowhere else)?"""
         values = self.module_bindings.get(name)
         return bool(values) and all(v is None for v in values) and name in self._import_names()
+
+    def _environment_modules(self) -> set[str]:
+        """The names the module's imports bind to a module called ``envs`` -- where an
+        engine keeps its environment variables (``import vllm.envs as envs``, ``from
+        sglang.srt.environ import envs``, ``from lmdeploy.pytorch import envs as
+        _envs``), at module level or in a function."""
+        found = self.__dict__.get("_env_modules")
+        if found is None:
+            found = self._env_modules = {
+                alias.asname or alias.name
+                for node in ast.walk(self.tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names
+                if alias.name.rpartition(".")[2] == "envs"
+                and (alias.asname is not None or "." not in alias.name)
+            }
+        return found
+
+    def _only_imported(self, name: str, func: Scope | None) -> bool:
+        """Is ``name``, where ``func`` reads it, bound by imports alone -- in the function
+        and those around it, and at module level?"""
+        scope = func
+        while scope is not None:
+            if any(
+                not isinstance(stmt, (ast.Import, ast.ImportFrom))
+                for stmt, _, _ in scope.bindings.get(name, ())
+            ):
+                return False
+            scope = scope.parent
+        return all(v is None for v in self.module_bindings.get(name, ()))
 
     def _import_names(self) -> set[str]:
         if self._imports is None:

@@ -1026,6 +1026,34 @@ def test_a_local_every_branch_binds_to_the_functions_own_value_is_its_own():
     assert lines(src) == [22, 27]
 
 
+def test_the_engines_environment_module_is_the_environment():
+    src = (
+        "import vllm.envs as envs\n"
+        "from sglang.srt.environ import envs as senvs\n"
+        "\n"
+        "def build(group):\n"
+        "    assert envs.VLLM_USE_V1\n"
+        "    assert not senvs.SGLANG_FLAG.get()\n"
+        "\n"
+        "def communicator(group):\n"
+        "    from lmdeploy.pytorch import envs as _envs\n"
+        "    enabled = _envs.enable_symm_mem or _envs.enable_allreduce\n"
+        "    assert not enabled\n"
+        "\n"
+        "def own(group):\n"
+        "    envs = make_envs(group)\n"
+        "    assert envs.ready\n"
+        "\n"
+        "def plain(group):\n"
+        "    from gym import vector\n"
+        "    assert vector.envs\n"
+    )
+    # Input: what the engine's environment-variable module (`envs`, however it is
+    # imported and named) holds (5, 6, 11). Not: a local named so (15), nor an
+    # attribute named so (19).
+    assert lines(src) == [5, 6, 11]
+
+
 def test_input_parsed_is_still_input():
     src = (
         "import re\n"
