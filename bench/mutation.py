@@ -370,6 +370,24 @@ TARGET_FILES: dict[str, list[str]] = {
 #: Survivors argued equivalent in docs/testing.md, by key. A key that no longer matches a mutant
 #: is reported, so the list cannot silently outlive the code it argues about.
 EQUIVALENT: dict[str, str] = {
+    "checkers/analysis/origins.py:InputOrigins._exits_before:cmp:(at.lineno, at.col_offset) "
+    "<= (stmt.end_lineno, stmt.end_col_offset) -> ((at.lineno, at.col_offset) < "
+    "(stmt.end_lineno, stmt.end_col_offset))@0": (
+        "a statement's end is exclusive, and no node starts exactly where one ends: Python "
+        "puts a `;` or a line break between two statements"
+    ),
+    "checkers/analysis/bindings.py:BindingIndex.dominating_binding:cmp:(at.lineno, "
+    "at.col_offset) <= ( stmt.end_lineno, stmt.end_col_offset, ) -> ((at.lineno, "
+    "at.col_offset) < (stmt.end_lineno, stmt.end_col_offset))@0": (
+        "as for `_exits_before`: nothing starts exactly where an assignment ends"
+    ),
+    "checkers/analysis/origins.py:InputOrigins._helper_named:const:False -> True@1": (
+        "with no helper found both callers return before they read whether it is a method"
+    ),
+    "checkers/analysis/callers.py:HelperCallers._passed:return:return [] -> return None@0": (
+        "both readers of the sites ask only whether there are any (`not sites`, "
+        "`bool(sites)`), and None and [] answer alike"
+    ),
     "atom/pool_layout/capacity.py:most_tokens:const:1 -> 2@2": "the bisection's midpoint "
     "(lo + hi + 2) // 2 still lies in lo + 1 .. hi whenever lo < hi, so the search takes other "
     "steps to the same largest L",

@@ -627,29 +627,19 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         helper, method = self._helper_named(call, func)
         if helper is None:
             return None
+        skip_first = method and not has_decorator(helper, "staticmethod")
         memo = self.__dict__.setdefault("_reads_pieces", {})
         if id(helper) not in memo:
-            memo[id(helper)] = pieces_handed_back(
-                helper, skip_first=method and not has_decorator(helper, "staticmethod")
-            )
-        if not memo[id(helper)]:
-            return None
-        args = helper.args
-        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-        if method and not has_decorator(helper, "staticmethod"):
-            positional = positional[1:]
+            memo[id(helper)] = pieces_handed_back(helper, skip_first=skip_first)
+        positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+        positional = positional[1:] if skip_first else positional
+        starred = any(isinstance(a, ast.Starred) for a in call.args)
         for name in sorted(memo[id(helper)]):
-            if name in positional:
+            passed = next((k.value for k in call.keywords if k.arg == name), None)
+            if passed is None and name in positional and not starred:
                 index = positional.index(name)
-                passed = [k.value for k in call.keywords if k.arg == name] or (
-                    [call.args[index]]
-                    if index < len(call.args)
-                    and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
-                    else []
-                )
-            else:
-                passed = [k.value for k in call.keywords if k.arg == name]
-            found = self.view(passed[0], func, at) if passed else None
+                passed = call.args[index] if index < len(call.args) else None
+            found = self.view(passed, func, at)
             if found is not None:
                 return Origin(f"{found.what}, read by `{helper.name}`", config=found.config)
         return None

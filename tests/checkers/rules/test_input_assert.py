@@ -1028,11 +1028,11 @@ def test_a_local_every_branch_binds_to_the_functions_own_value_is_its_own():
 
 def test_the_engines_environment_module_is_the_environment():
     src = (
-        "import vllm.envs as envs\n"
+        "import vllm.envs as venvs\n"
         "from sglang.srt.environ import envs as senvs\n"
         "\n"
         "def build(group):\n"
-        "    assert envs.VLLM_USE_V1\n"
+        "    assert venvs.VLLM_USE_V1\n"
         "    assert not senvs.SGLANG_FLAG.get()\n"
         "\n"
         "def communicator(group):\n"
@@ -1047,11 +1047,19 @@ def test_the_engines_environment_module_is_the_environment():
         "def plain(group):\n"
         "    from gym import vector\n"
         "    assert vector.envs\n"
+        "\n"
+        "def unnamed(group):\n"
+        "    from lmdeploy.pytorch import envs\n"
+        "    assert envs.enable_eager\n"
+        "\n"
+        "def package(group):\n"
+        "    import vllm.envs\n"
+        "    assert vllm.ready\n"
     )
     # Input: what the engine's environment-variable module (`envs`, however it is
-    # imported and named) holds (5, 6, 11). Not: a local named so (15), nor an
-    # attribute named so (19).
-    assert lines(src) == [5, 6, 11]
+    # imported and named) holds (5, 6, 11, 23). Not: a local named so (15), nor an
+    # attribute named so (19), nor the package `import vllm.envs` binds (27).
+    assert lines(src) == [5, 6, 11, 23]
 
 
 def test_input_parsed_is_still_input():
@@ -1652,12 +1660,27 @@ def test_a_helper_restating_the_test_its_caller_left_on_is_not_validating():
         "    _rows(n)\n"
         "    if n > 8:\n"
         "        return\n"
+        "\n"
+        "def _pair(node):\n"
+        "    assert isinstance(node, (Leaf, Node))\n"
+        "\n"
+        "def pair(node):\n"
+        "    if not isinstance(node, (Leaf, Node)):\n"
+        "        raise TypeError(node)\n"
+        "    _pair(node)\n"
+        "\n"
+        "def _cols(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "KEY = lambda n: _cols(n)\n"
+        "_cols(COLUMNS)\n"
     )
     # Each caller of `_days_in` and `_tp_group` tested the value it passes and left when
     # the test failed: the helper restates it, as `_leaf` restates `not isinstance`.
     # Not so for `_width` (its caller tested whether `n` came, and another value: 10),
-    # `_kind` (handed a value bound after the test: 14) or `_rows` (tested after: 53).
-    assert lines(src) == [10, 14, 53]
+    # `_kind` (handed a value bound after the test: 14), `_rows` (tested after: 53) or
+    # `_cols` (called from a lambda and the module itself, neither testing it: 69).
+    assert lines(src) == [10, 14, 53, 69]
 
 
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
@@ -1677,9 +1700,22 @@ def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan
         "        q = _trim(q, forward_batch.batch_size)\n"
         "        q = _clip(q, forward_batch.batch_size)\n"
         "        return _clip(q, limit)\n"
+        "\n"
+        "def _rows(x, rows):\n"
+        "    assert rows <= x.shape[0]\n"
+        "    return _more(x, rows)\n"
+        "\n"
+        "def _more(x, rows):\n"
+        "    if rows:\n"
+        "        return _rows(x[1:], rows)\n"
+        "    return x\n"
+        "\n"
+        "def run(q, forward_batch):\n"
+        "    return _more(q, forward_batch.batch_size)\n"
     )
     # `_trim`'s rows always come from the step's record: the engine's plan against the
-    # step's tensor (state). `_clip` is also handed the caller's `limit`: input (6).
+    # step's tensor (state), as are `_rows`', which `_more` hands round with it. `_clip`
+    # is also handed the caller's `limit`: input (6).
     assert lines(src) == [6]
 
 
@@ -1754,6 +1790,46 @@ def test_a_helper_that_hands_back_pieces_of_what_it_reads_passes_input_on():
     assert lines(src) == [31, 32, 33]
 
 
+def test_what_a_reader_is_handed_lines_up_with_its_parameters():
+    src = (
+        "def _read_until(index, text='', stops=()):\n"
+        "    end = len(text)\n"
+        "    for s in stops:\n"
+        "        pos = text.find(s, index)\n"
+        "        if pos != -1 and pos < end:\n"
+        "            end = pos\n"
+        "    return end, text[index:end]\n"
+        "\n"
+        "class Reader:\n"
+        "    @staticmethod\n"
+        "    def _cut(text, index):\n"
+        "        piece = text[index:]\n"
+        "        return piece\n"
+        "\n"
+        "    def _take(self, text, index):\n"
+        "        piece = text[:index]\n"
+        "        return piece\n"
+        "\n"
+        "    def read(self, text, rest):\n"
+        "        _, by_name = _read_until(0, stops=['>'], text=text)\n"
+        "        assert by_name\n"
+        "        _, starred = _read_until(0, *rest)\n"
+        "        assert starred\n"
+        "        _, empty = _read_until(0)\n"
+        "        assert empty\n"
+        "        cut = self._cut(text, 1)\n"
+        "        assert cut\n"
+        "        taken = self._take(text, 1)\n"
+        "        assert taken\n"
+        "        _, mine = _read_until(0, stops=[text], text=render())\n"
+        "        assert mine\n"
+    )
+    # Input: the caller's text handed by keyword (21), to a static method (27) and to
+    # a method (29). Not: where a starred argument leaves which is the text unknown
+    # (23), no text handed (25), the function's own text, whatever else is handed (31).
+    assert lines(src) == [21, 27, 29]
+
+
 @pytest.mark.parametrize(
     ("helper", "pieces"),
     [
@@ -1761,6 +1837,7 @@ def test_a_helper_that_hands_back_pieces_of_what_it_reads_passes_input_on():
         ("def f(x, i):\n    j = x.find('>', i)\n    return j, x[i:j]\n", {"x"}),
         ("def f(x, i):\n    part = x[i]\n    return part.strip()\n", set()),
         ("def f(x, i):\n    part = x[i]\n    return part\n", {"x"}),
+        ("def f(x):\n    a, b = x[0]\n    return a\n", set()),
         ("def f(x, y):\n    return x[0], y[1:]\n", {"x", "y"}),
         ("def f(x, i):\n    for k in range(len(x)):\n        i = k\n    return x[i]\n", {"x"}),
         ("def f(x, i):\n    return [x[i]]\n", set()),
