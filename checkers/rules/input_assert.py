@@ -303,6 +303,23 @@ class InputAssert(Contract):
             note="Restating the test of the `if` it sits in: it cannot fail.",
         ),
         Example(
+            source=(
+                "def _tp_group(tp):\n"
+                "    assert tp > 1\n"
+                "    return list(range(tp))\n"
+                "\n"
+                "def build(config):\n"
+                "    tp = config.tp\n"
+                "    if tp == 1:\n"
+                "        return None\n"
+                "    return _tp_group(tp)\n"
+            ),
+            note=(
+                "A private helper whose every caller tested the value and left on the "
+                "case it handles itself: the assert restates the caller's test."
+            ),
+        ),
+        Example(
             source=("def test_carve(pool):\n    assert pool.carve(8) == 8\n"),
             path="tests/test_pool.py",
             note="A test's assert is the test, not input validation.",
@@ -794,6 +811,27 @@ class InputAssert(Contract):
                 "What the module's own reader hands back of the caller's text: it reads "
                 "nothing but what it is handed and returns pieces of `text`, so what comes "
                 "back is that text read."
+            ),
+        ),
+        Example(
+            source=(
+                "import vllm.envs as envs\n"
+                "\n"
+                "def init_executor():\n"
+                "    assert not envs.VLLM_ENABLE_V1_MULTIPROCESSING\n"
+            ),
+            expect=(Expect("AC301", 4, 12, "the environment variables the engine reads"),),
+            fixed=(
+                "import vllm.envs as envs\n"
+                "\n"
+                "def init_executor():\n"
+                "    if not (not envs.VLLM_ENABLE_V1_MULTIPROCESSING):\n"
+                '        raise ValueError("expected not envs.VLLM_ENABLE_V1_MULTIPROCESSING")\n'
+            ),
+            unsafe=True,
+            note=(
+                "An engine's `envs` module holds its environment variables: what is read "
+                "off it is the environment, as `os.environ` is."
             ),
         ),
         Example(
