@@ -50,11 +50,11 @@ def _read_lines(text: str) -> tuple[int, ...]:
     return lines_mentioning(text, ('["', "['"))
 
 
-def _carried(rule, program, module, outline, detail, attr, *, on_self) -> list[tuple[str, str]]:
-    from .functions import D_CARRIERS
+def _carried(rule, program, module, outline, attr, *, on_self) -> list[tuple[str, str]]:
+    from .functions import F_CARRIERS, O_QUAL
 
     out = []
-    for name, spelling, _line, is_self in detail[D_CARRIERS] if detail else ():
+    for name, spelling, _line, is_self in module.facet(outline[O_QUAL], F_CARRIERS) or ():
         if name == attr and (is_self or not on_self):
             target = rule._resolve(program, module, outline, spelling)
             if target is not None:
@@ -62,10 +62,10 @@ def _carried(rule, program, module, outline, detail, attr, *, on_self) -> list[t
     return out
 
 
-def _all_carried(program, module, outline, detail):
-    from .functions import D_CARRIERS
+def _all_carried(program, module, outline):
+    from .functions import F_CARRIERS, O_QUAL
 
-    for name, spelling, _line, _is_self in detail[D_CARRIERS] if detail else ():
+    for name, spelling, _line, _is_self in module.facet(outline[O_QUAL], F_CARRIERS) or ():
         target = program.resolve_call(module, outline, spelling)
         if target is not None:
             yield name, target
