@@ -72,13 +72,11 @@ def _all_carried(program, module, outline):
 
 
 def _called_names(program, module, caller) -> frozenset[str]:
-    """The last names of the calls in ``caller``'s body (from its details)."""
-    from .functions import C_SPELLING, D_CALLS, O_QUAL
+    """The last names of the calls in ``caller``'s body (that facet of its details: a body
+    that calls no function of the name is not walked whole)."""
+    from .functions import F_CALLED, O_QUAL
 
-    detail = module.detail(caller[O_QUAL])
-    if detail is None:
-        return frozenset()
-    return frozenset(c[C_SPELLING].rpartition(".")[2] for c in detail[D_CALLS])
+    return module.facet(caller[O_QUAL], F_CALLED) or frozenset()
 
 
 def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] | None:
