@@ -71,7 +71,8 @@ CALL_SCOPES = {
 # (``*-held2``) was drawn and labelled once the first had been scored, before
 # any further change to the rule. A third held-out round of each engine
 # (``*-held3``) was drawn and labelled before the next change to the rule,
-# and a fourth (``*-held4``) likewise before the change after that.
+# a fourth (``*-held4``) likewise before the change after that, and a fifth
+# (``*-held5``) once the fourth had been scored.
 # Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
 # ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -87,6 +88,8 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held3", "lmdeploy", 20287, 60, "", True),
     ("sglang-held4", "sglang", 20288, 60, "", True),
     ("lmdeploy-held4", "lmdeploy", 20289, 60, "", True),
+    ("sglang-held5", "sglang", 20290, 60, "", True),
+    ("lmdeploy-held5", "lmdeploy", 20291, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

@@ -492,6 +492,8 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held3", "lmdeploy 60, stratified, held out (third)"),
     ("sglang-held4", "sglang 60, stratified, held out (fourth)"),
     ("lmdeploy-held4", "lmdeploy 60, stratified, held out (fourth)"),
+    ("sglang-held5", "sglang 60, stratified, held out (fifth)"),
+    ("lmdeploy-held5", "lmdeploy 60, stratified, held out (fifth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"

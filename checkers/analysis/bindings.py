@@ -392,6 +392,11 @@ class BindingIndex:
             stmt, _, bchain = entry
             if not before(stmt, at) or stmt is at:
                 continue
+            if isinstance(stmt, _ASSIGNS) and (at.lineno, at.col_offset) <= (
+                stmt.end_lineno,
+                stmt.end_col_offset,
+            ):
+                continue  # `q, n = trim(q, n)`: the call's arguments are read before it binds
             if last is None or before(last[0], stmt):
                 last = entry
             if chain[: len(bchain)] != bchain:
@@ -533,6 +538,8 @@ def _statement_fields(kind: type) -> tuple[str, ...]:
 
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# Statements that bind a name to the value they hold: simple, so a node inside one is in it.
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
 # Nodes that hold nothing the index records.
 _LEAVES = frozenset(

@@ -5,7 +5,9 @@ A public function's parameter is the caller's. A private helper (``_ratio``)
 or a nested function is called from the module itself, so its parameter is
 what its callers pass: input when one passes a parameter or a config
 unchanged, the function's own when every caller passes a value it computed
-or one it already tested (``if isinstance(x, T): _emit(x)``). Nothing in the
+or one it already tested (``if isinstance(x, T): _emit(x)``, or past ``if tp ==
+1: return`` -- the caller handled that value and left, so what the helper asserts
+of it restates the caller's test). Nothing in the
 module calling it means its callers are elsewhere: input. A private method
 whose every call sits under an ``if`` on ``self.<attr>`` was chosen for that
 value, so asserting it restates the branch. A mixin of
@@ -17,7 +19,7 @@ from __future__ import annotations
 import ast
 
 from .names import dotted
-from .scopes import Scope, within
+from .scopes import Scope, before, within
 from .shapes import argument_for, is_private, is_step_record
 from .verdicts import Origin
 
@@ -61,14 +63,23 @@ class HelperCallers:
                 return False
         return True
 
-    def _caller_checked(self, bound: ast.AST, call: ast.Call) -> bool:
-        """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg?
+    def _caller_checked(self, bound: ast.AST, call: ast.Call, caller: Scope | None) -> bool:
+        """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg,
+        or past an ``if`` that tests the arg's value and leaves (``if tp == 1: return``,
+        ``if not 1 <= month <= 12: raise ...``) with the arg not bound again since?
 
         Only a test of what the value *is* counts; ``if arg is not None`` or a
         truth test leaves everything else about it unchecked.
         """
         if not isinstance(bound, ast.Name):
             return False
+        if caller is not None and isinstance(caller.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in self._exits_before(caller.node, call, self.blocks.get(call, ())):
+                if _tests_value(stmt.test, bound.id) and not any(
+                    before(stmt, rebound) and before(rebound, call)
+                    for rebound, _, _ in caller.bindings.get(bound.id, ())
+                ):
+                    return True
         for block in self.blocks.get(call, ()):
             test = self.guards.get(block)
             if test is None:
@@ -113,35 +124,82 @@ class HelperCallers:
         self._memo[key] = origin
         return origin
 
+    def _passed(self, func: Scope, name: str) -> list[tuple[ast.Call, Scope, ast.AST | None]]:
+        """What each call in the module passes for ``func``'s parameter ``name``, when
+        ``func`` is a private or nested helper: ``(call, caller, argument)``, the argument
+        None where the call does not pass it. Empty for a public function (its callers
+        are anyone's) and for a helper nothing in the module calls."""
+        fname = func.name
+        private = fname.startswith("_") and not fname.endswith("__")
+        nested = func.parent is not None and func.klass is None  # a method is not "nested"
+        if not (private or nested) or isinstance(func.node, ast.Lambda):
+            return []
+        arg = func.params[name]
+        node_args = func.node.args
+        positional = [a.arg for a in [*node_args.posonlyargs, *node_args.args]]
+        if func.self_name is not None:
+            positional = positional[1:]
+        return [
+            (call, caller, argument_for(call, arg, positional, node_args, func))
+            for call, caller in self.calls_of(fname)
+            if (not nested or within(caller, func.parent)) and not within(caller, func)
+        ]  # a recursive call passes on what the function already had
+
+    def fed_by_step_record(self, func: Scope, name: str) -> bool:
+        """Is ``func``'s parameter ``name`` one every call in the module fills from a
+        per-step record (``_trim(q, metadata.seq_lens.shape[0])``)? Then it is the
+        engine's plan for the step, as the record it was read off is."""
+        key = (id(func.node), name, "step")
+        if key in self._busy:
+            return False
+        self._busy.add(key)
+        try:
+            sites = self._passed(func, name)
+            return bool(sites) and all(
+                bound is not None and self._reads_step_record(bound, caller, call)
+                for call, caller, bound in sites
+            )
+        finally:
+            self._busy.discard(key)
+
     def _param_origin(self, func: Scope, name: str) -> Origin | None:
         if is_step_record(func.params[name]):
             # `attn_metadata.decode is not None`: what the engine's own builder
             # planned for this step, not what a user handed in.
             return None
         plain = Origin(f"parameter `{name}` of `{func.name}`")
-        fname = func.name
-        private = fname.startswith("_") and not fname.endswith("__")
-        nested = func.parent is not None and func.klass is None  # a method is not "nested"
-        if not (private or nested) or isinstance(func.node, ast.Lambda):
-            return plain
-        sites = [
-            (call, caller)
-            for call, caller in self.calls_of(fname)
-            if (not nested or within(caller, func.parent)) and not within(caller, func)
-        ]  # a recursive call passes on what the function already had
+        sites = self._passed(func, name)
         if not sites:
-            return plain  # called from elsewhere (another module, a callback)
-        arg = func.params[name]
-        node_args = func.node.args
-        positional = [a.arg for a in [*node_args.posonlyargs, *node_args.args]]
-        if func.self_name is not None:
-            positional = positional[1:]
-        for call, caller in sites:
-            bound = argument_for(call, arg, positional, node_args, func)
-            if bound is None or self._caller_checked(bound, call):
+            return plain  # a public function, or called from elsewhere (a callback)
+        fname = func.name
+        for call, caller, bound in sites:
+            if bound is None or self._caller_checked(bound, call, caller):
                 continue  # the caller tested what it passes: the helper restates it
             if self.view(bound, caller, call) is not None:
                 return Origin(
                     f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
                 )
         return None
+
+
+def _tests_value(test: ast.expr, name: str) -> bool:
+    """Past ``if test: return``, is something known of what ``name`` is: ``test``
+    compares it with something other than None (``tp == 1``, ``not 1 <= month <=
+    12``), or asks ``not isinstance(name, T)`` -- past ``if isinstance(x, T):
+    return`` only what ``x`` is not is known?"""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Call):
+        return (
+            negated
+            and dotted(test.func, through_calls=True) in ("isinstance", "issubclass")
+            and bool(test.args)
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id == name
+        )
+    return (
+        isinstance(test, ast.Compare)
+        and any(isinstance(s, ast.Name) and s.id == name for s in [test.left, *test.comparators])
+        and not any(isinstance(c, ast.Constant) and c.value is None for c in test.comparators)
+    )

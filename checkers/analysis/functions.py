@@ -159,7 +159,7 @@ class Outliner:
         self.classes = tuple(self._builder.classes)
         # The attributes some method assigns on `self` (a regular expression over the text,
         # so a superset): a question about what `self.x` holds skips a module not naming x.
-        self.self_set = None if text is None else tuple(sorted(set(_SELF_SET.findall(text))))
+        self.self_set = None if text is None else self_assigned(text)
 
     def detail(self, index: int) -> tuple:
         return self._builder.details(self._builder.nodes[index])
@@ -248,8 +248,25 @@ S_FORMAT, S_ALIASES, S_CLASSES, S_OUTLINES, S_DETAILS, S_SELF_SET = range(6)
 # ... and, where a question walked a facet of a body whose details were not made, those
 # facets: ((function index, facet, value), ...); None where there are none.
 S_FACETS = 6
-# A literal first, so the scan jumps from one `self.` to the next.
-_SELF_SET = re.compile(r"self\.(\w+)\s*(?::[^=\n]+)?=(?!=)")
+# After an assignment target's attribute: blanks, continuations, brackets closed, a comment
+# (to its line's end: a line of `#`s is not cut every way), then `=` or an annotation's `:`.
+AFTER_TARGET = r"(?!\w)(?:[\s\\)]|#[^\r\n]*(?![^\r\n]))*(?::|=(?!=))"
+# `self.<attr>` before an `=` or an annotation's `:`, every way Python lets an assignment spell
+# it: blanks, continuations and brackets closed between `self` and the dot (`(self).x`,
+# `self \<newline> .x`), blanks after the dot, and `AFTER_TARGET`. A superset (`x[self.a:]`
+# reads `a`): a module none of whose lines spells `self.a` so assigns no `self.a`. A literal
+# first, so the scan jumps from one `self` to the next.
+_SELF_SET = re.compile(r"self(?<!\wself)[\s\\)]*\.[\s\\]*(\w+)" + AFTER_TARGET)
+
+
+def self_assigned(text: str) -> tuple[str, ...]:
+    """The attributes ``text`` may assign on ``self`` (``_SELF_SET``), sorted; identifiers
+    read as Python reads them, NFKC-normalised (a fullwidth letter is its ASCII one)."""
+    if not text.isascii():
+        import unicodedata
+
+        text = unicodedata.normalize("NFKC", text)
+    return tuple(sorted(set(_SELF_SET.findall(text))))
 
 
 class _Summariser:

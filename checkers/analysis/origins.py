@@ -62,7 +62,9 @@ The principles, input first, following it where it hides:
   constructor, a capitalised name, was handed by that keyword;
 * a private or nested helper's parameter, when some call in the module passes
   it input unchanged, or nothing in the module calls it; a call under ``if
-  isinstance(x, T):`` or ``if x.kind == K:`` passes a value already checked.
+  isinstance(x, T):`` or ``if x.kind == K:``, or past an ``if`` that compares the
+  value and leaves (``if tp == 1: return``, ``if not 1 <= m <= 12: raise``), passes
+  a value already checked.
 
 State, which stays an assert: what the function computed -- a call that takes
 the input, a list it fills, a counter it advances, tensor pieces it sized
@@ -77,7 +79,8 @@ module's own setter assigns; a record's field it fills itself (in
 ``__post_init__``); what a collaborator holds after the function called it for
 its effect (``self.layers.prepare(x)``); the per-step records an engine builds
 -- a ``forward_batch``, a ``forward_context``, an ``*_metadata`` -- and what one
-holds against the step's tensors; a table the object fills as it runs, a count
+holds against the step's tensors (also through a private helper's parameter every
+caller in the module fills from such a record); a table the object fills as it runs, a count
 the module advances, a count against a buffer the object allocated; the
 object's bookkeeping (a collaborator's table, a question it answers,
 ``self.pool.anchor(name)``, another object's private attribute, ``kind not in
@@ -379,6 +382,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 inner = next((b for b in statement_lists(stmt) if id(b) in chain), None)
                 if inner is not None:
                     break
+                if (at.lineno, at.col_offset) <= (stmt.end_lineno, stmt.end_col_offset):
+                    break  # the statement `at` is part of (a call in it), or one past it
                 if (
                     isinstance(stmt, ast.If)
                     and not stmt.orelse

@@ -182,7 +182,9 @@ class OwnValues:
             if not isinstance(expr, ast.Name):
                 return False
             if expr.id in func.params:
-                return is_step_record(func.params[expr.id])
+                return is_step_record(func.params[expr.id]) or self.fed_by_step_record(
+                    func, expr.id
+                )
             binding = self.dominating_binding(expr.id, func, at)
             if binding is None or not isinstance(binding[1], (ast.Attribute, ast.Subscript)):
                 return False

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .functions import F_CARRIERS, O_CLASS, O_QUAL, O_SELF
+from .functions import AFTER_TARGET, F_CARRIERS, O_CLASS, O_QUAL, O_SELF
 
 if TYPE_CHECKING:
     from .program import Module
@@ -106,9 +106,9 @@ class Resolution:
         (``_assign_targets``): the others were walked, every one of a class with many, only
         to find they assign no such attribute. The text is read only for a body whose
         details are not at hand: what the walk would have read, and no more. In a module
-        not being checked, a method whose instance is ``self`` is skipped, as before, where
-        the summary's ``self.x =`` scan (``Module.self_set``) names no such attribute; that
-        scan misses spellings this one finds (``(self).x =``, ``self . x =``)."""
+        not being checked, a method whose instance is ``self`` is skipped where the summary's
+        scan of ``self.x =`` spellings (``Module.self_set``) names no such attribute: the
+        spellings this scan finds, read for the name ``self``."""
         key = ("attr", module, klass, attr)
         if key in self._held:
             return self._held[key]
@@ -348,9 +348,7 @@ class Resolution:
 _BEFORE_DOT = frozenset(" \t\f\r\n\\)")
 
 
-# After an assignment target's attribute: blanks, continuations, brackets closed, a comment
-# (to its line's end: a line of `#`s is not cut every way), then `=` or an annotation's `:`.
-_AFTER_TARGET = re.compile(r"(?!\w)(?:[\s\\)]|#[^\r\n]*(?![^\r\n]))*(?::|=(?!=))")
+_AFTER_TARGET = re.compile(AFTER_TARGET)
 # Between an assignment target's dot and its attribute.
 _BLANKS = frozenset(" \t\f\r\n\\")
 

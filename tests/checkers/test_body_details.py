@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from checkers.analysis.functions import O_QUAL, Outliner, body_details
+from checkers.analysis.functions import (
+    D_CARRIERS,
+    O_QUAL,
+    O_SELF,
+    Outliner,
+    body_details,
+    self_assigned,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -138,3 +145,71 @@ def test_a_top_level_body_turned_to_comments_gives_no_details():
     assert top[O_QUAL] == "top"
     lines[top[1] - 1 : top[3]] = ["# gone\n"] * (top[3] - top[1] + 1)
     assert body_details(lines, top, outliner.aliases, "pkg") is None
+
+
+def _self_carriers(text: str, package: str | None = "pkg.sub"):
+    """The attributes the walk finds a method assigning a call's result to on ``self``."""
+    outliner = Outliner(ast.parse(text), package, text)
+    for index, outline in enumerate(outliner.outlines):
+        if outline[O_SELF] == "self":
+            for attr, _spelling, _line, on_self in outliner.detail(index)[D_CARRIERS]:
+                if on_self:
+                    yield attr
+
+
+# Every way an assignment may spell `self.norm`, and reads of it the scan may keep besides.
+SELF_TARGETS = [
+    "self.norm = f()",
+    "self.norm: Norm = f()",
+    "both = self.norm = f()",
+    "(self).norm = f()",
+    "(self.norm) = f()",
+    "( ( self ) ) . norm = f()",
+    "self . norm = f()",
+    "self \\\n            .norm = f()",
+    "self.\\\n            norm = f()",
+    "(\n            self.norm  # the layer's own\n        ) = f()",
+    "(\n            self\n            .norm\n        ) = f()",
+    "self.\uff4eorm = f()",  # a fullwidth n: Python reads the name `norm`
+    "self.norm\t=\tf()",
+]
+
+
+@pytest.mark.parametrize("target", SELF_TARGETS)
+def test_the_module_scan_names_every_self_attribute_the_walk_assigns(target):
+    text = f"class Layer:\n    def __init__(self):\n        {target}\n"
+    assert list(_self_carriers(text)) == ["norm"]
+    assert "norm" in self_assigned(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "class L:\n    def f(self):\n        return self.norm == f()\n",
+        "class L:\n    def f(self):\n        myself.norm = f()\n",
+        "class L:\n    def f(self):\n        self.norm += f()\n",
+        "class L:\n    def f(self):\n        self.normal = f()\n",
+    ],
+)
+def test_the_module_scan_leaves_what_assigns_no_self_norm(text):
+    assert "norm" not in self_assigned(text)
+
+
+def test_the_module_scan_names_every_self_attribute_this_package_assigns():
+    # What a skip on the scan relies on: no attribute the walk would find a method assigning
+    # on `self` is missing from the scan of its module's text.
+    attrs = 0
+    for path in sorted((REPO / "checkers").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        scanned = set(self_assigned(text))
+        for attr in _self_carriers(text, "checkers"):
+            assert attr in scanned, (path, attr)
+            attrs += 1
+    assert attrs, "no attribute was compared"
+
+
+def test_a_summary_keeps_the_scan_only_where_its_text_was_read():
+    text = "class Layer:\n    def __init__(self):\n        (self).norm = f()\n"
+    assert Outliner(ast.parse(text), "pkg", text).self_set == ("norm",)
+    # Without the text there is no scan, and None skips nothing (every method is walked).
+    assert Outliner(ast.parse(text), "pkg").self_set is None

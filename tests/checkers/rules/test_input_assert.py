@@ -1564,6 +1564,115 @@ def test_a_helper_that_hands_back_its_arguments_worked_out_passes_input_on():
     assert lines(src) == [23, 34, 45]
 
 
+def test_a_helper_restating_the_test_its_caller_left_on_is_not_validating():
+    src = (
+        "def _days_in(year, month):\n"
+        "    assert 1 <= month <= 12\n"
+        "    return 31\n"
+        "\n"
+        "def _tp_group(tp):\n"
+        "    assert tp > 1\n"
+        "    return tp\n"
+        "\n"
+        "def _width(n):\n"
+        "    assert n % 8 == 0\n"
+        "    return n\n"
+        "\n"
+        "def _kind(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "    return node\n"
+        "\n"
+        "def check_fields(year, month):\n"
+        "    if not 1 <= month <= 12:\n"
+        "        raise ValueError(month)\n"
+        "    return _days_in(year, month)\n"
+        "\n"
+        "def build(config):\n"
+        "    tp = config.tp\n"
+        "    if tp == 1:\n"
+        "        return None\n"
+        "    group = _tp_group(tp)\n"
+        "    if tp > 8:\n"
+        "        return group\n"
+        "    return group\n"
+        "\n"
+        "def pad(n, m):\n"
+        "    if n is None:\n"
+        "        return 0\n"
+        "    if m > 8:\n"
+        "        return 0\n"
+        "    return _width(n)\n"
+        "\n"
+        "def visit(node):\n"
+        "    if not isinstance(node, Leaf):\n"
+        "        raise TypeError(node)\n"
+        "    node = node.parent\n"
+        "    return _kind(node)\n"
+        "\n"
+        "def _leaf(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "\n"
+        "def leaf(node):\n"
+        "    if not isinstance(node, Leaf):\n"
+        "        raise TypeError(node)\n"
+        "    _leaf(node)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def late(n):\n"
+        "    _rows(n)\n"
+        "    if n > 8:\n"
+        "        return\n"
+    )
+    # Each caller of `_days_in` and `_tp_group` tested the value it passes and left when
+    # the test failed: the helper restates it, as `_leaf` restates `not isinstance`.
+    # Not so for `_width` (its caller tested whether `n` came, and another value: 10),
+    # `_kind` (handed a value bound after the test: 14) or `_rows` (tested after: 53).
+    assert lines(src) == [10, 14, 53]
+
+
+def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
+    src = (
+        "def _trim(x, rows):\n"
+        "    assert rows <= x.shape[0]\n"
+        "    return x[:rows]\n"
+        "\n"
+        "def _clip(x, rows):\n"
+        "    assert rows <= x.shape[0]\n"
+        "    return x[:rows]\n"
+        "\n"
+        "class Backend:\n"
+        "    def forward(self, q, forward_batch, limit):\n"
+        "        meta = self.forward_metadata\n"
+        "        q = _trim(q, meta.seq_lens.shape[0])\n"
+        "        q = _trim(q, forward_batch.batch_size)\n"
+        "        q = _clip(q, forward_batch.batch_size)\n"
+        "        return _clip(q, limit)\n"
+    )
+    # `_trim`'s rows always come from the step's record: the engine's plan against the
+    # step's tensor (state). `_clip` is also handed the caller's `limit`: input (6).
+    assert lines(src) == [6]
+
+
+def test_the_arguments_of_a_call_are_read_before_its_statement_binds():
+    src = (
+        "def _scaled(x):\n"
+        "    assert x.shape[0] % 2 == 0\n"
+        "    return compute(x)\n"
+        "\n"
+        "def forward(q):\n"
+        "    x = q.view(-1)\n"
+        "    x = _scaled(x)\n"
+        "    y = build()\n"
+        "    y = _scaled(y)\n"
+        "    return x, y\n"
+    )
+    # `_scaled(x)` is handed the view of the caller's `q` -- not the result it is about
+    # to bind to `x` -- so the helper's assert checks input (2).
+    assert lines(src) == [2]
+
+
 @pytest.mark.parametrize(
     ("helper", "method", "hands_back"),
     [
