@@ -50,11 +50,11 @@ def _read_lines(text: str) -> tuple[int, ...]:
     return lines_mentioning(text, ('["', "['"))
 
 
-def _carried(rule, program, module, outline, detail, attr, *, on_self) -> list[tuple[str, str]]:
-    from .functions import D_CARRIERS
+def _carried(rule, program, module, outline, attr, *, on_self) -> list[tuple[str, str]]:
+    from .functions import F_CARRIERS, O_QUAL
 
     out = []
-    for name, spelling, _line, is_self in detail[D_CARRIERS] if detail else ():
+    for name, spelling, _line, is_self in module.facet(outline[O_QUAL], F_CARRIERS) or ():
         if name == attr and (is_self or not on_self):
             target = rule._resolve(program, module, outline, spelling)
             if target is not None:
@@ -62,23 +62,21 @@ def _carried(rule, program, module, outline, detail, attr, *, on_self) -> list[t
     return out
 
 
-def _all_carried(program, module, outline, detail):
-    from .functions import D_CARRIERS
+def _all_carried(program, module, outline):
+    from .functions import F_CARRIERS, O_QUAL
 
-    for name, spelling, _line, _is_self in detail[D_CARRIERS] if detail else ():
+    for name, spelling, _line, _is_self in module.facet(outline[O_QUAL], F_CARRIERS) or ():
         target = program.resolve_call(module, outline, spelling)
         if target is not None:
             yield name, target
 
 
 def _called_names(program, module, caller) -> frozenset[str]:
-    """The last names of the calls in ``caller``'s body (from its details)."""
-    from .functions import C_SPELLING, D_CALLS, O_QUAL
+    """The last names of the calls in ``caller``'s body (that facet of its details: a body
+    that calls no function of the name is not walked whole)."""
+    from .functions import F_CALLED, O_QUAL
 
-    detail = module.detail(caller[O_QUAL])
-    if detail is None:
-        return frozenset()
-    return frozenset(c[C_SPELLING].rpartition(".")[2] for c in detail[D_CALLS])
+    return module.facet(caller[O_QUAL], F_CALLED) or frozenset()
 
 
 def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] | None:

@@ -520,3 +520,71 @@ def _breaks(body) -> bool:
         for block in statement_lists(stmt):
             stack.extend(block)
     return False
+
+
+class _OutlineWalker(FunctionWalker):
+    """The statements of a body as ``FunctionWalker`` visits them -- which are reached, the
+    names each binds, the imports inside -- and nothing of their dicts, unit forms, reads or
+    calls: what a facet of the details (``Outliner.facet``) adds to and nothing more. A facet
+    so made equals the same field of the details, which this walk's order and ``callee``'s
+    spelling of each callee (shadowing and the imports before it) make it."""
+
+    def expr(self, node) -> None:
+        return None
+
+    def assign(self, target, value, stmt, state):
+        return state
+
+    def augassign(self, stmt, state):
+        return state
+
+    def effect(self, value, state):
+        return state
+
+    def ret(self, stmt, state) -> None:
+        return None
+
+    def _untrack_target(self, target, state) -> None:
+        return None
+
+
+class CarrierWalker(_OutlineWalker):
+    """A body's carriers alone (``D_CARRIERS``): attributes assigned a call's result."""
+
+    def assign(self, target, value, stmt, state):
+        if type(target) is ast.Attribute and type(value) is ast.Call:
+            spelling = self.callee(value.func)
+            on_self = type(target.value) is ast.Name and target.value.id == self.self_name
+            self.carriers.append((target.attr, spelling, stmt.lineno, on_self))
+        return state
+
+
+class CalledNamesWalker(_OutlineWalker):
+    """The last names of a body's calls alone: each ``D_CALLS`` spelling's last part."""
+
+    def __init__(self, summariser, node, self_name: str, positional) -> None:
+        super().__init__(summariser, node, self_name, positional)
+        self.names: set[str] = set()
+
+    def expr(self, node) -> None:
+        from .walk import child_fields
+
+        stack = [node]
+        pop, extend, push = stack.pop, stack.extend, stack.append
+        call_type, attribute, names = ast.Call, ast.Attribute, self.names
+        while stack:
+            item = pop()
+            kind = type(item)
+            if kind is call_type:
+                func = item.func
+                # A method's spelling ends in its own name, whatever its receiver spells.
+                if type(func) is attribute:
+                    names.add(func.attr)
+                else:
+                    names.add(self.callee(func).rpartition(".")[2])
+            for name in child_fields(kind):
+                value = getattr(item, name, None)
+                if type(value) is list:
+                    extend(value)
+                elif value is not None:
+                    push(value)

@@ -34,10 +34,12 @@ from .functions import (
     S_ALIASES,
     S_CLASSES,
     S_DETAILS,
+    S_FACETS,
     S_OUTLINES,
     S_SELF_SET,
     Outliner,
     body_details,
+    facet_of,
 )
 from .resolution import Resolution
 
@@ -89,6 +91,7 @@ class Module:
 
     __slots__ = (
         "_details",
+        "_facets",
         "_lazy",
         "_lines",
         "_text",
@@ -113,6 +116,9 @@ class Module:
         found = summary[S_SELF_SET] if len(summary) > S_SELF_SET else None
         self.self_set: frozenset[str] | None = frozenset(found) if found is not None else None
         self._lazy = lazy
+        # (index, facet) -> that facet walked alone, for a body whose details are not made
+        held = summary[S_FACETS] if len(summary) > S_FACETS else None
+        self._facets: dict[tuple[int, str], object] = {(i, f): v for i, f, v in held or ()}
         self._text: str | None = None  # the file being checked's text, for line questions
         self._lines: dict[str, tuple[int, ...]] = {}
         if self._details is None and lazy is not None:
@@ -138,10 +144,14 @@ class Module:
         """The text of the file being checked; None for a module known by its summary."""
         return self._text
 
-    def made(self, qual: str) -> bool:
-        """Whether a function's details are at hand: made already, or kept by the cache."""
+    def made(self, qual: str, facet: str | None = None) -> bool:
+        """Whether a function's details are at hand: made already, or kept by the cache; or,
+        where ``facet`` is named, that facet walked alone already."""
         details = self._details
-        return details is not None and details[self.functions[qual]] is not None
+        index = self.functions[qual]
+        if details is not None and details[index] is not None:
+            return True
+        return facet is not None and (index, facet) in self._facets
 
     def on_disk(self) -> tuple[str, bytes | None] | None:
         """For a module known by its summary, the file and the digest of the bytes the
@@ -169,10 +179,36 @@ class Module:
             self._details[index] = found
         return found
 
+    def facet(self, qual: str, facet: str):
+        """One facet of a function's details (``functions.facet_of``): the details' own where
+        they are made, else that facet walked alone and kept. A question that reads one
+        field of a body -- which attributes a method assigns a call's result to, whether it
+        calls a name at all -- is answered by a walk a fraction of the whole one's cost."""
+        index = self.functions.get(qual)
+        if index is None:
+            return None
+        details = self._details
+        if details is not None and details[index] is not None:
+            return facet_of(details[index], facet)
+        key = (index, facet)
+        made = self._facets.get(key)
+        lazy = self._lazy
+        if made is not None or lazy is None:
+            return made
+        if isinstance(lazy, Outliner):
+            made = lazy.facet(index, facet)
+        else:
+            made = lazy.detail(index, self, facet)
+        if made is not None:  # None: not at hand now (unreadable), asked again later
+            self._facets[key] = made
+        return made
+
     def summary(self) -> tuple:
         """As the cache stores it: the details made so far, None for a function not asked
-        about (a later question about one parses the file)."""
+        about (a later question about one parses the file), and the facets walked alone of
+        bodies whose details were not made."""
         details = self._details
+        facets = self._facets_held()
         if details is not None and all(d is None for d in details):
             details = None
         return (
@@ -182,6 +218,16 @@ class Module:
             self.outlines,
             tuple(details) if details is not None else None,
             tuple(sorted(self.self_set)) if self.self_set is not None else None,
+            facets or None,
+        )
+
+    def _facets_held(self) -> tuple:
+        """``(index, facet, value)`` for each facet walked alone whose details are not made."""
+        details = self._details
+        return tuple(
+            (index, facet, value)
+            for (index, facet), value in self._facets.items()
+            if details is None or details[index] is None
         )
 
 
@@ -202,7 +248,8 @@ class _FileDetails:
     def __init__(self, program, rel: str, abspath: str, digest: bytes) -> None:
         self.program, self.rel, self.abspath, self.digest = program, rel, abspath, digest
 
-    def detail(self, index: int, module: Module):
+    def detail(self, index: int, module: Module, facet: str | None = None):
+        """The function's details, or only their ``facet`` where one is named."""
         program = self.program
         kept = program._trees.get(self.rel)
         if kept is None or kept[0] != self.digest:
@@ -212,13 +259,13 @@ class _FileDetails:
             outline = module.outlines[index]
             package = program.project.package_of(self.rel)
             where = f"{self.rel}:{outline[O_QUAL]}"
-            found = body_details(lines, outline, module.aliases, package, where)
+            found = body_details(lines, outline, module.aliases, package, where, facet)
             if found is not None:
                 return found
         outliner = program._outliner(self.rel, self.abspath, self.digest)
         if outliner is None or index >= len(outliner.outlines):
             return None
-        return outliner.detail(index)
+        return outliner.detail(index) if facet is None else outliner.facet(index, facet)
 
 
 class Program(Resolution):
@@ -358,12 +405,15 @@ class Program(Resolution):
             if not isinstance(lazy, _FileDetails) or module._details is None:
                 continue
             made = sum(d is not None for d in module._details)
+            facets = len(module._facets_held())
             key = module.path + SUMMARY_KEY
             entry = new.get(key) or self.project.summaries.get(key)
-            if made == 0 or entry is None or entry[2] != lazy.digest:
+            if made + facets == 0 or entry is None or entry[2] != lazy.digest:
                 continue  # nothing asked, or bytes other than the ones the outline is of
             held = entry[3][S_DETAILS]
-            if held is not None and sum(d is not None for d in held) >= made:
+            held_facets = entry[3][S_FACETS] if len(entry[3]) > S_FACETS else None
+            held_made = sum(d is not None for d in held) if held is not None else 0
+            if held_made >= made and len(held_facets or ()) >= facets:
                 continue
             new[key] = (entry[0], entry[1], entry[2], module.summary())
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .functions import AFTER_TARGET, D_CARRIERS, O_CLASS, O_QUAL, O_SELF
+from .functions import AFTER_TARGET, F_CARRIERS, O_CLASS, O_QUAL, O_SELF
 
 if TYPE_CHECKING:
     from .program import Module
@@ -128,12 +128,12 @@ class Resolution:
                     continue
                 if unassigned and self_name == "self":
                     continue
-                if not mod.made(outline[O_QUAL]):
+                if not mod.made(outline[O_QUAL], F_CARRIERS):
                     targets = self._assign_targets(mod, attr)
                     if targets is not None and not _spans(targets.get(self_name, ()), outline):
                         continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
-                detail = mod.detail(outline[O_QUAL])
-                for name, spelling, _line, on_self in detail[D_CARRIERS] if detail else ():
+                carriers = mod.facet(outline[O_QUAL], F_CARRIERS)
+                for name, spelling, _line, on_self in carriers or ():
                     if name != attr or not on_self:
                         continue
                     target = self.resolve_call(mod, outline, spelling)

@@ -438,7 +438,7 @@ class PublishedKeys(Contract):
     def _self_carriers(self, program, module_name, klass, attr) -> list[tuple[str, str]]:
         """Producers whose result a method of ``klass`` (or of a base) assigns to ``self.attr``."""
         from ..analysis.dict_reads import _carried, _local_mro
-        from ..analysis.functions import O_CLASS, O_QUAL
+        from ..analysis.functions import O_CLASS
 
         key = ("self", module_name, klass, attr)
         if key in self._memo:
@@ -456,8 +456,7 @@ class PublishedKeys(Contract):
             for outline in mod.outlines:
                 if outline[O_CLASS] != owner:
                     continue
-                detail = mod.detail(outline[O_QUAL])
-                for target in _carried(self, program, mod, outline, detail, attr, on_self=True):
+                for target in _carried(self, program, mod, outline, attr, on_self=True):
                     if self._allowed(target) and self._shapes(program, target):
                         found.append(target)
         self._memo[key] = found = list(dict.fromkeys(found))
@@ -472,7 +471,6 @@ class PublishedKeys(Contract):
         found = self._memo.get(key)
         if found is not None:
             return found
-        from ..analysis.functions import O_QUAL
 
         found = {}
         self._memo[key] = found
@@ -485,8 +483,7 @@ class PublishedKeys(Contract):
             if mod is None:
                 continue
             for outline in mod.outlines:
-                detail = mod.detail(outline[O_QUAL])
-                for attr, target in _all_carried(program, mod, outline, detail):
+                for attr, target in _all_carried(program, mod, outline):
                     if self._allowed(target) and self._shapes(program, target):
                         found.setdefault(attr, [])
                         if target not in found[attr]:

@@ -178,6 +178,30 @@ def test_self_attribute_assigned_in_a_base_class_links_the_reader(tmp_path):
     assert check(tmp_path, reader, files={"pkg/base.py": base}) == []
 
 
+@pytest.mark.parametrize("owner", ["self", "other"])
+def test_only_the_instances_own_attribute_links_a_self_read(tmp_path, owner):
+    source = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        '        return {"win": 1}\n'
+        '    return {"rows": 2}\n'
+        "\n"
+        "\n"
+        "class Step:\n"
+        "    def reset(self):\n"
+        "        self.meta = None\n"
+        "\n"
+        "    def prepare(self, other, decode):\n"
+        f"        {owner}.meta = build(decode)\n"
+        "\n"
+        "    def forward(self):\n"
+        '        return self.meta["win"] + self.meta["rows"]\n'
+    )
+    found = check(tmp_path, source)
+    # Another object's `meta` is not the one this instance reads.
+    assert [f.line for f in found] == ([15] if owner == "self" else [])
+
+
 @pytest.mark.parametrize(
     "reading",
     [

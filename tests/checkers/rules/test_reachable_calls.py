@@ -399,10 +399,13 @@ def test_only_a_method_that_may_assign_the_attribute_is_walked_to_learn_its_clas
 ):
     from checkers.analysis import program
 
-    walked = []
-    detail = program.Module.detail
+    walked = []  # each body asked of, whole or for one facet (a method's carriers)
+    detail, facet = program.Module.detail, program.Module.facet
     monkeypatch.setattr(
         program.Module, "detail", lambda self, qual: walked.append(qual) or detail(self, qual)
+    )
+    monkeypatch.setattr(
+        program.Module, "facet", lambda self, qual, f: walked.append(qual) or facet(self, qual, f)
     )
     layers = LAYERS + "\n\nclass Pool:\n    def carve(self, x):\n        return x.sum().item()\n"
     readers = "".join(
