@@ -103,6 +103,14 @@ class Pool:
 """
 
 
+ENVS = """\
+import vllm.envs as envs
+
+def warm_up():
+    assert envs.VLLM_USE_V1
+"""
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -122,6 +130,8 @@ class Pool:
         (INIT_HELPER_ALSO_CALLED_LATER, [(9, None)]),
         # The constructor's own binding, not its parameter, is what it copies.
         (CONSTRUCTOR_REBINDS, [(7, None)]),
+        # The engine's module of environment variables, with the text at hand or without.
+        (ENVS, [(4, "`envs`, the environment variables the engine reads")]),
     ],
 )
 def test_lazy_finds_what_the_whole_module_decides(text: str, expected) -> None:
