@@ -31,6 +31,7 @@ from itertools import accumulate
 from .imports import bound_name
 from .names import call_name
 from .scopes import Element, FunctionNode, Scope, before, function_scope
+from .shapes import inside
 
 # Calls that build a local up: after one, the local is the function's own construction.
 _BUILDING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "appendleft"})
@@ -392,10 +393,7 @@ class BindingIndex:
             stmt, _, bchain = entry
             if not before(stmt, at) or stmt is at:
                 continue
-            if isinstance(stmt, _ASSIGNS) and (at.lineno, at.col_offset) <= (
-                stmt.end_lineno,
-                stmt.end_col_offset,
-            ):
+            if isinstance(stmt, _ASSIGNS) and inside(at, stmt):
                 continue  # `q, n = trim(q, n)`: the call's arguments are read before it binds
             if last is None or before(last[0], stmt):
                 last = entry

@@ -117,6 +117,13 @@ class DictPaths:
     """The dict half of ``FunctionWalker``: what assignments, bare calls and returns do to the
     dicts the function tracks (``state``: name -> ``_DictState``; ``_DEAD`` after a return)."""
 
+    def carry(self, target: ast.Attribute, value, stmt) -> None:
+        """``x.attr = f(...)``: a carrier, the attribute and the callee as spelled."""
+        if type(value) is ast.Call:
+            spelling = self.callee(value.func)
+            on_self = type(target.value) is ast.Name and target.value.id == self.self_name
+            self.carriers.append((target.attr, spelling, stmt.lineno, on_self))
+
     def assign(self, target, value, stmt, state):
         kind = type(target)
         if (
@@ -139,10 +146,7 @@ class DictPaths:
                 state[name] = new
             return state
         if kind is ast.Attribute:
-            if type(value) is ast.Call:
-                spelling = self.callee(value.func)
-                on_self = type(target.value) is ast.Name and target.value.id == self.self_name
-                self.carriers.append((target.attr, spelling, stmt.lineno, on_self))
+            self.carry(target, value, stmt)
             self._escape(value, state)
             return state
         if kind is ast.Subscript:

@@ -552,10 +552,8 @@ class CarrierWalker(_OutlineWalker):
     """A body's carriers alone (``D_CARRIERS``): attributes assigned a call's result."""
 
     def assign(self, target, value, stmt, state):
-        if type(target) is ast.Attribute and type(value) is ast.Call:
-            spelling = self.callee(value.func)
-            on_self = type(target.value) is ast.Name and target.value.id == self.self_name
-            self.carriers.append((target.attr, spelling, stmt.lineno, on_self))
+        if type(target) is ast.Attribute:
+            self.carry(target, value, stmt)
         return state
 
 
