@@ -1683,6 +1683,71 @@ def test_a_helper_restating_the_test_its_caller_left_on_is_not_validating():
     assert lines(src) == [10, 14, 53, 69]
 
 
+def test_a_helper_restating_the_assert_its_caller_made_is_not_validating():
+    src = (
+        "def _groups(n, k):\n"
+        "    assert n % k == 0\n"
+        "    return n // k\n"
+        "\n"
+        "def _kind(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "\n"
+        "def split(n, k):\n"
+        "    assert n > 0\n"
+        "    assert k > 0, k\n"
+        "    return _groups(n, k)\n"
+        "\n"
+        "def visit(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "    _kind(node)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def late(n):\n"
+        "    _rows(n)\n"
+        "    assert n > 1\n"
+        "\n"
+        "def _cols(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def came(n):\n"
+        "    assert n is not None\n"
+        "    assert n\n"
+        "    _cols(n)\n"
+        "\n"
+        "def _width(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def again(n):\n"
+        "    assert n > 1\n"
+        "    n = n - 1\n"
+        "    _width(n)\n"
+        "\n"
+        "def _depth(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def aside(n, flag):\n"
+        "    if flag:\n"
+        "        assert n > 1\n"
+        "    _depth(n)\n"
+        "\n"
+        "def _leaf(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "\n"
+        "def other(node):\n"
+        "    assert not isinstance(node, Leaf)\n"
+        "    _leaf(node)\n"
+    )
+    # Every caller's own assert is input (9, 10, 14, 22, 28, 29, 36, 45, 52). Each
+    # caller of `_groups` and `_kind` asserted what it passes before the call, as an
+    # `if ...: raise` would have tested it: the helper restates it. Not so for `_rows`
+    # (asserted after the call: 18), `_cols` (asserted only that it came: 25), `_width`
+    # (handed a value bound after the assert: 33), `_depth` (asserted on one branch
+    # only: 41) or `_leaf` (asserted what it is not: 49).
+    assert lines(src) == [9, 10, 14, 18, 22, 25, 28, 29, 33, 36, 41, 45, 49, 52]
+
+
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
     src = (
         "def _trim(x, rows):\n"
