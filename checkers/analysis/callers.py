@@ -189,7 +189,7 @@ class HelperCallers:
         return None
 
 
-def _tests_value(test: ast.expr, name: str, negated: bool = False) -> bool:
+def _tests_value(test: ast.expr, name: str, negated: bool) -> bool:
     """Past ``if test: return``, is something known of what ``name`` is: ``test``
     compares it with something other than None (``tp == 1``, ``not 1 <= month <=
     12``), or asks ``not isinstance(name, T)`` -- past ``if isinstance(x, T):

@@ -1456,9 +1456,18 @@ def test_an_assert_false_behind_the_functions_own_tests_is_a_marker():
         "\n"
         "def ok(x):\n"
         "    assert True, 'a note'\n"
+        "\n"
+        "def shape(rows):\n"
+        "    assert rows > 0, rows\n"
+        "    n = count()\n"
+        "    if n > 2:\n"
+        "        return n\n"
+        "    assert False, 'unreachable'\n"
     )
     # `mode`: the `if flag:` around the block is a branch too -- input chose it.
-    assert lines(src) == [14]
+    # `shape`: the assert on `rows` (21) stops the function, but chooses no branch
+    # leading to the `assert False` (25); only the function's own test does.
+    assert lines(src) == [14, 21]
 
 
 def test_an_assert_false_fix_raises_in_its_place_naming_the_failed_test():
