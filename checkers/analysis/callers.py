@@ -197,6 +197,9 @@ def _tests_value(test: ast.expr, name: str, negated: bool) -> bool:
     when ``test`` fails (``assert isinstance(x, T)``), not when it holds."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, not negated
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if negated else ast.Or):
+        # Past `assert a and b` (or `if a or b: return`) each part holds on its own.
+        return any(_tests_value(part, name, negated) for part in test.values)
     if isinstance(test, ast.Call):
         return (
             negated

@@ -1757,6 +1757,45 @@ def test_a_helper_restating_the_assert_its_caller_made_is_not_validating():
     assert lines(src) == [9, 10, 14, 18, 22, 25, 28, 29, 33, 36, 41, 45, 49, 52]
 
 
+def test_each_part_of_a_callers_and_assert_or_or_exit_is_a_test_of_its_own():
+    src = (
+        "def _span(lo, hi):\n"
+        "    assert lo < hi\n"
+        "\n"
+        "def span(lo, hi):\n"
+        "    assert lo > 0 and hi > 0\n"
+        "    _span(lo, hi)\n"
+        "\n"
+        "def _pages(n):\n"
+        "    assert 64 % n == 0\n"
+        "\n"
+        "def pages(n):\n"
+        "    if n < 8 or 64 % n != 0:\n"
+        "        raise ValueError(n)\n"
+        "    _pages(n)\n"
+        "\n"
+        "def _cut(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def cut(n, m):\n"
+        "    assert n > 0 or m > 0\n"
+        "    _cut(n)\n"
+        "\n"
+        "def _trim(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def trim(n, m):\n"
+        "    if n > 0 and m > 0:\n"
+        "        return\n"
+        "    _trim(n)\n"
+    )
+    # Past `assert lo > 0 and hi > 0` each holds, as past `if n < 8 or ...: raise` the
+    # caller knows `n >= 8`: `_span` and `_pages` restate their callers. Past `assert
+    # n > 0 or m > 0` (20) or `if n > 0 and m > 0: return` nothing is known of `n`
+    # alone: `_cut` (17) and `_trim` (24) check the callers' input.
+    assert lines(src) == [5, 17, 20, 24]
+
+
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
     src = (
         "def _trim(x, rows):\n"
