@@ -71,7 +71,9 @@ class HelperCallers:
         k > 0`` before ``_groups(n, k)``) with the arg not bound again since?
 
         Only a test of what the value *is* counts; ``if arg is not None`` or a
-        truth test leaves everything else about it unchecked.
+        truth test leaves everything else about it unchecked, and a comparison with
+        another input (``assert w.shape[1] == k``) says how two inputs agree, not
+        what either is.
         """
         if not isinstance(bound, ast.Name):
             return False
@@ -80,7 +82,10 @@ class HelperCallers:
             for stmt in self._exits_before(caller.node, call, chain, asserts=True):
                 # `assert T` leaves when T fails: it is `if not T: raise`.
                 negated = isinstance(stmt, ast.Assert)
-                if _tests_value(stmt.test, bound.id, negated) and not any(
+                if any(
+                    all(self.reads_input(side, caller, stmt) is None for side in against)
+                    for against in _tests_value(stmt.test, bound.id, negated)
+                ) and not any(
                     before(stmt, rebound) and before(rebound, call)
                     for rebound, _, _ in caller.bindings.get(bound.id, ())
                 ):
@@ -189,27 +194,33 @@ class HelperCallers:
         return None
 
 
-def _tests_value(test: ast.expr, name: str, negated: bool) -> bool:
-    """Past ``if test: return``, is something known of what ``name`` is: ``test``
-    compares it with something other than None (``tp == 1``, ``not 1 <= month <=
-    12``), or asks ``not isinstance(name, T)`` -- past ``if isinstance(x, T):
-    return`` only what ``x`` is not is known? ``negated``: the statement leaves
-    when ``test`` fails (``assert isinstance(x, T)``), not when it holds."""
+def _tests_value(test: ast.expr, name: str, negated: bool) -> list[list[ast.expr]]:
+    """Past ``if test: return``, each test of what ``name`` is, as what it is compared
+    with: one list of the other sides per comparison with something other than None
+    (``tp == 1``, ``not 1 <= month <= 12``), an empty one for ``not isinstance(name,
+    T)`` -- past ``if isinstance(x, T): return`` only what ``x`` is not is known.
+    ``negated``: the statement leaves when ``test`` fails (``assert isinstance(x,
+    T)``), not when it holds."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, not negated
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if negated else ast.Or):
         # Past `assert a and b` (or `if a or b: return`) each part holds on its own.
-        return any(_tests_value(part, name, negated) for part in test.values)
+        return [found for part in test.values for found in _tests_value(part, name, negated)]
     if isinstance(test, ast.Call):
-        return (
+        if (
             negated
             and dotted(test.func) in ("isinstance", "issubclass")
             and bool(test.args)
             and isinstance(test.args[0], ast.Name)
             and test.args[0].id == name
-        )
-    return (
-        isinstance(test, ast.Compare)
-        and any(isinstance(s, ast.Name) and s.id == name for s in [test.left, *test.comparators])
-        and not any(isinstance(c, ast.Constant) and c.value is None for c in test.comparators)
-    )
+        ):
+            return [[]]
+        return []
+    if not isinstance(test, ast.Compare) or any(
+        isinstance(c, ast.Constant) and c.value is None for c in test.comparators
+    ):
+        return []
+    sides = [test.left, *test.comparators]
+    if not any(isinstance(s, ast.Name) and s.id == name for s in sides):
+        return []
+    return [[s for s in sides if not (isinstance(s, ast.Name) and s.id == name)]]

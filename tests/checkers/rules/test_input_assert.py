@@ -1796,6 +1796,41 @@ def test_each_part_of_a_callers_and_assert_or_or_exit_is_a_test_of_its_own():
     assert lines(src) == [5, 17, 20, 24]
 
 
+def test_a_callers_comparison_with_another_input_says_nothing_of_what_the_value_is():
+    src = (
+        "SIZES = (128, 256)\n"
+        "\n"
+        "def _blocks(k):\n"
+        "    assert k % 128 == 0\n"
+        "\n"
+        "def mix(x, w):\n"
+        "    k = x.shape[1]\n"
+        "    assert w.shape[1] == k\n"
+        "    return _blocks(k)\n"
+        "\n"
+        "def _tiles(k):\n"
+        "    assert k % 128 == 0\n"
+        "\n"
+        "def tile(x):\n"
+        "    k = x.shape[1]\n"
+        "    assert k in SIZES\n"
+        "    return _tiles(k)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n % 8 == 0\n"
+        "\n"
+        "def rows(x, limit):\n"
+        "    n = x.shape[0]\n"
+        "    if n > limit:\n"
+        "        return None\n"
+        "    return _rows(n)\n"
+    )
+    # `w.shape[1] == k` says the caller's two tensors agree, not what `k` is: `_blocks`
+    # checks the caller's input (4), as `_rows` does past `if n > limit: return` (20).
+    # `k in SIZES` holds `k` to the module's own constants: `_tiles` restates it.
+    assert lines(src) == [4, 8, 16, 20]
+
+
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
     src = (
         "def _trim(x, rows):\n"
