@@ -92,6 +92,7 @@ ASSERT_ROUNDS = (
     ("sglang-held5", "sglang", 20290, 60, "", True),
     ("lmdeploy-held5", "lmdeploy", 20291, 60, "", True),
     ("sglang-held6", "sglang", 20292, 60, "", True),
+    ("lmdeploy-held6", "lmdeploy", 20293, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 
