@@ -72,7 +72,8 @@ CALL_SCOPES = {
 # any further change to the rule. A third held-out round of each engine
 # (``*-held3``) was drawn and labelled before the next change to the rule,
 # a fourth (``*-held4``) likewise before the change after that, and a fifth
-# (``*-held5``) once the fourth had been scored.
+# (``*-held5``) once the fourth had been scored. A sixth (``*-held6``) was
+# drawn once the fifth had been scored.
 # Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
 # ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -90,6 +91,8 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held4", "lmdeploy", 20289, 60, "", True),
     ("sglang-held5", "sglang", 20290, 60, "", True),
     ("lmdeploy-held5", "lmdeploy", 20291, 60, "", True),
+    ("sglang-held6", "sglang", 20292, 60, "", True),
+    ("lmdeploy-held6", "lmdeploy", 20293, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

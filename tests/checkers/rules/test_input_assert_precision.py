@@ -127,6 +127,8 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         ("lmdeploy-held4", "lmdeploy"): 60,
         ("sglang-held5", "sglang"): 60,
         ("lmdeploy-held5", "lmdeploy"): 60,
+        ("sglang-held6", "sglang"): 60,
+        ("lmdeploy-held6", "lmdeploy"): 60,
     }, sets
     keys = set()
     for rec in records:
