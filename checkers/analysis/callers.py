@@ -8,7 +8,8 @@ unchanged, the function's own when every caller passes a value it computed
 or one it already tested (``if isinstance(x, T): _emit(x)``, or past ``if tp ==
 1: return`` -- the caller handled that value and left, so what the helper asserts
 of it restates the caller's test; past ``assert tp > 1``, the same test spelled
-for ``-O`` to strip, which is where the finding belongs). Nothing in the
+for ``-O`` to strip, which is where the finding belongs; or under ``if 0 < k <=
+2048: _topk(k)``). Nothing in the
 module calling it means its callers are elsewhere: input. A private method
 whose every call sits under an ``if`` on ``self.<attr>`` was chosen for that
 value, so asserting it restates the branch. A mixin of
@@ -66,9 +67,10 @@ class HelperCallers:
 
     def _caller_checked(self, bound: ast.AST, call: ast.Call, caller: Scope | None) -> bool:
         """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg,
-        or past an ``if`` that tests the arg's value and leaves (``if tp == 1: return``,
-        ``if not 1 <= month <= 12: raise ...``) or an ``assert`` that tests it (``assert
-        k > 0`` before ``_groups(n, k)``) with the arg not bound again since?
+        or inside an ``if`` (or its ``else``) that tests the arg's value (``if 0 < k <=
+        2048: _topk(k)``), or past an ``if`` that tests it and leaves (``if tp == 1:
+        return``, ``if not 1 <= month <= 12: raise ...``) or an ``assert`` that tests it
+        (``assert k > 0`` before ``_groups(n, k)``) with the arg not bound again since?
 
         Only a test of what the value *is* counts; ``if arg is not None`` or a
         truth test leaves everything else about it unchecked, and a comparison with
@@ -79,14 +81,21 @@ class HelperCallers:
             return False
         if caller is not None and isinstance(caller.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             chain = self.blocks.get(call, ())
-            for stmt in self._exits_before(caller.node, call, chain, asserts=True):
-                # `assert T` leaves when T fails: it is `if not T: raise`.
-                negated = isinstance(stmt, ast.Assert)
+            held = [  # (test, whether it holds where it fails) on the way to the call
+                (stmt.test, isinstance(stmt, ast.Assert))  # `assert T`: `if not T: raise`
+                for stmt in self._exits_before(caller.node, call, chain, asserts=True)
+            ]
+            for block in chain:
+                if block in self.guards:
+                    held.append((self.guards[block], True))  # inside `if T:`, T holds
+                elif block in self.else_guards:
+                    held.append((self.else_guards[block], False))
+            for test, negated in held:
                 if any(
-                    all(self.reads_input(side, caller, stmt) is None for side in against)
-                    for against in _tests_value(stmt.test, bound.id, negated)
+                    all(self.reads_input(side, caller, test) is None for side in against)
+                    for against in _tests_value(test, bound.id, negated)
                 ) and not any(
-                    before(stmt, rebound) and before(rebound, call)
+                    before(test, rebound) and before(rebound, call)
                     for rebound, _, _ in caller.bindings.get(bound.id, ())
                 ):
                     return True

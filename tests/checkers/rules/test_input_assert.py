@@ -1831,6 +1831,73 @@ def test_a_callers_comparison_with_another_input_says_nothing_of_what_the_value_
     assert lines(src) == [4, 8, 16, 20]
 
 
+def test_a_helper_called_under_its_callers_test_of_the_value_restates_it():
+    src = (
+        "def _topk(k):\n"
+        "    assert 0 < k <= 2048\n"
+        "\n"
+        "def pick(x, k):\n"
+        "    if x.ok and 0 < k <= 2048:\n"
+        "        return _topk(k)\n"
+        "    return None\n"
+        "\n"
+        "def _shard(sid):\n"
+        "    assert sid in ('w1', 'w3')\n"
+        "\n"
+        "def load(sid):\n"
+        "    if sid == 'w2':\n"
+        "        return None\n"
+        "    elif sid in ('w1', 'w3'):\n"
+        "        _shard(sid)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def rows(n, limit):\n"
+        "    if n < limit:\n"
+        "        _rows(n)\n"
+        "\n"
+        "def _cols(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def cols(n):\n"
+        "    if n > 0:\n"
+        "        n = n - 1\n"
+        "        _cols(n)\n"
+        "\n"
+        "def _span(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def span(n):\n"
+        "    if n:\n"
+        "        _span(n)\n"
+        "\n"
+        "def _wide(n):\n"
+        "    assert n > 8\n"
+        "\n"
+        "def wide(n):\n"
+        "    if n <= 8:\n"
+        "        note(n)\n"
+        "    else:\n"
+        "        _wide(n)\n"
+        "\n"
+        "def _deep(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def deep(n, m):\n"
+        "    if n > 0 and m > 0:\n"
+        "        note(n)\n"
+        "    else:\n"
+        "        _deep(n)\n"
+    )
+    # `_topk`, `_shard` and `_wide` are called only where the caller's `if` (or its
+    # `else`) holds the value to what they assert. Not so `_rows` (compared with another
+    # input: 19), `_cols` (handed a value bound inside the `if`: 26), `_span` (a truth
+    # test: 34) or `_deep` (in the `else` of `n > 0 and m > 0`, where `n` may be
+    # anything: 50).
+    assert lines(src) == [19, 26, 34, 50]
+
+
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
     src = (
         "def _trim(x, rows):\n"
