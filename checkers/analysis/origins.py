@@ -69,9 +69,13 @@ The principles, input first, following it where it hides:
   constructor, a capitalised name, was handed by that keyword;
 * a private or nested helper's parameter, when some call in the module passes
   it input unchanged, or nothing in the module calls it; a call under ``if
-  isinstance(x, T):`` or ``if x.kind == K:``, or past an ``if`` that compares the
-  value and leaves (``if tp == 1: return``, ``if not 1 <= m <= 12: raise``), passes
-  a value already checked.
+  isinstance(x, T):`` or ``if x.kind == K:``, under an ``if`` (or in its ``else``)
+  that compares the value (``if 0 < k <= 2048: _topk(k)``), or past an ``if`` that
+  compares it and leaves (``if tp == 1: return``, ``if not 1 <= m <= 12: raise``)
+  or an ``assert`` that compares it (``assert tp > 1``: the same test, where the
+  finding belongs), passes a value already checked -- each part of an ``and`` it
+  holds a test of its own, and a comparison with another input (``assert
+  w.shape[1] == k``) none.
 
 State, which stays an assert: what the function computed -- a call that takes
 the input, a list it fills, a counter it advances, tensor pieces it sized
