@@ -7,7 +7,8 @@ what its callers pass: input when one passes a parameter or a config
 unchanged, the function's own when every caller passes a value it computed
 or one it already tested (``if isinstance(x, T): _emit(x)``, or past ``if tp ==
 1: return`` -- the caller handled that value and left, so what the helper asserts
-of it restates the caller's test). Nothing in the
+of it restates the caller's test; past ``assert tp > 1``, the same test spelled
+for ``-O`` to strip, which is where the finding belongs). Nothing in the
 module calling it means its callers are elsewhere: input. A private method
 whose every call sits under an ``if`` on ``self.<attr>`` was chosen for that
 value, so asserting it restates the branch. A mixin of
@@ -66,16 +67,25 @@ class HelperCallers:
     def _caller_checked(self, bound: ast.AST, call: ast.Call, caller: Scope | None) -> bool:
         """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg,
         or past an ``if`` that tests the arg's value and leaves (``if tp == 1: return``,
-        ``if not 1 <= month <= 12: raise ...``) with the arg not bound again since?
+        ``if not 1 <= month <= 12: raise ...``) or an ``assert`` that tests it (``assert
+        k > 0`` before ``_groups(n, k)``) with the arg not bound again since?
 
         Only a test of what the value *is* counts; ``if arg is not None`` or a
-        truth test leaves everything else about it unchecked.
+        truth test leaves everything else about it unchecked, and a comparison with
+        another input (``assert w.shape[1] == k``) says how two inputs agree, not
+        what either is.
         """
         if not isinstance(bound, ast.Name):
             return False
         if caller is not None and isinstance(caller.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for stmt in self._exits_before(caller.node, call, self.blocks.get(call, ())):
-                if _tests_value(stmt.test, bound.id) and not any(
+            chain = self.blocks.get(call, ())
+            for stmt in self._exits_before(caller.node, call, chain, asserts=True):
+                # `assert T` leaves when T fails: it is `if not T: raise`.
+                negated = isinstance(stmt, ast.Assert)
+                if any(
+                    all(self.reads_input(side, caller, stmt) is None for side in against)
+                    for against in _tests_value(stmt.test, bound.id, negated)
+                ) and not any(
                     before(stmt, rebound) and before(rebound, call)
                     for rebound, _, _ in caller.bindings.get(bound.id, ())
                 ):
@@ -184,24 +194,33 @@ class HelperCallers:
         return None
 
 
-def _tests_value(test: ast.expr, name: str) -> bool:
-    """Past ``if test: return``, is something known of what ``name`` is: ``test``
-    compares it with something other than None (``tp == 1``, ``not 1 <= month <=
-    12``), or asks ``not isinstance(name, T)`` -- past ``if isinstance(x, T):
-    return`` only what ``x`` is not is known?"""
-    negated = False
+def _tests_value(test: ast.expr, name: str, negated: bool) -> list[list[ast.expr]]:
+    """Past ``if test: return``, each test of what ``name`` is, as what it is compared
+    with: one list of the other sides per comparison with something other than None
+    (``tp == 1``, ``not 1 <= month <= 12``), an empty one for ``not isinstance(name,
+    T)`` -- past ``if isinstance(x, T): return`` only what ``x`` is not is known.
+    ``negated``: the statement leaves when ``test`` fails (``assert isinstance(x,
+    T)``), not when it holds."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, not negated
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if negated else ast.Or):
+        # Past `assert a and b` (or `if a or b: return`) each part holds on its own.
+        return [found for part in test.values for found in _tests_value(part, name, negated)]
     if isinstance(test, ast.Call):
-        return (
+        if (
             negated
             and dotted(test.func) in ("isinstance", "issubclass")
             and bool(test.args)
             and isinstance(test.args[0], ast.Name)
             and test.args[0].id == name
-        )
-    return (
-        isinstance(test, ast.Compare)
-        and any(isinstance(s, ast.Name) and s.id == name for s in [test.left, *test.comparators])
-        and not any(isinstance(c, ast.Constant) and c.value is None for c in test.comparators)
-    )
+        ):
+            return [[]]
+        return []
+    if not isinstance(test, ast.Compare) or any(
+        isinstance(c, ast.Constant) and c.value is None for c in test.comparators
+    ):
+        return []
+    sides = [test.left, *test.comparators]
+    if not any(isinstance(s, ast.Name) and s.id == name for s in sides):
+        return []
+    return [[s for s in sides if not (isinstance(s, ast.Name) and s.id == name)]]

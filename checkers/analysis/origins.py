@@ -377,9 +377,13 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         return all(ast.dump(p) in held for p in _conjuncts(expr))
 
     @staticmethod
-    def _exits_before(func: ast.AST, at: ast.AST, chain: tuple[int, ...]) -> list[ast.If]:
+    def _exits_before(
+        func: ast.AST, at: ast.AST, chain: tuple[int, ...], asserts: bool = False
+    ) -> list[ast.If | ast.Assert]:
         """The ``if T: ... return`` (no ``else``, the body leaving the block) that come
-        before ``at`` in each statement list on the way down to it (``chain``)."""
+        before ``at`` in each statement list on the way down to it (``chain``); with
+        ``asserts``, the ``assert T`` there too -- ``if not T: raise`` spelled for
+        ``-O`` to strip."""
         out = []
         body = func.body
         while body is not None:
@@ -396,7 +400,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                     isinstance(stmt, ast.If)
                     and not stmt.orelse
                     and isinstance(stmt.body[-1], _EXITS)
-                ):
+                ) or (asserts and isinstance(stmt, ast.Assert)):
                     out.append(stmt)
             body = inner
         return out

@@ -521,6 +521,35 @@ class InputAssert(Contract):
         ),
         Example(
             source=(
+                "def _tp_group(tp):\n"
+                "    assert tp > 1\n"
+                "    return list(range(tp))\n"
+                "\n"
+                "def build(config):\n"
+                "    tp = config.tp\n"
+                "    assert tp > 1, tp\n"
+                "    return _tp_group(tp)\n"
+            ),
+            expect=(Expect("AC301", 7, 12, "config"),),
+            fixed=(
+                "def _tp_group(tp):\n"
+                "    assert tp > 1\n"
+                "    return list(range(tp))\n"
+                "\n"
+                "def build(config):\n"
+                "    tp = config.tp\n"
+                "    if not (tp > 1):\n"
+                "        raise ValueError(tp)\n"
+                "    return _tp_group(tp)\n"
+            ),
+            unsafe=True,
+            note=(
+                "The caller's assert is the check to keep; the private helper's restates "
+                "it, as it restates an `if ...: raise` in its place."
+            ),
+        ),
+        Example(
+            source=(
                 "import os\n"
                 "\n"
                 "WORKERS = os.getenv('ATOM_WORKERS')\n"

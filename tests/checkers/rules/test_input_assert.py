@@ -1462,9 +1462,18 @@ def test_an_assert_false_behind_the_functions_own_tests_is_a_marker():
         "\n"
         "def ok(x):\n"
         "    assert True, 'a note'\n"
+        "\n"
+        "def shape(rows):\n"
+        "    assert rows > 0, rows\n"
+        "    n = count()\n"
+        "    if n > 2:\n"
+        "        return n\n"
+        "    assert False, 'unreachable'\n"
     )
     # `mode`: the `if flag:` around the block is a branch too -- input chose it.
-    assert lines(src) == [14]
+    # `shape`: the assert on `rows` (21) stops the function, but chooses no branch
+    # leading to the `assert False` (25); only the function's own test does.
+    assert lines(src) == [14, 21]
 
 
 def test_an_assert_false_fix_raises_in_its_place_naming_the_failed_test():
@@ -1687,6 +1696,145 @@ def test_a_helper_restating_the_test_its_caller_left_on_is_not_validating():
     # `_kind` (handed a value bound after the test: 14), `_rows` (tested after: 53) or
     # `_cols` (called from a lambda and the module itself, neither testing it: 69).
     assert lines(src) == [10, 14, 53, 69]
+
+
+def test_a_helper_restating_the_assert_its_caller_made_is_not_validating():
+    src = (
+        "def _groups(n, k):\n"
+        "    assert n % k == 0\n"
+        "    return n // k\n"
+        "\n"
+        "def _kind(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "\n"
+        "def split(n, k):\n"
+        "    assert n > 0\n"
+        "    assert k > 0, k\n"
+        "    return _groups(n, k)\n"
+        "\n"
+        "def visit(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "    _kind(node)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def late(n):\n"
+        "    _rows(n)\n"
+        "    assert n > 1\n"
+        "\n"
+        "def _cols(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def came(n):\n"
+        "    assert n is not None\n"
+        "    assert n\n"
+        "    _cols(n)\n"
+        "\n"
+        "def _width(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def again(n):\n"
+        "    assert n > 1\n"
+        "    n = n - 1\n"
+        "    _width(n)\n"
+        "\n"
+        "def _depth(n):\n"
+        "    assert n > 1\n"
+        "\n"
+        "def aside(n, flag):\n"
+        "    if flag:\n"
+        "        assert n > 1\n"
+        "    _depth(n)\n"
+        "\n"
+        "def _leaf(node):\n"
+        "    assert isinstance(node, Leaf)\n"
+        "\n"
+        "def other(node):\n"
+        "    assert not isinstance(node, Leaf)\n"
+        "    _leaf(node)\n"
+    )
+    # Every caller's own assert is input (9, 10, 14, 22, 28, 29, 36, 45, 52). Each
+    # caller of `_groups` and `_kind` asserted what it passes before the call, as an
+    # `if ...: raise` would have tested it: the helper restates it. Not so for `_rows`
+    # (asserted after the call: 18), `_cols` (asserted only that it came: 25), `_width`
+    # (handed a value bound after the assert: 33), `_depth` (asserted on one branch
+    # only: 41) or `_leaf` (asserted what it is not: 49).
+    assert lines(src) == [9, 10, 14, 18, 22, 25, 28, 29, 33, 36, 41, 45, 49, 52]
+
+
+def test_each_part_of_a_callers_and_assert_or_or_exit_is_a_test_of_its_own():
+    src = (
+        "def _span(lo, hi):\n"
+        "    assert lo < hi\n"
+        "\n"
+        "def span(lo, hi):\n"
+        "    assert lo > 0 and hi > 0\n"
+        "    _span(lo, hi)\n"
+        "\n"
+        "def _pages(n):\n"
+        "    assert 64 % n == 0\n"
+        "\n"
+        "def pages(n):\n"
+        "    if n < 8 or 64 % n != 0:\n"
+        "        raise ValueError(n)\n"
+        "    _pages(n)\n"
+        "\n"
+        "def _cut(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def cut(n, m):\n"
+        "    assert n > 0 or m > 0\n"
+        "    _cut(n)\n"
+        "\n"
+        "def _trim(n):\n"
+        "    assert n > 0\n"
+        "\n"
+        "def trim(n, m):\n"
+        "    if n > 0 and m > 0:\n"
+        "        return\n"
+        "    _trim(n)\n"
+    )
+    # Past `assert lo > 0 and hi > 0` each holds, as past `if n < 8 or ...: raise` the
+    # caller knows `n >= 8`: `_span` and `_pages` restate their callers. Past `assert
+    # n > 0 or m > 0` (20) or `if n > 0 and m > 0: return` nothing is known of `n`
+    # alone: `_cut` (17) and `_trim` (24) check the callers' input.
+    assert lines(src) == [5, 17, 20, 24]
+
+
+def test_a_callers_comparison_with_another_input_says_nothing_of_what_the_value_is():
+    src = (
+        "SIZES = (128, 256)\n"
+        "\n"
+        "def _blocks(k):\n"
+        "    assert k % 128 == 0\n"
+        "\n"
+        "def mix(x, w):\n"
+        "    k = x.shape[1]\n"
+        "    assert w.shape[1] == k\n"
+        "    return _blocks(k)\n"
+        "\n"
+        "def _tiles(k):\n"
+        "    assert k % 128 == 0\n"
+        "\n"
+        "def tile(x):\n"
+        "    k = x.shape[1]\n"
+        "    assert k in SIZES\n"
+        "    return _tiles(k)\n"
+        "\n"
+        "def _rows(n):\n"
+        "    assert n % 8 == 0\n"
+        "\n"
+        "def rows(x, limit):\n"
+        "    n = x.shape[0]\n"
+        "    if n > limit:\n"
+        "        return None\n"
+        "    return _rows(n)\n"
+    )
+    # `w.shape[1] == k` says the caller's two tensors agree, not what `k` is: `_blocks`
+    # checks the caller's input (4), as `_rows` does past `if n > limit: return` (20).
+    # `k in SIZES` holds `k` to the module's own constants: `_tiles` restates it.
+    assert lines(src) == [4, 8, 16, 20]
 
 
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
