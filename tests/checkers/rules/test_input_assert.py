@@ -271,6 +271,12 @@ def test_assigned_only_after_the_assert_unless_a_loop_comes_back():
     assert lines(src) == [10]
 
 
+def test_a_binding_after_the_assert_does_not_decide_what_it_read():
+    # The parameter is what the assert reads; the constant bound on the next line is not.
+    src = "def scale(x):\n    assert x > 0\n    x = 1\n    return x\n"
+    assert lines(src) == [2]
+
+
 def test_markers_tests_and_test_files_are_left_alone():
     src = (
         "def pick(kind):\n"
