@@ -371,14 +371,39 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             # `if x is None: return` above the assert: past it, `x is not None` holds,
             # unless a name it tests is bound again on the way.
             names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
-            if any(
-                before(stmt, bound) and before(bound, at)
+            again = [
+                (name, bound, value)
                 for name in names
-                for bound, _, _ in func.bindings.get(name, ())
+                for bound, value, _ in func.bindings.get(name, ())
+                if before(stmt, bound) and before(bound, at)
+            ]
+            if not again:
+                held.update(ast.dump(p) for p in _negated(stmt.test))
+            elif _is_none_test(stmt.test) and all(
+                self._keeps_none(value, name) for name, _, value in again
             ):
-                continue
-            held.update(ast.dump(p) for p in _negated(stmt.test))
+                # `x = parse(x)` by a helper that returns None only for None: past `if
+                # x is None: return`, still not None.
+                held.update(ast.dump(p) for p in _negated(stmt.test))
         return all(ast.dump(p) in held for p in _conjuncts(expr))
+
+    def _keeps_none(self, value: ast.AST | None, name: str) -> bool:
+        """Is ``value`` a call of a function of this module, handed ``name``, that returns
+        None only when that parameter is None (``if value is None: return None``) and
+        otherwise a value that is not None by its form (``PREFIX + digest.lower()``)?"""
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return False
+        helper = self._module_functions().get(value.func.id)
+        if helper is None:
+            return False  # not the module's: what it returns is not read here
+        positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+        passed = {k.arg: k.value for k in value.keywords}
+        if not any(isinstance(a, ast.Starred) for a in value.args):
+            passed.update(zip(positional, value.args, strict=False))
+        return any(
+            isinstance(arg, ast.Name) and arg.id == name and _none_only_for_none(helper, param)
+            for param, arg in passed.items()
+        )
 
     @staticmethod
     def _exits_before(
@@ -902,6 +927,46 @@ def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:
 # The methods by which a caller asks a configuration what it says (`get_num_layers`,
 # `is_multimodal`), not those by which it hands the configuration data to work on.
 _ASKING = ("get_", "is_", "has_", "use_", "uses_", "supports_")
+
+
+def _is_none_test(test: ast.expr) -> bool:
+    """``x is None``, of a name."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+# Expressions that are not None by their form.
+_NOT_NONE = (ast.BinOp, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Compare)
+
+
+def _none_only_for_none(helper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Does ``helper`` return None only under ``if <param> is None:``, every other
+    ``return`` an expression not None by its form, and never fall off its end? (A
+    generator or a coroutine is never None at all; read the same way, it is only
+    refused more often than it need be.)"""
+    body = helper.body
+    if not body or not isinstance(body[-1], (ast.Return, ast.Raise)):
+        return False
+    allowed: set[int] = set()
+    for node in ast.walk(helper):
+        if isinstance(node, ast.If) and _is_none_test(node.test) and node.test.left.id == param:
+            allowed.update(id(s) for s in node.body if isinstance(s, ast.Return))
+    for node in ast.walk(helper):  # a nested function's `return None` too: refused
+        if not isinstance(node, ast.Return) or id(node) in allowed:
+            continue
+        value = node.value
+        if not (
+            isinstance(value, _NOT_NONE)
+            or (isinstance(value, ast.Constant) and value.value is not None)
+        ):
+            return False
+    return bool(allowed)
 
 
 def _conjuncts(test: ast.AST) -> list[ast.AST]:

@@ -1904,6 +1904,71 @@ def test_a_helper_called_under_its_callers_test_of_the_value_restates_it():
     assert lines(src) == [19, 26, 34, 50]
 
 
+def test_a_value_the_modules_parser_keeps_not_none_is_still_not_none():
+    src = (
+        "def parse(value, prefix='sha:'):\n"
+        "    if value is None:\n"
+        "        return None\n"
+        "    if not value.startswith(prefix):\n"
+        "        raise ValueError(value)\n"
+        "    return prefix + value[4:].lower()\n"
+        "\n"
+        "def lookup(value):\n"
+        "    if value is None:\n"
+        "        return None\n"
+        "    return TABLE.get(value)\n"
+        "\n"
+        "def loose(value):\n"
+        "    if value is None:\n"
+        "        return None\n"
+        "    if value == '':\n"
+        "        return None\n"
+        "    return value + '/'\n"
+        "\n"
+        "def falls(value):\n"
+        "    if value is None:\n"
+        "        return None\n"
+        "    if value:\n"
+        "        return value + '/'\n"
+        "\n"
+        "def keyed(feature, namespace=None):\n"
+        "    if namespace is None:\n"
+        "        return feature\n"
+        "    namespace = parse(namespace)\n"
+        "    assert namespace is not None\n"
+        "    return namespace\n"
+        "\n"
+        "def found(feature, key, other, more):\n"
+        "    if key is None:\n"
+        "        return feature\n"
+        "    key = lookup(key)\n"
+        "    assert key is not None\n"
+        "    if other is None:\n"
+        "        return key\n"
+        "    other = falls(other)\n"
+        "    assert other is not None\n"
+        "    if more is None:\n"
+        "        return key\n"
+        "    more = loose(more)\n"
+        "    assert more is not None\n"
+        "\n"
+        "def elsewhere(name, label):\n"
+        "    if name is None:\n"
+        "        return 0\n"
+        "    name = normalize(name)\n"
+        "    assert name is not None\n"
+        "    if label is None:\n"
+        "        return 0\n"
+        "    label = label.strip()\n"
+        "    assert label is not None\n"
+    )
+    # `parse` returns None only when handed None, and otherwise a string by its form:
+    # past `if namespace is None: return`, `parse(namespace)` is not None (30). Not so
+    # `lookup` (a `.get` may miss: 37), `falls` (falls off its end: 41), `loose` (None
+    # for an empty string as well: 45), or what the module does not define (51, 55).
+    assert lines(src) == [37, 41, 45, 51, 55]
+
+
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
     src = (
         "def _trim(x, rows):\n"
