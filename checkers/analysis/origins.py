@@ -101,7 +101,10 @@ method asserts when every call of it sits under an ``if`` on it; an
 assert restating what the function's own tests established where it stands
 (``if x is not None and n > 1: assert x is not None``, also through a local
 bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
-return``), unless a name tested is bound again on the way;
+return``), unless a name tested is bound again on the way -- except, past ``if x
+is None: return``, by a function of the module that returns None only for None
+(``x = parse_content_hash(x)``: its every ``return None`` under ``if value is
+None:``, its other returns not None by their form);
 ``assert False`` markers -- past a loop, or behind tests of the function's own
 values; and tests (``test*`` functions, ``Test*`` classes, test files).
 
