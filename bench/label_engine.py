@@ -95,6 +95,7 @@ ASSERT_ROUNDS = (
     ("sglang-held6", "sglang", 20292, 60, "", True),
     ("lmdeploy-held6", "lmdeploy", 20293, 60, "", True),
     ("sglang-held7", "sglang", 20294, 60, "", True),
+    ("lmdeploy-held7", "lmdeploy", 20295, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 
