@@ -104,7 +104,11 @@ bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
 return``), unless a name tested is bound again on the way -- except, past ``if x
 is None: return``, by a function of the module that returns None only for None
 (``x = parse_content_hash(x)``: its every ``return None`` under ``if value is
-None:``, its other returns not None by their form);
+None:``, its other returns not None by their form); ``x is not None`` (``x``)
+past ``if x is None:`` (``if not x:``), no ``else``, whose body binds ``x`` at
+its top level to the function's own value and does not leave (``x =
+self.embed_tokens(ids)``): only the fill can fail it -- not anything else of
+``x``, nor a fill with another input (``x = fallback``);
 ``assert False`` markers -- past a loop, or behind tests of the function's own
 values; and tests (``test*`` functions, ``Test*`` classes, test files).
 
