@@ -73,7 +73,8 @@ CALL_SCOPES = {
 # (``*-held3``) was drawn and labelled before the next change to the rule,
 # a fourth (``*-held4``) likewise before the change after that, and a fifth
 # (``*-held5``) once the fourth had been scored. A sixth (``*-held6``) was
-# drawn once the fifth had been scored.
+# drawn once the fifth had been scored, and a seventh (``*-held7``) once the
+# sixth had been scored.
 # Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
 # ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -93,6 +94,7 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held5", "lmdeploy", 20291, 60, "", True),
     ("sglang-held6", "sglang", 20292, 60, "", True),
     ("lmdeploy-held6", "lmdeploy", 20293, 60, "", True),
+    ("sglang-held7", "sglang", 20294, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

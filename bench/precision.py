@@ -496,6 +496,7 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held5", "lmdeploy 60, stratified, held out (fifth)"),
     ("sglang-held6", "sglang 60, stratified, held out (sixth)"),
     ("lmdeploy-held6", "lmdeploy 60, stratified, held out (sixth)"),
+    ("sglang-held7", "sglang 60, stratified, held out (seventh)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"

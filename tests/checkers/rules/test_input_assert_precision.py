@@ -131,6 +131,7 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         ("lmdeploy-held5", "lmdeploy"): 60,
         ("sglang-held6", "sglang"): 60,
         ("lmdeploy-held6", "lmdeploy"): 60,
+        ("sglang-held7", "sglang"): 60,
     }, sets
     keys = set()
     for rec in records:
