@@ -104,7 +104,11 @@ bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
 return``), unless a name tested is bound again on the way -- except, past ``if x
 is None: return``, by a function of the module that returns None only for None
 (``x = parse_content_hash(x)``: its every ``return None`` under ``if value is
-None:``, its other returns not None by their form);
+None:``, its other returns not None by their form); ``x is not None`` (``x``)
+past ``if x is None:`` (``if not x:``), no ``else``, whose body binds ``x`` at
+its top level to the function's own value and does not leave (``x =
+self.embed_tokens(ids)``): only the fill can fail it -- not anything else of
+``x``, nor a fill with another input (``x = fallback``);
 ``assert False`` markers -- past a loop, or behind tests of the function's own
 values; and tests (``test*`` functions, ``Test*`` classes, test files).
 
@@ -347,7 +351,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         tests = [(b, self.guards[b], False) for b in chain if b in self.guards] + [
             (b, self.else_guards[b], True) for b in chain if b in self.else_guards
         ]
-        exits = self._exits_before(func.node, at, chain)
+        exits = self._exits_before(func.node, at, chain, fills=True)
         if not tests and not exits:
             return False  # nothing tested on the way: the common case, decided cheaply
         held: set[str] = set()
@@ -371,6 +375,12 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                         held.update(ast.dump(p) for p in _conjuncts(binding[1]))
                 held.add(ast.dump(part))
         for stmt in exits:
+            if not isinstance(stmt.body[-1], _EXITS):
+                # `if x is None: x = self.embed(ids)` above `assert x is not None`: the
+                # caller's value is not None or the branch ran; only the fill can fail.
+                if self._fills_none(stmt, func, at):
+                    held.update(ast.dump(p) for p in _negated(stmt.test))
+                continue
             # `if x is None: return` above the assert: past it, `x is not None` holds,
             # unless a name it tests is bound again on the way.
             names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
@@ -408,14 +418,47 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             for param, arg in passed.items()
         )
 
+    def _fills_none(self, stmt: ast.If, func: Scope, at: ast.AST) -> bool:
+        """Is ``stmt`` ``if x is None:`` (or ``if not x:``) whose body binds ``x`` to the
+        function's own value at its top level (``x = self.embed_tokens(ids)``; not
+        ``x = fallback``, another input), with ``x`` bound nowhere else between it and
+        ``at``? Past it, ``x`` is the caller's value that failed the test, or the fill."""
+        test = stmt.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        elif _is_none_test(test):
+            test = test.left
+        if not isinstance(test, ast.Name):
+            return False
+        name = test.id
+        filled = False
+        for bound, value, bchain in func.bindings.get(name, ()):
+            if not (before(stmt, bound) and before(bound, at)):
+                continue
+            if id(stmt.body) not in bchain:
+                return False  # bound again past the fill: what reaches the assert is new
+            if value is not None and self.view(value, func, bound) is not None:
+                return False  # `x = fallback`: the assert tests another input
+            filled = filled or (
+                isinstance(bound, (ast.Assign, ast.AnnAssign))
+                and value is bound.value  # `x = ...`, not `x, y = ...`
+                and any(bound is s for s in stmt.body)
+            )
+        return filled
+
     @staticmethod
     def _exits_before(
-        func: ast.AST, at: ast.AST, chain: tuple[int, ...], asserts: bool = False
+        func: ast.AST,
+        at: ast.AST,
+        chain: tuple[int, ...],
+        asserts: bool = False,
+        fills: bool = False,
     ) -> list[ast.If | ast.Assert]:
         """The ``if T: ... return`` (no ``else``, the body leaving the block) that come
         before ``at`` in each statement list on the way down to it (``chain``); with
         ``asserts``, the ``assert T`` there too -- ``if not T: raise`` spelled for
-        ``-O`` to strip."""
+        ``-O`` to strip; with ``fills``, an ``if x is None:`` or ``if not x:`` (no
+        ``else``) whose body does not leave too -- it may fill ``x``."""
         out = []
         body = func.body
         while body is not None:
@@ -431,7 +474,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 if (
                     isinstance(stmt, ast.If)
                     and not stmt.orelse
-                    and isinstance(stmt.body[-1], _EXITS)
+                    and (isinstance(stmt.body[-1], _EXITS) or (fills and _none_or_falsy(stmt.test)))
                 ) or (asserts and isinstance(stmt, ast.Assert)):
                     out.append(stmt)
             body = inner
@@ -930,6 +973,11 @@ def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:
 # The methods by which a caller asks a configuration what it says (`get_num_layers`,
 # `is_multimodal`), not those by which it hands the configuration data to work on.
 _ASKING = ("get_", "is_", "has_", "use_", "uses_", "supports_")
+
+
+def _none_or_falsy(test: ast.expr) -> bool:
+    """``x is None`` or ``not x``: what a fill of ``x`` may follow."""
+    return _is_none_test(test) or (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not))
 
 
 def _is_none_test(test: ast.expr) -> bool:

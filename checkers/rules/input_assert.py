@@ -306,6 +306,20 @@ class InputAssert(Contract):
         ),
         Example(
             source=(
+                "class DraftHead:\n"
+                "    def forward(self, input_ids, inputs_embeds=None):\n"
+                "        if inputs_embeds is None:\n"
+                "            inputs_embeds = self.embed_tokens(input_ids)\n"
+                "        assert inputs_embeds is not None\n"
+                "        return self.norm(inputs_embeds)\n"
+            ),
+            note=(
+                "Past the function's own filling of a None: the caller's value is not None "
+                "or the branch ran, so only the fill can fail the assert."
+            ),
+        ),
+        Example(
+            source=(
                 "def _tp_group(tp):\n"
                 "    assert tp > 1\n"
                 "    return list(range(tp))\n"
@@ -882,6 +896,29 @@ class InputAssert(Contract):
             note=(
                 "A field of a record the function built in place holds what it was "
                 "handed by that name: here the caller's head counts."
+            ),
+        ),
+        Example(
+            source=(
+                "class DraftHead:\n"
+                "    def forward(self, input_ids, inputs_embeds=None):\n"
+                "        if inputs_embeds is None:\n"
+                "            inputs_embeds = self.embed_tokens(input_ids)\n"
+                "        assert inputs_embeds.shape[-1] == 1024\n"
+            ),
+            expect=(Expect("AC301", 5, 16, "inputs_embeds"),),
+            fixed=(
+                "class DraftHead:\n"
+                "    def forward(self, input_ids, inputs_embeds=None):\n"
+                "        if inputs_embeds is None:\n"
+                "            inputs_embeds = self.embed_tokens(input_ids)\n"
+                "        if not (inputs_embeds.shape[-1] == 1024):\n"
+                '            raise ValueError("expected inputs_embeds.shape[-1] == 1024")\n'
+            ),
+            unsafe=True,
+            note=(
+                "Past the function's filling of a None, anything else asked of the value "
+                "is asked of what the caller passed, when it passed one."
             ),
         ),
     )

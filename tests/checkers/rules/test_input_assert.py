@@ -1969,6 +1969,96 @@ def test_a_value_the_modules_parser_keeps_not_none_is_still_not_none():
     assert lines(src) == [37, 41, 45, 51, 55]
 
 
+def test_a_none_check_past_the_functions_own_filling_of_the_none_narrows():
+    src = (
+        "class Head:\n"
+        "    def forward(self, ids, embeds=None, mask=None, scale=None):\n"
+        "        if embeds is None:\n"
+        "            embeds = self.embed_tokens(ids)\n"
+        "        assert embeds is not None\n"
+        "        if not mask:\n"
+        "            mask = self.make_mask(ids)\n"
+        "        assert mask\n"
+        "        if scale is None:\n"
+        "            scale: float = self.default_scale(ids)\n"
+        "            scale = scale * 2\n"
+        "        assert scale is not None and embeds is not None\n"
+        "        return embeds\n"
+        "\n"
+        "    def other(self, ids, embeds=None, fallback=None, mask=None, bias=None, w=None, v=None):\n"
+        "        if embeds is None:\n"
+        "            embeds = fallback\n"
+        "        assert embeds is not None\n"
+        "        if mask is None:\n"
+        "            mask = self.make_mask(ids)\n"
+        "        assert mask.dim() == 2\n"
+        "        assert mask\n"
+        "        if bias is None:\n"
+        "            if ids.numel():\n"
+        "                bias = self.make_bias(ids)\n"
+        "        assert bias is not None\n"
+        "        if w is None:\n"
+        "            w = self.make(ids)\n"
+        "        w = convert(w)\n"
+        "        assert w is not None\n"
+        "        if v is None:\n"
+        "            v = self.make(ids)\n"
+        "        else:\n"
+        "            v = v.float()\n"
+        "        assert v is not None\n"
+        "\n"
+        "    def more(self, ids, a=None, b=None, fallback=None):\n"
+        "        if a is None:\n"
+        "            a = self.make(ids)\n"
+        "            if ids.numel():\n"
+        "                a = fallback\n"
+        "        assert a is not None\n"
+        "        if b is None:\n"
+        "            b, c = self.pair(ids)\n"
+        "        assert b is not None\n"
+        "        if ids is None:\n"
+        "            ids = self.default_ids()\n"
+        "        assert ids is not None\n"
+        "\n"
+        "    def last(self, ids, opts, a=None):\n"
+        "        if a is None:\n"
+        "            self.log(ids)\n"
+        "        assert a is not None\n"
+        "        b = opts.get('b')\n"
+        "        if b is None:\n"
+        "            b = self.make(ids)\n"
+        "        assert b is not None\n"
+        "        b = self.more(b)\n"
+        "        if not opts.ready:\n"
+        "            warn('not ready')\n"
+        "        assert opts.ready\n"
+    )
+    # Past `if x is None: x = <the function's own value>`, the caller's value is not None
+    # or the branch ran: `x is not None` can fail only by the fill (5; `if not x:` and
+    # `assert x` alike, 8; each part of an `and`, 12). Still the caller's: a fill with
+    # another input (18), anything else of the value (21; `assert mask`: a falsy value
+    # the caller passed, 22), a fill only on some paths (26), a re-binding past the
+    # `if` (30), an `else` (35), a fill that may end with another input (42), a tuple
+    # unpacked (45), no fill at all (53). A fill at the top of the body with the
+    # function's own counts (48), whatever bound the name before the `if` or binds it
+    # past the assert (57). Only a name is filled: `if not opts.ready:` fills nothing (61).
+    assert lines(src) == [18, 21, 22, 26, 30, 35, 42, 45, 53, 61]
+
+
+def test_a_fill_of_a_none_does_not_lead_to_an_assert_false():
+    src = (
+        "def pick(sizes, need, kind=None):\n"
+        "    if kind is None:\n"
+        "        kind = default_kind()\n"
+        "    for i, size in enumerate(sizes):\n"
+        "        if size >= need:\n"
+        "            return kind, i\n"
+        "    assert False, 'the pool keeps an entry of every size'\n"
+    )
+    # The `if` does not leave: it chooses no branch that ends in the `assert False`.
+    assert lines(src) == []
+
+
 def test_a_helpers_parameter_every_caller_fills_from_the_step_record_is_the_plan():
     src = (
         "def _trim(x, rows):\n"
