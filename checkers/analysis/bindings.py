@@ -453,6 +453,21 @@ class BindingIndex:
             return False
         return _stable_test(test, func, self._assigned(func))
 
+    def other_branch(self, bchain: tuple[int, ...], at: ast.AST) -> bool:
+        """Does a binding in the blocks ``bchain`` sit in the other branch of an ``if`` the
+        place ``at`` sits in (its body against its ``else``, an ``elif`` being in the
+        ``else``), with no loop around that ``if`` to carry the value from one pass to
+        the next? Then no path from the binding reaches the place."""
+        chain = self.blocks.get(at, ())
+        for depth, (mine, theirs) in enumerate(zip(chain, bchain, strict=False)):
+            if mine == theirs:
+                continue
+            test = self.guards.get(theirs, self.else_guards.get(theirs))
+            if test is None or test is not self.guards.get(mine, self.else_guards.get(mine)):
+                return False  # not the two branches of one `if`
+            return not any(b in self.loop_blocks for b in chain[:depth])
+        return False
+
     def shares_loop(self, chain: tuple[int, ...], at: ast.AST) -> bool:
         at_chain = self.blocks.get(at, ())
         return any(b in self.loop_blocks and b in at_chain for b in chain)

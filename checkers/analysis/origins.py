@@ -97,7 +97,10 @@ object's bookkeeping (a collaborator's table, a question it answers,
 ``self.pool.anchor(name)``, another object's private attribute, ``kind not in
 self._pending``, ``self.pool.table is self.table``); an attribute a private
 method asserts when every call of it sits under an ``if`` on it; an
-``isinstance`` of a parameter just normalised or of a conversion's result; an
+``isinstance`` of a parameter just normalised or of a conversion's result --
+not in the other branch of the ``if`` that normalised it (``if isinstance(x,
+T): x = x.contiguous()`` ... ``else: assert isinstance(x, Q)``: the caller's
+``x``, unless a loop carries the binding round to it); an
 assert restating what the function's own tests established where it stands
 (``if x is not None and n > 1: assert x is not None``, also through a local
 bound to that test; the ``else`` of ``if x is None:``; past ``if sparse:
@@ -336,7 +339,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         subject = expr.args[0]
         if not isinstance(subject, ast.Name) or subject.id not in func.params:
             return False
-        return any(before(stmt, at) for stmt, _, _ in func.bindings.get(subject.id, []))
+        return any(
+            before(stmt, at) and not self.other_branch(bchain, at)
+            for stmt, _, bchain in func.bindings.get(subject.id, [])
+        )
 
     def _restates_guard(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> bool:
         """Is every conjunct of ``expr`` established where the assert stands -- a

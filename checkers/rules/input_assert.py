@@ -922,6 +922,35 @@ class InputAssert(Contract):
                 "is asked of what the caller passed, when it passed one."
             ),
         ),
+        Example(
+            source=(
+                "def fused_moe(hidden_states, scale):\n"
+                "    if isinstance(hidden_states, Tensor):\n"
+                "        hidden_states = hidden_states.contiguous()\n"
+                "        quant, scales = quantize(hidden_states, scale)\n"
+                "    else:\n"
+                "        assert isinstance(hidden_states, QTensor)\n"
+                "        quant, scales = hidden_states.tensor, hidden_states.scale\n"
+                "    return quant, scales\n"
+            ),
+            expect=(Expect("AC301", 6, 16, "hidden_states"),),
+            fixed=(
+                "def fused_moe(hidden_states, scale):\n"
+                "    if isinstance(hidden_states, Tensor):\n"
+                "        hidden_states = hidden_states.contiguous()\n"
+                "        quant, scales = quantize(hidden_states, scale)\n"
+                "    else:\n"
+                "        if not (isinstance(hidden_states, QTensor)):\n"
+                '            raise TypeError("expected isinstance(hidden_states, QTensor)")\n'
+                "        quant, scales = hidden_states.tensor, hidden_states.scale\n"
+                "    return quant, scales\n"
+            ),
+            unsafe=True,
+            note=(
+                "A parameter re-bound in one branch of an `if` is unchanged in the other: "
+                "there the type check is of what the caller passed."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

@@ -114,6 +114,44 @@ def test_isinstance_after_the_function_normalised_the_parameter_is_narrowing():
     assert lines(src) == [7]
 
 
+def test_the_other_branchs_type_test_of_an_unchanged_parameter_is_input():
+    src = (
+        "def forward(x, y, z, rows):\n"
+        "    if isinstance(x, Tensor):\n"
+        "        x = x.contiguous()\n"
+        "    else:\n"
+        "        assert isinstance(x, QTensor)\n"
+        "    if isinstance(y, Tensor):\n"
+        "        pass\n"
+        "    elif isinstance(y, list):\n"
+        "        y = stack(y)\n"
+        "    else:\n"
+        "        assert isinstance(y, QTensor)\n"
+        "    if isinstance(z, list):\n"
+        "        z = stack(z)\n"
+        "    else:\n"
+        "        z = z.contiguous()\n"
+        "    assert isinstance(z, Tensor)\n"
+        "    for row in rows:\n"
+        "        if isinstance(row, Tensor):\n"
+        "            rows = [rows]\n"
+        "        else:\n"
+        "            assert isinstance(rows, list)\n"
+        "\n"
+        "def later(w, flag):\n"
+        "    if isinstance(w, list):\n"
+        "        w = stack(w)\n"
+        "    if flag:\n"
+        "        assert isinstance(w, Tensor)\n"
+    )
+    # Input: the `else` of a test whose branch re-binds the parameter sees the
+    # caller's value (5), also past an `elif` (11). Narrowing: past an `if` whose
+    # branches both re-bind it (16), in a loop, where the branch's binding reaches
+    # the `else` on the next pass (21), and under a later `if`, which the earlier
+    # one's binding reaches (27).
+    assert lines(src) == [5, 11]
+
+
 def test_constructor_copies_are_input_until_the_class_reassigns_them():
     src = (
         "class Pool:\n"
