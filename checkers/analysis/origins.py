@@ -43,7 +43,9 @@ The principles, input first, following it where it hides:
   (``self.arch = self.hf_config.architectures[0]`` in a method other than the
   constructor, whose stores are the class's facts): what it stored;
 * input seen another way: casts, moves and reshapes (``.to()``,
-  ``.unsqueeze()``), ``torch.cat`` of input, ``.rsplit``/``.replace``; sizes
+  ``.unsqueeze()``), ``torch.cat`` of input, ``.rsplit``/``.replace``; the
+  facts of a dtype input names (``torch.finfo(getattr(torch, quant_dtype)).bits``,
+  ``np.iinfo(x.dtype).max``: a table the library keeps, as ``type(x)`` is); sizes
   worked out by arithmetic alone (``batch * topk * steps``, ``(2 if
   bidirectional else 1) * hidden``); a reduction or reordering
   (``sorted(sizes)``, ``lens.max(dim=0).values``); whether an optional argument
@@ -137,6 +139,7 @@ from .protocol import ObjectProtocol
 from .scopes import Element, Scope, before, self_class
 from .shapes import (
     CONVERSIONS,
+    DTYPE_FACTS,
     JOINING_CALLS,
     PARSING_CALLS,
     REDUCING_BUILTINS,
@@ -613,7 +616,12 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 return Origin("the command line (`parse_args()`)")
             callee = expr.func
             called = dotted(callee, through_calls=True)
-            if called in VIEW_BUILTINS or called in JOINING_CALLS or called in REDUCING_BUILTINS:
+            if (
+                called in VIEW_BUILTINS
+                or called in JOINING_CALLS
+                or called in REDUCING_BUILTINS
+                or called in DTYPE_FACTS
+            ):
                 return next((o for a in expr.args if (o := self.view(a, func, at))), None)
             if splits_tensor(expr):
                 return None  # pieces the function sized: their shapes are its own

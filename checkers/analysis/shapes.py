@@ -43,6 +43,12 @@ VIEW_BUILTINS = frozenset(
         "typing.cast",
     }
 )
+# Calls that look up the fixed numeric facts of the dtype they are handed (its bits,
+# its range): that dtype seen another way, as `type(x)` is -- a table the library
+# keeps, not a computation on the value.
+DTYPE_FACTS = frozenset(
+    {"torch.finfo", "torch.iinfo", "np.finfo", "np.iinfo", "numpy.finfo", "numpy.iinfo"}
+)
 # Methods that read a container or string without computing from other inputs.
 VIEW_METHODS = frozenset(
     {

@@ -951,6 +951,32 @@ class InputAssert(Contract):
                 "there the type check is of what the caller passed."
             ),
         ),
+        Example(
+            source=(
+                "import torch\n"
+                "\n"
+                "def smooth_quant(model, w_bits=8, quant_dtype='int8'):\n"
+                "    quant_dtype = getattr(torch, quant_dtype, torch.int8)\n"
+                "    info = torch.iinfo(quant_dtype)\n"
+                "    assert info.bits == w_bits\n"
+            ),
+            expect=(Expect("AC301", 6, 12, "quant_dtype"),),
+            fixed=(
+                "import torch\n"
+                "\n"
+                "def smooth_quant(model, w_bits=8, quant_dtype='int8'):\n"
+                "    quant_dtype = getattr(torch, quant_dtype, torch.int8)\n"
+                "    info = torch.iinfo(quant_dtype)\n"
+                "    if not (info.bits == w_bits):\n"
+                "        raise ValueError('expected info.bits == w_bits')\n"
+            ),
+            unsafe=True,
+            note=(
+                "The facts of a dtype (`torch.finfo`, `torch.iinfo`) are that dtype seen "
+                "another way, as `type(x)` is: here the bits of the dtype the caller named, "
+                "against the bits it asked for."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

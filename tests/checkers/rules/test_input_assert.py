@@ -152,6 +152,31 @@ def test_the_other_branchs_type_test_of_an_unchanged_parameter_is_input():
     assert lines(src) == [5, 11]
 
 
+def test_the_facts_of_a_dtype_a_parameter_names_are_input():
+    src = (
+        "import torch\n"
+        "import numpy as np\n"
+        "def smooth(w_bits, quant_dtype, x):\n"
+        "    if quant_dtype == 'fp8':\n"
+        "        quant_dtype = 'float8_e4m3fn'\n"
+        "    quant_dtype = getattr(torch, quant_dtype, torch.int8)\n"
+        "    if quant_dtype.is_floating_point:\n"
+        "        info = torch.finfo(quant_dtype)\n"
+        "    else:\n"
+        "        info = torch.iinfo(quant_dtype)\n"
+        "    assert info.bits == w_bits\n"
+        "    limits = np.iinfo(x.dtype)\n"
+        "    assert limits.max >= w_bits\n"
+        "    y = quantize(x)\n"
+        "    own = torch.finfo(y.dtype)\n"
+        "    assert own.bits == w_bits\n"
+    )
+    # Input: the bits of the dtype the caller named, by name (11) or by its tensor's
+    # dtype (13), against another parameter. Not: the facts of the dtype of the
+    # function's own result, against what it was given (16: a postcondition).
+    assert lines(src) == [11, 13]
+
+
 def test_constructor_copies_are_input_until_the_class_reassigns_them():
     src = (
         "class Pool:\n"
