@@ -74,7 +74,8 @@ CALL_SCOPES = {
 # a fourth (``*-held4``) likewise before the change after that, and a fifth
 # (``*-held5``) once the fourth had been scored. A sixth (``*-held6``) was
 # drawn once the fifth had been scored, and a seventh (``*-held7``) once the
-# sixth had been scored.
+# sixth had been scored. An eighth (``*-held8``) was drawn once the seventh
+# had been scored.
 # Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
 # ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -96,6 +97,7 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held6", "lmdeploy", 20293, 60, "", True),
     ("sglang-held7", "sglang", 20294, 60, "", True),
     ("lmdeploy-held7", "lmdeploy", 20295, 60, "", True),
+    ("sglang-held8", "sglang", 20296, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

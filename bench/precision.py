@@ -498,6 +498,7 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held6", "lmdeploy 60, stratified, held out (sixth)"),
     ("sglang-held7", "sglang 60, stratified, held out (seventh)"),
     ("lmdeploy-held7", "lmdeploy 60, stratified, held out (seventh)"),
+    ("sglang-held8", "sglang 60, stratified, held out (eighth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
