@@ -98,6 +98,7 @@ ASSERT_ROUNDS = (
     ("sglang-held7", "sglang", 20294, 60, "", True),
     ("lmdeploy-held7", "lmdeploy", 20295, 60, "", True),
     ("sglang-held8", "sglang", 20296, 60, "", True),
+    ("lmdeploy-held8", "lmdeploy", 20297, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

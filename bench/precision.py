@@ -499,6 +499,7 @@ ENGINE_ASSERT_SETS = (
     ("sglang-held7", "sglang 60, stratified, held out (seventh)"),
     ("lmdeploy-held7", "lmdeploy 60, stratified, held out (seventh)"),
     ("sglang-held8", "sglang 60, stratified, held out (eighth)"),
+    ("lmdeploy-held8", "lmdeploy 60, stratified, held out (eighth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
