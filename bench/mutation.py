@@ -376,11 +376,6 @@ EQUIVALENT: dict[str, str] = {
         "a statement's end is exclusive, and no node starts exactly where one ends: Python "
         "puts a `;` or a line break between two statements"
     ),
-    "checkers/analysis/bindings.py:BindingIndex.dominating_binding:cmp:(at.lineno, "
-    "at.col_offset) <= ( stmt.end_lineno, stmt.end_col_offset, ) -> ((at.lineno, "
-    "at.col_offset) < (stmt.end_lineno, stmt.end_col_offset))@0": (
-        "as for `_exits_before`: nothing starts exactly where an assignment ends"
-    ),
     "checkers/analysis/origins.py:InputOrigins._helper_named:const:False -> True@1": (
         "with no helper found both callers return before they read whether it is a method"
     ),

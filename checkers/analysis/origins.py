@@ -418,13 +418,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         helper = self._module_functions().get(value.func.id)
         if helper is None:
             return False  # not the module's: what it returns is not read here
-        positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
-        passed = {k.arg: k.value for k in value.keywords}
-        if not any(isinstance(a, ast.Starred) for a in value.args):
-            passed.update(zip(positional, value.args, strict=False))
         return any(
             isinstance(arg, ast.Name) and arg.id == name and _none_only_for_none(helper, param)
-            for param, arg in passed.items()
+            for param, arg in _handed(value, helper).items()
         )
 
     def _fills_none(self, stmt: ast.If, func: Scope, at: ast.AST) -> bool:
@@ -432,14 +428,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         function's own value at its top level (``x = self.embed_tokens(ids)``; not
         ``x = fallback``, another input), with ``x`` bound nowhere else between it and
         ``at``? Past it, ``x`` is the caller's value that failed the test, or the fill."""
-        test = stmt.test
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test = test.operand
-        elif _is_none_test(test):
-            test = test.left
-        if not isinstance(test, ast.Name):
+        name = _none_tested(stmt.test)
+        if name is None:
             return False
-        name = test.id
         filled = False
         for bound, value, bchain in func.bindings.get(name, ()):
             if not (before(stmt, bound) and before(bound, at)):
@@ -483,7 +474,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 if (
                     isinstance(stmt, ast.If)
                     and not stmt.orelse
-                    and (isinstance(stmt.body[-1], _EXITS) or (fills and _none_or_falsy(stmt.test)))
+                    and (
+                        isinstance(stmt.body[-1], _EXITS)
+                        or (fills and _none_tested(stmt.test) is not None)
+                    )
                 ) or (asserts and isinstance(stmt, ast.Assert)):
                     out.append(stmt)
             body = inner
@@ -725,15 +719,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         memo = self.__dict__.setdefault("_reads_pieces", {})
         if id(helper) not in memo:
             memo[id(helper)] = pieces_handed_back(helper, skip_first=skip_first)
-        positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
-        positional = positional[1:] if skip_first else positional
-        starred = any(isinstance(a, ast.Starred) for a in call.args)
+        handed = _handed(call, helper, skip_first=skip_first)
         for name in sorted(memo[id(helper)]):
-            passed = next((k.value for k in call.keywords if k.arg == name), None)
-            if passed is None and name in positional and not starred:
-                index = positional.index(name)
-                passed = call.args[index] if index < len(call.args) else None
-            found = self.view(passed, func, at)
+            found = self.view(handed.get(name), func, at)
             if found is not None:
                 return Origin(f"{found.what}, read by `{helper.name}`", config=found.config)
         return None
@@ -989,9 +977,25 @@ def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:
 _ASKING = ("get_", "is_", "has_", "use_", "uses_", "supports_")
 
 
-def _none_or_falsy(test: ast.expr) -> bool:
-    """``x is None`` or ``not x``: what a fill of ``x`` may follow."""
-    return _is_none_test(test) or (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not))
+def _none_tested(test: ast.expr) -> str | None:
+    """The name ``x`` of ``x is None`` or ``not x``: what a fill of ``x`` may follow."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    elif _is_none_test(test):
+        test = test.left
+    return test.id if isinstance(test, ast.Name) else None
+
+
+def _handed(call: ast.Call, helper: ast.AST, *, skip_first: bool = False) -> dict[str, ast.expr]:
+    """Each of ``helper``'s parameters ``call`` hands an argument, by keyword or by place
+    (``skip_first``: a method's ``self``); no place is read past a ``*args``, which may fill
+    any of them."""
+    positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+    handed: dict[str, ast.expr] = {}
+    if not any(isinstance(a, ast.Starred) for a in call.args):
+        handed.update(zip(positional[1:] if skip_first else positional, call.args, strict=False))
+    handed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return handed
 
 
 def _is_none_test(test: ast.expr) -> bool:
