@@ -231,6 +231,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 return None  # `self.pool.table is self.table`: the object keeps them one
             if any(self._computed(e, func, at) for e in sides):
                 return None  # checks what the function computed against what it was given
+            if self._divides_own_product(expr, func, at):
+                return None  # `n * k % k == 0`: true whatever the caller passed
             if self._fits_own_buffer(expr, func, at):
                 return None  # `n <= self.buf.shape[0]`: the admission upstream, restated
             if (
@@ -408,6 +410,52 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 # x is None: return`, still not None.
                 held.update(ast.dump(p) for p in _negated(stmt.test))
         return all(ast.dump(p) in held for p in _conjuncts(expr))
+
+    def _divides_own_product(self, expr: ast.Compare, func: Scope, at: ast.AST) -> bool:
+        """Is ``expr`` ``p % k == 0`` where ``p`` is a product one of whose factors is
+        ``k`` -- written out, or a local bound to it that alone reaches ``at`` with
+        ``k`` not bound again since (``nbytes = prod(shape) * size`` ... ``assert nbytes
+        % size == 0``)? Of integers (the sizes and counts such asserts are about) it
+        holds for any input: it states the arithmetic, not the caller's value."""
+        if not (
+            len(expr.ops) == 1
+            and isinstance(expr.ops[0], ast.Eq)
+            and isinstance(expr.comparators[0], ast.Constant)
+            and expr.comparators[0].value == 0
+            and isinstance(expr.left, ast.BinOp)
+            and isinstance(expr.left.op, ast.Mod)
+        ):
+            return False
+        product, divisor = expr.left.left, expr.left.right
+        if not isinstance(divisor, (ast.Name, ast.Constant)):
+            return False  # an attribute or a call may read differently each time
+        if isinstance(product, ast.Name):
+            binding = self.dominating_binding(product.id, func, at)
+            if binding is None or any(
+                stmt is not binding[0] and self._between(binding[0], stmt, bchain, at)
+                for stmt, _, bchain in func.bindings.get(product.id, ())
+            ):
+                return False  # a parameter, or bound again on some path since
+            since, product = binding[0], binding[1]
+            if isinstance(divisor, ast.Name) and any(
+                self._between(since, stmt, bchain, at)
+                for stmt, _, bchain in func.bindings.get(divisor.id, ())
+            ):
+                return False  # the factor bound again: the product may hold the old one
+        return ast.dump(divisor) in {ast.dump(f) for f in _factors(product)}
+
+    def _between(self, first: ast.AST, stmt: ast.AST, bchain: tuple[int, ...], at: ast.AST) -> bool:
+        """May a binding ``stmt`` (in blocks ``bchain``) run after ``first`` and before
+        ``at`` -- between them in the file, or in a loop around ``at`` that ``first``
+        is outside of, which carries it round to the next pass?"""
+        if before(first, stmt) and before(stmt, at):
+            return True
+        outside = self.blocks.get(first, ())
+        return any(
+            b in self.loop_blocks and b not in outside
+            for b in bchain
+            if b in self.blocks.get(at, ())
+        )
 
     def _keeps_none(self, value: ast.AST | None, name: str) -> bool:
         """Is ``value`` a call of a function of this module, handed ``name``, that returns
@@ -1036,6 +1084,13 @@ def _none_only_for_none(helper: ast.FunctionDef | ast.AsyncFunctionDef, param: s
         ):
             return False
     return bool(allowed)
+
+
+def _factors(expr: ast.AST | None) -> list[ast.AST]:
+    """``a * (b * c)`` -> ``[a, b, c]``; anything else is its own one factor."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return [*_factors(expr.left), *_factors(expr.right)]
+    return [expr] if expr is not None else []
 
 
 def _conjuncts(test: ast.AST) -> list[ast.AST]:

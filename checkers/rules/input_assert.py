@@ -338,6 +338,19 @@ class InputAssert(Contract):
             ),
         ),
         Example(
+            source=(
+                "def conv_views(shapes, dtype):\n"
+                "    itemsize = dtype.itemsize\n"
+                "    for shape in shapes:\n"
+                "        nbytes = prod(shape) * itemsize\n"
+                "        assert nbytes % itemsize == 0\n"
+            ),
+            note=(
+                "A product asserted divisible by one of its own factors: true whatever the "
+                "caller passed, the function's arithmetic restated."
+            ),
+        ),
+        Example(
             source=("def test_carve(pool):\n    assert pool.carve(8) == 8\n"),
             path="tests/test_pool.py",
             note="A test's assert is the test, not input validation.",

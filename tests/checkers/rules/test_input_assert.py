@@ -2457,3 +2457,44 @@ def test_a_field_of_a_record_built_in_place_is_what_it_was_handed():
     # function (not a class) built (15), a tokenizer's state after reading the caller's
     # text (17). A parameter's field is the caller's (26).
     assert lines(src) == [3, 10, 19, 21, 23, 26]
+
+
+def test_a_product_asserted_divisible_by_its_own_factor_holds_for_any_input():
+    src = (
+        "def carve(shapes, dtype, stride):\n"
+        "    size = dtype.itemsize\n"
+        "    for shape in shapes:\n"
+        "        nbytes = prod(shape) * size\n"
+        "        assert nbytes % size == 0\n"
+        "        assert (shape[0] * stride) % stride == 0\n"
+        "        assert nbytes % stride == 0\n"
+        "        total = prod(shape) + size\n"
+        "        assert total % size == 0\n"
+        "    width = stride * 2\n"
+        "    stride = stride + 1\n"
+        "    assert width % stride == 0\n"
+        "    rows = size * 4\n"
+        "    assert rows % size != 0\n"
+        "\n"
+        "def step(a, k, n):\n"
+        "    p = a * k\n"
+        "    for _ in range(n):\n"
+        "        assert p % k == 0\n"
+        "        k = k + 1\n"
+        "    q = a * n\n"
+        "    assert q % n == 0\n"
+        "    n = 0\n"
+        "    q = a + 1\n"
+        "    r = a * k\n"
+        "    for _ in range(n):\n"
+        "        assert r % k == 0\n"
+        "        r = r + 1\n"
+    )
+    # Never false, whatever the caller passed: a product divided by one of its own
+    # factors (5, through the local; 6, written out; 22, the factor and the product
+    # bound again only past the assert) leaves no remainder. A product against another
+    # input (7), a sum (9), a factor bound again between the product and the assert
+    # (12) or in a loop around the assert that the product is outside of (19), the
+    # product itself bound again in such a loop (27), and a test the product fails (14)
+    # still read the caller's.
+    assert lines(src) == [7, 9, 12, 14, 19, 27]
