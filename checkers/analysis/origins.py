@@ -431,17 +431,17 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             return False  # an attribute or a call may read differently each time
         if isinstance(product, ast.Name):
             binding = self.dominating_binding(product.id, func, at)
-            if binding is None or any(
-                stmt is not binding[0] and self._between(binding[0], stmt, bchain, at)
-                for stmt, _, bchain in func.bindings.get(product.id, ())
-            ):
-                return False  # a parameter, or bound again on some path since
-            since, product = binding[0], binding[1]
-            if isinstance(divisor, ast.Name) and any(
+            if binding is None:
+                return False  # a parameter: the caller's value
+            since, value, _ = binding
+            names = [product.id, divisor.id] if isinstance(divisor, ast.Name) else [product.id]
+            if any(
                 self._between(since, stmt, bchain, at)
-                for stmt, _, bchain in func.bindings.get(divisor.id, ())
+                for name in names
+                for stmt, _, bchain in func.bindings.get(name, ())
             ):
-                return False  # the factor bound again: the product may hold the old one
+                return False  # bound again on some path since: the product may be another
+            product = value
         return ast.dump(divisor) in {ast.dump(f) for f in _factors(product)}
 
     def _between(self, first: ast.AST, stmt: ast.AST, bchain: tuple[int, ...], at: ast.AST) -> bool:

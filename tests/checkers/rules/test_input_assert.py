@@ -2489,6 +2489,14 @@ def test_a_product_asserted_divisible_by_its_own_factor_holds_for_any_input():
         "    for _ in range(n):\n"
         "        assert r % k == 0\n"
         "        r = r + 1\n"
+        "\n"
+        "def tail(a, k, flag):\n"
+        "    t = a * k\n"
+        "    if flag:\n"
+        "        assert t % k == 0\n"
+        "        k = 0\n"
+        "    from sizes import page\n"
+        "    assert page % k == 0\n"
     )
     # Never false, whatever the caller passed: a product divided by one of its own
     # factors (5, through the local; 6, written out; 22, the factor and the product
@@ -2496,5 +2504,6 @@ def test_a_product_asserted_divisible_by_its_own_factor_holds_for_any_input():
     # input (7), a sum (9), a factor bound again between the product and the assert
     # (12) or in a loop around the assert that the product is outside of (19), the
     # product itself bound again in such a loop (27), and a test the product fails (14)
-    # still read the caller's.
-    assert lines(src) == [7, 9, 12, 14, 19, 27]
+    # still read the caller's, as does an imported name against the caller's (36); the
+    # factor bound again past the assert in an `if` around it, no loop, does not (33).
+    assert lines(src) == [7, 9, 12, 14, 19, 27, 36]
