@@ -723,12 +723,17 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                             f"`self.{callee.attr}()`, worked out from the record's fields"
                         )
                     return None  # the object's own method computes something
-                if (
-                    expr.args
-                    and callee.attr == "get"
-                    and self._via_collaborator(callee.value, func, at)
-                ):
-                    return None
+                if expr.args and callee.attr == "get":
+                    if self._via_collaborator(callee.value, func, at):
+                        return None
+                    if (
+                        len(expr.args) == 1
+                        and not expr.keywords
+                        and self._written_table(callee.value, func)
+                    ):
+                        # `_SCORING.get(scoring_func.lower())`, None where the key is
+                        # missing: whether there is an entry is the caller's key's doing.
+                        return self.view(expr.args[0], func, at)
                 return self.view(callee.value, func, at)
         return None
 
@@ -773,6 +778,57 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             if found is not None:
                 return Origin(f"{found.what}, read by `{helper.name}`", config=found.config)
         return None
+
+    def _written_table(self, expr: ast.AST, func: Scope | None) -> bool:
+        """Is ``expr`` a module-level name bound once, to a dict display with entries
+        (``_KINDS = {"sigmoid": 0, "softmax": 1}``), and not in the function or those
+        around it? A table the module wrote down: what a key finds there is fixed by
+        the key. (An empty one is filled as the program runs: a registry.)"""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = func
+        while scope is not None:
+            if expr.id in scope.params or expr.id in scope.bindings:
+                return False
+            scope = scope.parent
+        values = self.module_bindings.get(expr.id, ())
+        return (
+            len(values) == 1
+            and isinstance(values[0], ast.Dict)
+            and bool(values[0].keys)
+            and all(k is not None for k in values[0].keys)
+            and expr.id not in self._changed_tables()
+        )
+
+    def _changed_tables(self) -> set[str]:
+        """The names whose items the module's code stores, deletes or updates
+        (``CHARSETS[name] = ...`` in ``add_charset``, ``_REGISTRY.update(...)``): tables
+        the program fills as it runs, whatever the display they start from. Worked out
+        once per module, from its statements, when a table is first asked about."""
+        found = self.__dict__.get("_changed")
+        if found is None:
+            found = set()
+            for stmt in walk_statements(self.tree):
+                if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                    targets = (
+                        stmt.targets
+                        if isinstance(stmt, (ast.Assign, ast.Delete))
+                        else [stmt.target]
+                    )
+                    for target in targets:
+                        for node in ast.walk(target):
+                            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                                found.add(node.value.id)
+                elif (
+                    isinstance(stmt, ast.Expr)
+                    and isinstance(stmt.value, ast.Call)
+                    and isinstance(stmt.value.func, ast.Attribute)
+                    and stmt.value.func.attr in _FILLING_METHODS
+                    and isinstance(stmt.value.func.value, ast.Name)
+                ):
+                    found.add(stmt.value.func.value.id)
+            self._changed = found
+        return found
 
     def _helper_named(self, call: ast.Call, func: Scope | None):
         """The function of this module, or the method of the object's class, that
@@ -1019,6 +1075,9 @@ def _attribute_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.AST]]:
             stack.extend(reversed(block))
     return found
 
+
+# The methods by which a dict's items change in place.
+_FILLING_METHODS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 
 # The methods by which a caller asks a configuration what it says (`get_num_layers`,
 # `is_multimodal`), not those by which it hands the configuration data to work on.

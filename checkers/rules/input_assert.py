@@ -991,6 +991,31 @@ class InputAssert(Contract):
                 "against the bits it asked for."
             ),
         ),
+        Example(
+            source=(
+                "_SCORING = {'sigmoid': 0, 'softmax': 1}\n"
+                "\n"
+                "def fused_gate(scores, scoring_func='sigmoid'):\n"
+                "    code = _SCORING.get(scoring_func.lower())\n"
+                "    assert code is not None, f'unknown scoring_func {scoring_func}'\n"
+                "    return route(scores, code)\n"
+            ),
+            expect=(Expect("AC301", 5, 12, "scoring_func"),),
+            fixed=(
+                "_SCORING = {'sigmoid': 0, 'softmax': 1}\n"
+                "\n"
+                "def fused_gate(scores, scoring_func='sigmoid'):\n"
+                "    code = _SCORING.get(scoring_func.lower())\n"
+                "    if not (code is not None):\n"
+                "        raise ValueError(f'unknown scoring_func {scoring_func}')\n"
+                "    return route(scores, code)\n"
+            ),
+            unsafe=True,
+            note=(
+                "An entry of a table the module wrote down, looked up with the caller's "
+                "key: whether there is one is the caller's choice of key."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

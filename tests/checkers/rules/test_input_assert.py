@@ -2507,3 +2507,60 @@ def test_a_product_asserted_divisible_by_its_own_factor_holds_for_any_input():
     # still read the caller's, as does an imported name against the caller's (36); the
     # factor bound again past the assert in an `if` around it, no loop, does not (33).
     assert lines(src) == [7, 9, 12, 14, 19, 27, 36]
+
+
+def test_an_entry_the_callers_key_picks_from_the_modules_own_table_is_input():
+    src = (
+        "_KINDS = {'sigmoid': 0, 'softmax': 1}\n"
+        "_SEEN = {}\n"
+        "LIMITS = {'a': 1}\n"
+        "LIMITS = {'b': 2}\n"
+        "\n"
+        "def gate(scores, scoring_func='sigmoid', kind=None):\n"
+        "    code = _KINDS.get(scoring_func.lower())\n"
+        "    assert code is not None\n"
+        "    seen = _SEEN.get(scoring_func)\n"
+        "    assert seen is not None\n"
+        "    limit = LIMITS.get(kind)\n"
+        "    assert limit is not None\n"
+        "    own = _KINDS.get(pick(scores))\n"
+        "    assert own is not None\n"
+        "    fixed = _KINDS['softmax']\n"
+        "    assert fixed == 1\n"
+        "    entry = _KINDS.get(kind, 0)\n"
+        "    assert entry > 0\n"
+        "\n"
+        "def shadow(kind, _KINDS):\n"
+        "    entry = _KINDS.get(kind, 0)\n"
+        "    assert entry > 0\n"
+        "\n"
+        "def local(kind):\n"
+        "    table = {'a': 1}\n"
+        "    entry = table.get(kind)\n"
+        "    assert entry is not None\n"
+        "\n"
+        "CODECS = {'utf-8': 'utf8'}\n"
+        "ALIASES = {'latin_1': 'iso-8859-1'}\n"
+        "NAMES = {'a': 1}\n"
+        "\n"
+        "def add(name, codec, alias):\n"
+        "    CODECS[name] = codec\n"
+        "    ALIASES.update({alias: name})\n"
+        "\n"
+        "def lookup(name):\n"
+        "    codec = CODECS.get(name)\n"
+        "    assert codec is not None\n"
+        "    alias = ALIASES.get(name)\n"
+        "    assert alias is not None\n"
+        "    n = NAMES.get(name)\n"
+        "    assert n is not None\n"
+    )
+    # A table the module writes down (a dict display bound once), looked up with the
+    # caller's key by `.get`, None where the key is missing: whether there is an
+    # entry is the caller's choice of key (8, 43). Not: a table the module fills as it
+    # runs (10), a name bound twice (12), a key the function computed (14) or wrote
+    # down (16), a lookup with a default, which finds something whatever the key (18),
+    # a table the function builds itself (27), tables the module fills as it runs, by
+    # an item stored (39) or an update (41). A parameter of the table's name is the
+    # caller's table, read as before (22).
+    assert lines(src) == [8, 22, 43]
