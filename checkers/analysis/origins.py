@@ -723,17 +723,21 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                             f"`self.{callee.attr}()`, worked out from the record's fields"
                         )
                     return None  # the object's own method computes something
-                if expr.args and callee.attr == "get":
-                    if self._via_collaborator(callee.value, func, at):
-                        return None
-                    if (
-                        len(expr.args) == 1
-                        and not expr.keywords
-                        and self._written_table(callee.value, func)
-                    ):
-                        # `_SCORING.get(scoring_func.lower())`, None where the key is
-                        # missing: whether there is an entry is the caller's key's doing.
-                        return self.view(expr.args[0], func, at)
+                if (
+                    expr.args
+                    and callee.attr == "get"
+                    and self._via_collaborator(callee.value, func, at)
+                ):
+                    return None
+                if (
+                    callee.attr == "get"
+                    and len(expr.args) == 1
+                    and not expr.keywords
+                    and self._written_table(callee.value, func)
+                ):
+                    # `_SCORING.get(scoring_func.lower())`, None where the key is
+                    # missing: whether there is an entry is the caller's key's doing.
+                    return self.view(expr.args[0], func, at)
                 return self.view(callee.value, func, at)
         return None
 

@@ -2554,6 +2554,20 @@ def test_an_entry_the_callers_key_picks_from_the_modules_own_table_is_input():
         "    assert alias is not None\n"
         "    n = NAMES.get(name)\n"
         "    assert n is not None\n"
+        "\n"
+        "HITS = {'a': 0}\n"
+        "\n"
+        "def count(name):\n"
+        "    HITS[name] += 1\n"
+        "\n"
+        "def rebuilt(kind, scores):\n"
+        "    _KINDS = build(scores)\n"
+        "    entry = _KINDS.get(kind)\n"
+        "    assert entry is not None\n"
+        "    made = build(scores).get(kind)\n"
+        "    assert made is not None\n"
+        "    hit = HITS.get(kind)\n"
+        "    assert hit is not None\n"
     )
     # A table the module writes down (a dict display bound once), looked up with the
     # caller's key by `.get`, None where the key is missing: whether there is an
@@ -2561,6 +2575,7 @@ def test_an_entry_the_callers_key_picks_from_the_modules_own_table_is_input():
     # runs (10), a name bound twice (12), a key the function computed (14) or wrote
     # down (16), a lookup with a default, which finds something whatever the key (18),
     # a table the function builds itself (27), tables the module fills as it runs, by
-    # an item stored (39) or an update (41). A parameter of the table's name is the
-    # caller's table, read as before (22).
+    # an item stored (39), an update (41) or an augmented item (48, asked at 57); a table the
+    # function binds under the module table's name (53) or a call hands back (55). A
+    # parameter of the table's name is the caller's table, read as before (22).
     assert lines(src) == [8, 22, 43]
