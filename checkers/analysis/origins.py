@@ -223,6 +223,15 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             return None  # `n = t.item(); assert isinstance(n, int)`: the conversion's type
         if isinstance(at, ast.Assert) and expr is at.test and self._restates_guard(expr, func, at):
             return None  # `if x is not None and ...: assert x is not None`: for the type checker
+        if isinstance(at, ast.Assert) and expr is at.test:
+            flag = (
+                expr.operand
+                if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)
+                else expr
+            )
+            tested = self._flag_test(flag, func, at)
+            if tested is not None:
+                return tested  # `paged = page_size > 1` ... `assert paged`: the test, spelled once
         if isinstance(expr, ast.Compare) and func is not None:
             sides = [expr.left, *expr.comparators]
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) and all(
@@ -456,6 +465,54 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             for b in bchain
             if b in self.blocks.get(at, ())
         )
+
+    def _flag_test(self, flag: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
+        """Is ``flag`` a local the function bound to a test of its caller's values against
+        constants or each other (``paged = page_size > 1``, ``valid = n % batch == 0``,
+        ``shared = k.data_ptr() == v.data_ptr()``, an ``and`` of such), that no ``if`` on the way to ``at``
+        tests? Asserting it (or its negation) asserts that test of input, as ``assert
+        page_size > 1`` does. An identity (``a is b``) is no test of what a value is; a
+        side the function computed makes it a postcondition; and where a branch on the
+        way tests the flag, what the assert says is what the branches left -- the
+        function's own case analysis (``if r and w: ... elif r: ... else: assert w``)."""
+        if func is None or not isinstance(flag, ast.Name) or flag.id in func.params:
+            return None
+        binding = self.dominating_binding(flag.id, func, at)
+        if binding is None:
+            return None
+        chain = self.blocks.get(at, ())
+        on_the_way = [self.guards.get(b, self.else_guards.get(b)) for b in chain]
+        on_the_way += [s.test for s in self._exits_before(func.node, at, chain)]
+        if any(
+            isinstance(n, ast.Name) and n.id == flag.id
+            for t in on_the_way
+            if t is not None
+            for n in ast.walk(t)
+        ):
+            return None
+        return self._test_of_input(binding[1], func, binding[0])
+
+    def _test_of_input(self, test: ast.AST | None, func: Scope, at: ast.AST) -> Origin | None:
+        """Is ``test`` comparisons of input with constants or with input (``n > 1``,
+        ``mode in ("a", "b")``), or ``and``/``or``/``not`` of them? The first input read."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._test_of_input(test.operand, func, at)
+        if isinstance(test, ast.BoolOp):
+            found = [self._test_of_input(v, func, at) for v in test.values]
+            return found[0] if all(found) else None
+        if not isinstance(test, ast.Compare) or any(
+            isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops
+        ):
+            return None
+        found = None
+        for side in [test.left, *test.comparators]:
+            if is_literal(side):
+                continue
+            origin = self.view(side, func, at)
+            if origin is None:
+                return None
+            found = found or origin
+        return found
 
     def _keeps_none(self, value: ast.AST | None, name: str) -> bool:
         """Is ``value`` a call of a function of this module, handed ``name``, that returns

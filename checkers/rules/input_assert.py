@@ -1016,6 +1016,31 @@ class InputAssert(Contract):
                 "key: whether there is one is the caller's choice of key."
             ),
         ),
+        Example(
+            source=(
+                "def page_metadata(page_table, real_table, page_size):\n"
+                "    paged = page_size > 1\n"
+                "    if page_table is None:\n"
+                "        assert paged, 'page_table may be None only when paged'\n"
+                "        page_table = real_table\n"
+                "    return page_table\n"
+            ),
+            expect=(Expect("AC301", 4, 16, "page_size"),),
+            fixed=(
+                "def page_metadata(page_table, real_table, page_size):\n"
+                "    paged = page_size > 1\n"
+                "    if page_table is None:\n"
+                "        if not (paged):\n"
+                "            raise ValueError('page_table may be None only when paged')\n"
+                "        page_table = real_table\n"
+                "    return page_table\n"
+            ),
+            unsafe=True,
+            note=(
+                "A flag bound to a test of the caller's value against a constant is that "
+                "test spelled once: asserting it checks the caller's `page_size`."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

@@ -2579,3 +2579,50 @@ def test_an_entry_the_callers_key_picks_from_the_modules_own_table_is_input():
     # function binds under the module table's name (53) or a call hands back (55). A
     # parameter of the table's name is the caller's table, read as before (22).
     assert lines(src) == [8, 22, 43]
+
+
+def test_a_local_bound_to_a_test_of_a_parameter_against_a_constant_is_that_test():
+    src = (
+        "def plan(table, page_size, extra=None, mode='a'):\n"
+        "    paged = page_size > 1\n"
+        "    if extra is None:\n"
+        "        assert paged\n"
+        "    known = mode in ('a', 'b')\n"
+        "    assert known, mode\n"
+        "    both = page_size > 1 and mode == 'a'\n"
+        "    assert both\n"
+        "    fits = page_size <= len(table)\n"
+        "    assert fits\n"
+        "    n = count(table)\n"
+        "    big = n > 1\n"
+        "    assert big\n"
+        "    limit = make_limit(mode)\n"
+        "    under = page_size < limit\n"
+        "    assert under\n"
+        "\n"
+        "def makefile(mode, buffering):\n"
+        "    writing = 'w' in mode\n"
+        "    reading = 'r' in mode or not writing\n"
+        "    assert reading or writing\n"
+        "    single = len(mode) == 1\n"
+        "    assert not single\n"
+        "    unbuffered = buffering == 0\n"
+        "    if unbuffered:\n"
+        "        return None\n"
+        "    assert not unbuffered\n"
+        "    if reading and writing:\n"
+        "        return 2\n"
+        "    elif reading:\n"
+        "        return 1\n"
+        "    else:\n"
+        "        assert writing\n"
+        "    return 0\n"
+    )
+    # A flag the function bound to a test of the caller's values against constants or
+    # each other is that test, spelled once: asserting it, or its negation, checks the
+    # caller's values (4, 6, 8, 10, 23), as `assert page_size > 1` would. Not: the
+    # function's own count against a constant (13), the caller's value against a limit
+    # the function computed (16: a postcondition), flags combined in the assert itself
+    # (21), and a flag an `if` on the way tests -- one it left on (27) or a branch of
+    # a chain on it (35): what the assert says is what the branches left.
+    assert lines(src) == [4, 6, 8, 10, 23]
