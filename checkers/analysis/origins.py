@@ -469,8 +469,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
     def _flag_test(self, flag: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
         """Is ``flag`` a local the function bound to a test of its caller's values against
         constants or each other (``paged = page_size > 1``, ``valid = n % batch == 0``,
-        ``shared = k.data_ptr() == v.data_ptr()``, an ``and`` of such), that no ``if`` on the way to ``at``
-        tests? Asserting it (or its negation) asserts that test of input, as ``assert
+        ``shared = k.data_ptr() == v.data_ptr()``, ``and``/``or``/``not`` of such), that no
+        ``if`` on the way to ``at`` tests? Asserting it (or its negation) asserts that test of input, as ``assert
         page_size > 1`` does. An identity (``a is b``) is no test of what a value is; a
         side the function computed makes it a postcondition; and where a branch on the
         way tests the flag, what the assert says is what the branches left -- the
@@ -480,6 +480,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         binding = self.dominating_binding(flag.id, func, at)
         if binding is None:
             return None
+        stmt, value, _ = binding
         chain = self.blocks.get(at, ())
         on_the_way = [self.guards.get(b, self.else_guards.get(b)) for b in chain]
         on_the_way += [s.test for s in self._exits_before(func.node, at, chain)]
@@ -490,7 +491,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             for n in ast.walk(t)
         ):
             return None
-        return self._test_of_input(binding[1], func, binding[0])
+        return self._test_of_input(value, func, stmt)
 
     def _test_of_input(self, test: ast.AST | None, func: Scope, at: ast.AST) -> Origin | None:
         """Is ``test`` comparisons of input with constants or with input (``n > 1``,

@@ -2617,6 +2617,13 @@ def test_a_local_bound_to_a_test_of_a_parameter_against_a_constant_is_that_test(
         "    else:\n"
         "        assert writing\n"
         "    return 0\n"
+        "\n"
+        "def tiles(page_size, table):\n"
+        "    small = not (page_size > 8)\n"
+        "    assert small\n"
+        "    n = count(table)\n"
+        "    mixed = page_size > 1 and n > 1\n"
+        "    assert mixed\n"
     )
     # A flag the function bound to a test of the caller's values against constants or
     # each other is that test, spelled once: asserting it, or its negation, checks the
@@ -2624,5 +2631,8 @@ def test_a_local_bound_to_a_test_of_a_parameter_against_a_constant_is_that_test(
     # function's own count against a constant (13), the caller's value against a limit
     # the function computed (16: a postcondition), flags combined in the assert itself
     # (21), and a flag an `if` on the way tests -- one it left on (27) or a branch of
-    # a chain on it (35): what the assert says is what the branches left.
-    assert lines(src) == [4, 6, 8, 10, 23]
+    # a chain on it (35): what the assert says is what the branches left. A `not` of
+    # such a test is one too (38); an `and` with the function's own count is not (41).
+    found = check(src)
+    assert [f.line for f in found] == [4, 6, 8, 10, 23, 38]
+    assert "page_size" in found[2].message  # the first input the test reads
