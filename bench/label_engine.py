@@ -100,6 +100,7 @@ ASSERT_ROUNDS = (
     ("sglang-held8", "sglang", 20296, 60, "", True),
     ("lmdeploy-held8", "lmdeploy", 20297, 60, "", True),
     ("sglang-held9", "sglang", 20298, 60, "", True),
+    ("lmdeploy-held9", "lmdeploy", 20299, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 
