@@ -92,7 +92,8 @@ class HelperCallers:
                     held.append((self.else_guards[block], False))
             for test, negated in held:
                 if any(
-                    all(self.reads_input(side, caller, test) is None for side in against)
+                    (against or self.asks_type)  # a type test settles type asserts alone
+                    and all(self.reads_input(side, caller, test) is None for side in against)
                     for against in _tests_value(test, bound.id, negated)
                 ) and not any(
                     before(test, rebound) and before(rebound, call)
@@ -110,7 +111,8 @@ class HelperCallers:
             )
             for t in tests:
                 if (
-                    isinstance(t, ast.Call)
+                    self.asks_type
+                    and isinstance(t, ast.Call)
                     and dotted(t.func, through_calls=True) in ("isinstance", "issubclass")
                     and t.args
                     and isinstance(t.args[0], ast.Name)
@@ -130,7 +132,7 @@ class HelperCallers:
         return False
 
     def param_origin(self, func: Scope, name: str) -> Origin | None:
-        key = (id(func.node), name)
+        key = (id(func.node), name, self.asks_type)
         if key in self._memo:
             return self._memo[key]
         if key in self._busy:

@@ -183,6 +183,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         self._module_counts: set[str] | None = None  # `.attr`s advanced on objects not self
         # function node id -> [(statement, the object it calls a method of for its effect)]
         self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
+        self.asks_type = False  # whether the assert being read asks only for a type
         super().__init__(tree, source)
 
     def env_global(self, name: str) -> bool:
@@ -215,6 +216,17 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
 
     def reads_input(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
         """Does the assert condition ``expr`` read input anywhere inside it?"""
+        if isinstance(at, ast.Assert) and expr is at.test:
+            # What a caller's type test settles depends on what the assert asks: a
+            # type (`isinstance(x, T)`) or something the value holds (`"%" not in key`).
+            asked, self.asks_type = self.asks_type, _asks_type(expr)
+            try:
+                return self._reads_input(expr, func, at)
+            finally:
+                self.asks_type = asked
+        return self._reads_input(expr, func, at)
+
+    def _reads_input(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
         if self._narrows_normalised(expr, func, at):
             # A parameter the function normalised (`x = [x]`, `g = guard_int(g)`) and
             # now narrows for the type checker: its own doing.
@@ -1212,6 +1224,16 @@ def _factors(expr: ast.AST | None) -> list[ast.AST]:
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
         return [*_factors(expr.left), *_factors(expr.right)]
     return [expr] if expr is not None else []
+
+
+def _asks_type(test: ast.AST) -> bool:
+    """Is ``test`` a type test alone -- ``isinstance``/``issubclass``, or ``and``/``or``/
+    ``not`` of them?"""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _asks_type(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return all(_asks_type(v) for v in test.values)
+    return isinstance(test, ast.Call) and dotted(test.func) in ("isinstance", "issubclass")
 
 
 def _conjuncts(test: ast.AST) -> list[ast.AST]:

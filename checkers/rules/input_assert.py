@@ -1041,6 +1041,37 @@ class InputAssert(Contract):
                 "test spelled once: asserting it checks the caller's `page_size`."
             ),
         ),
+        Example(
+            source=(
+                "def _split(tensors):\n"
+                "    assert isinstance(tensors, dict)\n"
+                "    for key in tensors:\n"
+                "        assert '%' not in key, 'the separator of nested keys'\n"
+                "\n"
+                "def send(tensors):\n"
+                "    if not isinstance(tensors, dict):\n"
+                "        raise TypeError(f'expected a dict, got {type(tensors)}')\n"
+                "    return _split(tensors)\n"
+            ),
+            expect=(Expect("AC301", 4, 16, "tensors"),),
+            fixed=(
+                "def _split(tensors):\n"
+                "    assert isinstance(tensors, dict)\n"
+                "    for key in tensors:\n"
+                "        if not ('%' not in key):\n"
+                "            raise ValueError('the separator of nested keys')\n"
+                "\n"
+                "def send(tensors):\n"
+                "    if not isinstance(tensors, dict):\n"
+                "        raise TypeError(f'expected a dict, got {type(tensors)}')\n"
+                "    return _split(tensors)\n"
+            ),
+            unsafe=True,
+            note=(
+                "A caller's type test settles the helper's type asserts (restated, not "
+                "flagged), not what the value holds: the keys are still the caller's."
+            ),
+        ),
     )
 
     def wants(self, source) -> bool:

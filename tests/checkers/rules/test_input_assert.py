@@ -2636,3 +2636,32 @@ def test_a_local_bound_to_a_test_of_a_parameter_against_a_constant_is_that_test(
     found = check(src)
     assert [f.line for f in found] == [4, 6, 8, 10, 23, 38]
     assert "page_size" in found[2].message  # the first input the test reads
+
+
+def test_a_callers_type_test_settles_type_asserts_not_what_the_value_holds():
+    src = (
+        "def _split(tensors, prefix=''):\n"
+        "    for key, value in tensors.items():\n"
+        "        assert '%' not in key\n"
+        "        assert isinstance(value, (int, Tensor))\n"
+        "    assert isinstance(tensors, dict) and len(tensors) > 0\n"
+        "    assert not isinstance(tensors, list)\n"
+        "\n"
+        "def send(tensors):\n"
+        "    assert isinstance(tensors, dict)\n"
+        "    return _split(tensors)\n"
+        "\n"
+        "def _emit(node):\n"
+        "    for inner in node.get_nodes():\n"
+        "        assert isinstance(inner, Node)\n"
+        "    assert node.name != ''\n"
+        "\n"
+        "def run(node):\n"
+        "    if isinstance(node, Fused):\n"
+        "        _emit(node)\n"
+    )
+    # The callers' `isinstance` says what type the value is: the helpers' type
+    # asserts, on it or on what it holds, restate that much (4, 6, 14). What the value
+    # holds -- its keys (3), its length (5, in an `and` with a type test), its name
+    # (15) -- no type test checked: the caller's value, read as input.
+    assert lines(src) == [3, 5, 9, 15]
