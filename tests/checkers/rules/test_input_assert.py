@@ -2659,9 +2659,17 @@ def test_a_callers_type_test_settles_type_asserts_not_what_the_value_holds():
         "def run(node):\n"
         "    if isinstance(node, Fused):\n"
         "        _emit(node)\n"
+        "        _kind(node)\n"
+        "\n"
+        "def _kind(node):\n"
+        "    assert isinstance(node, Fused) or isinstance(node, Node)\n"
+        "    if node.kind == 'a':\n"
+        "        return 1\n"
+        "    assert False, node.kind\n"
     )
     # The callers' `isinstance` says what type the value is: the helpers' type
-    # asserts, on it or on what it holds, restate that much (4, 6, 14). What the value
-    # holds -- its keys (3), its length (5, in an `and` with a type test), its name
-    # (15) -- no type test checked: the caller's value, read as input.
-    assert lines(src) == [3, 5, 9, 15]
+    # asserts, on it or on what it holds, restate that much (4, 6, 14, 23). What the
+    # value holds -- its keys (3), its length (5, in an `and` with a type test), its
+    # name (15), the kind that leads to an `assert False` (26) -- no type test
+    # checked: the caller's value, read as input.
+    assert lines(src) == [3, 5, 9, 15, 26]
