@@ -430,7 +430,54 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 # `x = parse(x)` by a helper that returns None only for None: past `if
                 # x is None: return`, still not None.
                 held.update(ast.dump(p) for p in _negated(stmt.test))
-        return all(ast.dump(p) in held for p in _conjuncts(expr))
+        return all(
+            ast.dump(p) in held or self._set_only_under(p, func, at, held) for p in _conjuncts(expr)
+        )
+
+    def _set_only_under(self, part: ast.AST, func: Scope, at: ast.AST, held: set[str]) -> bool:
+        """Is ``part`` ``x is not None`` of a local bound once, to ``A if T else None``
+        (in the function or one around it), where ``T`` holds (``held``) and none of its
+        names is bound again since, and ``A`` is not a value of the caller's that may be
+        None itself? The function set ``x`` to None exactly when ``T`` fails: the assert
+        narrows its own choice for the type checker."""
+        if not (
+            isinstance(part, ast.Compare)
+            and isinstance(part.left, ast.Name)
+            and isinstance(part.ops[0], ast.IsNot)
+            and isinstance(part.comparators[0], ast.Constant)
+            and part.comparators[0].value is None
+        ):
+            return False
+        name = part.left.id
+        scope, scopes = func, [func]
+        while name not in scope.bindings and name not in scope.params and scope.parent:
+            scope = scope.parent
+            scopes.append(scope)
+        bindings = scope.bindings.get(name, ())
+        if name in scope.params or len(bindings) != 1:
+            return False
+        stmt, value, _ = bindings[0]
+        if not (
+            isinstance(value, ast.IfExp)
+            and isinstance(value.orelse, ast.Constant)
+            and value.orelse.value is None
+            and ast.dump(value.test) in held
+        ):
+            return False
+        tested = {n.id for n in ast.walk(value.test) if isinstance(n, ast.Name)}
+        if any(
+            before(stmt, bound)
+            for s in scopes
+            for t in tested
+            for bound, _, _ in s.bindings.get(t, ())
+        ):
+            return False  # the flag bound again: it may no longer say what `x` is
+        body = value.body
+        return (
+            isinstance(body, _NOT_NONE)
+            or (isinstance(body, ast.Subscript) and _slices(body.slice))
+            or self.view(body, scope, stmt) is None
+        )
 
     def _divides_own_product(self, expr: ast.Compare, func: Scope, at: ast.AST) -> bool:
         """Is ``expr`` ``p % k == 0`` where ``p`` is a product one of whose factors is
@@ -1224,6 +1271,13 @@ def _factors(expr: ast.AST | None) -> list[ast.AST]:
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
         return [*_factors(expr.left), *_factors(expr.right)]
     return [expr] if expr is not None else []
+
+
+def _slices(index: ast.AST) -> bool:
+    """``x[a:b]``, ``x[:, :1]``: a slice of a sequence or a tensor is never None."""
+    if isinstance(index, ast.Tuple):
+        return any(isinstance(e, ast.Slice) for e in index.elts)
+    return isinstance(index, ast.Slice)
 
 
 def _asks_type(test: ast.AST) -> bool:

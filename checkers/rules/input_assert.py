@@ -339,6 +339,19 @@ class InputAssert(Contract):
         ),
         Example(
             source=(
+                "def lora_moe(topk_weights, shared_outer):\n"
+                "    collapsed = topk_weights[:, :1] if shared_outer else None\n"
+                "    if shared_outer:\n"
+                "        assert collapsed is not None\n"
+                "        return collapsed.sum()\n"
+            ),
+            note=(
+                "A local the function set to None exactly when a flag is off, asserted "
+                "where the flag is on: the type checker's narrowing of its own choice."
+            ),
+        ),
+        Example(
+            source=(
                 "def conv_views(shapes, dtype):\n"
                 "    itemsize = dtype.itemsize\n"
                 "    for shape in shapes:\n"

@@ -2673,3 +2673,29 @@ def test_a_callers_type_test_settles_type_asserts_not_what_the_value_holds():
     # name (15), the kind that leads to an `assert False` (26) -- no type test
     # checked: the caller's value, read as input.
     assert lines(src) == [3, 5, 9, 15, 26]
+
+
+def test_a_value_bound_only_under_a_flag_asserted_where_the_flag_holds_narrows():
+    src = (
+        "def run(weights, ids, shared, fallback=None):\n"
+        "    collapsed = weights[:, :1] if shared else None\n"
+        "    other = fallback if shared else None\n"
+        "    if shared:\n"
+        "        assert collapsed is not None\n"
+        "        assert other is not None\n"
+        "    if ids.numel() > 0:\n"
+        "        assert collapsed is not None\n"
+        "\n"
+        "    def stage():\n"
+        "        if ids.numel() > 4:\n"
+        "            pass\n"
+        "        elif shared:\n"
+        "            assert collapsed is not None\n"
+        "    stage()\n"
+    )
+    # `x = A if T else None`, asserted not None where T holds: the function set it
+    # None exactly when T fails, so the assert is the type checker's narrowing of the
+    # function's own choice (5, and 14 in a nested function reading the flag and the
+    # value it closes over). Not where A is the caller's value, which may itself be
+    # None (6: the caller's `fallback`), nor where nothing on the way tests T (8).
+    assert lines(src) == [6, 8]
