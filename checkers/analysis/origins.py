@@ -449,10 +449,11 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         ):
             return False
         name = part.left.id
-        scope, scopes = func, [func]
+        scope, point = func, at
+        scopes = [(scope, point)]  # each scope on the way out, with where the value is read
         while name not in scope.bindings and name not in scope.params and scope.parent:
-            scope = scope.parent
-            scopes.append(scope)
+            scope, point = scope.parent, scope.node
+            scopes.append((scope, point))
         bindings = scope.bindings.get(name, ())
         if name in scope.params or len(bindings) != 1:
             return False
@@ -466,10 +467,10 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             return False
         tested = {n.id for n in ast.walk(value.test) if isinstance(n, ast.Name)}
         if any(
-            before(stmt, bound)
-            for s in scopes
+            self._between(stmt, bound, bchain, read)
+            for s, read in scopes
             for t in tested
-            for bound, _, _ in s.bindings.get(t, ())
+            for bound, _, bchain in s.bindings.get(t, ())
         ):
             return False  # the flag bound again: it may no longer say what `x` is
         body = value.body

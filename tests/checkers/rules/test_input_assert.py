@@ -2692,10 +2692,30 @@ def test_a_value_bound_only_under_a_flag_asserted_where_the_flag_holds_narrows()
         "        elif shared:\n"
         "            assert collapsed is not None\n"
         "    stage()\n"
+        "\n"
+        "def again(weights, shared, fallback):\n"
+        "    head = weights[:1] if shared else None\n"
+        "    if shared:\n"
+        "        assert head is not None\n"
+        "    twice = weights[:1] if shared else None\n"
+        "    twice = fallback\n"
+        "    if shared:\n"
+        "        assert twice is not None\n"
+        "    flipped = weights[:1] if shared else None\n"
+        "    shared = not shared\n"
+        "    if shared:\n"
+        "        assert flipped is not None\n"
+        "\n"
+        "    def late():\n"
+        "        if shared:\n"
+        "            assert flipped is not None\n"
+        "    late()\n"
     )
     # `x = A if T else None`, asserted not None where T holds: the function set it
     # None exactly when T fails, so the assert is the type checker's narrowing of the
-    # function's own choice (5, and 14 in a nested function reading the flag and the
-    # value it closes over). Not where A is the caller's value, which may itself be
-    # None (6: the caller's `fallback`), nor where nothing on the way tests T (8).
-    assert lines(src) == [6, 8]
+    # function's own choice (5, 20, and 14 in a nested function reading the flag and
+    # the value it closes over). Not where A is the caller's value, which may itself be
+    # None (6: the caller's `fallback`), where nothing on the way tests T (8), where
+    # the local is bound again (24) or the flag is, before the assert (28) or before
+    # the nested function that reads both (32).
+    assert lines(src) == [6, 8, 24, 28, 32]
