@@ -99,6 +99,7 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held7", "lmdeploy", 20295, 60, "", True),
     ("sglang-held8", "sglang", 20296, 60, "", True),
     ("lmdeploy-held8", "lmdeploy", 20297, 60, "", True),
+    ("sglang-held9", "sglang", 20298, 60, "", True),
     ("lmdeploy-held9", "lmdeploy", 20299, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))

@@ -500,6 +500,7 @@ ENGINE_ASSERT_SETS = (
     ("lmdeploy-held7", "lmdeploy 60, stratified, held out (seventh)"),
     ("sglang-held8", "sglang 60, stratified, held out (eighth)"),
     ("lmdeploy-held8", "lmdeploy 60, stratified, held out (eighth)"),
+    ("sglang-held9", "sglang 60, stratified, held out (ninth)"),
     ("lmdeploy-held9", "lmdeploy 60, stratified, held out (ninth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
