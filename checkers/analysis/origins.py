@@ -288,7 +288,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
                 return None  # a count the module advances on the object
             if names_step_record(expr.attr):
                 return None  # a per-step record, whoever keeps it
-            return self.reads_input(expr.value, func, at)
+            return self._reads_input(expr.value, func, at)
         if (
             isinstance(expr, ast.Call)
             and isinstance(expr.func, ast.Attribute)
@@ -302,13 +302,13 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             for arg in [*expr.args, *(k.value for k in expr.keywords)]:
                 if self._own_attribute(arg, func, at):
                     continue  # the object asking about itself (`size_of(self.name)`)
-                origin = self.reads_input(arg, func, at)
+                origin = self._reads_input(arg, func, at)
                 if origin is not None:
                     return origin
             return None
         for child in ast.iter_child_nodes(expr):
             if isinstance(child, (ast.expr, ast.comprehension, ast.keyword)):
-                origin = self.reads_input(child, func, at)
+                origin = self._reads_input(child, func, at)
                 if origin is not None:
                     return origin
         return None
