@@ -2719,3 +2719,10 @@ def test_a_value_bound_only_under_a_flag_asserted_where_the_flag_holds_narrows()
     # the local is bound again (24) or the flag is, before the assert (28) or before
     # the nested function that reads both (32).
     assert lines(src) == [6, 8, 24, 28, 32]
+
+
+def test_an_attribute_of_what_a_call_makes_of_input_reads_that_input():
+    src = "def load(path, n):\n    assert inspect_file(path).ok\n    assert plan(8).ok\n"
+    # The verdict a helper returns on the caller's value is a check of it (2), as
+    # `assert is_valid(path)` is; one on the function's own constant is not (3).
+    assert lines(src) == [2]
