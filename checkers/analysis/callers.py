@@ -9,7 +9,8 @@ or one it already tested (``if isinstance(x, T): _emit(x)``, or past ``if tp ==
 1: return`` -- the caller handled that value and left, so what the helper asserts
 of it restates the caller's test; past ``assert tp > 1``, the same test spelled
 for ``-O`` to strip, which is where the finding belongs; or under ``if 0 < k <=
-2048: _topk(k)``). Nothing in the
+2048: _topk(k)``); a type test settles only an assert that asks for a type,
+not one of what the value holds. Nothing in the
 module calling it means its callers are elsewhere: input. A private method
 whose every call sits under an ``if`` on ``self.<attr>`` was chosen for that
 value, so asserting it restates the branch. A mixin of

@@ -63,7 +63,15 @@ The principles, input first, following it where it hides:
   the module's own reader hands back of input (``index, content, stop =
   _read_until_stop(index, text, stops)``: a helper that reads nothing but what
   it is handed and returns pieces of it, ``text[index:pos]``) -- a slice cut
-  where the text itself says, not by a bound of the function's own;
+  where the text itself says, not by a bound of the function's own; whether a
+  table the module wrote down has an entry for input (``code =
+  _SCORING.get(scoring_func.lower())``: a dict display bound once, whose items
+  no statement of the module stores, deletes or updates, asked by ``.get`` with
+  no default -- None exactly where the caller's key names nothing); and a flag
+  bound to comparisons of input with constants or with input, asserted whole
+  (``paged = page_size > 1`` ... ``assert paged``, ``assert not shared``: the
+  test spelled once), unless an ``if`` on the way tests the flag -- then the
+  assert says what the function's own branches left;
 * a record's fields -- dataclasses (``pydantic_dataclass`` too), attrs, NamedTuples,
   pydantic models, msgspec Structs -- and its properties and no-argument methods;
   and a field of a record the function built in place (``shape =
@@ -77,7 +85,9 @@ The principles, input first, following it where it hides:
   or an ``assert`` that compares it (``assert tp > 1``: the same test, where the
   finding belongs), passes a value already checked -- each part of an ``and`` it
   holds a test of its own, and a comparison with another input (``assert
-  w.shape[1] == k``) none.
+  w.shape[1] == k``) none; a type test (``isinstance``) settles only an assert
+  that asks for a type, of the value or of what it holds, not one of what it
+  holds (``'%' not in key`` of the keys of a dict the caller asserted is one).
 
 State, which stays an assert: what the function computed -- a call that takes
 the input, a list it fills, a counter it advances, tensor pieces it sized
@@ -114,6 +124,11 @@ past ``if x is None:`` (``if not x:``), no ``else``, whose body binds ``x`` at
 its top level to the function's own value and does not leave (``x =
 self.embed_tokens(ids)``): only the fill can fail it -- not anything else of
 ``x``, nor a fill with another input (``x = fallback``);
+``x is not None`` where ``x`` was bound once to ``A if T else None`` and ``T``
+holds where the assert stands (``if shared: assert collapsed is not None``, in
+the function or a nested one), ``A`` not the caller's value that may be None; a
+product asserted divisible by one of its own factors (``nbytes = prod(shape) *
+size`` ... ``assert nbytes % size == 0``: true for any input);
 ``assert False`` markers -- past a loop, or behind tests of the function's own
 values; and tests (``test*`` functions, ``Test*`` classes, test files).
 
