@@ -544,12 +544,13 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
     def _flag_test(self, flag: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
         """Is ``flag`` a local the function bound to a test of its caller's values against
         constants or each other (``paged = page_size > 1``, ``valid = n % batch == 0``,
-        ``shared = k.data_ptr() == v.data_ptr()``, ``and``/``or``/``not`` of such), that no
-        ``if`` on the way to ``at`` tests? Asserting it (or its negation) asserts that test of input, as ``assert
-        page_size > 1`` does. An identity (``a is b``) is no test of what a value is; a
-        side the function computed makes it a postcondition; and where a branch on the
-        way tests the flag, what the assert says is what the branches left -- the
-        function's own case analysis (``if r and w: ... elif r: ... else: assert w``)."""
+        ``shared = k.data_ptr() == v.data_ptr()``, ``and``/``or``/``not`` of such), that
+        no ``if`` on the way to ``at`` tests? Asserting it (or its negation) asserts that
+        test of input, as ``assert page_size > 1`` does. An identity (``a is b``) is no
+        test of what a value is; a side the function computed makes it a postcondition;
+        and where a branch on the way tests the flag, what the assert says is what the
+        branches left -- the function's own case analysis (``if r and w: ... elif r:
+        ... else: assert w``)."""
         if func is None or not isinstance(flag, ast.Name) or flag.id in func.params:
             return None
         binding = self.dominating_binding(flag.id, func, at)
@@ -938,10 +939,11 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         )
 
     def _changed_tables(self) -> set[str]:
-        """The names whose items the module's code stores, deletes or updates
-        (``CHARSETS[name] = ...`` in ``add_charset``, ``_REGISTRY.update(...)``): tables
-        the program fills as it runs, whatever the display they start from. Worked out
-        once per module, from its statements, when a table is first asked about."""
+        """The names whose items a statement of the module stores or deletes, or changes
+        by a call standing alone (``CHARSETS[name] = ...`` in ``add_charset``,
+        ``_REGISTRY.update(...)``): tables the program fills as it runs, whatever the
+        display they start from. (A ``pop`` whose result is bound is not seen.) Worked
+        out once per module, from its statements, when a table is first asked about."""
         found = self.__dict__.get("_changed")
         if found is None:
             found = set()
