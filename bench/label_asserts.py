@@ -18,6 +18,17 @@ private helper a caller hands such a value; the contents of a file the caller
 names); ``state`` when the code established it (its own computations, its own
 bookkeeping, what a caller or a registered pattern already checked,
 narrowing, markers).
+
+"The code" is the package the assert is in, not the function alone, so a
+label reads the callers. A parameter that every caller in the package
+builds, casts, allocates or checks before the call (an only caller handing
+its own buffer, a record's one builder) is ``state``, once the labeller has
+found every caller -- the package searched for the function's name, and a
+method's name through the objects that hold it. A parameter some caller
+hands through from its own caller, a config or a file is ``input``, and so
+is one no caller in the package reaches. Being public, or importable from
+outside the package, does not by itself make a parameter ``input``: the
+label records what the program can pass, not what a stranger might.
 """
 
 from __future__ import annotations
