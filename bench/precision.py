@@ -529,9 +529,12 @@ def agreement(first: list[dict], second: list[dict], positive: str = "input") ->
     """Cohen's kappa of two readers over the records both labelled (``unclear`` left out).
 
     Chance agreement is what two readers with these rates of ``positive`` would reach
-    labelling independently: p1 * p2 + (1 - p1) * (1 - p2).
+    labelling independently: p1 * p2 + (1 - p1) * (1 - p2). It is of what each reader
+    wrote alone: a label later revised (a split settled by the policy) counts as first
+    written, or settling a split would read as the readers agreeing.
     """
-    theirs = {_key(r): r for r in second}
+    first = [as_first_written(r) for r in first]
+    theirs = {_key(r): as_first_written(r) for r in second}
     out = Agreement()
     ones = twos = 0
     for rec in first:

@@ -210,6 +210,18 @@ def test_readers_who_always_agree_have_kappa_one_and_opposite_ones_below_zero(be
     assert bench.agreement(only, only).kappa == 1.0
 
 
+def test_readers_agreement_reads_a_settled_label_as_first_written(bench):
+    settled = {**_rec(1, "state"), "first": "input", "revised": True}
+    first = [settled, _rec(2, "state")]
+    second = [_rec(1, "state"), _rec(2, "state")]
+    # Line 1 was written input and later settled to state, the second reader's verdict:
+    # the readers split there, whatever the first file now says.
+    both = bench.agreement(first, second)
+    assert (both.decided, both.agreed) == (2, 1)
+    assert both.consensus == {("d", "e", "p.py", 2)}
+    assert "first input" in both.disagreements[0]
+
+
 SECOND_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_second_labels.jsonl"
 
 
