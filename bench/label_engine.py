@@ -75,7 +75,9 @@ CALL_SCOPES = {
 # (``*-held5``) once the fourth had been scored. A sixth (``*-held6``) was
 # drawn once the fifth had been scored, and a seventh (``*-held7``) once the
 # sixth had been scored. An eighth (``*-held8``) was drawn once the seventh
-# had been scored, and a ninth (``*-held9``) once the eighth had been scored.
+# had been scored, and a ninth (``*-held9``) once the eighth had been scored;
+# a tenth (``*-held10``) once the ninth had been scored, the first labelled
+# under the written caller policy.
 # Verdicts: ``input`` / ``state`` as in ``bench/label_asserts.py``,
 # ``unclear`` when reading the code could not decide (counted, never scored).
 ASSERT_ROUNDS = (
@@ -101,6 +103,7 @@ ASSERT_ROUNDS = (
     ("lmdeploy-held8", "lmdeploy", 20297, 60, "", True),
     ("sglang-held9", "sglang", 20298, 60, "", True),
     ("lmdeploy-held9", "lmdeploy", 20299, 60, "", True),
+    ("lmdeploy-held10", "lmdeploy", 20301, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

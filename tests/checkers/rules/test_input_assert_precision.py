@@ -137,6 +137,7 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         ("lmdeploy-held8", "lmdeploy"): 60,
         ("sglang-held9", "sglang"): 60,
         ("lmdeploy-held9", "lmdeploy"): 60,
+        ("lmdeploy-held10", "lmdeploy"): 60,
     }, sets
     keys = set()
     for rec in records:
