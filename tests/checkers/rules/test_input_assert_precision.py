@@ -230,7 +230,13 @@ def test_second_reader_labels_are_whole_draws_of_the_first_file():
     first = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
     second = [json.loads(line) for line in SECOND_LABELS.read_text().splitlines() if line]
     sets = {r["set"] for r in second}
-    assert sets == {"sglang-held3", "lmdeploy-held3", "sglang-held9", "lmdeploy-held9"}
+    assert sets == {
+        "sglang-held3",
+        "lmdeploy-held3",
+        "sglang-held9",
+        "lmdeploy-held9",
+        "lmdeploy-held10",
+    }
     key = lambda r: (r["set"], r["root"], r["path"], r["line"], r["sha"])  # noqa: E731
     # The same asserts, in the same order, hashing the same: each draw relabelled whole.
     assert [key(r) for r in second] == [key(r) for r in first if r["set"] in sets]
