@@ -104,6 +104,7 @@ ASSERT_ROUNDS = (
     ("sglang-held9", "sglang", 20298, 60, "", True),
     ("lmdeploy-held9", "lmdeploy", 20299, 60, "", True),
     ("sglang-held10", "sglang", 20300, 60, "", True),
+    ("lmdeploy-held10", "lmdeploy", 20301, 60, "", True),
 )
 ASSERT_ENGINES = tuple(dict.fromkeys(r[1] for r in ASSERT_ROUNDS))
 

@@ -503,6 +503,7 @@ ENGINE_ASSERT_SETS = (
     ("sglang-held9", "sglang 60, stratified, held out (ninth)"),
     ("lmdeploy-held9", "lmdeploy 60, stratified, held out (ninth)"),
     ("sglang-held10", "sglang 60, stratified, held out (tenth)"),
+    ("lmdeploy-held10", "lmdeploy 60, stratified, held out (tenth)"),
 )
 # A second reader's verdicts on calls the first file also labels.
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"

@@ -138,6 +138,7 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
         ("sglang-held9", "sglang"): 60,
         ("lmdeploy-held9", "lmdeploy"): 60,
         ("sglang-held10", "sglang"): 60,
+        ("lmdeploy-held10", "lmdeploy"): 60,
     }, sets
     keys = set()
     for rec in records:
@@ -230,7 +231,13 @@ def test_second_reader_labels_are_whole_draws_of_the_first_file():
     first = [json.loads(line) for line in ENGINE_LABELS.read_text().splitlines() if line]
     second = [json.loads(line) for line in SECOND_LABELS.read_text().splitlines() if line]
     sets = {r["set"] for r in second}
-    assert sets == {"sglang-held3", "lmdeploy-held3", "sglang-held9", "lmdeploy-held9"}
+    assert sets == {
+        "sglang-held3",
+        "lmdeploy-held3",
+        "sglang-held9",
+        "lmdeploy-held9",
+        "lmdeploy-held10",
+    }
     key = lambda r: (r["set"], r["root"], r["path"], r["line"], r["sha"])  # noqa: E731
     # The same asserts, in the same order, hashing the same: each draw relabelled whole.
     assert [key(r) for r in second] == [key(r) for r in first if r["set"] in sets]
