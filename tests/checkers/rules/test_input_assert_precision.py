@@ -236,6 +236,7 @@ def test_second_reader_labels_are_whole_draws_of_the_first_file():
         "lmdeploy-held3",
         "sglang-held9",
         "lmdeploy-held9",
+        "sglang-held10",
         "lmdeploy-held10",
     }
     key = lambda r: (r["set"], r["root"], r["path"], r["line"], r["sha"])  # noqa: E731
