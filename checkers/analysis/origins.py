@@ -199,6 +199,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         # function node id -> [(statement, the object it calls a method of for its effect)]
         self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
         self.asks_type = False  # whether the assert being read asks only for a type
+        self._changed: set[str] | None = None  # names whose items the module's code changes
         super().__init__(tree, source)
 
     def env_global(self, name: str) -> bool:
@@ -455,13 +456,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         names is bound again since, and ``A`` is not a value of the caller's that may be
         None itself? The function set ``x`` to None exactly when ``T`` fails: the assert
         narrows its own choice for the type checker."""
-        if not (
-            isinstance(part, ast.Compare)
-            and isinstance(part.left, ast.Name)
-            and isinstance(part.ops[0], ast.IsNot)
-            and isinstance(part.comparators[0], ast.Constant)
-            and part.comparators[0].value is None
-        ):
+        if not _is_none_test(part, ast.IsNot):
             return False
         name = part.left.id
         scope, point = func, at
@@ -944,7 +939,7 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         ``_REGISTRY.update(...)``): tables the program fills as it runs, whatever the
         display they start from. (A ``pop`` whose result is bound is not seen.) Worked
         out once per module, from its statements, when a table is first asked about."""
-        found = self.__dict__.get("_changed")
+        found = self._changed
         if found is None:
             found = set()
             for stmt in walk_statements(self.tree):
@@ -1244,13 +1239,13 @@ def _handed(call: ast.Call, helper: ast.AST, *, skip_first: bool = False) -> dic
     return handed
 
 
-def _is_none_test(test: ast.expr) -> bool:
-    """``x is None``, of a name."""
+def _is_none_test(test: ast.expr, op: type[ast.cmpop] = ast.Is) -> bool:
+    """``x is None`` (``op`` ``ast.IsNot``: ``x is not None``), of a name."""
     return (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)
         and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.ops[0], op)
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value is None
     )
