@@ -294,8 +294,8 @@ def argument_for(call: ast.Call, arg: ast.arg, positional, node_args, func) -> a
     for kw in call.keywords:
         if kw.arg == arg.arg:
             return kw.value
-        if kw.arg is None:
-            return kw.value  # **kwargs passes whatever it holds
+    # A `**kwargs` passes whatever it holds, but only for what no positional argument fills.
+    spread = next((kw.value for kw in call.keywords if kw.arg is None), None)
     if arg.arg in positional:
         index = positional.index(arg.arg)
         # A call through a class (`Cls.method(obj, x)`) passes self positionally.
@@ -311,7 +311,7 @@ def argument_for(call: ast.Call, arg: ast.arg, positional, node_args, func) -> a
     if node_args.vararg is not None and arg is node_args.vararg:
         extra = call.args[len(positional) :]
         return extra[0] if extra else None
-    return None
+    return spread
 
 
 def self_attr(target: ast.AST, func: Scope | None) -> str | None:

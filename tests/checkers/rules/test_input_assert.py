@@ -2726,3 +2726,16 @@ def test_an_attribute_of_what_a_call_makes_of_input_reads_that_input():
     # The verdict a helper returns on the caller's value is a check of it (2), as
     # `assert is_valid(path)` is; one on the function's own constant is not (3).
     assert lines(src) == [2]
+
+
+def test_a_spread_of_keywords_fills_only_what_no_positional_argument_fills():
+    source = (
+        "def _launch(a, block=64):\n"
+        "    assert a.dim() == 2\n"
+        "    return a\n"
+        "\n"
+        "def run(x):\n"
+        "    cfg = {'block': 128}\n"
+        "    return _launch(x, **cfg)\n"
+    )
+    assert lines(source) == [2]  # `a` is the caller's `x`, not the spread `cfg`
