@@ -178,6 +178,9 @@ def _flagged_lines(contract, source, anchored: bool) -> set:
     }
 
 
+# input-assert's declaration on the engines (`--package-callers` sets that field).
+AC301_ENGINE_PARAMS: dict = {}
+
 # With `--first-written`, a revised label counts as first written: a record's
 # `first` verdict, or (the earlier binary revisions) the other of input/state.
 FIRST_WRITTEN = False
@@ -274,7 +277,29 @@ def rule(kind: str, params: dict):
     from checkers.rules import kind_class
 
     contract = kind_class(kind).from_table({"id": "precision", **params}, "bench")
-    return lambda source, anchored: _flagged_lines(contract, source, anchored)
+    if not params.get("package-callers"):
+        return lambda source, anchored: _flagged_lines(contract, source, anchored)
+    from checkers.project import Project
+    from checkers.source import SourceFile
+
+    projects: dict[Path, Project] = {}
+
+    def in_package(source, anchored: bool) -> set:
+        # An engine's labels name paths inside its package folder; the package's
+        # callers are asked of a project rooted above it, its files named from there.
+        package = Path(source.abspath[: -len(source.path)].rstrip("/"))
+        project = projects.get(package)
+        if project is None:
+            project = projects[package] = Project(package.parent)
+        whole = SourceFile(f"{package.name}/{source.path}", source.text, abspath=source.abspath)
+        if not contract.wants(whole):
+            return set()
+        return {
+            (f.line, f.column) if anchored else f.span_lines[0]
+            for f in contract.check(whole, project)
+        }
+
+    return in_package
 
 
 def simple_input_assert(source, anchored: bool) -> set:
@@ -385,7 +410,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="score each revised label as it was first written (the blind figures)",
     )
+    parser.add_argument(
+        "--package-callers",
+        action="store_true",
+        help="run input-assert on the engines with `package-callers = true`, each engine's "
+        "package its project",
+    )
     opts = parser.parse_args(argv)
+    if opts.package_callers:
+        AC301_ENGINE_PARAMS["package-callers"] = True
     global FIRST_WRITTEN, MISSES_IN, BLIND
     MISSES_IN = frozenset(opts.misses_in)
     BLIND = frozenset(opts.blind)
@@ -577,9 +610,15 @@ def second_reader_report(engines: dict[str, Path], misses: bool) -> None:
     )
     sets = tuple(dict.fromkeys(r["set"] for r in second))
     versus_second = score(
-        SECOND_ASSERT_LABELS, rule("input-assert", {}), "input", sets=sets, engines=engines
+        SECOND_ASSERT_LABELS,
+        rule("input-assert", AC301_ENGINE_PARAMS),
+        "input",
+        sets=sets,
+        engines=engines,
     )
-    versus_first = score(file, rule("input-assert", {}), "input", sets=sets, engines=engines)
+    versus_first = score(
+        file, rule("input-assert", AC301_ENGINE_PARAMS), "input", sets=sets, engines=engines
+    )
     for name in sets:
         both = agreement(load_records(file, (name,)), load_records(SECOND_ASSERT_LABELS, (name,)))
         print(
@@ -603,7 +642,7 @@ def engine_report(engines: dict[str, Path], misses: bool) -> None:
     """AC301 and AC701 on every engine label set, per draw and per tree, S101 beside."""
     file = "assert_engine_labels.jsonl"
     print(f"AC301 input-assert on engines (labels: tests/checkers/data/{file})")
-    ours = score(file, rule("input-assert", {}), "input", engines=engines)
+    ours = score(file, rule("input-assert", AC301_ENGINE_PARAMS), "input", engines=engines)
     simple = score(file, simple_input_assert, "input", engines=engines)
     for name, title in ENGINE_ASSERT_SETS:
         s = ours.subset((name,))

@@ -133,7 +133,7 @@ class HelperCallers:
         return False
 
     def param_origin(self, func: Scope, name: str) -> Origin | None:
-        key = (id(func.node), name, self.asks_type)
+        key = (id(func.node), name, self.asks_type, self.package is None)
         if key in self._memo:
             return self._memo[key]
         if key in self._busy:
@@ -193,9 +193,13 @@ class HelperCallers:
             return None
         plain = Origin(f"parameter `{name}` of `{func.name}`")
         sites = self._passed(func, name)
-        if not sites:
-            return plain  # a public function, or called from elsewhere (a callback)
         fname = func.name
+        if not sites:
+            # A public function, or one called from elsewhere: its callers are the
+            # package's, when it is asked to find them and every one is found.
+            if self.package is None:
+                return plain
+            return self._package_origin(func, name, plain)
         for call, caller, bound in sites:
             if bound is None or self._caller_checked(bound, call, caller):
                 continue  # the caller tested what it passes: the helper restates it
@@ -203,6 +207,33 @@ class HelperCallers:
                 return Origin(
                     f"parameter `{name}` of `{fname}`, which a caller passes input unchanged"
                 )
+        return None
+
+    def _package_origin(self, func: Scope, name: str, plain: Origin) -> Origin | None:
+        """``func``'s parameter read from the package's calls of it (``package_callers``):
+        None when every call passes a value its caller built or tested, or leaves the
+        default; the plain origin when some call passes input, or not every call is found."""
+        package = self.package
+        sites = package.sites(self, func, name)
+        if not sites:
+            return plain
+        # One level: a caller's own parameters are read as one module reads them (a caller
+        # that hands on what it was handed passes input), not by their callers in turn.
+        self.package = None
+        try:
+            for origins, call, caller, bound in sites:
+                if bound is None:
+                    continue  # the function's own default
+                asked, origins.asks_type = origins.asks_type, self.asks_type
+                try:
+                    if origins._caller_checked(bound, call, caller):
+                        continue
+                    if origins.view(bound, caller, call) is not None:
+                        return plain
+                finally:
+                    origins.asks_type = asked
+        finally:
+            self.package = package
         return None
 
 

@@ -200,6 +200,9 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
         self.asks_type = False  # whether the assert being read asks only for a type
         self._changed: set[str] | None = None  # names whose items the module's code changes
+        # ``package_callers.PackageCallers``: where a module-level function's callers in
+        # the whole package are asked for; None reads one module alone.
+        self.package = None
         super().__init__(tree, source)
 
     def env_global(self, name: str) -> bool:

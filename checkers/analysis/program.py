@@ -48,6 +48,9 @@ from .resolution import Resolution
 SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
 _KEPT_TREES = 16
+# Each byte that cannot be part of an identifier, as a space: a file's words are then
+# ``data.translate(_WORD_BYTES).split()`` (a non-ASCII identifier is searched every file).
+_WORD_BYTES = bytes(b if chr(b).isalnum() or b == ord("_") else ord(" ") for b in range(256))
 
 
 def _made(project) -> Program | None:
@@ -288,6 +291,9 @@ class Program(Resolution):
         self._held: dict[tuple, tuple[str, str] | None] = {}
         self._calls: dict[tuple, tuple[str, str] | None] = {}
         self._answering = 0  # resolve_call's depth: an answer kept only at the top
+        self._words: dict[bytes, list[str]] | None = None  # word -> files spelling it
+        # rel -> (InputOrigins, Module) of the callers input-assert's package_callers read
+        self.package_analyses: dict[str, tuple] = {}
 
     # -- summaries -----------------------------------------------------------
 
@@ -363,6 +369,30 @@ class Program(Resolution):
                         found.append(name)
         self._scans[key] = found
         return found
+
+    def modules_spelling(self, word: str) -> list[str]:
+        """The files (paths under the project root) of first-party modules whose text spells
+        ``word`` as a whole word: an index of every file's words, made by one byte scan of
+        the tree when first asked (about 1.3 s on vLLM's 3,200 files) and kept for the run."""
+        index = self._words
+        if index is None:
+            index = self._words = {}
+            for abspath in self._files():
+                try:
+                    with open(abspath, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                rel = self.project.relpath(abspath)
+                for found in set(data.translate(_WORD_BYTES).split()):
+                    held = index.get(found)
+                    if held is None:
+                        index[found] = [rel]
+                    else:
+                        held.append(rel)
+        if not word.isascii():
+            return [self.project.relpath(p) for p in self._files()]
+        return index.get(word.encode(), [])
 
     def all_modules(self) -> list[str]:
         """Every first-party module under the src roots."""

@@ -1,0 +1,265 @@
+"""input-assert with ``package-callers``: a module-level function's parameter read from its
+calls anywhere in the package."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from checkers import api
+from checkers.rules import kind_class
+from checkers.rules.input_assert import InputAssert
+from contracts.config import parse_table
+from contracts.fields import ConfigError
+
+from ...scaffold import write_tree
+from ..rule_harness import run_rule
+
+ON = {"package-callers": True}
+
+KERNEL = (
+    "def launch(x, block=64):\n    assert x.dim() == 2\n    assert block % 16 == 0\n    return x\n"
+)
+
+
+def flagged(tmp_path, callers: dict[str, str], params=ON, kernel: str = KERNEL) -> list[int]:
+    files = {"pkg/__init__.py": "", **callers}
+    found = run_rule(InputAssert, kernel, params, path="pkg/kernels.py", root=tmp_path, files=files)
+    return [f.line for f in found]
+
+
+def test_every_caller_building_the_value_settles_the_assert(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "def run(n):\n"
+            "    launch(torch.empty(n, 4))\n"
+            "    launch(torch.zeros(2, 2), block=32)\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == []
+    assert flagged(tmp_path, callers, params={}) == [2, 3]  # one module read: the letter
+
+
+def test_one_caller_handing_on_its_own_parameter_keeps_the_finding(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "def run(n):\n"
+            "    launch(torch.empty(n, 4))\n"
+            "def forward(x):\n"
+            "    launch(x, block=32)\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == [2]  # `block` is a literal in both calls
+
+
+def test_a_caller_passing_config_keeps_the_finding(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "from pkg.kernels import launch\n"
+            "def run(buf, config):\n"
+            "    launch(buf.new_empty(2, 2), block=config.block)\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == [3]
+
+
+def test_a_caller_that_tested_the_value_settles_the_assert(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "from pkg.kernels import launch\n"
+            "def run(x, block):\n"
+            "    if block not in (32, 64):\n"
+            "        raise ValueError(block)\n"
+            "    launch(x.new_empty(2, 2), block)\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == []
+
+
+def test_the_function_handed_on_as_a_value_has_callers_nobody_can_list(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "OPS = {'launch': launch}\n"
+            "def run(n):\n"
+            "    launch(torch.empty(n, 4))\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == [2, 3]
+
+
+def test_no_caller_in_the_package_leaves_the_parameter_input(tmp_path):
+    assert flagged(tmp_path, {"pkg/moe.py": "def unrelated(launch):\n    return launch\n"}) == [
+        2,
+        3,
+    ]
+
+
+@pytest.mark.parametrize(
+    "caller",
+    [
+        "from pkg import kernels\ndef run(x):\n    kernels.launch(x)\n",
+        "from pkg.kernels import launch as go\ndef run(x):\n    go(x)\n",
+        "import pkg.kernels\ndef run(x):\n    pkg.kernels.launch(x)\n",
+        "from pkg import launch\ndef run(x):\n    launch(x)\n",
+    ],
+    ids=["module-attribute", "alias", "dotted", "re-export"],
+)
+def test_calls_are_found_through_every_spelling_of_the_import(tmp_path, caller):
+    init = "from pkg.kernels import launch\n" if "from pkg import launch" in caller else ""
+    found = flagged(tmp_path, {"pkg/__init__.py": init, "pkg/moe.py": caller})
+    assert found == [2]  # x is the caller's parameter; the default block is the kernel's own
+
+
+def test_a_same_named_method_of_another_object_is_not_a_call_of_the_function(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "def run(n, runner):\n"
+            "    runner.launch(n)\n"
+            "    launch(torch.empty(n, 4))\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == []
+
+
+def test_a_caller_in_the_functions_own_module_is_read_there(tmp_path):
+    kernel = KERNEL + "\ndef run(n):\n    return launch(n.new_empty(2, 2))\n"
+    assert flagged(tmp_path, {}, kernel=kernel) == []
+    kernel = KERNEL + "\ndef run(x):\n    return launch(x)\n"
+    assert flagged(tmp_path, {}, kernel=kernel) == [2]
+
+
+def test_a_callers_parameter_is_not_followed_to_its_own_callers(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "def stage(x):\n"
+            "    return launch(x)\n"
+            "def run(n):\n"
+            "    return stage(torch.empty(n, 4))\n"
+        )
+    }
+    assert flagged(tmp_path, callers) == [2]
+
+
+def test_a_method_stays_read_by_the_letter(tmp_path):
+    kernel = "class K:\n    def launch(self, x):\n        assert x.dim() == 2\n"
+    callers = {
+        "pkg/moe.py": "from pkg.kernels import K\ndef run(n):\n    K().launch(n.new_empty(2))\n"
+    }
+    assert flagged(tmp_path, callers, kernel=kernel) == [3]
+
+
+def test_the_field_makes_the_findings_depend_on_other_files():
+    on = InputAssert.from_table({"id": "t", "package-callers": True}, "t")
+    off = InputAssert.from_table({"id": "t"}, "t")
+    assert (on.CACHEABLE, off.CACHEABLE) == (False, True)
+
+
+def test_the_field_refuses_what_is_not_a_boolean():
+    with pytest.raises(ConfigError, match="package-callers"):
+        InputAssert.from_table({"id": "t", "package-callers": "yes"}, "t")
+
+
+def test_a_cached_whole_tree_run_sees_an_edit_to_a_caller(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": KERNEL,
+            "pkg/moe.py": (
+                "import torch\nfrom pkg.kernels import launch\n"
+                "def run(n):\n    launch(torch.empty(n, 4))\n"
+            ),
+        },
+    )
+    table = {"id": "a", "kind": "input-assert", **ON}
+    config = parse_table({"contracts": [table]}, root=tmp_path, registry=kind_class)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+
+        def lines():
+            result = api.check([tmp_path / "pkg"], config=config, jobs=1)
+            return sorted((f.path, f.line) for f in result.findings)
+
+        assert lines() == []
+        assert lines() == []  # the warm run, from the cache
+        (tmp_path / "pkg/moe.py").write_text(
+            "from pkg.kernels import launch\ndef run(x):\n    launch(x)\n", encoding="utf-8"
+        )
+        assert lines() == [("pkg/kernels.py", 2)]  # the kernel's bytes did not change
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_run_on_the_edited_caller_reports_what_it_changed_in_the_kernel(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": (
+                "def launch(\n    x,\n):\n    assert x.dim() == 2\n    return x\n\n"
+                "def other(y):\n    assert y > 0\n"
+            ),
+            "pkg/moe.py": "from pkg.kernels import launch\ndef run(x):\n    launch(x)\n",
+        },
+    )
+    table = {"id": "a", "kind": "input-assert", **ON}
+    config = parse_table({"contracts": [table]}, root=tmp_path, registry=kind_class)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = api.check([tmp_path / "pkg/moe.py"], config=config, jobs=1, use_cache=False)
+    finally:
+        os.chdir(cwd)
+    found = [(f.path, f.line) for f in result.findings]
+    assert found == [("pkg/kernels.py", 4)]  # `other` is not called from the edit
+    assert "pkg/moe.py" in result.findings[0].message
+
+
+def test_dependent_lines_are_those_of_the_functions_an_edit_names(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": (
+                "def launch(\n    x,\n):\n    assert x.dim() == 2\n\n"
+                "@jit\ndef other(y):\n    assert y > 0\n"
+            ),
+            "pkg/moe.py": "from pkg.kernels import launch, other\n",
+        },
+    )
+    from checkers.project import Project
+
+    project = Project(tmp_path, (tmp_path,))
+    on = InputAssert.from_table({"id": "t", **ON}, "t")
+    off = InputAssert.from_table({"id": "t"}, "t")
+    edited = {"pkg.moe": "pkg/moe.py"}
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {
+        4: ("pkg/moe.py",),
+        8: ("pkg/moe.py",),
+    }
+    assert off.dependent_lines("pkg/kernels.py", project, edited) == {}
+    assert on.dependent_lines("pkg/kernels.py", project, {"pkg.kernels": "pkg/kernels.py"}) == {}
+    (tmp_path / "pkg/moe.py").write_text("from pkg.kernels import other\n", encoding="utf-8")
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {8: ("pkg/moe.py",)}
+
+
+def test_a_caller_importing_the_function_over_several_lines_is_found(tmp_path):
+    callers = {
+        "pkg/__init__.py": "from pkg.kernels import launch\n",
+        "pkg/moe.py": "from pkg import (\n    launch,\n)\ndef run(x):\n    launch(x)\n",
+        "pkg/dense.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
+        "    launch(torch.empty(n, 4))\n",
+    }
+    assert flagged(tmp_path, callers) == [2]
