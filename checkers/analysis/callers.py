@@ -66,6 +66,28 @@ class HelperCallers:
                 return False
         return True
 
+    def made_from_input(self, value: ast.AST, func: Scope | None, at: ast.AST) -> bool:
+        """Does ``value``, which this module reads as the function's own, reach input through
+        what it was computed from -- a size, an operand, a local bound to either, however
+        many steps back? The question a callee's assert asks of more than a value's form."""
+        seen: set[int] = set()
+        pending = [(value, at)]
+        while pending:
+            expr, where = pending.pop()
+            for name in _names_read(expr):
+                if name.id in ("torch", "np", "math") or id(name) in seen:
+                    continue
+                seen.add(id(name))
+                if self.view(name, func, where) is not None:
+                    return True
+                if func is None or name.id not in func.bindings:
+                    continue
+                binding = self.dominating_binding(name.id, func, where)
+                if binding is not None and binding[1] is not None and id(binding[1]) not in seen:
+                    seen.add(id(binding[1]))
+                    pending.append((binding[1], binding[0]))
+        return False
+
     def _caller_checked(self, bound: ast.AST, call: ast.Call, caller: Scope | None) -> bool:
         """Is ``call`` inside ``if isinstance(arg, T):`` or ``if arg.kind == K:`` for its arg,
         or inside an ``if`` (or its ``else``) that tests the arg's value (``if 0 < k <=
@@ -133,7 +155,7 @@ class HelperCallers:
         return False
 
     def param_origin(self, func: Scope, name: str) -> Origin | None:
-        key = (id(func.node), name, self.asks_type, self.package is None)
+        key = (id(func.node), name, self.asks_type, self.asks_form, self.package is None)
         if key in self._memo:
             return self._memo[key]
         if key in self._busy:
@@ -230,11 +252,36 @@ class HelperCallers:
                         continue
                     if origins.view(bound, caller, call) is not None:
                         return plain
+                    if not self.asks_form and origins.made_from_input(bound, caller, call):
+                        # `torch.empty((g, m, n))` fixes a rank and a layout, not whether
+                        # `n` -- the caller's width -- is even.
+                        return plain
                 finally:
                     origins.asks_type = asked
         finally:
             self.package = package
         return None
+
+
+def _names_read(expr: ast.AST) -> list[ast.Name]:
+    """The names an expression reads its value from: not a callee (``torch`` of
+    ``torch.empty(...)``), and not what a lambda or comprehension binds itself."""
+    out: list[ast.Name] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            out.append(node)
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                stack.append(
+                    node.func.value
+                )  # `x.new_empty(...)` reads `x`; `torch.empty` reads `torch`
+            stack.extend(node.args)
+            stack.extend(k.value for k in node.keywords)
+        elif not isinstance(node, (ast.Lambda, ast.comprehension)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _tests_value(test: ast.expr, name: str, negated: bool) -> list[list[ast.expr]]:

@@ -199,6 +199,8 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
         # function node id -> [(statement, the object it calls a method of for its effect)]
         self._effects: dict[int, list[tuple[ast.stmt, str]]] = {}
         self.asks_type = False  # whether the assert being read asks only for a type
+        # whether it asks only a value's form (type, rank, layout, dtype, device)
+        self.asks_form = False
         self._changed: set[str] | None = None  # names whose items the module's code changes
         # ``package_callers.PackageCallers``: where a module-level function's callers in
         # the whole package are asked for; None reads one module alone.
@@ -239,10 +241,11 @@ class InputOrigins(ClassFacts, ObjectProtocol, OwnValues, HelperCallers, Binding
             # What a caller's type test settles depends on what the assert asks: a
             # type (`isinstance(x, T)`) or something the value holds (`"%" not in key`).
             asked, self.asks_type = self.asks_type, _asks_type(expr)
+            form, self.asks_form = self.asks_form, _asks_form(expr)
             try:
                 return self._reads_input(expr, func, at)
             finally:
-                self.asks_type = asked
+                self.asks_type, self.asks_form = asked, form
         return self._reads_input(expr, func, at)
 
     def _reads_input(self, expr: ast.AST, func: Scope | None, at: ast.AST) -> Origin | None:
@@ -1304,6 +1307,61 @@ def _asks_type(test: ast.AST) -> bool:
     if isinstance(test, ast.BoolOp):
         return all(_asks_type(v) for v in test.values)
     return isinstance(test, ast.Call) and dotted(test.func) in ("isinstance", "issubclass")
+
+
+_FORM_ATTRS = frozenset({"ndim", "dtype", "device", "is_cuda", "layout"})
+_DTYPE_MODULES = frozenset({"torch", "np", "numpy", "tl"})
+_FORM_METHODS = frozenset({"dim", "is_contiguous", "ndimension", "get_device"})
+
+
+def _asks_form(test: ast.AST) -> bool:
+    """Does ``test`` ask only what form its values take -- a type, a rank, a layout, a
+    dtype, a device -- and nothing a size or a value decides? A constructor fixes each of
+    those whatever sizes it was handed."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _asks_form(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return all(_asks_form(v) for v in test.values)
+    if _asks_type(test):
+        return True
+    if isinstance(test, ast.Call):
+        return isinstance(test.func, ast.Attribute) and test.func.attr in _FORM_METHODS
+    if not isinstance(test, ast.Compare):
+        return False
+    sides = [test.left, *test.comparators]
+    return all(_form_side(side) for side in sides) and any(
+        not isinstance(side, ast.Constant) for side in sides
+    )
+
+
+def _form_side(side: ast.AST) -> bool:
+    """One side of a comparison ``_asks_form`` accepts: a literal, a dotted constant
+    (``torch.float8_e4m3fn``), or a form read off a value (``x.dim()``, ``x.dtype``,
+    ``len(x.shape)``)."""
+    if isinstance(side, ast.Constant):
+        return True
+    if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+        return all(_form_side(e) for e in side.elts)
+    node = side
+    while isinstance(node, ast.Attribute):  # `x.dtype`, `x.device.type`
+        if node.attr in _FORM_ATTRS:
+            return True
+        node = node.value
+    if isinstance(side, ast.Call):
+        if isinstance(side.func, ast.Attribute) and side.func.attr in _FORM_METHODS:
+            return True
+        return (
+            dotted(side.func) == "len"
+            and len(side.args) == 1
+            and isinstance(side.args[0], ast.Attribute)
+            and side.args[0].attr == "shape"
+        )
+    # `torch.int32`, `torch.bfloat16`: a dtype spelled off the module that names them
+    return (
+        isinstance(side, ast.Attribute)
+        and isinstance(side.value, ast.Name)
+        and side.value.id in _DTYPE_MODULES
+    )
 
 
 def _conjuncts(test: ast.AST) -> list[ast.AST]:

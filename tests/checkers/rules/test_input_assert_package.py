@@ -263,3 +263,50 @@ def test_a_caller_importing_the_function_over_several_lines_is_found(tmp_path):
         "    launch(torch.empty(n, 4))\n",
     }
     assert flagged(tmp_path, callers) == [2]
+
+
+SIZED = "def launch(x):\n    assert x.dim() == 2\n    assert x.shape[-1] % 64 == 0\n    return x\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("    buf = torch.empty(4, n)\n    launch(buf)\n", [3]),  # the width is the caller's n
+        ("    buf = torch.empty(4, 64)\n    launch(buf)\n", []),  # every size its own
+        ("    w = n * 2\n    launch(torch.empty(4, w))\n", [3]),  # through a local, steps back
+        ("    launch(torch.empty(4, 64).to(n))\n", [3]),  # an operand of a method call
+    ],
+    ids=["sized-by-input", "sized-by-literals", "through-a-local", "method-argument"],
+)
+def test_an_allocation_settles_its_form_and_its_sizes_only_when_they_are_its_own(
+    tmp_path, body, expected
+):
+    callers = {"pkg/moe.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n" + body}
+    assert flagged(tmp_path, callers, kernel=SIZED) == expected
+
+
+@pytest.mark.parametrize(
+    ("test", "form"),
+    [
+        ("x.dim() == 2", True),
+        ("x.ndim == 2 and x.is_contiguous()", True),
+        ("len(x.shape) == 3", True),
+        ("x.dtype in (torch.float16, torch.bfloat16)", True),
+        ("x.device.type == 'cuda'", True),
+        ("isinstance(x, list)", True),
+        ("not x.is_contiguous()", True),
+        ("x.dim() == 2 and x.shape[0] > 0", False),
+        ("x.shape == y.shape", False),
+        ("x.size(0) == 2", False),
+        ("x is not None", False),
+        ("x == y.dtype", False),
+        ("x.dtype == y.kind", False),
+        ("2 == 2", False),
+    ],
+)
+def test_which_asserts_ask_only_a_values_form(test, form):
+    import ast
+
+    from checkers.analysis.origins import _asks_form
+
+    assert _asks_form(ast.parse(test, mode="eval").body) is form
