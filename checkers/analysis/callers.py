@@ -69,23 +69,24 @@ class HelperCallers:
     def made_from_input(self, value: ast.AST, func: Scope | None, at: ast.AST) -> bool:
         """Does ``value``, which this module reads as the function's own, reach input through
         what it was computed from -- a size, an operand, a local bound to either, however
-        many steps back? The question a callee's assert asks of more than a value's form."""
-        seen: set[int] = set()
+        many steps back? The question a callee's assert asks of more than a value's form.
+
+        Each step goes to a binding strictly before the last, so the walk ends; a binding
+        already walked is not walked again."""
         pending = [(value, at)]
+        walked: set[int] = set()
         while pending:
             expr, where = pending.pop()
             for name in _names_read(expr):
-                if name.id in ("torch", "np", "math") or id(name) in seen:
-                    continue
-                seen.add(id(name))
                 if self.view(name, func, where) is not None:
                     return True
                 if func is None or name.id not in func.bindings:
                     continue
                 binding = self.dominating_binding(name.id, func, where)
-                if binding is not None and binding[1] is not None and id(binding[1]) not in seen:
-                    seen.add(id(binding[1]))
-                    pending.append((binding[1], binding[0]))
+                if binding is None or binding[1] is None or id(binding[0]) in walked:
+                    continue
+                walked.add(id(binding[0]))
+                pending.append((binding[1], binding[0]))
         return False
 
     def _caller_checked(self, bound: ast.AST, call: ast.Call, caller: Scope | None) -> bool:
@@ -264,8 +265,8 @@ class HelperCallers:
 
 
 def _names_read(expr: ast.AST) -> list[ast.Name]:
-    """The names an expression reads its value from: not a callee (``torch`` of
-    ``torch.empty(...)``), and not what a lambda or comprehension binds itself."""
+    """The names an expression reads its value from: a call's arguments and the object
+    a method is called on (``x.float()`` has ``x``'s sizes), not a function's name."""
     out: list[ast.Name] = []
     stack = [expr]
     while stack:
@@ -274,12 +275,10 @@ def _names_read(expr: ast.AST) -> list[ast.Name]:
             out.append(node)
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute):
-                stack.append(
-                    node.func.value
-                )  # `x.new_empty(...)` reads `x`; `torch.empty` reads `torch`
+                stack.append(node.func.value)  # `torch` of `torch.empty`: a module, own
             stack.extend(node.args)
             stack.extend(k.value for k in node.keywords)
-        elif not isinstance(node, (ast.Lambda, ast.comprehension)):
+        else:
             stack.extend(ast.iter_child_nodes(node))
     return out
 

@@ -38,6 +38,7 @@ from .shapes import argument_for
 
 # `from pkg import (\n    a,\n    f,\n)`: the names of an import spread over lines.
 _PARENTHESISED_IMPORT = re.compile(rb"import[ \t]*\([^)]*\)")
+_UNSURE = object()  # a reference that may or may not name the function
 _KEPT_MODULES = 8  # callers' analyses kept: a kernel's callers are asked about together
 
 
@@ -116,7 +117,10 @@ class PackageCallers:
             for word in spelled:
                 callers = {id(call): caller for call, caller in origins.calls_of(word)}
                 for ref, parent in _references(origins.tree, word, origins._source):
-                    if self._names(summary, ref) != target:
+                    named = self._names(summary, ref, origins._source)
+                    if named is _UNSURE:
+                        return None  # `from pkg import *` may have bound it
+                    if named != target:
                         continue
                     if not (isinstance(parent, ast.Call) and parent.func is ref):
                         return None  # handed on as a value: its callers cannot be listed
@@ -124,12 +128,13 @@ class PackageCallers:
                         return None
                     caller = callers[id(parent)]
                     if caller is func or (caller is not None and _within(caller, func)):
-                        continue  # a recursive call passes on what the function already had
+                        continue  # a recursive call hands on what the function already had
                     out.append((origins, parent, caller))
         return out or None
 
-    def _names(self, summary, ref: ast.AST) -> tuple[str, str] | None:
-        """The project function a reference names, through the file's imports."""
+    def _names(self, summary, ref: ast.AST, source) -> tuple[str, str] | object | None:
+        """The project function a reference names, through the file's imports; ``_UNSURE``
+        for a bare name the file's own imports do not bind where it imports ``*``."""
         spelled = dotted(ref)
         if not spelled:
             return None
@@ -138,6 +143,8 @@ class PackageCallers:
             return (self.module_name, head)
         target = summary.aliases.get(head)
         if target is None:
+            if not rest and source is not None and "import *" in source.text:
+                return _UNSURE
             return None  # a local, a parameter, an attribute of some object
         return self.program.dotted(f"{target}.{rest}" if rest else target)
 

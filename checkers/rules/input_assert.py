@@ -73,10 +73,11 @@ follow the callers.
 
 With ``package-callers`` (off by default) it asks the callers: a module-level
 function's parameter every call in the package fills with a literal, the
-default, a buffer the caller allocated or a value it tested is the callers'
-own (``checkers/analysis/package_callers.py``). On the draws labelled by the
-callers that settles 16 false alarms for 5 true findings lost, at five times
-the cost on vLLM (docs/precision.md, "The package's callers, asked").
+default, a value it tested, or a buffer it allocated (for an assert of the
+buffer's form; of its sizes, when they are the caller's own too) is the
+callers' own (``checkers/analysis/package_callers.py``). On the draws labelled
+by the callers that settles 8 false alarms for 2 true findings lost, at five
+times the cost on vLLM (docs/precision.md, "The package's callers, asked").
 """
 
 from __future__ import annotations

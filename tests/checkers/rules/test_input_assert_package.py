@@ -275,8 +275,21 @@ SIZED = "def launch(x):\n    assert x.dim() == 2\n    assert x.shape[-1] % 64 ==
         ("    buf = torch.empty(4, 64)\n    launch(buf)\n", []),  # every size its own
         ("    w = n * 2\n    launch(torch.empty(4, w))\n", [3]),  # through a local, steps back
         ("    launch(torch.empty(4, 64).to(n))\n", [3]),  # an operand of a method call
+        ("    buf = torch.empty(4, n)\n    launch(buf.float())\n", [3]),  # its receiver
+        ("    launch(torch.empty(size=(4, n)))\n", [3]),  # a keyword, a tuple inside it
+        ("    launch(torch.empty((4, n)))\n", [3]),  # a tuple
+        ("    launch(torch.stack([torch.empty(64) for _ in range(n)], 1))\n", [3]),
     ],
-    ids=["sized-by-input", "sized-by-literals", "through-a-local", "method-argument"],
+    ids=[
+        "sized-by-input",
+        "sized-by-literals",
+        "through-a-local",
+        "method-argument",
+        "method-receiver",
+        "keyword",
+        "tuple",
+        "comprehension",
+    ],
 )
 def test_an_allocation_settles_its_form_and_its_sizes_only_when_they_are_its_own(
     tmp_path, body, expected
@@ -302,6 +315,9 @@ def test_an_allocation_settles_its_form_and_its_sizes_only_when_they_are_its_own
         ("x == y.dtype", False),
         ("x.dtype == y.kind", False),
         ("2 == 2", False),
+        ("callable(x)", False),
+        ("x", False),
+        ("x.shape[0]", False),
     ],
 )
 def test_which_asserts_ask_only_a_values_form(test, form):
@@ -310,3 +326,83 @@ def test_which_asserts_ask_only_a_values_form(test, form):
     from checkers.analysis.origins import _asks_form
 
     assert _asks_form(ast.parse(test, mode="eval").body) is form
+
+
+def test_a_nested_function_of_a_module_level_name_is_read_by_the_letter(tmp_path):
+    kernel = (
+        "def launch(x):\n    return x\n\n"
+        "def outer():\n    def launch(y):\n        assert y.dim() == 2\n\n"
+        "class K:\n    def launch(self, z):\n        assert z.dim() == 2\n"
+    )
+    callers = {
+        "pkg/moe.py": "from pkg.kernels import launch\ndef run(n):\n    launch(n.new_empty(2))\n"
+    }
+    assert flagged(tmp_path, callers, kernel=kernel) == [6, 10]
+
+
+def test_a_recursive_call_hands_on_what_the_function_already_had(tmp_path):
+    kernel = (
+        "def launch(x, depth=0):\n    assert x.dim() == 2\n"
+        "    if depth < 2:\n        launch(x[1:], depth + 1)\n    return x\n"
+    )
+    callers = {
+        "pkg/moe.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
+        "    launch(torch.empty(n, 4))\n"
+    }
+    assert flagged(tmp_path, callers, kernel=kernel) == []
+
+
+def test_a_name_a_star_import_may_have_bound_leaves_the_callers_unlisted(tmp_path):
+    callers = {
+        "pkg/__init__.py": "from pkg.kernels import launch\n",
+        "pkg/moe.py": "from pkg import *\ndef run(x):\n    launch(x)\n",
+        "pkg/dense.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
+        "    launch(torch.empty(n, 4))\n",
+    }
+    assert flagged(tmp_path, callers) == [2, 3]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        b"from pkg import kernels\ndef run(x:\n    kernels.launch(x)\n",
+        b"# kernels\n\xff launch(x)\n",
+    ],
+    ids=["does-not-parse", "does-not-decode"],
+)
+def test_a_caller_file_that_cannot_be_read_leaves_the_callers_unlisted(tmp_path, broken):
+    callers = {
+        "pkg/dense.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
+        "    launch(torch.empty(n, 4))\n"
+    }
+    (tmp_path / "pkg").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "pkg/moe.py").write_bytes(broken)
+    assert flagged(tmp_path, callers) == [2, 3]
+
+
+def test_a_call_from_a_closure_of_the_function_hands_on_what_it_already_had(tmp_path):
+    kernel = (
+        "def launch(x):\n    assert x.dim() == 2\n"
+        "    def again(part):\n        return launch(part)\n    return again(x[1:])\n"
+    )
+    callers = {
+        "pkg/moe.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
+        "    launch(torch.empty(n, 4))\n"
+    }
+    assert flagged(tmp_path, callers, kernel=kernel) == []
+
+
+def test_a_call_in_the_callers_module_body_is_read_there(tmp_path):
+    callers = {
+        "pkg/moe.py": "import torch\nfrom pkg.kernels import launch\n"
+        "WARM = launch(torch.empty(4, 64))\n"
+    }
+    assert flagged(tmp_path, callers, kernel=SIZED) == []
+
+
+def test_a_name_the_caller_imports_itself_is_no_value_it_computed(tmp_path):
+    callers = {
+        "pkg/moe.py": "from pkg.kernels import launch\n"
+        "def run(n):\n    import torch\n    launch(torch.empty(4, 64))\n"
+    }
+    assert flagged(tmp_path, callers, kernel=SIZED) == []
