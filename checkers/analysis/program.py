@@ -357,12 +357,7 @@ class Program(Resolution):
         found = []
         wanted = [n.encode() for n in needles if n]
         if wanted:
-            for abspath in self._files():
-                try:
-                    with open(abspath, "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    continue
+            for abspath, data in self._file_bytes():
                 if any(n in data for n in wanted):
                     name = self.project.module_name(self.project.relpath(abspath))
                     if name:
@@ -377,12 +372,7 @@ class Program(Resolution):
         index = self._words
         if index is None:
             index = self._words = {}
-            for abspath in self._files():
-                try:
-                    with open(abspath, "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    continue
+            for abspath, data in self._file_bytes():
                 rel = self.project.relpath(abspath)
                 for found in set(data.translate(_WORD_BYTES).split()):
                     held = index.get(found)
@@ -393,6 +383,16 @@ class Program(Resolution):
         if not word.isascii():
             return [self.project.relpath(p) for p in self._files()]
         return index.get(word.encode(), [])
+
+    def _file_bytes(self):
+        """Each first-party file's path and bytes, one at a time (one unreadable is skipped)."""
+        for abspath in self._files():
+            try:
+                with open(abspath, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            yield abspath, data
 
     def all_modules(self) -> list[str]:
         """Every first-party module under the src roots."""

@@ -23,6 +23,12 @@ KERNEL = (
 )
 
 
+# A caller that hands the kernel a buffer it allocated, sized by its own parameter.
+ALLOCATING = (
+    "import torch\nfrom pkg.kernels import launch\ndef run(n):\n    launch(torch.empty(n, 4))\n"
+)
+
+
 def flagged(tmp_path, callers: dict[str, str], params=ON, kernel: str = KERNEL) -> list[int]:
     files = {"pkg/__init__.py": "", **callers}
     found = run_rule(InputAssert, kernel, params, path="pkg/kernels.py", root=tmp_path, files=files)
@@ -30,30 +36,13 @@ def flagged(tmp_path, callers: dict[str, str], params=ON, kernel: str = KERNEL) 
 
 
 def test_every_caller_building_the_value_settles_the_assert(tmp_path):
-    callers = {
-        "pkg/moe.py": (
-            "import torch\n"
-            "from pkg.kernels import launch\n"
-            "def run(n):\n"
-            "    launch(torch.empty(n, 4))\n"
-            "    launch(torch.zeros(2, 2), block=32)\n"
-        )
-    }
+    callers = {"pkg/moe.py": ALLOCATING + "    launch(torch.zeros(2, 2), block=32)\n"}
     assert flagged(tmp_path, callers) == []
     assert flagged(tmp_path, callers, params={}) == [2, 3]  # one module read: the letter
 
 
 def test_one_caller_handing_on_its_own_parameter_keeps_the_finding(tmp_path):
-    callers = {
-        "pkg/moe.py": (
-            "import torch\n"
-            "from pkg.kernels import launch\n"
-            "def run(n):\n"
-            "    launch(torch.empty(n, 4))\n"
-            "def forward(x):\n"
-            "    launch(x, block=32)\n"
-        )
-    }
+    callers = {"pkg/moe.py": ALLOCATING + "def forward(x):\n    launch(x, block=32)\n"}
     assert flagged(tmp_path, callers) == [2]  # `block` is a literal in both calls
 
 
@@ -259,8 +248,7 @@ def test_a_caller_importing_the_function_over_several_lines_is_found(tmp_path):
     callers = {
         "pkg/__init__.py": "from pkg.kernels import launch\n",
         "pkg/moe.py": "from pkg import (\n    launch,\n)\ndef run(x):\n    launch(x)\n",
-        "pkg/dense.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
-        "    launch(torch.empty(n, 4))\n",
+        "pkg/dense.py": ALLOCATING,
     }
     assert flagged(tmp_path, callers) == [2]
 
@@ -340,24 +328,11 @@ def test_a_nested_function_of_a_module_level_name_is_read_by_the_letter(tmp_path
     assert flagged(tmp_path, callers, kernel=kernel) == [6, 10]
 
 
-def test_a_recursive_call_hands_on_what_the_function_already_had(tmp_path):
-    kernel = (
-        "def launch(x, depth=0):\n    assert x.dim() == 2\n"
-        "    if depth < 2:\n        launch(x[1:], depth + 1)\n    return x\n"
-    )
-    callers = {
-        "pkg/moe.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
-        "    launch(torch.empty(n, 4))\n"
-    }
-    assert flagged(tmp_path, callers, kernel=kernel) == []
-
-
 def test_a_name_a_star_import_may_have_bound_leaves_the_callers_unlisted(tmp_path):
     callers = {
         "pkg/__init__.py": "from pkg.kernels import launch\n",
         "pkg/moe.py": "from pkg import *\ndef run(x):\n    launch(x)\n",
-        "pkg/dense.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
-        "    launch(torch.empty(n, 4))\n",
+        "pkg/dense.py": ALLOCATING,
     }
     assert flagged(tmp_path, callers) == [2, 3]
 
@@ -371,25 +346,24 @@ def test_a_name_a_star_import_may_have_bound_leaves_the_callers_unlisted(tmp_pat
     ids=["does-not-parse", "does-not-decode"],
 )
 def test_a_caller_file_that_cannot_be_read_leaves_the_callers_unlisted(tmp_path, broken):
-    callers = {
-        "pkg/dense.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
-        "    launch(torch.empty(n, 4))\n"
-    }
+    callers = {"pkg/dense.py": ALLOCATING}
     (tmp_path / "pkg").mkdir(parents=True, exist_ok=True)
     (tmp_path / "pkg/moe.py").write_bytes(broken)
     assert flagged(tmp_path, callers) == [2, 3]
 
 
-def test_a_call_from_a_closure_of_the_function_hands_on_what_it_already_had(tmp_path):
-    kernel = (
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        "def launch(x, depth=0):\n    assert x.dim() == 2\n"
+        "    if depth < 2:\n        launch(x[1:], depth + 1)\n    return x\n",
         "def launch(x):\n    assert x.dim() == 2\n"
-        "    def again(part):\n        return launch(part)\n    return again(x[1:])\n"
-    )
-    callers = {
-        "pkg/moe.py": "import torch\nfrom pkg.kernels import launch\ndef run(n):\n"
-        "    launch(torch.empty(n, 4))\n"
-    }
-    assert flagged(tmp_path, callers, kernel=kernel) == []
+        "    def again(part):\n        return launch(part)\n    return again(x[1:])\n",
+    ],
+    ids=["recursive", "from-a-closure"],
+)
+def test_a_call_from_inside_the_function_hands_on_what_it_already_had(tmp_path, kernel):
+    assert flagged(tmp_path, {"pkg/moe.py": ALLOCATING}, kernel=kernel) == []
 
 
 def test_a_call_in_the_callers_module_body_is_read_there(tmp_path):
