@@ -153,9 +153,12 @@ class InputAssert(Contract):
         doc=(
             "Read a module-level function's parameter from its callers in the whole "
             "package: when every call of the function found in the src roots hands it a "
-            "value the caller built, a literal, or one the caller tested, an assert on it "
-            "restates the callers and is left alone; when some reference to the function "
-            "is not a call (a callback, a registered op) the parameter stays input. Off, "
+            "literal, its default, a value the caller tested, or one it built (for an "
+            "assert of more than the value's type, rank, layout, dtype or device: built "
+            "from nothing the caller was handed), an assert on it restates the callers and "
+            "is left alone; when some reference to the function is not a call (a callback, "
+            "a registered op) the parameter stays input. Costs about five times the run. "
+            "Off, "
             "one module is read, and a public function's parameter is the caller's. On, "
             "findings depend on other files, so they are re-checked when any file changes. "
             "Default: false."
@@ -1293,7 +1296,9 @@ _DEF = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
 def _top_level_functions(lines: list[str]) -> list[tuple[int, int, str]]:
     """``(first line, last line, name)`` of each function defined at column 0: its body
     runs until the next line that starts a statement, a decorator or a definition at column
-    0 (a signature's closing ``):`` and a string's text do not start with a name)."""
+    0. A signature's closing ``):`` does not start one; a line of a string that starts at
+    column 0 with a letter does, and ends the body early there, so an assert below it in
+    the same function is left to the whole-tree run."""
     found: list[tuple[int, int, str]] = []
     open_def: tuple[int, str] | None = None
     for number, line in enumerate(lines, 1):

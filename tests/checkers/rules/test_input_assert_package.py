@@ -380,3 +380,19 @@ def test_a_name_the_caller_imports_itself_is_no_value_it_computed(tmp_path):
         "def run(n):\n    import torch\n    launch(torch.empty(4, 64))\n"
     }
     assert flagged(tmp_path, callers, kernel=SIZED) == []
+
+
+def test_a_functions_body_ends_at_the_next_statement_at_column_zero(tmp_path):
+    from checkers.project import Project
+
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": "def launch(x):\n    assert x.dim() == 2\nX = 1; assert X\n",
+            "pkg/moe.py": "from pkg.kernels import launch\n",
+        },
+    )
+    on = InputAssert.from_table({"id": "t", **ON}, "t")
+    found = on.dependent_lines("pkg/kernels.py", Project(tmp_path), {"pkg.moe": "pkg/moe.py"})
+    assert found == {2: ("pkg/moe.py",)}  # line 3 is the module's, whoever imports it
