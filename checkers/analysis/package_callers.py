@@ -173,11 +173,19 @@ class PackageCallers:
         from .origins import InputOrigins
 
         program = self.program
-        source = program.project.read_source(rel)
-        tree = source.tree if source is not None else None
         name = program.project.module_name(rel)
         summary = program.module(name) if name else None
-        if tree is None or summary is None:
+        source = program.project.read_source(rel)
+        if source is None or summary is None:
+            return None
+        # The outline was just made from a parse of these bytes, most often: its tree serves.
+        from contracts.config import blake2b
+
+        tree = program.tree_for(rel, blake2b(source.text.encode(), digest_size=16).digest())
+        if tree is not None:
+            source.__dict__["tree"] = tree  # the cached property, already answered
+        tree = source.tree
+        if tree is None:
             return None
         made = (InputOrigins(tree, self.inputs, source), summary)
         if len(self._analyses) >= _KEPT_MODULES:
