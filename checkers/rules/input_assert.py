@@ -76,7 +76,7 @@ function's parameter every call in the package fills with a literal, the
 default, a value it tested, or a buffer it allocated (for an assert of the
 buffer's form; of its sizes, when they are the caller's own too) is the
 callers' own (``checkers/analysis/package_callers.py``). On the draws labelled
-by the callers that settles 8 false alarms for 2 true findings lost, at five
+by the callers that settles 8 false alarms for 2 true findings lost, at four
 times the cost on vLLM (docs/precision.md, "The package's callers, asked").
 """
 
@@ -157,7 +157,7 @@ class InputAssert(Contract):
             "assert of more than the value's type, rank, layout, dtype or device: built "
             "from nothing the caller was handed), an assert on it restates the callers and "
             "is left alone; when some reference to the function is not a call (a callback, "
-            "a registered op) the parameter stays input. Costs about five times the run. "
+            "a registered op) the parameter stays input. Costs about four times the run on vLLM. "
             "Off, "
             "one module is read, and a public function's parameter is the caller's. On, "
             "findings depend on other files, so they are re-checked when any file changes. "
