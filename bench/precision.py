@@ -170,11 +170,11 @@ class Score:
         return (self.tp + self.fn) / self.total if self.total else 0.0
 
 
-def _flagged_lines(contract, source, anchored: bool) -> set:
+def _flagged_lines(contract, source, anchored: bool, project=None) -> set:
     if not contract.wants(source):
         return set()
     return {
-        (f.line, f.column) if anchored else f.span_lines[0] for f in contract.check(source, None)
+        (f.line, f.column) if anchored else f.span_lines[0] for f in contract.check(source, project)
     }
 
 
@@ -292,12 +292,7 @@ def rule(kind: str, params: dict):
         if project is None:
             project = projects[package] = Project(package.parent)
         whole = SourceFile(f"{package.name}/{source.path}", source.text, abspath=source.abspath)
-        if not contract.wants(whole):
-            return set()
-        return {
-            (f.line, f.column) if anchored else f.span_lines[0]
-            for f in contract.check(whole, project)
-        }
+        return _flagged_lines(contract, whole, anchored, project)
 
     return in_package
 

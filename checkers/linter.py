@@ -343,9 +343,9 @@ class Linter:
                 data = read_regular(abspath)
             except OSError as exc:
                 return FileResult(path, [uncheckable(path, f"cannot be read: {exc.strerror}")])
-            from contracts.config import blake2b
+            from contracts.config import content_digest
 
-            digest = blake2b(data, digest_size=16).digest()
+            digest = content_digest(data)
             if entry is not None and entry[2] == digest:
                 raw_tuples, directive_tuples = entry[3], entry[4]
             else:

@@ -354,9 +354,9 @@ class Project:
         except OSError:
             self._imports[key] = ()
             return ()
-        from contracts.config import blake2b
+        from contracts.config import content_digest
 
-        digest = blake2b(data, digest_size=16).digest()
+        digest = content_digest(data)
         if stored is not None and stored[2] == digest:
             found = self._from_summary(stored[3])
         if found is None:

@@ -33,7 +33,7 @@ import os
 import re
 
 from .names import dotted
-from .scopes import Scope
+from .scopes import Scope, within
 from .shapes import argument_for
 
 # `from pkg import (\n    a,\n    f,\n)`: the names of an import spread over lines.
@@ -127,7 +127,7 @@ class PackageCallers:
                     if id(parent) not in callers:
                         return None
                     caller = callers[id(parent)]
-                    if caller is func or (caller is not None and _within(caller, func)):
+                    if within(caller, func):
                         continue  # a recursive call hands on what the function already had
                     out.append((origins, parent, caller))
         return out or None
@@ -179,9 +179,9 @@ class PackageCallers:
         if source is None or summary is None:
             return None
         # The outline was just made from a parse of these bytes, most often: its tree serves.
-        from contracts.config import blake2b
+        from contracts.config import content_digest
 
-        tree = program.tree_for(rel, blake2b(source.text.encode(), digest_size=16).digest())
+        tree = program.tree_for(rel, content_digest(source.text.encode()))
         if tree is not None:
             source.__dict__["tree"] = tree  # the cached property, already answered
         tree = source.tree
@@ -192,14 +192,6 @@ class PackageCallers:
             self._analyses.pop(next(iter(self._analyses)))
         self._analyses[rel] = made
         return made
-
-
-def _within(scope: Scope, func: Scope) -> bool:
-    while scope is not None:
-        if scope is func:
-            return True
-        scope = scope.parent
-    return False
 
 
 def _references(tree: ast.Module, word: str, source) -> list[tuple[ast.AST, ast.AST | None]]:

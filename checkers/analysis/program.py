@@ -491,9 +491,9 @@ class Program(Resolution):
                 return
         except DecodeError:
             return
-        from contracts.config import blake2b
+        from contracts.config import content_digest
 
-        digest = blake2b(data, digest_size=16).digest()
+        digest = content_digest(data)
         mtime = -1 if time.time() - st.st_mtime < _RACY_SECONDS else st.st_mtime_ns
         key = self.project.relpath(source.abspath) + SUMMARY_KEY
         self.project.new_summaries[key] = (st.st_size, mtime, digest, summary)
@@ -524,9 +524,9 @@ class Program(Resolution):
                 data = fh.read()
         except OSError:
             return None
-        from contracts.config import blake2b
+        from contracts.config import content_digest
 
-        digest = blake2b(data, digest_size=16).digest()
+        digest = content_digest(data)
         if usable and stored[2] == digest:
             found = self._from_stored(name, rel, stored[3], abspath, digest)
             if found is not None:
@@ -613,9 +613,9 @@ def _read_unchanged(abspath: str, digest: bytes | None) -> bytes | None:
             data = fh.read()
     except OSError:
         return None
-    from contracts.config import blake2b
+    from contracts.config import content_digest
 
-    if digest is not None and blake2b(data, digest_size=16).digest() != digest:
+    if digest is not None and content_digest(data) != digest:
         return None
     return data
 

@@ -157,11 +157,10 @@ class InputAssert(Contract):
             "assert of more than the value's type, rank, layout, dtype or device: built "
             "from nothing the caller was handed), an assert on it restates the callers and "
             "is left alone; when some reference to the function is not a call (a callback, "
-            "a registered op) the parameter stays input. Costs about four times the run on vLLM. "
-            "Off, "
-            "one module is read, and a public function's parameter is the caller's. On, "
-            "findings depend on other files, so they are re-checked when any file changes. "
-            "Default: false."
+            "a registered op) the parameter stays input. Costs about four times the run on "
+            "vLLM. Off, one module is read, and a public function's parameter is the "
+            "caller's. On, findings depend on other files, so they are re-checked when any "
+            "file changes. Default: false."
         ),
     )
 
@@ -1256,8 +1255,13 @@ class InputAssert(Contract):
         """With ``package-callers``, the asserts of ``path``'s module-level functions whose
         name an edited module spells: the edit may have added, removed or changed a call.
 
-        Read from the text alone (a module-level ``def`` starts at column 0, and its body
-        runs to the next line that does), so a file no edit names is never parsed."""
+        Asked of every file in scope, so the text decides first: a file with no ``assert``,
+        or none of whose ``def``s at column 0 an edited file names, is answered without
+        its outline; the rest take the function spans from it (the cache's, or a parse)."""
+        from ..analysis.functions import O_END, O_LINE, O_QUAL
+        from ..analysis.imports import lines_mentioning
+        from ..analysis.program import program_of
+
         if not self.package_callers:
             return {}
         name = project.module_name(path)
@@ -1277,43 +1281,28 @@ class InputAssert(Contract):
                     spelled[rel] = fh.read()
             except OSError:
                 continue
-        lines: dict[int, tuple[str, ...]] = {}
-        text_lines = text.split("\n")
-        for first, last, fname in _top_level_functions(text_lines):
+        reaching = {}
+        for fname in dict.fromkeys(_MODULE_DEF.findall(text)):
             word = re.compile(rb"\b" + re.escape(fname.encode()) + rb"\b")
-            reaching = tuple(rel for rel, data in spelled.items() if word.search(data))
-            if not reaching:
-                continue
-            for number in range(first, last + 1):
-                if "assert" in text_lines[number - 1]:
-                    lines[number] = reaching
+            found = tuple(rel for rel, data in spelled.items() if word.search(data))
+            if found:
+                reaching[fname] = found
+        module = program_of(project).module(name) if reaching else None
+        if module is None:
+            return {}
+        asserts = lines_mentioning(text, ("assert",))
+        lines: dict[int, tuple[str, ...]] = {}
+        for outline in module.outlines:
+            found = reaching.get(outline[O_QUAL])  # a method's or a nested one's is dotted
+            if found is not None:
+                for number in asserts:
+                    if outline[O_LINE] <= number <= outline[O_END]:
+                        lines[number] = found
         return lines
 
 
-_DEF = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
-
-
-def _top_level_functions(lines: list[str]) -> list[tuple[int, int, str]]:
-    """``(first line, last line, name)`` of each function defined at column 0: its body
-    runs until the next line that starts a statement, a decorator or a definition at column
-    0. A signature's closing ``):`` does not start one; a line of a string that starts at
-    column 0 with a letter does, and ends the body early there, so an assert below it in
-    the same function is left to the whole-tree run."""
-    found: list[tuple[int, int, str]] = []
-    open_def: tuple[int, str] | None = None
-    for number, line in enumerate(lines, 1):
-        head = line[:1]
-        if not (head.isidentifier() or head == "@"):
-            continue
-        if open_def is not None:
-            found.append((open_def[0], number - 1, open_def[1]))
-            open_def = None
-        match = _DEF.match(line)
-        if match:
-            open_def = (number, match.group(1))
-    if open_def is not None:
-        found.append((open_def[0], len(lines), open_def[1]))
-    return found
+# A function defined at column 0: the names `dependent_lines` looks for in edited files.
+_MODULE_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
 def _package_callers(source, project, inputs: frozenset[str]):

@@ -2671,7 +2671,8 @@ def test_a_callers_type_test_settles_type_asserts_not_what_the_value_holds():
     # asserts, on it or on what it holds, restate that much (4, 6, 14, 23). What the
     # value holds -- its keys (3), its length (5, in an `and` with a type test), its
     # name (15), the kind that leads to an `assert False` (26) -- no type test
-    # checked: the caller's value, read as input.
+    # checked: the caller's value, read as input. And `send` asserts its own public
+    # parameter (9), which no test of this module stands before.
     assert lines(src) == [3, 5, 9, 15, 26]
 
 

@@ -396,3 +396,19 @@ def test_a_functions_body_ends_at_the_next_statement_at_column_zero(tmp_path):
     on = InputAssert.from_table({"id": "t", **ON}, "t")
     found = on.dependent_lines("pkg/kernels.py", Project(tmp_path), {"pkg.moe": "pkg/moe.py"})
     assert found == {2: ("pkg/moe.py",)}  # line 3 is the module's, whoever imports it
+
+
+def test_an_assert_on_the_def_line_itself_is_among_the_dependent_lines(tmp_path):
+    from checkers.project import Project
+
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": "def launch(x): assert x.dim() == 2\n",
+            "pkg/moe.py": "from pkg.kernels import launch\n",
+        },
+    )
+    on = InputAssert.from_table({"id": "t", **ON}, "t")
+    found = on.dependent_lines("pkg/kernels.py", Project(tmp_path), {"pkg.moe": "pkg/moe.py"})
+    assert found == {1: ("pkg/moe.py",)}
