@@ -382,33 +382,26 @@ def test_a_name_the_caller_imports_itself_is_no_value_it_computed(tmp_path):
     assert flagged(tmp_path, callers, kernel=SIZED) == []
 
 
-def test_a_functions_body_ends_at_the_next_statement_at_column_zero(tmp_path):
+@pytest.mark.parametrize(
+    ("kernel", "line"),
+    [
+        # line 3 is the module's, whoever imports the function
+        ("def launch(x):\n    assert x.dim() == 2\nX = 1; assert X\n", 2),
+        ("def launch(x): assert x.dim() == 2\n", 1),  # the def's own line
+    ],
+    ids=["body-ends-at-column-zero", "on-the-def-line"],
+)
+def test_a_functions_dependent_lines_are_its_asserts_from_def_to_end(tmp_path, kernel, line):
     from checkers.project import Project
 
     write_tree(
         tmp_path,
         {
             "pkg/__init__.py": "",
-            "pkg/kernels.py": "def launch(x):\n    assert x.dim() == 2\nX = 1; assert X\n",
+            "pkg/kernels.py": kernel,
             "pkg/moe.py": "from pkg.kernels import launch\n",
         },
     )
     on = InputAssert.from_table({"id": "t", **ON}, "t")
     found = on.dependent_lines("pkg/kernels.py", Project(tmp_path), {"pkg.moe": "pkg/moe.py"})
-    assert found == {2: ("pkg/moe.py",)}  # line 3 is the module's, whoever imports it
-
-
-def test_an_assert_on_the_def_line_itself_is_among_the_dependent_lines(tmp_path):
-    from checkers.project import Project
-
-    write_tree(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/kernels.py": "def launch(x): assert x.dim() == 2\n",
-            "pkg/moe.py": "from pkg.kernels import launch\n",
-        },
-    )
-    on = InputAssert.from_table({"id": "t", **ON}, "t")
-    found = on.dependent_lines("pkg/kernels.py", Project(tmp_path), {"pkg.moe": "pkg/moe.py"})
-    assert found == {1: ("pkg/moe.py",)}
+    assert found == {line: ("pkg/moe.py",)}
