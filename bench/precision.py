@@ -37,6 +37,7 @@ import io
 import json
 import sys
 import sysconfig
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,7 +190,9 @@ _OTHER = {"input": "state", "state": "input"}
 
 # With `--misses-in SET`, only those draws' disagreements are listed (the rest
 # stay blind); AC701's call sets are named `torch-calls`, `<engine>-calls` and
-# `<engine>-calls-second`, and where two readers of an assert draw differ, `<draw>-second`.
+# `<engine>-calls-second`, and where two readers of an assert draw differ, `<draw>-second`;
+# the third reading's are `third-calibration` (where it differs from the policy readers),
+# `third-changed` and `third-control`.
 MISSES_IN: frozenset[str] = frozenset()
 # With `--blind SET`, those draws are not scored at all: no figure, a draw's or a
 # pooled one, depends on them, so a held-out draw stays unseen while the rule is
@@ -537,6 +540,16 @@ ENGINE_ASSERT_SETS = (
 SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
 # A second reader's verdicts on whole assert draws the first file labels.
 SECOND_ASSERT_LABELS = "assert_engine_second_labels.jsonl"
+# A third reading under the written caller policy, blind to the rule and to the other
+# files: on the draws labelled before the policy was written, the asserts `package-callers`
+# changes the verdict of (sample `changed`) and as many others drawn at random (seed
+# 20261207, `control`), shuffled together; on the policy draws, 40 asserts both readers
+# labelled alike (seed 20261208, `calibration`), to measure the third reader by.
+THIRD_ASSERT_LABELS = "assert_engine_third_labels.jsonl"
+THIRD_SAMPLES = (
+    ("changed", "the asserts `package-callers` changes, drawn before the policy"),
+    ("control", "as many others of the same draws, at random"),
+)
 
 
 @dataclass
@@ -633,6 +646,68 @@ def second_reader_report(engines: dict[str, Path], misses: bool) -> None:
                 print("      readers differ:", line)
 
 
+def third_reader_report(engines: dict[str, Path], misses: bool) -> None:
+    """The caller policy read a third time: the reader against the two policy readers
+    (calibration), how the earlier draws' labels move under the policy, and AC301 as
+    declared against the third reading beside the first on the same asserts."""
+    third = load_records(THIRD_ASSERT_LABELS)
+    if not third:
+        return
+    file = "assert_engine_labels.jsonl"
+    print(f"AC301 input-assert, the caller policy read a third time ({THIRD_ASSERT_LABELS})")
+    first = {_key(r): r for r in load_records(file)}
+    second = {_key(r): r for r in load_records(SECOND_ASSERT_LABELS)}
+    calibration = [r for r in third if r.get("sample") == "calibration"]
+    if calibration:
+        # Against the two readers' verdicts as they stand (a split they settled by the
+        # policy included), where they are the same: what the policy says of the assert.
+        settled = {
+            k: r["label"]
+            for k, r in first.items()
+            if k in second and second[k]["label"] == r["label"] and r["label"] != "unclear"
+        }
+        pairs = [(settled[_key(r)], r) for r in calibration if _key(r) in settled]
+        agreed = sum(want == r["label"] for want, r in pairs)
+        moved = Counter((want, r["label"]) for want, r in pairs if want != r["label"])
+        print(
+            f"  calibration: agrees with the two policy readers on {agreed}/{len(pairs)} "
+            f"asserts they labelled alike ({agreed / len(pairs) if pairs else 0:.3f}); "
+            + ", ".join(f"{a} -> {b} {n}" for (a, b), n in sorted(moved.items()))
+        )
+        if misses and shown("third-calibration"):
+            for want, r in pairs:
+                if want != r["label"]:
+                    print(
+                        f"      readers differ: {r['root']}:{r['path']}:{r['line']} -- "
+                        f"policy {want}: {first[_key(r)]['reason']} | third {r['label']}: "
+                        f"{r['reason']}"
+                    )
+    ours = score(
+        THIRD_ASSERT_LABELS,
+        rule("input-assert", AC301_ENGINE_PARAMS),
+        "input",
+        engines=engines,
+    )
+    for sample, title in THIRD_SAMPLES:
+        records = [r for r in third if r.get("sample") == sample]
+        moved = Counter((first[_key(r)]["label"], r["label"]) for r in records if _key(r) in first)
+        print(
+            f"  {sample} ({len(records)}, {title}): first reading -> third: "
+            + ", ".join(f"{a} -> {b} {n}" for (a, b), n in sorted(moved.items()))
+        )
+        by_third, by_first = Score("input"), Score("input")
+        for rec, hit in ours.seen:
+            if rec.get("sample") == sample:
+                by_third.count(rec, hit)
+                if _key(rec) in first:
+                    by_first.count(first[_key(rec)], hit)
+        print(_line(f"AC301, {sample}, third reading", by_third))
+        print(_line(f"AC301, {sample}, first reading", by_first))
+        if misses and shown(f"third-{sample}"):
+            for line in by_third.misses:
+                print("     ", line)
+
+
 def engine_report(engines: dict[str, Path], misses: bool) -> None:
     """AC301 and AC701 on every engine label set, per draw and per tree, S101 beside."""
     file = "assert_engine_labels.jsonl"
@@ -656,6 +731,7 @@ def engine_report(engines: dict[str, Path], misses: bool) -> None:
             print(_line("  simple (names a parameter)", by_root(simple, root)))
             print(_line("  S101 (every assert)", _flag_all(s)))
     second_reader_report(engines, misses)
+    third_reader_report(engines, misses)
     for file, who in ((CALL_LABELS, ""), (SECOND_CALL_LABELS, ", second labeller")):
         print(f"AC701 required-keyword on engines (labels: tests/checkers/data/{file})")
         ours = score(

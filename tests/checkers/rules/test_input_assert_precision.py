@@ -246,3 +246,34 @@ def test_second_reader_labels_are_whole_draws_of_the_first_file():
         assert rec["label"] in ("input", "state", "unclear")
         assert rec["reason"].strip() and "\n" not in rec["reason"]
         assert not rec.get("revised")
+
+
+THIRD_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_third_labels.jsonl"
+POLICY_DRAWS = {"sglang-held9", "lmdeploy-held9", "sglang-held10", "lmdeploy-held10"}
+
+
+def test_third_reading_labels_asserts_of_the_first_file_in_its_three_samples():
+    first = {
+        (r["set"], r["root"], r["path"], r["line"]): r
+        for r in map(json.loads, ENGINE_LABELS.read_text().splitlines())
+    }
+    second = {
+        (r["set"], r["root"], r["path"], r["line"]): r
+        for r in map(json.loads, SECOND_LABELS.read_text().splitlines())
+    }
+    third = [json.loads(line) for line in THIRD_LABELS.read_text().splitlines() if line]
+    keys = [(r["set"], r["root"], r["path"], r["line"]) for r in third]
+    assert len(set(keys)) == len(keys)
+    samples = {"changed": 0, "control": 0, "calibration": 0}
+    for key, rec in zip(keys, third, strict=True):
+        assert key in first and first[key]["sha"] == rec["sha"]  # the same line, unchanged
+        samples[rec["sample"]] += 1
+        assert rec["label"] in ("input", "state", "unclear")
+        assert rec["reason"].strip() and "\n" not in rec["reason"]
+        if rec["sample"] == "calibration":
+            # Where both policy readers wrote the same verdict: what the third is measured by.
+            assert key[0] in POLICY_DRAWS
+            assert second[key]["label"] == first[key]["label"] != "unclear"
+        else:
+            assert key[0] not in POLICY_DRAWS  # drawn before the policy was written
+    assert samples == {"changed": 62, "control": 62, "calibration": 40}
