@@ -156,7 +156,8 @@ class HelperCallers:
         return False
 
     def param_origin(self, func: Scope, name: str) -> Origin | None:
-        key = (id(func.node), name, self.asks_type, self.asks_form, self.package is None)
+        levels = 0 if self.package is None else self.package.levels
+        key = (id(func.node), name, self.asks_type, self.asks_form, levels)
         if key in self._memo:
             return self._memo[key]
         if key in self._busy:
@@ -240,14 +241,19 @@ class HelperCallers:
         sites = package.sites(self, func, name)
         if not sites:
             return plain
-        # One level: a caller's own parameters are read as one module reads them (a caller
-        # that hands on what it was handed passes input), not by their callers in turn.
+        # A caller's own parameters are asked of its callers in turn, one level less each
+        # time (``package.above``); this module's own calls are read without its package,
+        # or a caller here would ask the question being answered again.
         self.package = None
         try:
-            for origins, call, caller, bound in sites:
+            for origins, call, caller, bound, summary in sites:
                 if bound is None:
                     continue  # the function's own default
+                # What the assert asks travels with it: a caller further up settles a
+                # form with an allocation as this one does.
                 asked, origins.asks_type = origins.asks_type, self.asks_type
+                form, origins.asks_form = origins.asks_form, self.asks_form
+                further, origins.package = origins.package, package.above(summary)
                 try:
                     if origins._caller_checked(bound, call, caller):
                         continue
@@ -258,7 +264,8 @@ class HelperCallers:
                         # `n` -- the caller's width -- is even.
                         return plain
                 finally:
-                    origins.asks_type = asked
+                    origins.asks_type, origins.asks_form = asked, form
+                    origins.package = further
         finally:
             self.package = package
         return None

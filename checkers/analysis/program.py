@@ -26,6 +26,7 @@ import contextlib
 import io
 import os
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from .functions import (
@@ -293,7 +294,8 @@ class Program(Resolution):
         self._answering = 0  # resolve_call's depth: an answer kept only at the top
         self._words: dict[bytes, list[str]] | None = None  # word -> files spelling it
         # rel -> (InputOrigins, Module) of the callers input-assert's package_callers read
-        self.package_analyses: dict[str, tuple] = {}
+        self.package_analyses: OrderedDict[str, tuple] = OrderedDict()
+        self.package_bytes = 0  # the source those analyses were made from, in bytes
 
     # -- summaries -----------------------------------------------------------
 

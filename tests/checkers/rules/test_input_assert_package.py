@@ -126,7 +126,7 @@ def test_a_caller_in_the_functions_own_module_is_read_there(tmp_path):
     assert flagged(tmp_path, {}, kernel=kernel) == [2]
 
 
-def test_a_callers_parameter_is_not_followed_to_its_own_callers(tmp_path):
+def test_a_callers_parameter_is_asked_of_its_own_callers(tmp_path):
     callers = {
         "pkg/moe.py": (
             "import torch\n"
@@ -137,7 +137,53 @@ def test_a_callers_parameter_is_not_followed_to_its_own_callers(tmp_path):
             "    return stage(torch.empty(n, 4))\n"
         )
     }
-    assert flagged(tmp_path, callers) == [2]
+    # `stage` hands on its `x`, and its one caller allocates it: the rank is run's own.
+    assert flagged(tmp_path, callers) == []
+    handed_on = (
+        callers["pkg/moe.py"]
+        .replace("def run(n):", "def run(buf):")
+        .replace("torch.empty(n, 4)", "buf")
+    )
+    assert flagged(tmp_path, {"pkg/moe.py": handed_on}) == [2]
+
+
+def test_a_parameter_is_followed_no_further_than_the_levels(tmp_path, monkeypatch):
+    relay = (
+        "import torch\n"
+        "from pkg.kernels import launch\n"
+        "def stage(x):\n"
+        "    return launch(x)\n"
+        "def relay(y):\n"
+        "    return stage(y)\n"
+        "def run(n):\n"
+        "    return relay(torch.empty(n, 4))\n"
+    )
+    # Three callers up the allocation settles it, past the two levels asked: input.
+    assert flagged(tmp_path / "two", {"pkg/moe.py": relay}) == [2]
+    from checkers.analysis import package_callers
+
+    monkeypatch.setattr(package_callers, "LEVELS", 3)
+    assert flagged(tmp_path / "three", {"pkg/moe.py": relay}) == []
+    monkeypatch.setattr(package_callers, "LEVELS", 1)  # the function's own callers only
+    assert flagged(
+        tmp_path / "one", {"pkg/moe.py": relay.replace("relay(torch", "stage(torch")}
+    ) == [2]
+
+
+def test_what_the_assert_asks_travels_to_a_caller_further_up(tmp_path):
+    callers = {
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "def stage(x, b):\n"
+            "    return launch(x, block=b)\n"
+            "def run(n):\n"
+            "    return stage(torch.empty(n, 4), n + 16)\n"
+        )
+    }
+    # An allocation fixes `x`'s rank (a form); `n + 16` is made from run's `n`, which
+    # settles nothing of `block`'s value (a size).
+    assert flagged(tmp_path, callers) == [3]
 
 
 def test_a_method_stays_read_by_the_letter(tmp_path):
@@ -405,3 +451,89 @@ def test_a_functions_dependent_lines_are_its_asserts_from_def_to_end(tmp_path, k
     on = InputAssert.from_table({"id": "t", **ON}, "t")
     found = on.dependent_lines("pkg/kernels.py", Project(tmp_path), {"pkg.moe": "pkg/moe.py"})
     assert found == {line: ("pkg/moe.py",)}
+
+
+def test_callers_analyses_are_kept_for_the_run_within_a_byte_budget(tmp_path, monkeypatch):
+    """Two kernels share their callers: each caller module is read once while the budget
+    holds them, read again once it cannot, and the findings are the same either way."""
+    from checkers.analysis import origins, package_callers
+
+    kernels = (
+        "def launch(x):\n    assert x.dim() == 2\n    return x\n"
+        "def gather(y):\n    assert y.dim() == 1\n    return y\n"
+    )
+    callers = {
+        f"pkg/caller{i}.py": (
+            "import torch\nfrom pkg.kernels import launch, gather\n"
+            f"def run{i}(n):\n    launch(torch.empty(n, 4))\n    gather(torch.zeros(n))\n"
+        )
+        for i in range(3)
+    }
+    made: list[str] = []
+
+    class Counted(origins.InputOrigins):
+        def __init__(self, tree, inputs, source=None):
+            made.append(source.path if source is not None else "")
+            super().__init__(tree, inputs, source)
+
+    monkeypatch.setattr(origins, "InputOrigins", Counted)
+    kept = flagged(tmp_path / "kept", callers, kernel=kernels)
+    read_kept = sorted(p for p in made if "caller" in p)
+    made.clear()
+    monkeypatch.setattr(package_callers, "_KEPT_BYTES", 1)  # room for the last one only
+    dropped = flagged(tmp_path / "dropped", callers, kernel=kernels)
+    read_dropped = sorted(p for p in made if "caller" in p)
+    assert kept == dropped == []  # every caller allocates what it passes
+    assert read_kept == [f"pkg/caller{i}.py" for i in range(3)]
+    assert read_dropped == sorted([f"pkg/caller{i}.py" for i in range(3)] * 2)
+
+
+def test_the_least_recently_asked_analysis_goes_first_once_the_budget_is_full(
+    tmp_path, monkeypatch
+):
+    from checkers.analysis import origins, package_callers
+    from checkers.analysis.program import program_of
+    from checkers.project import Project
+
+    sources = {f"pkg/{m}.py": f"def {m}(x):\n    return x\n" for m in "abc"}
+    write_tree(tmp_path, {"pkg/__init__.py": "", **sources})
+    program = program_of(Project(tmp_path, (tmp_path,)))
+    made: list[str] = []
+
+    class Counted(origins.InputOrigins):
+        def __init__(self, tree, inputs, source=None):
+            made.append(source.path)
+            super().__init__(tree, inputs, source)
+
+    monkeypatch.setattr(origins, "InputOrigins", Counted)
+    # Room for exactly two of the three modules' source.
+    monkeypatch.setattr(package_callers, "_KEPT_BYTES", 2 * len(sources["pkg/a.py"]))
+    asker = package_callers.PackageCallers(program, "pkg.a", None, frozenset(), 1)
+    for rel in ("pkg/a.py", "pkg/b.py", "pkg/a.py", "pkg/c.py", "pkg/a.py", "pkg/b.py"):
+        assert asker._analysis(rel) is not None
+    # a and b fit; a asked again is kept longest, so c's arrival lets b go, not a.
+    assert made == ["pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/b.py"]
+    assert program.package_bytes <= package_callers._KEPT_BYTES
+
+
+def test_a_callers_parameter_asked_at_two_depths_is_answered_at_each(tmp_path):
+    # `stage`'s `x` is asked one level up for `launch` (where `run`'s allocation settles
+    # it) and at the last level for `deep`, through `f` (where nothing is asked further).
+    kernel = (
+        "def launch(x):\n    assert x.dim() == 2\n    return x\n"
+        "def deep(w):\n    assert w.dim() == 2\n    return w\n"
+    )
+    callers = {
+        "pkg/mid.py": "from pkg.kernels import deep\ndef f(v):\n    return deep(v)\n",
+        "pkg/moe.py": (
+            "import torch\n"
+            "from pkg.kernels import launch\n"
+            "from pkg.mid import f\n"
+            "def stage(x):\n"
+            "    f(x)\n"
+            "    return launch(x)\n"
+            "def run(n):\n"
+            "    return stage(torch.empty(n, 4))\n"
+        ),
+    }
+    assert flagged(tmp_path, callers, kernel=kernel) == [5]
