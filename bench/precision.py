@@ -192,7 +192,7 @@ _OTHER = {"input": "state", "state": "input"}
 # stay blind); AC701's call sets are named `torch-calls`, `<engine>-calls` and
 # `<engine>-calls-second`, and where two readers of an assert draw differ, `<draw>-second`;
 # the third reading's are `third-calibration` (where it differs from the policy readers),
-# `third-changed` and `third-control`.
+# `third-changed`, `third-changed-second-level` and `third-control`.
 MISSES_IN: frozenset[str] = frozenset()
 # With `--blind SET`, those draws are not scored at all: no figure, a draw's or a
 # pooled one, depends on them, so a held-out draw stays unseen while the rule is
@@ -541,13 +541,16 @@ SECOND_CALL_LABELS = "repeat_interleave_second_labels.jsonl"
 # A second reader's verdicts on whole assert draws the first file labels.
 SECOND_ASSERT_LABELS = "assert_engine_second_labels.jsonl"
 # A third reading under the written caller policy, blind to the rule and to the other
-# files: on the draws labelled before the policy was written, the asserts `package-callers`
-# changes the verdict of (sample `changed`) and as many others drawn at random (seed
-# 20261207, `control`), shuffled together; on the policy draws, 40 asserts both readers
-# labelled alike (seed 20261208, `calibration`), to measure the third reader by.
+# files. On the draws labelled before the policy was written: the asserts `package-callers`
+# changes the verdict of with one level of callers (sample `changed`) and those its second
+# level changes besides (`changed-second-level`), with as many others drawn at random among
+# those it does not change (`control`; seeds 20261207, 20261209, 20261210), shuffled in
+# with them. On the policy draws: 40 asserts both readers labelled alike (seed 20261208,
+# `calibration`), to measure the third reader by.
 THIRD_ASSERT_LABELS = "assert_engine_third_labels.jsonl"
 THIRD_SAMPLES = (
-    ("changed", "the asserts `package-callers` changes, drawn before the policy"),
+    ("changed", "the asserts one level of `package-callers` changes, drawn before the policy"),
+    ("changed-second-level", "those its second level changes besides"),
     ("control", "as many others of the same draws, at random"),
 )
 

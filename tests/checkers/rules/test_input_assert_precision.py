@@ -264,7 +264,7 @@ def test_third_reading_labels_asserts_of_the_first_file_in_its_three_samples():
     third = [json.loads(line) for line in THIRD_LABELS.read_text().splitlines() if line]
     keys = [(r["set"], r["root"], r["path"], r["line"]) for r in third]
     assert len(set(keys)) == len(keys)
-    samples = {"changed": 0, "control": 0, "calibration": 0}
+    samples = {"changed": 0, "changed-second-level": 0, "control": 0, "calibration": 0}
     for key, rec in zip(keys, third, strict=True):
         assert key in first and first[key]["sha"] == rec["sha"]  # the same line, unchanged
         samples[rec["sample"]] += 1
@@ -276,4 +276,4 @@ def test_third_reading_labels_asserts_of_the_first_file_in_its_three_samples():
             assert second[key]["label"] == first[key]["label"] != "unclear"
         else:
             assert key[0] not in POLICY_DRAWS  # drawn before the policy was written
-    assert samples == {"changed": 62, "control": 62, "calibration": 40}
+    assert samples == {"changed": 62, "changed-second-level": 14, "control": 78, "calibration": 40}
