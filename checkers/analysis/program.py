@@ -25,6 +25,7 @@ import ast
 import contextlib
 import io
 import os
+import re
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -50,8 +51,10 @@ SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
 _KEPT_TREES = 16
 # Each byte that cannot be part of an identifier, as a space: a file's words are then
-# ``data.translate(_WORD_BYTES).split()`` (a non-ASCII identifier is searched every file).
-_WORD_BYTES = bytes(b if chr(b).isalnum() or b == ord("_") else ord(" ") for b in range(256))
+# ``data.translate(WORD_BYTES).split()`` (a non-ASCII identifier is searched every file).
+# A function defined at column 0, in a file's bytes.
+MODULE_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+WORD_BYTES = bytes(b if chr(b).isalnum() or b == ord("_") else ord(" ") for b in range(256))
 
 
 def _made(project) -> Program | None:
@@ -293,6 +296,7 @@ class Program(Resolution):
         self._calls: dict[tuple, tuple[str, str] | None] = {}
         self._answering = 0  # resolve_call's depth: an answer kept only at the top
         self._words: dict[bytes, list[str]] | None = None  # word -> files spelling it
+        self._defining: dict[bytes, list[str]] | None = None  # name -> files `def`ining it
         # rel -> (InputOrigins, Module) of the callers input-assert's package_callers read
         self.package_analyses: OrderedDict[str, tuple] = OrderedDict()
         self.package_bytes = 0  # the source those analyses were made from, in bytes
@@ -376,7 +380,7 @@ class Program(Resolution):
             index = self._words = {}
             for abspath, data in self._file_bytes():
                 rel = self.project.relpath(abspath)
-                for found in set(data.translate(_WORD_BYTES).split()):
+                for found in set(data.translate(WORD_BYTES).split()):
                     held = index.get(found)
                     if held is None:
                         index[found] = [rel]
@@ -385,6 +389,19 @@ class Program(Resolution):
         if not word.isascii():
             return [self.project.relpath(p) for p in self._files()]
         return index.get(word.encode(), [])
+
+    def modules_defining(self, name: str) -> list[str]:
+        """The files of first-party modules with a module-level ``def name`` (a ``def`` at
+        column 0, which a string's line can imitate: more files, never fewer), from one
+        byte scan of the tree when first asked, kept for the run."""
+        index = self._defining
+        if index is None:
+            index = self._defining = {}
+            for abspath, data in self._file_bytes():
+                rel = self.project.relpath(abspath)
+                for found in set(MODULE_DEF.findall(data)):
+                    index.setdefault(found, []).append(rel)
+        return index.get(name.encode(), [])
 
     def _file_bytes(self):
         """Each first-party file's path and bytes, one at a time (one unreadable is skipped)."""

@@ -1258,14 +1258,16 @@ class InputAssert(Contract):
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
         """With ``package-callers``, the asserts of ``path``'s module-level functions whose
-        name an edited module spells: the edit may have added, removed or changed a call.
+        name an edited module spells, or a module one of its functions calls spells, as
+        many levels up as callers are asked: the edit may have added, removed or changed
+        a call on the way.
 
         Asked of every file in scope, so the text decides first: a file with no ``assert``,
-        or none of whose ``def``s at column 0 an edited file names, is answered without
+        or none of whose ``def``s at column 0 a reaching file names, is answered without
         its outline; the rest take the function spans from it (the cache's, or a parse)."""
         from ..analysis.functions import O_END, O_LINE, O_QUAL
         from ..analysis.imports import lines_mentioning
-        from ..analysis.program import program_of
+        from ..analysis.program import MODULE_DEF, program_of
 
         if not self.package_callers:
             return {}
@@ -1274,28 +1276,29 @@ class InputAssert(Contract):
             return {}
         try:
             with open(os.path.join(project.root, path), "rb") as fh:
-                text = fh.read().decode("utf-8", "replace")
+                data = fh.read()
         except OSError:
             return {}
-        if "assert" not in text:
+        if b"assert" not in data:
             return {}
-        spelled = {}
-        for rel in edited.values():
-            try:
-                with open(os.path.join(project.root, rel), "rb") as fh:
-                    spelled[rel] = fh.read()
-            except OSError:
-                continue
+        reaching_files = self._reaching_files(project, edited)
         reaching = {}
-        for fname in dict.fromkeys(_MODULE_DEF.findall(text)):
-            word = re.compile(rb"\b" + re.escape(fname.encode()) + rb"\b")
-            found = tuple(rel for rel, data in spelled.items() if word.search(data))
+        for fname in dict.fromkeys(MODULE_DEF.findall(data)):
+            word = re.compile(rb"\b" + re.escape(fname) + rb"\b")
+            found = tuple(
+                dict.fromkeys(
+                    rel
+                    for text, rels in reaching_files.values()
+                    if word.search(text)
+                    for rel in rels
+                )
+            )
             if found:
-                reaching[fname] = found
+                reaching[fname.decode()] = found
         module = program_of(project).module(name) if reaching else None
         if module is None:
             return {}
-        asserts = lines_mentioning(text, ("assert",))
+        asserts = lines_mentioning(data.decode("utf-8", "replace"), ("assert",))
         lines: dict[int, tuple[str, ...]] = {}
         for outline in module.outlines:
             found = reaching.get(outline[O_QUAL])  # a method's or a nested one's is dotted
@@ -1305,9 +1308,83 @@ class InputAssert(Contract):
                         lines[number] = found
         return lines
 
+    def _reaching_files(self, project, edited) -> dict[str, tuple[bytes, tuple[str, ...]]]:
+        """The text whose calls an edit can change an answer through, by file, each with the
+        edited files it traces to: the edited files whole, then ``LEVELS - 1`` times over
+        the bodies of the module-level functions that text names (their calls are a level
+        further from the edit). Worked out once per edited set, as its files' stats stand."""
+        from ..analysis import package_callers
+        from ..analysis.program import WORD_BYTES, program_of
 
-# A function defined at column 0: the names `dependent_lines` looks for in edited files.
-_MODULE_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+        key = (id(project), package_callers.LEVELS, tuple(sorted(edited.values())))
+        memo = self.__dict__.get("_reaching")
+        if memo is not None and memo[0] == key and memo[2] == _stamps(project, memo[1]):
+            return memo[1]  # the same edit, and no file it reached has changed since
+        found: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+        for rel in edited.values():
+            try:
+                with open(os.path.join(project.root, rel), "rb") as fh:
+                    found[rel] = (fh.read(), (rel,))
+            except OSError:
+                continue
+        frontier = found
+        seen: set[tuple[str, bytes]] = set()
+        for _ in range(package_callers.LEVELS - 1):
+            program = program_of(project)
+            further: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+            for text, rels in frontier.values():
+                for word in set(text.translate(WORD_BYTES).split()):
+                    for defining in program.modules_defining(word.decode("ascii", "replace")):
+                        if (defining, word) in seen:
+                            continue
+                        seen.add((defining, word))
+                        body = _module_function_text(program, project, defining, word.decode())
+                        if body is None:
+                            continue
+                        held_text, held_rels = further.get(defining, (b"", ()))
+                        further[defining] = (
+                            held_text + b"\n" + body,
+                            tuple(dict.fromkeys(held_rels + rels)),
+                        )
+            for rel, (text, rels) in further.items():
+                held_text, held_rels = found.get(rel, (b"", ()))
+                found[rel] = (held_text + b"\n" + text, tuple(dict.fromkeys(held_rels + rels)))
+            frontier = further
+        self.__dict__["_reaching"] = (key, found, _stamps(project, found))
+        return found
+
+
+def _stamps(project, rels) -> tuple:
+    """Each file's size and modification time, as it stands (None where it is gone)."""
+    out = []
+    for rel in rels:
+        try:
+            st = os.stat(os.path.join(project.root, rel))
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def _module_function_text(program, project, rel: str, fname: str) -> bytes | None:
+    """The lines of ``rel``'s module-level function ``fname``, from ``def`` to its end (the
+    module's outline), or None when the module has no such function."""
+    from ..analysis.functions import O_END, O_LINE, O_QUAL
+
+    name = project.module_name(rel)
+    module = program.module(name) if name else None
+    if module is None:
+        return None
+    for outline in module.outlines:
+        if outline[O_QUAL] == fname:
+            try:
+                with open(os.path.join(project.root, rel), "rb") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                return None
+            return b"\n".join(lines[outline[O_LINE] - 1 : outline[O_END]])
+    return None
 
 
 def _package_callers(source, project, inputs: frozenset[str]):

@@ -537,3 +537,67 @@ def test_a_callers_parameter_asked_at_two_depths_is_answered_at_each(tmp_path):
         ),
     }
     assert flagged(tmp_path, callers, kernel=kernel) == [5]
+
+
+def test_a_run_on_a_caller_two_levels_up_reports_the_kernel_it_reaches(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": "def launch(x):\n    assert x.dim() == 2\n    return x\n",
+            "pkg/moe.py": "from pkg.kernels import launch\ndef stage(x):\n    return launch(x)\n",
+            # The edit: `run` now hands `stage` its own parameter, not a buffer it made.
+            "pkg/model.py": "from pkg.moe import stage\ndef run(buf):\n    return stage(buf)\n",
+        },
+    )
+    table = {"id": "a", "kind": "input-assert", **ON}
+    config = parse_table({"contracts": [table]}, root=tmp_path, registry=kind_class)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = api.check([tmp_path / "pkg/model.py"], config=config, jobs=1, use_cache=False)
+    finally:
+        os.chdir(cwd)
+    assert [(f.path, f.line) for f in result.findings] == [("pkg/kernels.py", 2)]
+
+
+def test_dependent_lines_follow_an_edit_through_the_body_of_the_function_it_names(
+    tmp_path, monkeypatch
+):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": (
+                "def launch(x):\n    assert x.dim() == 2\n\ndef other(y):\n    assert y > 0\n"
+            ),
+            "pkg/moe.py": (
+                "from pkg.kernels import launch, other\n"
+                "def stage(x):\n    return launch(x)\n"
+                "def unrelated(y):\n    return other(y)\n"
+            ),
+            "pkg/model.py": "from pkg.moe import stage\ndef run(buf):\n    return stage(buf)\n",
+        },
+    )
+    from checkers.analysis import package_callers
+    from checkers.project import Project
+
+    project = Project(tmp_path, (tmp_path,))
+    on = InputAssert.from_table({"id": "t", **ON}, "t")
+    edited = {"pkg.model": "pkg/model.py"}
+    # `run` names `stage`, whose body names `launch`: `other` is two levels from nothing.
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {2: ("pkg/model.py",)}
+    # Asked again of the same edit with nothing changed: the same answer (worked out once).
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {2: ("pkg/model.py",)}
+    # A change to `stage` itself, outside the edited set, is read at the next question.
+    moe = (tmp_path / "pkg/moe.py").read_text(encoding="utf-8")
+    (tmp_path / "pkg/moe.py").write_text(
+        moe.replace("return launch(x)", "return other(launch(x))"), encoding="utf-8"
+    )
+    os.utime(tmp_path / "pkg/moe.py", ns=(1, 1))  # a stat no earlier write had
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {
+        2: ("pkg/model.py",),
+        5: ("pkg/model.py",),
+    }
+    monkeypatch.setattr(package_callers, "LEVELS", 1)  # the edited file's own calls only
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {}
