@@ -50,10 +50,10 @@ from .resolution import Resolution
 SUMMARY_KEY = "\0functions"
 _RACY_SECONDS = 2
 _KEPT_TREES = 16
-# Each byte that cannot be part of an identifier, as a space: a file's words are then
-# ``data.translate(WORD_BYTES).split()`` (a non-ASCII identifier is searched every file).
 # A function defined at column 0, in a file's bytes.
 MODULE_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# Each byte that cannot be part of an identifier, as a space: a file's words are then
+# ``data.translate(WORD_BYTES).split()`` (a non-ASCII identifier is searched every file).
 WORD_BYTES = bytes(b if chr(b).isalnum() or b == ord("_") else ord(" ") for b in range(256))
 
 
