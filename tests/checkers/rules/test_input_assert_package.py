@@ -237,29 +237,28 @@ def test_a_cached_whole_tree_run_sees_an_edit_to_a_caller(tmp_path):
         os.chdir(cwd)
 
 
-def test_a_run_on_the_edited_caller_reports_what_it_changed_in_the_kernel(tmp_path):
-    write_tree(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/kernels.py": (
-                "def launch(\n    x,\n):\n    assert x.dim() == 2\n    return x\n\n"
-                "def other(y):\n    assert y > 0\n"
-            ),
-            "pkg/moe.py": "from pkg.kernels import launch\ndef run(x):\n    launch(x)\n",
-        },
-    )
+def check_edited(root, files: dict[str, str], edited: str, monkeypatch) -> list:
+    """The findings of a run on the one file ``edited`` of a package written under ``root``,
+    input-assert declared with the field on, as a pre-commit hook runs it."""
+    write_tree(root, {"pkg/__init__.py": "", **files})
     table = {"id": "a", "kind": "input-assert", **ON}
-    config = parse_table({"contracts": [table]}, root=tmp_path, registry=kind_class)
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        result = api.check([tmp_path / "pkg/moe.py"], config=config, jobs=1, use_cache=False)
-    finally:
-        os.chdir(cwd)
-    found = [(f.path, f.line) for f in result.findings]
+    config = parse_table({"contracts": [table]}, root=root, registry=kind_class)
+    monkeypatch.chdir(root)
+    return api.check([root / edited], config=config, jobs=1, use_cache=False).findings
+
+
+def test_a_run_on_the_edited_caller_reports_what_it_changed_in_the_kernel(tmp_path, monkeypatch):
+    files = {
+        "pkg/kernels.py": (
+            "def launch(\n    x,\n):\n    assert x.dim() == 2\n    return x\n\n"
+            "def other(y):\n    assert y > 0\n"
+        ),
+        "pkg/moe.py": "from pkg.kernels import launch\ndef run(x):\n    launch(x)\n",
+    }
+    findings = check_edited(tmp_path, files, "pkg/moe.py", monkeypatch)
+    found = [(f.path, f.line) for f in findings]
     assert found == [("pkg/kernels.py", 4)]  # `other` is not called from the edit
-    assert "pkg/moe.py" in result.findings[0].message
+    assert "pkg/moe.py" in findings[0].message
 
 
 def test_dependent_lines_are_those_of_the_functions_an_edit_names(tmp_path):
@@ -539,26 +538,15 @@ def test_a_callers_parameter_asked_at_two_depths_is_answered_at_each(tmp_path):
     assert flagged(tmp_path, callers, kernel=kernel) == [5]
 
 
-def test_a_run_on_a_caller_two_levels_up_reports_the_kernel_it_reaches(tmp_path):
-    write_tree(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/kernels.py": "def launch(x):\n    assert x.dim() == 2\n    return x\n",
-            "pkg/moe.py": "from pkg.kernels import launch\ndef stage(x):\n    return launch(x)\n",
-            # The edit: `run` now hands `stage` its own parameter, not a buffer it made.
-            "pkg/model.py": "from pkg.moe import stage\ndef run(buf):\n    return stage(buf)\n",
-        },
-    )
-    table = {"id": "a", "kind": "input-assert", **ON}
-    config = parse_table({"contracts": [table]}, root=tmp_path, registry=kind_class)
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        result = api.check([tmp_path / "pkg/model.py"], config=config, jobs=1, use_cache=False)
-    finally:
-        os.chdir(cwd)
-    assert [(f.path, f.line) for f in result.findings] == [("pkg/kernels.py", 2)]
+def test_a_run_on_a_caller_two_levels_up_reports_the_kernel_it_reaches(tmp_path, monkeypatch):
+    files = {
+        "pkg/kernels.py": "def launch(x):\n    assert x.dim() == 2\n    return x\n",
+        "pkg/moe.py": "from pkg.kernels import launch\ndef stage(x):\n    return launch(x)\n",
+        # The edit: `run` now hands `stage` its own parameter, not a buffer it made.
+        "pkg/model.py": "from pkg.moe import stage\ndef run(buf):\n    return stage(buf)\n",
+    }
+    findings = check_edited(tmp_path, files, "pkg/model.py", monkeypatch)
+    assert [(f.path, f.line) for f in findings] == [("pkg/kernels.py", 2)]
 
 
 def test_dependent_lines_follow_an_edit_through_the_body_of_the_function_it_names(
