@@ -252,7 +252,7 @@ THIRD_LABELS = REPO / "tests" / "checkers" / "data" / "assert_engine_third_label
 POLICY_DRAWS = {"sglang-held9", "lmdeploy-held9", "sglang-held10", "lmdeploy-held10"}
 
 
-def test_third_reading_labels_asserts_of_the_first_file_in_its_three_samples():
+def test_third_reading_labels_asserts_of_the_first_file_in_its_samples():
     first = {
         (r["set"], r["root"], r["path"], r["line"]): r
         for r in map(json.loads, ENGINE_LABELS.read_text().splitlines())
