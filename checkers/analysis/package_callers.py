@@ -190,9 +190,10 @@ class PackageCallers:
         bytes: a file that names the function's module, imports something spelled
         ``fname`` (a re-export) or imports everything from somewhere may; another binds
         ``fname`` to something else, or only mentions it."""
+        from ..source import read_regular
+
         try:
-            with open(os.path.join(self.program.project.root, rel), "rb") as fh:
-                data = fh.read()
+            data = read_regular(os.path.join(self.program.project.root, rel))
         except OSError:
             return True
         if imported_from in data or b"import *" in data:

@@ -404,11 +404,13 @@ class Program(Resolution):
         return index.get(name.encode(), [])
 
     def _file_bytes(self):
-        """Each first-party file's path and bytes, one at a time (one unreadable is skipped)."""
+        """Each first-party file's path and bytes, one at a time (one unreadable, or no
+        regular file -- a FIFO named like a module would wait for a writer -- is skipped)."""
+        from ..source import read_regular
+
         for abspath in self._files():
             try:
-                with open(abspath, "rb") as fh:
-                    data = fh.read()
+                data = read_regular(abspath)
             except OSError:
                 continue
             yield abspath, data

@@ -1276,12 +1276,8 @@ class InputAssert(Contract):
         name = project.module_name(path)
         if not name or name in edited:
             return {}
-        try:
-            with open(os.path.join(project.root, path), "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return {}
-        if b"assert" not in data:
+        data = _read(project, path)
+        if data is None or b"assert" not in data:
             return {}
         reaching_files = self._reaching_files(project, edited)
         reaching = {}
@@ -1324,11 +1320,9 @@ class InputAssert(Contract):
             return memo[1]  # the same edit, and no file it reached has changed since
         found: dict[str, tuple[bytes, tuple[str, ...]]] = {}
         for rel in edited.values():
-            try:
-                with open(os.path.join(project.root, rel), "rb") as fh:
-                    found[rel] = (fh.read(), (rel,))
-            except OSError:
-                continue
+            data = _read(project, rel)
+            if data is not None:
+                found[rel] = (data, (rel,))
         frontier = found
         seen: set[tuple[str, bytes]] = set()
         for _ in range(package_callers.LEVELS - 1):
@@ -1356,6 +1350,17 @@ class InputAssert(Contract):
         return found
 
 
+def _read(project, rel: str) -> bytes | None:
+    """A project file's bytes; None when unreadable or no regular file (a FIFO named like a
+    module would wait for a writer that never comes)."""
+    from ..source import read_regular
+
+    try:
+        return read_regular(os.path.join(project.root, rel))
+    except OSError:
+        return None
+
+
 def _stamps(project, rels) -> tuple:
     """Each file's size and modification time, as it stands (None where it is gone)."""
     out = []
@@ -1380,12 +1385,10 @@ def _module_function_text(program, project, rel: str, fname: str) -> bytes | Non
         return None
     for outline in module.outlines:
         if outline[O_QUAL] == fname:
-            try:
-                with open(os.path.join(project.root, rel), "rb") as fh:
-                    lines = fh.read().splitlines()
-            except OSError:
+            data = _read(project, rel)
+            if data is None:
                 return None
-            return b"\n".join(lines[outline[O_LINE] - 1 : outline[O_END]])
+            return b"\n".join(data.splitlines()[outline[O_LINE] - 1 : outline[O_END]])
     return None
 
 

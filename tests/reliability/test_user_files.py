@@ -250,3 +250,26 @@ def test_reading_leaves_no_file_descriptor_open(tmp_path):
         with pytest.raises(OSError, match="not a regular file"):
             read_regular(str(tmp_path / "piped.py"))
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_the_whole_program_scans_read_no_fifo(tmp_path):
+    # The word and definition indexes read every file under the src roots, and
+    # input-assert's package callers read the files an edit reaches.
+    from checkers.analysis.program import program_of
+    from checkers.project import Project
+    from checkers.rules.input_assert import InputAssert
+
+    os.mkfifo(tmp_path / "piped.py")
+    (tmp_path / "user.py").write_text("def launch(x):\n    assert x\n")
+    (tmp_path / "caller.py").write_text("from user import launch\nlaunch(1)\n")
+    project = Project(tmp_path, (tmp_path,))
+    program = program_of(project)
+    assert _within_10_s(lambda: program.modules_spelling("launch")) == ["caller.py", "user.py"]
+    assert _within_10_s(lambda: program.modules_defining("launch")) == ["user.py"]
+    assert _within_10_s(lambda: program.modules_mentioning(("launch",))) == ["caller", "user"]
+    rule = InputAssert.from_table({"id": "t", "package-callers": True}, "t")
+    edited = {"piped": "piped.py", "caller": "caller.py"}
+    assert _within_10_s(lambda: rule.dependent_lines("piped.py", project, edited)) == {}
+    assert _within_10_s(lambda: rule.dependent_lines("user.py", project, edited)) == {
+        2: ("caller.py",)
+    }
