@@ -20,8 +20,8 @@ from the source and nothing else:
 * each call's argument for the parameter is read by the same rule in the
   caller's module, with that module's own in-module reading; where the caller
   hands on its own parameter, that parameter is asked of the caller's callers
-  in turn, ``LEVELS`` deep in all (past the last level, a caller's parameter
-  is input).
+  in turn, as many levels deep as the rule asks (past the last level, a
+  caller's parameter is input).
 
 An attribute call on an object the file does not import (``self.ops.f(x)``) is
 taken to be some other object's method, and a name looked up by a string
@@ -42,12 +42,6 @@ from .shapes import argument_for
 # `from pkg import (\n    a,\n    f,\n)`: the names of an import spread over lines.
 _PARENTHESISED_IMPORT = re.compile(rb"import[ \t]*\([^)]*\)")
 _UNSURE = object()  # a reference that may or may not name the function
-# How far up a parameter is followed: the function's callers, and where one hands on its
-# own parameter, that caller's callers. On the draws read under the caller policy the
-# second level settled 4 more false alarms and lost no true finding, and of the 14 earlier
-# letter-labelled findings it drops, a blind reading under the policy called 11 state; it
-# costs about an eighth more than one level on vLLM (docs/precision.md).
-LEVELS = 2
 # Callers' analyses kept for the run, up to this many bytes of their source (about 20
 # times that in memory: a module's tree and its index). The kernels of one folder share
 # their callers, and which folder comes next is the file order's, not the callers', so a
@@ -63,7 +57,8 @@ class PackageCallers:
     ``program`` is the run's ``Program``, ``module_name`` and ``summary`` the
     checked module's dotted name and its outline (``Program.module_of_source``),
     ``inputs`` the rule's configured input names (a caller's module is read
-    with them too), ``levels`` how many levels of callers are asked (``LEVELS``).
+    with them too), ``levels`` how many levels of callers are asked (the rule's
+    ``CALLER_LEVELS``).
     """
 
     def __init__(

@@ -78,7 +78,8 @@ function's parameter every call in the package fills with a literal, the
 default, a value it tested, or a buffer it allocated (for an assert of the
 buffer's form; of its sizes, when they are the caller's own too) is the
 callers' own, and a caller handing on its own parameter is asked of its
-callers in turn, two levels in all (``checkers/analysis/package_callers.py``).
+callers in turn, up to ``CALLER_LEVELS`` levels (the field says how many;
+``checkers/analysis/package_callers.py``).
 On the draws labelled by the callers that settles 12 false alarms for 2 true
 findings lost; on the draws labelled before, a blind reading under the same
 policy sides with 66 of the 76 verdicts it changes; it costs about three
@@ -95,6 +96,13 @@ from collections.abc import Iterator
 
 from contracts.contract import Contract, Example, Expect, Rule
 from contracts.fields import Bool, StringList
+
+# How far up `package-callers` follows a parameter: the function's callers, and where one
+# hands on its own parameter, that caller's callers. On the draws read under the caller
+# policy the second level settled 4 more false alarms and lost no true finding, and of the
+# 14 earlier letter-labelled findings it drops, a blind reading under the policy called 11
+# state; it costs about an eighth more than one level on vLLM (docs/precision.md).
+CALLER_LEVELS = 2
 
 # checkers.analysis is imported where a tree is analysed, not here: a warm one-file
 # run loads this kind for its declaration and never checks a tree (~3 ms of imports).
@@ -163,7 +171,8 @@ class InputAssert(Contract):
             "assert of more than the value's type, rank, layout, dtype or device: built "
             "from nothing the caller was handed), an assert on it restates the callers and "
             "is left alone; a caller that hands on its own parameter is asked of its own "
-            "callers in turn, two levels in all; when some reference to the function is not "
+            f"callers in turn, {CALLER_LEVELS} levels in all; when some reference to the "
+            "function is not "
             "a call (a callback, a registered op) the parameter stays input. Costs about "
             "three times the run on vLLM (0.9 GB a worker). Off, one module is read, and a "
             "public function's parameter is the caller's. On, findings depend on other "
@@ -1267,12 +1276,12 @@ class InputAssert(Contract):
         Asked of every file in scope, so the text decides first: a file with no ``assert``,
         or none of whose ``def``s at column 0 a reaching file names, is answered without
         its outline; the rest take the function spans from it (the cache's, or a parse)."""
+        if not self.package_callers:
+            return {}
         from ..analysis.functions import O_END, O_LINE, O_QUAL
         from ..analysis.imports import lines_mentioning
         from ..analysis.program import MODULE_DEF, program_of
 
-        if not self.package_callers:
-            return {}
         name = project.module_name(path)
         if not name or name in edited:
             return {}
@@ -1308,13 +1317,12 @@ class InputAssert(Contract):
 
     def _reaching_files(self, project, edited) -> dict[str, tuple[bytes, tuple[str, ...]]]:
         """The text whose calls an edit can change an answer through, by file, each with the
-        edited files it traces to: the edited files whole, then ``LEVELS - 1`` times over
+        edited files it traces to: the edited files whole, then ``CALLER_LEVELS - 1`` times over
         the bodies of the module-level functions that text names (their calls are a level
         further from the edit). Worked out once per edited set, as its files' stats stand."""
-        from ..analysis import package_callers
         from ..analysis.program import WORD_BYTES, program_of
 
-        key = (id(project), package_callers.LEVELS, tuple(sorted(edited.values())))
+        key = (id(project), CALLER_LEVELS, tuple(sorted(edited.values())))
         memo = self.__dict__.get("_reaching")
         if memo is not None and memo[0] == key and memo[2] == _stamps(project, memo[1]):
             return memo[1]  # the same edit, and no file it reached has changed since
@@ -1325,8 +1333,8 @@ class InputAssert(Contract):
                 found[rel] = (data, (rel,))
         frontier = found
         seen: set[tuple[str, bytes]] = set()
-        for _ in range(package_callers.LEVELS - 1):
-            program = program_of(project)
+        program = program_of(project)
+        for _ in range(CALLER_LEVELS - 1):
             further: dict[str, tuple[bytes, tuple[str, ...]]] = {}
             for text, rels in frontier.values():
                 for word in set(text.translate(WORD_BYTES).split()):
@@ -1403,4 +1411,4 @@ def _package_callers(source, project, inputs: frozenset[str]):
     summary = program.module_of_source(source)
     if not name or summary is None:
         return None
-    return package_callers.PackageCallers(program, name, summary, inputs, package_callers.LEVELS)
+    return package_callers.PackageCallers(program, name, summary, inputs, CALLER_LEVELS)

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from checkers import api
-from checkers.rules import kind_class
+from checkers.rules import input_assert, kind_class
 from checkers.rules.input_assert import InputAssert
 from contracts.config import parse_table
 from contracts.fields import ConfigError
@@ -160,11 +160,9 @@ def test_a_parameter_is_followed_no_further_than_the_levels(tmp_path, monkeypatc
     )
     # Three callers up the allocation settles it, past the two levels asked: input.
     assert flagged(tmp_path / "two", {"pkg/moe.py": relay}) == [2]
-    from checkers.analysis import package_callers
-
-    monkeypatch.setattr(package_callers, "LEVELS", 3)
+    monkeypatch.setattr(input_assert, "CALLER_LEVELS", 3)
     assert flagged(tmp_path / "three", {"pkg/moe.py": relay}) == []
-    monkeypatch.setattr(package_callers, "LEVELS", 1)  # the function's own callers only
+    monkeypatch.setattr(input_assert, "CALLER_LEVELS", 1)  # the function's own callers only
     assert flagged(
         tmp_path / "one", {"pkg/moe.py": relay.replace("relay(torch", "stage(torch")}
     ) == [2]
@@ -567,7 +565,6 @@ def test_dependent_lines_follow_an_edit_through_the_body_of_the_function_it_name
             "pkg/model.py": "from pkg.moe import stage\ndef run(buf):\n    return stage(buf)\n",
         },
     )
-    from checkers.analysis import package_callers
     from checkers.project import Project
 
     project = Project(tmp_path, (tmp_path,))
@@ -587,5 +584,5 @@ def test_dependent_lines_follow_an_edit_through_the_body_of_the_function_it_name
         2: ("pkg/model.py",),
         5: ("pkg/model.py",),
     }
-    monkeypatch.setattr(package_callers, "LEVELS", 1)  # the edited file's own calls only
+    monkeypatch.setattr(input_assert, "CALLER_LEVELS", 1)  # the edited file's own calls only
     assert on.dependent_lines("pkg/kernels.py", project, edited) == {}
