@@ -30,6 +30,7 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
+from ..source import read_regular
 from .functions import (
     FORMAT,
     O_QUAL,
@@ -348,8 +349,7 @@ class Program(Resolution):
         """Whether the bytes of the file at ``rel`` (under the project root) hold one of
         ``needles``; False when it cannot be read."""
         try:
-            with open(os.path.join(self.project.root, rel), "rb") as fh:
-                data = fh.read()
+            data = read_regular(os.path.join(self.project.root, rel))
         except OSError:
             return False
         return any(n.encode() in data for n in needles)
@@ -406,8 +406,6 @@ class Program(Resolution):
     def _file_bytes(self):
         """Each first-party file's path and bytes, one at a time (one unreadable, or no
         regular file -- a FIFO named like a module would wait for a writer -- is skipped)."""
-        from ..source import read_regular
-
         for abspath in self._files():
             try:
                 data = read_regular(abspath)
@@ -501,8 +499,7 @@ class Program(Resolution):
         are the text checked (an editor's unsaved buffer is not)."""
         try:
             st = os.stat(source.abspath)
-            with open(source.abspath, "rb") as fh:
-                data = fh.read()
+            data = read_regular(source.abspath)
         except OSError:
             return
         from ..source import DecodeError, decode_source
@@ -541,8 +538,7 @@ class Program(Resolution):
             if found is not None:
                 return found
         try:
-            with open(abspath, "rb") as fh:
-                data = fh.read()
+            data = read_regular(abspath)
         except OSError:
             return None
         from contracts.config import content_digest
@@ -630,8 +626,7 @@ class Program(Resolution):
 def _read_unchanged(abspath: str, digest: bytes | None) -> bytes | None:
     """A file's bytes, when it can be read and they are those of ``digest`` (any, for None)."""
     try:
-        with open(abspath, "rb") as fh:
-            data = fh.read()
+        data = read_regular(abspath)
     except OSError:
         return None
     from contracts.config import content_digest

@@ -267,6 +267,8 @@ def test_the_whole_program_scans_read_no_fifo(tmp_path):
     assert _within_10_s(lambda: program.modules_spelling("launch")) == ["caller.py", "user.py"]
     assert _within_10_s(lambda: program.modules_defining("launch")) == ["user.py"]
     assert _within_10_s(lambda: program.modules_mentioning(("launch",))) == ["caller", "user"]
+    assert _within_10_s(lambda: program.module("piped")) is None  # an outline read of it
+    assert _within_10_s(lambda: program.spells("piped.py", ("launch",))) is False
     rule = InputAssert.from_table({"id": "t", "package-callers": True}, "t")
     edited = {"piped": "piped.py", "caller": "caller.py"}
     assert _within_10_s(lambda: rule.dependent_lines("piped.py", project, edited)) == {}
