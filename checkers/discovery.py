@@ -191,7 +191,14 @@ def _special(path: str) -> bool:
 
 
 def _read_gitignore(path: str):
+    """The folder's ignore rules; none from a ``.gitignore`` that is not a regular file
+    (git itself reads no rules from a FIFO there, and a read of one waits forever)."""
     import pathspec
 
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+    from .source import read_regular
+
+    try:
+        text = read_regular(path).decode("utf-8", errors="replace")
+    except OSError:
+        text = ""
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())

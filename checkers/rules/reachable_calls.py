@@ -556,11 +556,12 @@ class ReachableCalls(Contract):
             return {}
         needles = self.needles()
         if needles:
+            from ..source import read_regular
+
             try:
-                with open(project.root / path, "rb") as fh:
-                    data = fh.read()
+                data = read_regular(str(project.root / path))
             except OSError:
-                return {}
+                return {}  # a FIFO or a socket named like a module: no entry to reach
             if not any(n.encode() in data for n in needles):
                 return {}
         program = program_of(project)

@@ -275,3 +275,26 @@ def test_the_whole_program_scans_read_no_fifo(tmp_path):
     assert _within_10_s(lambda: rule.dependent_lines("user.py", project, edited)) == {
         2: ("caller.py",)
     }
+
+
+def test_a_local_run_asks_reachable_calls_of_no_fifo(tmp_path):
+    # The entry names are looked for in every file in scope before any outline is asked.
+    from checkers.project import Project
+    from checkers.rules.reachable_calls import ReachableCalls
+
+    os.mkfifo(tmp_path / "piped.py")
+    project = Project(tmp_path, (tmp_path,))
+    rule = ReachableCalls.from_table(
+        {"id": "t", "entries": ["*.capture_*"], "forbidden": {"*.item": "a host sync"}}, "t"
+    )
+    edited = {"other": "other.py"}
+    assert _within_10_s(lambda: rule.dependent_lines("piped.py", project, edited)) == {}
+
+
+def test_a_fifo_named_gitignore_is_passed_over_by_the_walk(tmp_path):
+    # Outside a git work tree the walk reads each folder's .gitignore itself.
+    from checkers.discovery import _walk
+
+    (tmp_path / "mod.py").write_text("x = 1\n")
+    os.mkfifo(tmp_path / ".gitignore")
+    assert _within_10_s(lambda: _walk(str(tmp_path))) == ["mod.py"]
