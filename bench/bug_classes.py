@@ -8,7 +8,8 @@
 
 The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5d
 (``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's
-(``sglang``). Each is checked with the declaration a maintainer of that engine
+(``sglang``); held out, each run once after the rules were narrowed on the others,
+SGLang 0.4.6's (``sglang-0.4.6``) and LMDeploy 0.18.0's (``lmdeploy``). Each is checked with the declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
 scratch project of hard links (the trees are read-only). ``draw`` samples
 ``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
@@ -50,6 +51,8 @@ TREES = {
     "sglang": ("sglang-0.5.23", ("sglang",)),
     # Held out: measured once, after the rules were narrowed on the three trees above.
     "sglang-0.4.6": ("sglang-0.4.6", ("sglang",)),
+    # Held out as well: declared and run once, after every narrowing above.
+    "lmdeploy": ("lmdeploy-0.18.0", ("lmdeploy",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
@@ -80,6 +83,11 @@ def project(name: str, config: Path | None = None, *, into: Path | None = None) 
     """A scratch project: the tree's packages hard-linked under ``tree/``, the declaration."""
     where = into or SCRATCH / name
     root = tree_root(name)
+    if not root.is_dir():
+        raise SystemExit(
+            f"{name}: no tree at {root} (unpack {TREES[name][0]} there, or set "
+            "ATOM_CONTRACTS_TREES to the folder that holds it)"
+        )
     if not (where / "tree").is_dir():
         for package in TREES[name][1]:
             for folder, dirs, files in os.walk(root / package):

@@ -64,6 +64,12 @@ class FunctionWalker(UnitForms, DictPaths):
         stack = [(stmt, False) for stmt in reversed(self.node.body)]
         while stack:
             stmt, in_try = stack.pop()
+            if type(stmt) is _Else:
+                stmt.enter(self)
+                continue
+            if type(stmt) is _Join:
+                stmt.join(self)
+                continue
             kind = type(stmt)
             if kind in _DEFS or kind is ast.ClassDef:
                 continue
@@ -87,8 +93,16 @@ class FunctionWalker(UnitForms, DictPaths):
                         self.expr(item.context_expr)
             catches = kind is ast.Try and any(_catches_key_error(h) for h in stmt.handlers)
             blocks = []
-            for field in ("orelse", "finalbody"):
-                blocks.extend((s, in_try) for s in getattr(stmt, field, ()) or ())
+            if kind is ast.If and stmt.orelse:
+                # The body and the `else` (an `elif` is one) are exclusive: what the body
+                # binds cannot reach the `else`, and either may reach what follows.
+                other = _Else(self._locals)
+                blocks.append((other, in_try))
+                blocks.extend((s, in_try) for s in stmt.orelse)
+                blocks.append((_Join(other), in_try))
+            else:
+                blocks.extend((s, in_try) for s in getattr(stmt, "orelse", ()) or ())
+            blocks.extend((s, in_try) for s in getattr(stmt, "finalbody", ()) or ())
             for handler in getattr(stmt, "handlers", ()) or ():
                 blocks.extend((s, in_try) for s in handler.body)
             for case in getattr(stmt, "cases", ()) or ():
@@ -586,3 +600,36 @@ class CalledNamesWalker(_OutlineWalker):
                     extend(value)
                 elif value is not None:
                     push(value)
+
+
+class _Else:
+    """In the reads pass's stack, where an ``if``'s ``else`` starts: the locals go back to
+    what they were before its body, and the body's are kept for the join."""
+
+    __slots__ = ("after_body", "before")
+
+    def __init__(self, before: dict) -> None:
+        self.before = dict(before)
+        self.after_body: dict = {}
+
+    def enter(self, walk) -> None:
+        self.after_body = walk._locals
+        walk._locals = dict(self.before)
+
+
+class _Join:
+    """Where the ``if`` statement ends: a local the ``else`` bound is the ``else``'s, any
+    other the body's (or what it was before), as the last binding read in order was."""
+
+    __slots__ = ("other",)
+
+    def __init__(self, other: _Else) -> None:
+        self.other = other
+
+    def join(self, walk) -> None:
+        before, after_else = self.other.before, walk._locals
+        merged = dict(self.other.after_body)
+        for name, value in after_else.items():
+            if before.get(name) is not value:
+                merged[name] = value
+        walk._locals = merged

@@ -544,3 +544,27 @@ def test_each_producer_question_is_asked_once_however_often_the_dict_is_read(tmp
     assert found.line == 8
     # One question for the parameter, one for the call each argument of `run` spells.
     assert sorted(asked) == [("run", ("c", "build"), 1), ("score", ("p", 0), 0)]
+
+
+@pytest.mark.parametrize(
+    ("branch", "flagged"),
+    [
+        # The `elif` test runs only when the `if` body did not: its binding cannot reach it.
+        ('    elif inputs["delta"] is None:\n        pass\n', []),
+        ('    else:\n        use(inputs["delta"])\n', []),
+        # After the statement either binding may reach the read.
+        ('    use(inputs["delta"])\n', [9]),
+    ],
+)
+def test_a_binding_in_an_if_body_does_not_reach_its_else(tmp_path, branch, flagged):
+    source = (
+        "def dummy():\n"
+        '    return {"inputs": None}\n'
+        "\n"
+        "\n"
+        "def step(fetch, use):\n"
+        "    inputs = fetch()\n"
+        "    if inputs is None:\n"
+        "        inputs = dummy()\n" + branch
+    )
+    assert [f.line for f in check(tmp_path, source)] == flagged
