@@ -174,6 +174,22 @@ def compatible(a, b) -> bool:
     return tuple(p for p in rate if p[1] > 0) == count
 
 
+def comparable(a, b) -> bool:
+    """Whether two known units may be compared: as ``compatible``, and two rates of one
+    numerator over different denominators too.
+
+    A block's size in tokens and a kernel block's are each one denominator's worth of
+    tokens, so ``logical_block_size < kernel_block_size`` compares tokens with tokens: it
+    asks how the two denominators relate (the check before a ratio is taken, or that it
+    is 1), where adding, assigning or choosing one for the other would mix them.
+    """
+    if compatible(a, b):
+        return True
+    if not (any(e < 0 for _, e in a) and any(e < 0 for _, e in b)):
+        return False
+    return tuple(p for p in a if p[1] > 0) == tuple(p for p in b if p[1] > 0)
+
+
 def _plain(unit) -> bool:
     """A count: no unit below the line."""
     return all(e > 0 for _, e in unit)

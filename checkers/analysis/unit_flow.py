@@ -13,7 +13,7 @@ import ast
 import bisect
 from typing import TYPE_CHECKING
 
-from .unit_algebra import SCALAR, _sum, compatible, fmt, real
+from .unit_algebra import SCALAR, _sum, comparable, compatible, fmt, real
 from .walk import statement_lists
 
 if TYPE_CHECKING:
@@ -506,6 +506,8 @@ class Walker:
         if isinstance(b, _Deferred) and real(a):
             b = self.known(b)
         if not (real(a) and real(b)) or compatible(a, b):
+            return
+        if verb == "compares" and comparable(a, b):
             return
         seg_a, seg_b = self._segment(node_a), self._segment(node_b)
         if verb == "adds":

@@ -46,7 +46,10 @@ pages holds);
 a rate and a count of its numerator are one unit (a block's size in tokens is
 one block's worth of tokens: ``num_tokens > block_size`` compares tokens) but
 two rates over different denominators are not (bytes per page, bytes per
-block); ``cdiv(a, b)`` divides. Across the project's functions: an argument
+block) -- except in a comparison, where two rates of one numerator ask how
+their denominators relate (``scheduler_block_size < block_size``: the check
+before a ratio is taken, or that it is 1), not which one the value is;
+``cdiv(a, b)`` divides. Across the project's functions: an argument
 passed to a parameter has to be in the parameter's unit -- declared by the
 parameter's name, or inferred from the name the callee binds it to unchanged
 (``self.num_blocks = n``); a call that declares nothing has the unit every
@@ -92,7 +95,8 @@ RULES = (
         what=(
             "Flags adding, subtracting, comparing, `max`/`min`-ing, assigning or returning two "
             "quantities whose declared units differ (scheduler blocks and backend pages, rows "
-            "and layers, bytes per page and bytes per block) with no conversion between them."
+            "and layers, bytes per page taken for bytes per block) with no conversion between "
+            "them."
         ),
         why=(
             "Two counts in different units are the same Python int, so nothing fails: the "
@@ -207,6 +211,21 @@ class Units(Contract):
             params=_PARAMS,
             path="atom/spec_decode/draft.py",
             note="Rows minus a count of no declared unit is unknown, and unknown is silent.",
+        ),
+        Example(
+            source=(
+                "class BlockGeometry:\n"
+                "    def __init__(self, scheduler_block_size, block_size):\n"
+                "        if scheduler_block_size < block_size or scheduler_block_size % block_size:\n"
+                "            raise ValueError('a scheduler block holds whole backend pages')\n"
+                "        self.block_ratio = scheduler_block_size // block_size\n"
+            ),
+            params=_PARAMS,
+            path="atom/backends/geometry.py",
+            note=(
+                "Two block sizes in tokens compared: the check that relates the scheduler's "
+                "block to the backend's page before the ratio between them is taken."
+            ),
         ),
     )
     INVALID = (

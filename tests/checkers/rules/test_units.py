@@ -8,6 +8,7 @@ import time
 import pytest
 
 from checkers import api
+from checkers.analysis.unit_algebra import comparable
 from checkers.project import Project
 from checkers.rules.units import Units, compatible, fmt, parse_unit
 from checkers.source import SourceFile
@@ -27,6 +28,7 @@ NAMES = {
     "*_layers": "layer",
     "block_ratio": "page/block",
     "block_size": "token/page",
+    "scheduler_block_size": "token/block",
 }
 PARAMS = {"names": NAMES, "counts": ["layer"]}
 
@@ -82,6 +84,16 @@ def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
     assert not compatible(parse_unit("row"), parse_unit("layer"))
 
 
+def test_two_rates_of_one_numerator_compare_and_do_not_mix():
+    per_block, per_page = parse_unit("token/block"), parse_unit("token/page")
+    assert comparable(per_block, per_page) and comparable(per_page, per_block)
+    assert not compatible(per_block, per_page)
+    assert not comparable(per_block, parse_unit("byte/page"))  # tokens against bytes
+    assert not comparable(parse_unit("row"), parse_unit("layer"))  # two counts
+    assert comparable((("token", 1),), per_block)  # as compatible
+    assert not comparable((("token", 1),), parse_unit("byte/page"))
+
+
 @pytest.mark.parametrize(
     ("body", "want"),
     [
@@ -91,6 +103,13 @@ def test_a_rate_and_a_count_of_its_numerator_are_one_unit_two_rates_are_not():
         ("    return blocks + 1, rows * 2 - rows\n", []),  # numbers go with anything
         ("    if x_tokens > num_blocks:\n        pass\n", [("AC801", 2, 8)]),
         ("    if x_tokens > block_size:\n        pass\n", []),  # a block's worth of tokens
+        # Two rates of one numerator compared: how the denominators relate, not a mix.
+        ("    if scheduler_block_size != block_size:\n        pass\n", []),
+        ("    return x_tokens >= scheduler_block_size > block_size\n", []),
+        ("    return max(scheduler_block_size, block_size)\n", [("AC801", 2, 12)]),
+        ("    return scheduler_block_size - block_size\n", [("AC801", 2, 12)]),
+        ("    block_size = scheduler_block_size\n", [("AC801", 2, 18)]),
+        ("    if n.k_block_bytes > block_size:\n        pass\n", [("AC801", 2, 8)]),
         ("    return max(blocks, num_blocks)\n", [("AC801", 2, 12)]),
         ("    return blocks if n else num_blocks\n", [("AC801", 2, 12)]),
         ("    m = int(blocks)\n    return m - num_blocks\n", [("AC801", 3, 12)]),
