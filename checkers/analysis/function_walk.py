@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .dict_paths import _DEAD, DictPaths, _copy, _join
 from .functions import _DEFS, _HEADER_FIELDS, UNKNOWN, _const_key, _header_end_of
+from .names import dotted
 from .unit_forms import UnitForms, _annotated_int
 from .walk import statement_lists
 
@@ -457,12 +458,18 @@ class FunctionWalker(UnitForms, DictPaths):
         )
 
     def _param_guard(self, test) -> tuple[str, bool] | None:
-        """``("p", True)`` for ``if p:``, ``("p", False)`` for ``if not p:``, ``p`` a parameter."""
+        """``("p", True)`` for ``if p:``, ``("p", False)`` for ``if not p:``, ``p`` a parameter;
+        ``("meta.is_decoding", True)`` for ``if meta.is_decoding:``, an attribute of a name
+        (what a reachable-calls contract's ``entry-conditions`` match)."""
         required = True
         if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
             test, required = test.operand, False
         if type(test) is ast.Name and test.id in self.params and test.id != self.self_name:
             return (test.id, required)
+        if type(test) is ast.Attribute:
+            spelled = dotted(test)
+            if spelled:
+                return (spelled, required)
         return None
 
 

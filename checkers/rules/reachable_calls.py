@@ -43,8 +43,12 @@ found; only the hops through unknown objects' methods are lost. A call with a ke
 makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
 ``unless-keyword``. The graph is path-insensitive: a call under ``if
 is_prefill:`` counts, because nothing here knows the condition is false on the
-decode path; such a call is a finding to suppress with its reason, or a sign
-the branch belongs in a function of its own.
+decode path -- unless the contract says so. What holds whenever an entry runs is
+declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step):
+a call under an ``if`` on that attribute's other value, anywhere along a chain, is
+off the entry's path, as a call under ``if use_ragged:`` is when the caller passes
+``use_ragged=False``. Otherwise such a call is a finding to suppress with its
+reason, or a sign the branch belongs in a function of its own.
 
 Chains run through other files, so the findings are not ``CACHEABLE``: they
 are kept under the tree stamp, and a run over some files (pre-commit, the
@@ -54,6 +58,7 @@ edited file (``dependent_lines``), from the files' cached summaries.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterator
 
@@ -71,6 +76,9 @@ from ..analysis.call_patterns import (
     _required_runs,
     _spelled,
 )
+
+# An entry condition: an attribute glob, `not` one (`*.is_decoding`, `not *.is_prefill`).
+_CONDITION = re.compile(r"(?:not )?[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)+")
 
 RULES = (
     Rule(
@@ -208,6 +216,16 @@ class ReachableCalls(Contract):
             "(`*.repeat_interleave` -> `output_size`)."
         ),
     )
+    entry_conditions = StringList(
+        default=(),
+        doc=(
+            "What holds whenever an entry runs, each a glob of an attribute as spelled in an "
+            "`if` test (`*.is_decoding`: the captured step decodes) or its negation (`not "
+            "*.is_prefill`): a call under `if meta.is_decoding:`'s `else`, or under `if not "
+            "meta.is_decoding:`, is not on an entry's path. Only a test that is the attribute "
+            "alone, or `not` it, is read."
+        ),
+    )
 
     VALID = (
         Example(
@@ -336,6 +354,12 @@ class ReachableCalls(Contract):
             _required_runs(p) for p in (*self.entry_decorators, *self.entry_class_decorators)
         ]
         self._entry_runs = [(p, _required_runs(p)) for p in self.entries]
+        # (regex of the attribute, the truth it holds with) per declared entry condition.
+        self._conditions = [
+            (_globs([text.removeprefix("not ")]), not text.startswith("not "))
+            for text in self.entry_conditions
+            if _CONDITION.fullmatch(text)
+        ]
 
     def validate(self, where: str) -> None:
         if not (self.entries or self.entry_decorators or self.entry_class_decorators):
@@ -363,6 +387,12 @@ class ReachableCalls(Contract):
             if not value.isidentifier():
                 raise ConfigError(
                     f"{where}: `unless-keyword.{key}` must be a keyword name, got {value!r}"
+                )
+        for text in self.entry_conditions:
+            if not _CONDITION.fullmatch(text):
+                raise ConfigError(
+                    f"{where}: `entry-conditions` item {text!r} is not an attribute glob "
+                    "(`*.is_decoding`) or `not` one"
                 )
 
     def needles(self) -> tuple[str, ...]:
@@ -489,12 +519,19 @@ class ReachableCalls(Contract):
             return ()  # not kept: a body not read now may be read later
         bound = dict(node[2])
         made = []
+        conditions = self._conditions
         for call in detail[D_CALLS]:
             if bound and any(
                 name in bound and bool(bound[name]) is not required
                 for name, required in call[C_GUARDS]
             ):
                 continue  # under an `if` on a parameter the caller's value rules out
+            if conditions and any(
+                holds is not required and pattern.fullmatch(name)
+                for name, required in call[C_GUARDS]
+                for pattern, holds in conditions
+            ):
+                continue  # under an `if` the entry's declared conditions rule out
             spelling = call[C_SPELLING]
             target = program.resolve_call(mod, outline, spelling)
             pattern = self._forbidden.match(spelling, call)

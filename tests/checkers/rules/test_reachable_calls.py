@@ -843,3 +843,59 @@ def test_a_run_s_memo_of_the_calls_it_went_through_is_let_go_with_its_program(tm
         assert "-> pkg.base.Base.width (pkg/base.py:3) ->" in found.message
         del found
     assert programs() == before
+
+
+SPLIT = (
+    "def split_flags(meta):\n"
+    "    if meta.is_decoding:\n"
+    "        return meta.q_start_loc.numel()\n"
+    "    else:\n"
+    "        return meta.q_start_loc.item()\n"
+    "\n"
+    "\n"
+    "def prefill_only(meta):\n"
+    "    if not meta.is_decoding:\n"
+    "        meta.q_start_loc.repeat_interleave(meta.q_seqlens)\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, meta):\n"
+    "        prefill_only(meta)\n"
+    "        return split_flags(meta)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "lines"),
+    [
+        ((), [15, 16]),  # path-insensitive: both branches count
+        (("*.is_decoding",), []),  # the entry runs decoding: the prefill branches are off its path
+        (("not *.is_decoding",), [15, 16]),  # it runs prefill: those branches are its own
+        (("meta.is_prefill",), [15, 16]),  # a condition no test spells rules nothing out
+    ],
+)
+def test_a_declared_entry_condition_rules_out_the_branches_that_need_it_false(
+    tmp_path, conditions, lines
+):
+    params = {**PARAMS, "entry-conditions": list(conditions)} if conditions else PARAMS
+    assert [f.line for f in check(tmp_path, SPLIT, params=params)] == lines
+
+
+@pytest.mark.parametrize(("conditions", "reached"), [((), True), (("not *.is_decoding",), False)])
+def test_a_negated_entry_condition_rules_out_the_branch_that_needs_it_true(
+    tmp_path, conditions, reached
+):
+    source = SPLIT.replace("numel()", "tolist()")
+    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    found = check(tmp_path, source, params=params)
+    assert any("`*.tolist`" in f.message for f in found) is reached
+    assert any("`*.item`" in f.message for f in found)  # the else branch is still reached
+
+
+@pytest.mark.parametrize("bad", ["", "not ", "*.is decoding", "meta..x", "not not *.x"])
+def test_an_entry_condition_that_names_no_attribute_is_refused_by_name(bad):
+    with pytest.raises(ConfigError, match="entry-conditions") as err:
+        ReachableCalls.from_table({"id": "t", **PARAMS, "entry-conditions": [bad]}, "t")
+    assert repr(bad) in str(err.value)
