@@ -554,6 +554,8 @@ def test_each_producer_question_is_asked_once_however_often_the_dict_is_read(tmp
         ('    else:\n        use(inputs["delta"])\n', []),
         # After the statement either binding may reach the read.
         ('    use(inputs["delta"])\n', [9]),
+        ('    else:\n        pass\n    use(inputs["delta"])\n', [11]),
+        ('    else:\n        inputs = fetch()\n    use(inputs["delta"])\n', []),
     ],
 )
 def test_a_binding_in_an_if_body_does_not_reach_its_else(tmp_path, branch, flagged):
@@ -568,3 +570,23 @@ def test_a_binding_in_an_if_body_does_not_reach_its_else(tmp_path, branch, flagg
         "        inputs = dummy()\n" + branch
     )
     assert [f.line for f in check(tmp_path, source)] == flagged
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "    for x in fetch():\n        pass\n",
+        "    try:\n        fetch()\n    except OSError:\n        pass\n",
+    ],
+)
+def test_a_read_in_a_loop_or_try_else_is_read(tmp_path, head):
+    source = (
+        "def dummy():\n"
+        '    return {"inputs": None}\n'
+        "\n"
+        "\n"
+        "def step(fetch, use):\n"
+        "    inputs = dummy()\n" + head + '    else:\n        use(inputs["delta"])\n'
+    )
+    (found,) = check(tmp_path, source)
+    assert source.splitlines()[found.line - 1].strip() == 'use(inputs["delta"])'
