@@ -74,10 +74,6 @@ class FunctionWalker(UnitForms, DictPaths):
             kind = type(stmt)
             if kind in _DEFS or kind is ast.ClassDef:
                 continue
-            if kind is ast.Assign and type(stmt.targets[0]) is ast.Name:
-                for target in stmt.targets:
-                    if type(target) is ast.Name:
-                        self._locals[target.id] = stmt.value
             end = _header_end_of(stmt)
             if any(line in lines for line in range(stmt.lineno, end + 1)):
                 self._key_guard = 1 if in_try else 0
@@ -92,6 +88,25 @@ class FunctionWalker(UnitForms, DictPaths):
                 if kind in (ast.With, ast.AsyncWith):
                     for item in stmt.items:
                         self.expr(item.context_expr)
+            # What the statement binds, once its own expressions are read (`x = x["next"]`
+            # reads the old `x`): a plain or annotated assignment of a name binds its value;
+            # any other target -- a `for`, a `with ... as`, a tuple -- rebinds to something
+            # this pass does not follow.
+            if kind is ast.Assign:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        self._locals[target.id] = stmt.value
+                    else:
+                        self._unbind(target)
+            elif kind is ast.AnnAssign:
+                if type(stmt.target) is ast.Name and stmt.value is not None:
+                    self._locals[stmt.target.id] = stmt.value
+            elif kind in (ast.For, ast.AsyncFor):
+                self._unbind(stmt.target)
+            elif kind in (ast.With, ast.AsyncWith):
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        self._unbind(item.optional_vars)
             catches = kind is ast.Try and any(_catches_key_error(h) for h in stmt.handlers)
             blocks = []
             if kind is ast.If and stmt.orelse:
@@ -112,6 +127,19 @@ class FunctionWalker(UnitForms, DictPaths):
             if type(body) is list:
                 blocks = [(s, in_try or catches) for s in body] + blocks
             stack.extend(reversed(blocks))
+
+    def _unbind(self, target) -> None:
+        """Forget what the names a binding target spells were bound to (not a subscript's or
+        an attribute's object: `d["k"] = v` and `obj.x = v` leave `d` and `obj` bound)."""
+        stack = [target]
+        while stack:
+            node = stack.pop()
+            if type(node) is ast.Name:
+                self._locals.pop(node.id, None)
+            elif type(node) in (ast.Tuple, ast.List):
+                stack.extend(node.elts)
+            elif type(node) is ast.Starred:
+                stack.append(node.value)
 
     def run(self) -> None:
         args = self.node.args

@@ -590,3 +590,29 @@ def test_a_read_in_a_loop_or_try_else_is_read(tmp_path, head):
     )
     (found,) = check(tmp_path, source)
     assert source.splitlines()[found.line - 1].strip() == 'use(inputs["delta"])'
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "    for chunk in fetch():\n        use(chunk['words'])\n",
+        "    with fetch() as chunk:\n        use(chunk['words'])\n",
+        "    chunk: dict = fetch()\n    use(chunk['words'])\n",
+        "    n, chunk = fetch()\n    use(chunk['words'])\n",
+    ],
+)
+def test_a_name_rebound_other_than_by_a_plain_assignment_is_no_longer_the_producers(
+    tmp_path, rebinding
+):
+    source = (
+        "def new_chunk():\n"
+        '    return {"text": ""}\n'
+        "\n"
+        "\n"
+        "def collect(fetch, use):\n"
+        "    chunk = new_chunk()\n"
+        "    use(chunk)\n" + rebinding
+    )
+    assert check(tmp_path, source) == []
+    # ... while the plain binding is still read.
+    assert len(check(tmp_path, source.replace(rebinding, "    use(chunk['words'])\n"))) == 1
