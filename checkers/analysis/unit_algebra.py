@@ -46,8 +46,9 @@ def fmt(unit) -> str:
 
 
 _COUNTING = ("num_", "n_", "total_", "max_", "min_")
-# A name that is a phrase (`bytes_for_tokens`, `tokens_per_page`) is not read by its last word.
-_PHRASE = re.compile(r"_(?:for|per|of|to|from|in|by)_")
+# A name that is a phrase (`bytes_for_tokens`, `tokens_per_page`) is not read by its last word,
+# nor is one that asks a question (`can_store_tokens`, `is_full_blocks`): its answer is a truth.
+_PHRASE = re.compile(r"_(?:for|per|of|to|from|in|by)_|^_*(?:is|has|can|should|does)_")
 
 
 class _Vocabulary:

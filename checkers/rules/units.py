@@ -27,7 +27,9 @@ own when added, subtracted or compared, so rows minus layers is a mix.
 What flows, within a function: a name, an attribute (``self.num_blocks``,
 ``req.block_ids``) and a parameter have the unit their *own* name declares
 (the last component: a declaration is the contract, so a declared name keeps
-its unit whatever is assigned to it); a call's result has the unit of its
+its unit whatever is assigned to it; a glob reads no name that is a phrase,
+``bytes_for_tokens``, or that asks a question, ``can_store_tokens``: its answer
+is a truth, not tokens); a call's result has the unit of its
 function's name only when the vocabulary names it exactly (``entry_bytes()``:
 a glob reads a function name's object, not its result, as in
 ``get_block_ids_for_computed_tokens()``); an undeclared local has the unit of

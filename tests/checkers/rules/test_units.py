@@ -543,3 +543,19 @@ def test_a_callees_answers_are_kept_for_one_run_and_asked_again_in_the_next(tmp_
         project.add_source(src)
         runs.append([(f.code, f.line) for f in contract.check(src, project)])
     assert runs == [[("AC802", 5), ("AC801", 6)], []]
+
+
+@pytest.mark.parametrize(
+    ("name", "flagged"),
+    [
+        ("fit_tokens", True),  # a quantity of tokens, by its last word
+        ("can_fit_tokens", False),  # a question: its answer is a truth, not tokens
+        ("is_full_tokens", False),
+        ("has_free_tokens", False),
+        ("_should_evict_tokens", False),
+        ("island_tokens", True),  # `is` only as a word of its own
+    ],
+)
+def test_a_name_that_asks_a_question_is_not_read_by_its_last_word(tmp_path, name, flagged):
+    source = f"def {name}(blocks):\n    return blocks\n"  # blocks returned as the name's unit
+    assert bool(check(tmp_path, source)) is flagged
