@@ -9,8 +9,9 @@
 The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5d
 (``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's
 (``sglang``); held out, each run once after the rules were narrowed on the others,
-SGLang 0.4.6's (``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``) and
-transformers 5.25.0's (``transformers``: its continuous batching). Each is checked with the declaration a maintainer of that engine
+SGLang 0.4.6's (``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``),
+transformers 5.25.0's (``transformers``: its continuous batching) and LMCache 0.5.6's
+(``lmcache``). Each is checked with the declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
 scratch project of hard links (the trees are read-only). ``draw`` samples
 ``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
@@ -55,6 +56,7 @@ TREES = {
     # Held out as well: declared and run once, after every narrowing above.
     "lmdeploy": ("lmdeploy-0.18.0", ("lmdeploy",)),
     "transformers": ("transformers-5.25.0", ("transformers",)),
+    "lmcache": ("lmcache-0.5.6", ("lmcache",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
