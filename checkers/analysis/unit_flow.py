@@ -555,8 +555,23 @@ class Walker:
                 f"passes {fmt(value)} (`{self._segment(node)}`) as {where}, "
                 f"declared {fmt(declared)}"
             )
+        # Which side is wrong, the name or the value, the units cannot say: a name that holds
+        # another unit than it declares is as likely as a missing conversion, and dropping a
+        # conversion the author wrote on purpose breaks right code. Where the name is the
+        # function's own (an assignment), say both.
+        rename = (
+            f"; or, if {where} is meant to hold {fmt(value)}, name it for that"
+            if verb == "assigns"
+            else ""
+        )
         self._report(
-            node, code, said, frm=value, to=declared, extra=self._converted_twice(node, declared)
+            node,
+            code,
+            said,
+            frm=value,
+            to=declared,
+            extra=self._converted_twice(node, declared),
+            rename=rename,
         )
 
     def _converted_twice(self, node, declared) -> str:
@@ -583,7 +598,9 @@ class Walker:
         finally:
             self.findings, self._flagged = findings, flagged
 
-    def _report(self, anchor, code, said, *, frm=None, to=None, suggest=True, extra="") -> None:
+    def _report(
+        self, anchor, code, said, *, frm=None, to=None, suggest=True, extra="", rename=""
+    ) -> None:
         if id(anchor) in self._flagged:
             return
         self._flagged.add(id(anchor))
@@ -596,6 +613,7 @@ class Walker:
                 )
             else:
                 hint = " (no declared conversion relates the two)"
+        hint += rename
         message = said if code == "AC803" else f"{said}: two units mixed without a conversion{hint}"
         self.findings.append(
             self.rule.finding(self.source, anchor, message, code=code, span_node=self.stmt)

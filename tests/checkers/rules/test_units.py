@@ -559,3 +559,25 @@ def test_a_callees_answers_are_kept_for_one_run_and_asked_again_in_the_next(tmp_
 def test_a_name_that_asks_a_question_is_not_read_by_its_last_word(tmp_path, name, flagged):
     source = f"def {name}(blocks):\n    return blocks\n"  # blocks returned as the name's unit
     assert bool(check(tmp_path, source)) is flagged
+
+
+@pytest.mark.parametrize(
+    ("body", "hint"),
+    [
+        # An assignment: the name may be what is wrong, so both ways out are named.
+        (
+            "    x_blocks = blocks * scheduler_block_size\n",
+            "or, if `x_blocks` is meant to hold token, name it for that",
+        ),
+        ("    x_blocks = blocks * scheduler_block_size\n", "drop `* scheduler_block_size`"),
+        # A parameter is the callee's contract, not this function's name to change.
+        ("    g(blocks=x_tokens)\n", None),
+    ],
+)
+def test_an_assignment_finding_names_the_rename_beside_the_conversion(tmp_path, body, hint):
+    source = "def g(*, blocks):\n    return blocks\n\n\ndef f(blocks, x_tokens):\n" + body
+    (finding,) = check(tmp_path, source)
+    if hint is None:
+        assert "name it for that" not in finding.message
+    else:
+        assert hint in finding.message
