@@ -87,6 +87,9 @@ class Walker:
                 for target in _bound_here(stmt, kind):
                     for name in _names_bound(target):
                         env.pop(name, None)
+            if kind is ast.If and stmt.orelse:
+                self._branches(stmt)
+                return
             for block in statement_lists(stmt):
                 self.block(block)
             return
@@ -152,6 +155,9 @@ class Walker:
                 self.env.pop(name, None)
             self.block(stmt.body)
             self.block(stmt.orelse)
+        elif kind is ast.If and stmt.orelse:
+            self.eval(stmt.test)
+            self._branches(stmt)
         else:
             for field in ("test", "value", "subject", "exc", "cause", "msg"):
                 child = getattr(stmt, field, None)
@@ -167,6 +173,23 @@ class Walker:
                 if case.guard is not None:
                     self.eval(case.guard)
                 self.block(case.body)
+
+    def _branches(self, stmt: ast.If) -> None:
+        """An ``if`` with an ``else`` (an ``elif`` is one): the two are exclusive, so each
+        starts from the locals before the statement. After it, a local either may have
+        bound keeps a unit only where both ways agree on it; unknown is silent."""
+        before = dict(self.env)
+        self.block(stmt.body)
+        after_body, self.env = self.env, dict(before)
+        self.block(stmt.orelse)
+        after_else = self.env
+        # Each way started from a copy of ``before``: a local missing from one was forgotten
+        # there (bound to something unknown), or never bound.
+        self.env = {
+            name: unit
+            for name in after_body.keys() & after_else.keys()
+            if (unit := after_body[name]) == after_else[name]
+        }
 
     def assign(self, target, value, value_node) -> None:
         kind = type(target)

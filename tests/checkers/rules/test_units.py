@@ -581,3 +581,44 @@ def test_an_assignment_finding_names_the_rename_beside_the_conversion(tmp_path, 
         assert "name it for that" not in finding.message
     else:
         assert hint in finding.message
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        # What the if body binds does not reach the else: there `x` is still unknown.
+        ("    if n:\n        x = num_blocks\n    else:\n        return x - blocks\n", []),
+        ("    if n:\n        x = num_blocks\n    elif rows:\n        return x - blocks\n", []),
+        # After the statement a local both branches agree on keeps its unit ...
+        (
+            "    if n:\n        x = num_blocks\n    else:\n        x = num_blocks\n"
+            "    return x - blocks\n",
+            [("AC801", 6, 12)],
+        ),
+        # ... one only the body binds may still be that ...
+        ("    if n:\n        x = num_blocks\n    return x - blocks\n", [("AC801", 4, 12)]),
+        # A header that spells a declared name is read, and so are both of its ways.
+        (
+            "    if x_tokens > num_blocks:\n        pass\n    else:\n        pass\n",
+            [("AC801", 2, 8)],
+        ),
+        (
+            "    if blocks:\n        pass\n    else:\n        return blocks + num_blocks\n",
+            [("AC801", 5, 16)],
+        ),
+        # ... one the else forgets (binds to what no unit says) is unknown ...
+        (
+            "    x = num_blocks\n    if n:\n        pass\n    else:\n        x = g()\n"
+            "    return x - blocks\n",
+            [],
+        ),
+        # ... and one they bind to two units is unknown.
+        (
+            "    if n:\n        x = num_blocks\n    else:\n        x = blocks\n"
+            "    return x - num_blocks\n",
+            [],
+        ),
+    ],
+)
+def test_a_branch_binds_its_locals_for_itself_and_what_follows(tmp_path, body, want):
+    assert found(tmp_path, body) == want
