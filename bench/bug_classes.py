@@ -10,8 +10,8 @@ The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5
 (``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's
 (``sglang``); held out, each run once after the rules were narrowed on the others,
 SGLang 0.4.6's (``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``),
-transformers 5.25.0's (``transformers``: its continuous batching) and LMCache 0.5.6's
-(``lmcache``). Each is checked with the declaration a maintainer of that engine
+transformers 5.25.0's (``transformers``: its continuous batching), LMCache 0.5.6's
+(``lmcache``) and, after the narrowings those taught, ExLlamaV2 0.3.2's (``exllamav2``). Each is checked with the declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
 scratch project of hard links (the trees are read-only). ``draw`` samples
 ``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
@@ -57,6 +57,8 @@ TREES = {
     "lmdeploy": ("lmdeploy-0.18.0", ("lmdeploy",)),
     "transformers": ("transformers-5.25.0", ("transformers",)),
     "lmcache": ("lmcache-0.5.6", ("lmcache",)),
+    # Held out after every narrowing the three above taught.
+    "exllamav2": ("exllamav2-0.3.2", ("exllamav2",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
