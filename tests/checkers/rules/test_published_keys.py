@@ -546,6 +546,10 @@ def test_each_producer_question_is_asked_once_however_often_the_dict_is_read(tmp
     assert sorted(asked) == [("run", ("c", "build"), 1), ("score", ("p", 0), 0)]
 
 
+# A producer whose dict lacks `delta`, and the head of a function that binds a name to it.
+DUMMY = 'def dummy():\n    return {"inputs": None}\n\n\ndef step(fetch, use):\n'
+
+
 @pytest.mark.parametrize(
     ("branch", "flagged"),
     [
@@ -560,14 +564,7 @@ def test_each_producer_question_is_asked_once_however_often_the_dict_is_read(tmp
 )
 def test_a_binding_in_an_if_body_does_not_reach_its_else(tmp_path, branch, flagged):
     source = (
-        "def dummy():\n"
-        '    return {"inputs": None}\n'
-        "\n"
-        "\n"
-        "def step(fetch, use):\n"
-        "    inputs = fetch()\n"
-        "    if inputs is None:\n"
-        "        inputs = dummy()\n" + branch
+        DUMMY + "    inputs = fetch()\n    if inputs is None:\n        inputs = dummy()\n" + branch
     )
     assert [f.line for f in check(tmp_path, source)] == flagged
 
@@ -580,14 +577,7 @@ def test_a_binding_in_an_if_body_does_not_reach_its_else(tmp_path, branch, flagg
     ],
 )
 def test_a_read_in_a_loop_or_try_else_is_read(tmp_path, head):
-    source = (
-        "def dummy():\n"
-        '    return {"inputs": None}\n'
-        "\n"
-        "\n"
-        "def step(fetch, use):\n"
-        "    inputs = dummy()\n" + head + '    else:\n        use(inputs["delta"])\n'
-    )
+    source = DUMMY + "    inputs = dummy()\n" + head + '    else:\n        use(inputs["delta"])\n'
     (found,) = check(tmp_path, source)
     assert source.splitlines()[found.line - 1].strip() == 'use(inputs["delta"])'
 
