@@ -11,7 +11,10 @@ The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5
 (``sglang``); held out, each run once after the rules were narrowed on the others,
 SGLang 0.4.6's (``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``),
 transformers 5.25.0's (``transformers``: its continuous batching), LMCache 0.5.6's
-(``lmcache``) and, after the narrowings those taught, ExLlamaV2 0.3.2's (``exllamav2``). Each is checked with the declaration a maintainer of that engine
+(``lmcache``) and, after the narrowings those taught, ExLlamaV2 0.3.2's
+(``exllamav2``). A package tree is its wheel unpacked into ``<name>-<version>``
+(``pip download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM is the
+commit's ``git archive``. Each is checked with the declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
 scratch project of hard links (the trees are read-only). ``draw`` samples
 ``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
