@@ -161,11 +161,27 @@ def load_labels() -> list[dict]:
 
 
 def what(finding: dict) -> str:
-    """What tells two findings on one line apart: the forbidden pattern an AC821 reaches."""
+    """What tells two findings on one line apart: the forbidden pattern an AC821 reaches;
+    for the others, what the message says first (``assigns token``, ``adds token/chunk``),
+    kept only where one line has two findings of one code (``whats``)."""
     message = finding["message"]
     if finding["code"].startswith(KINDS["reachable-calls"]) and "reaches `" in message:
         return message.split("reaches `", 1)[1].split("`", 1)[0]
     return ""
+
+
+def whats(found: list[dict]) -> list[str]:
+    """``what`` of each finding, told apart by its message's first words where it alone
+    would not (a units mix and the assignment of its result on one line): a label's key
+    stays as it was for every finding that has its line and code to itself."""
+    base = [what(f) for f in found]
+    count = Counter((f["code"], f["path"], f["line"], w) for f, w in zip(found, base, strict=True))
+    return [
+        w + "|" + f["message"].split(" (", 1)[0]
+        if count[(f["code"], f["path"], f["line"], w)] > 1
+        else w
+        for f, w in zip(found, base, strict=True)
+    ]
 
 
 def key(rec: dict) -> tuple:
@@ -199,6 +215,7 @@ def cmd_draw(args) -> int:
     added = 0
     for name in args.trees or TREES:
         found = findings(name)
+        told = {id(f): w for f, w in zip(found, whats(found), strict=True)}
         for kind in KINDS:
             for f in sample(name, kind, found):
                 rec = {
@@ -207,7 +224,7 @@ def cmd_draw(args) -> int:
                     "code": f["code"],
                     "path": f["path"],
                     "line": f["line"],
-                    "what": what(f),
+                    "what": told[id(f)],
                     "sha": line_hash(line_of(name, f["path"], f["line"]) or ""),
                     "label": "",
                     "reason": "",
@@ -223,7 +240,10 @@ def cmd_draw(args) -> int:
 
 
 def cmd_show(args) -> int:
-    found = {(f["code"], f["path"], f["line"], what(f)): f for f in findings(args.tree)}
+    found = findings(args.tree)
+    found = {
+        (f["code"], f["path"], f["line"], w): f for f, w in zip(found, whats(found), strict=True)
+    }
     records = [r for r in load_labels() if r["tree"] == args.tree and r["kind"] == args.kind]
     for index, rec in enumerate(records):
         if args.unlabelled and rec["label"]:
@@ -247,7 +267,10 @@ def cmd_show(args) -> int:
 def score() -> dict[tuple[str, str], tuple[int, int, int]]:
     """(tree, kind) -> (right, labelled, skipped) over the labels that still apply."""
     current = {
-        name: {(f["code"], f["path"], f["line"], what(f)) for f in findings(name)} for name in TREES
+        name: {
+            (f["code"], f["path"], f["line"], w) for f, w in zip(found, whats(found), strict=True)
+        }
+        for name, found in ((name, findings(name)) for name in TREES)
     }
     out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for rec in load_labels():

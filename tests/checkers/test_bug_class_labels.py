@@ -1,0 +1,56 @@
+"""The bug-class kinds' hand labels (``bench/bug_classes.py``): whole, and keyed one to a finding."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+from ..conftest import REPO_ROOT
+
+LABELS = REPO_ROOT / "tests" / "checkers" / "data" / "bug_class_labels.jsonl"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location(
+        "bench_bug_classes", REPO_ROOT / "bench" / "bug_classes.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_label_is_a_verdict_with_its_reason_on_a_known_tree_once():
+    bench = _bench()
+    records = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    assert records
+    for rec in records:
+        assert rec["tree"] in bench.TREES, rec
+        assert rec["kind"] in bench.KINDS and rec["code"].startswith(bench.KINDS[rec["kind"]])
+        assert rec["label"] in ("right", "wrong") and rec["reason"].strip(), rec
+        assert len(rec["sha"]) == 16
+    keys = [bench.key(rec) for rec in records]
+    assert len(keys) == len(set(keys))
+
+
+def _finding(code, line, message):
+    return {"code": code, "path": "p.py", "line": line, "message": message}
+
+
+def test_two_findings_of_one_code_on_one_line_are_told_apart_and_others_keep_their_key():
+    bench = _bench()
+    found = [
+        _finding("AC801", 3, "assigns block (`x`) to `y`, declared token: ..."),
+        _finding("AC801", 3, "adds token (`a`) to block (`b`): ..."),
+        _finding("AC801", 4, "assigns block (`x`) to `y`, declared token: ..."),
+        _finding("AC821", 5, "`E.f` is an entry and reaches `*.item` (a host sync): ..."),
+        _finding("AC821", 5, "`E.f` is an entry and reaches `*.tolist` (a host sync): ..."),
+    ]
+    assert bench.whats(found) == [
+        "|assigns block",
+        "|adds token",
+        "",  # alone on its line: the key every earlier label has
+        "*.item",
+        "*.tolist",
+    ]
