@@ -58,6 +58,11 @@ class FunctionWalker(UnitForms, DictPaths):
         self._open_params: set = set()
         self._depth = 0  # nesting of conditional blocks, for "every path" of a fill
         self._locals: dict[str, ast.expr] = {}  # the last value bound to each local (unit forms)
+        # The reads pass: a local an `if`'s two ways bound apart -> (the test, as dumped; what
+        # each way bound; the names the test reads), and the tests a read sits under, each
+        # with the value it has there. A read under the test that chose is that way's.
+        self._chosen: dict[str, tuple] = {}
+        self._conds: list[tuple[ast.expr, bool]] = []
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -70,6 +75,9 @@ class FunctionWalker(UnitForms, DictPaths):
                 continue
             if type(stmt) is _Join:
                 stmt.join(self)
+                continue
+            if type(stmt) is _EndIf:
+                self._conds.pop()
                 continue
             kind = type(stmt)
             if kind in _DEFS or kind is ast.ClassDef:
@@ -95,12 +103,12 @@ class FunctionWalker(UnitForms, DictPaths):
             if kind is ast.Assign:
                 for target in stmt.targets:
                     if type(target) is ast.Name:
-                        self._locals[target.id] = stmt.value
+                        self._bind(target.id, stmt.value)
                     else:
                         self._unbind(target)
             elif kind is ast.AnnAssign:
                 if type(stmt.target) is ast.Name and stmt.value is not None:
-                    self._locals[stmt.target.id] = stmt.value
+                    self._bind(stmt.target.id, stmt.value)
             elif kind in (ast.For, ast.AsyncFor):
                 self._unbind(stmt.target)
             elif kind in (ast.With, ast.AsyncWith):
@@ -109,13 +117,19 @@ class FunctionWalker(UnitForms, DictPaths):
                         self._unbind(item.optional_vars)
             catches = kind is ast.Try and any(_catches_key_error(h) for h in stmt.handlers)
             blocks = []
-            if kind is ast.If and stmt.orelse:
-                # The body and the `else` (an `elif` is one) are exclusive: what the body
-                # binds cannot reach the `else`, and either may reach what follows.
-                other = _Else(self._locals)
-                blocks.append((other, in_try))
-                blocks.extend((s, in_try) for s in stmt.orelse)
-                blocks.append((_Join(other), in_try))
+            if kind is ast.If:
+                # The body runs with the test true, the `else` with it false. The two are
+                # exclusive (an `elif` is an `else`): what the body binds cannot reach the
+                # `else`, and either may reach what follows.
+                test, holds = _strip_not(stmt.test)
+                self._conds.append((test, holds))
+                if stmt.orelse:
+                    other = _Else(self._locals, test, holds)
+                    blocks.append((other, in_try))
+                    blocks.extend((s, in_try) for s in stmt.orelse)
+                    blocks.append((_Join(other), in_try))
+                else:
+                    blocks.append((_EndIf(), in_try))
             else:
                 blocks.extend((s, in_try) for s in getattr(stmt, "orelse", ()) or ())
             blocks.extend((s, in_try) for s in getattr(stmt, "finalbody", ()) or ())
@@ -128,6 +142,10 @@ class FunctionWalker(UnitForms, DictPaths):
                 blocks = [(s, in_try or catches) for s in body] + blocks
             stack.extend(reversed(blocks))
 
+    def _bind(self, name: str, value) -> None:
+        self._locals[name] = value
+        self._forget_choices(name)
+
     def _unbind(self, target) -> None:
         """Forget what the names a binding target spells were bound to (not a subscript's or
         an attribute's object: `d["k"] = v` and `obj.x = v` leave `d` and `obj` bound)."""
@@ -136,10 +154,21 @@ class FunctionWalker(UnitForms, DictPaths):
             node = stack.pop()
             if type(node) is ast.Name:
                 self._locals.pop(node.id, None)
+                self._forget_choices(node.id)
             elif type(node) in (ast.Tuple, ast.List):
                 stack.extend(node.elts)
             elif type(node) is ast.Starred:
                 stack.append(node.value)
+
+    def _forget_choices(self, name: str) -> None:
+        """``name`` rebound: a choice of its value, or one a test reading it made, no longer
+        tells what a later read under that test sees."""
+        if self._chosen:
+            self._chosen = {
+                local: choice
+                for local, choice in self._chosen.items()
+                if local != name and name not in choice[3]
+            }
 
     def run(self) -> None:
         args = self.node.args
@@ -349,9 +378,31 @@ class FunctionWalker(UnitForms, DictPaths):
         stack = [node]
         pop, push = stack.pop, stack.append
         call_type, subscript, load, compare = ast.Call, ast.Subscript, ast.Load, ast.Compare
+        conds = self._conds
         while stack:
             item = pop()
             kind = type(item)
+            if kind is _ExprCond:
+                if item.ends:
+                    conds.pop()
+                else:
+                    conds.append((item.test, item.holds))
+                continue
+            if kind is ast.IfExp and self._chosen:
+                # `a if t else b`: `a` is read with `t` true, `b` with it false.
+                test, holds = _strip_not(item.test)
+                stack.extend(
+                    (
+                        _EXPR_END,
+                        item.orelse,
+                        _ExprCond(test, not holds),
+                        _EXPR_END,
+                        item.body,
+                        _ExprCond(test, holds),
+                        item.test,
+                    )
+                )
+                continue
             if kind is call_type:
                 self.call(item)
             elif kind is subscript and type(item.ctx) is load:
@@ -390,6 +441,14 @@ class FunctionWalker(UnitForms, DictPaths):
         if kind is ast.Name:
             name = node.id
             bound = self._locals.get(name)
+            choice = self._chosen.get(name)
+            if choice is not None:
+                for test, holds in reversed(self._conds):
+                    if _test_key(test) == choice[0]:
+                        bound = choice[1] if holds else choice[2]
+                        if bound is None:
+                            return None  # that way left it unknown
+                        break
             if bound is not None:
                 kind, node = type(bound), bound
                 if kind is ast.Name:
@@ -637,24 +696,56 @@ class CalledNamesWalker(_OutlineWalker):
                     push(value)
 
 
+def _strip_not(test) -> tuple[ast.expr, bool]:
+    """An ``if`` test and the truth it is read with: ``not t`` is ``t`` false."""
+    holds = True
+    while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test, holds = test.operand, not holds
+    return test, holds
+
+
+def _test_key(test) -> str | None:
+    """A test as a key a later test is matched with: None for one that calls something (two
+    evaluations may differ) or holds more than names, attributes and comparisons of them.
+    Asked only where a read's local was chosen by a test, so most tests never are."""
+    if all(type(node) in _TEST_NODES for node in ast.walk(test)):
+        return ast.dump(test)
+    return None
+
+
+# What a test matched by its text may hold: names, attributes, constants and comparisons.
+_TEST_NODES = frozenset(
+    {ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.Load, ast.Eq, ast.NotEq, ast.Is}
+    | {ast.IsNot, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn}
+)
+
+
+def _names_in(test) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(test) if type(n) is ast.Name)
+
+
 class _Else:
     """In the reads pass's stack, where an ``if``'s ``else`` starts: the locals go back to
-    what they were before its body, and the body's are kept for the join."""
+    what they were before its body, the body's are kept for the join, and the test is read
+    false from here."""
 
-    __slots__ = ("after_body", "before")
+    __slots__ = ("after_body", "before", "holds", "test")
 
-    def __init__(self, before: dict) -> None:
+    def __init__(self, before: dict, test: ast.expr, holds: bool) -> None:
         self.before = dict(before)
         self.after_body: dict = {}
+        self.test, self.holds = test, holds
 
     def enter(self, walk) -> None:
         self.after_body = walk._locals
         walk._locals = dict(self.before)
+        walk._conds[-1] = (self.test, not self.holds)
 
 
 class _Join:
     """Where the ``if`` statement ends: a local the ``else`` bound is the ``else``'s, any
-    other the body's (or what it was before), as the last binding read in order was."""
+    other the body's (or what it was before), as the last binding read in order was; and a
+    local the two ways bound apart is remembered with the test that chose between them."""
 
     __slots__ = ("other",)
 
@@ -662,9 +753,43 @@ class _Join:
         self.other = other
 
     def join(self, walk) -> None:
-        before, after_else = self.other.before, walk._locals
-        merged = dict(self.other.after_body)
+        other = self.other
+        before, after_body, after_else = other.before, other.after_body, walk._locals
+        walk._conds.pop()
+        merged = dict(after_body)
         for name, value in after_else.items():
             if before.get(name) is not value:
                 merged[name] = value
+        key = names = None
+        for name in after_body.keys() | after_else.keys():
+            body, orelse = after_body.get(name), after_else.get(name)
+            if body is orelse:
+                continue
+            if key is None:
+                key = _test_key(other.test)
+                if key is None:
+                    break  # no later test can be matched with this one
+                names = _names_in(other.test)
+            # The way the test, read as written, is true binds `body`.
+            chosen = (body, orelse) if other.holds else (orelse, body)
+            walk._chosen[name] = (key, *chosen, names)
         walk._locals = merged
+
+
+class _EndIf:
+    """Where an ``if`` without an ``else`` ends: its test no longer holds."""
+
+    __slots__ = ()
+
+
+class _ExprCond:
+    """In an expression's walk, where ``a if t else b``'s ``a`` or ``b`` starts (its test and
+    the truth it is read with), or ends."""
+
+    __slots__ = ("ends", "holds", "test")
+
+    def __init__(self, test: ast.expr | None, holds: bool, *, ends: bool = False) -> None:
+        self.test, self.holds, self.ends = test, holds, ends
+
+
+_EXPR_END = _ExprCond(None, True, ends=True)

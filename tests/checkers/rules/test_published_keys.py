@@ -588,6 +588,7 @@ def test_a_read_in_a_loop_or_try_else_is_read(tmp_path, head):
         "    for chunk in fetch():\n        use(chunk['words'])\n",
         "    with fetch() as chunk:\n        use(chunk['words'])\n",
         "    chunk: dict = fetch()\n    use(chunk['words'])\n",
+        "    n, *chunk = fetch()\n    use(chunk['words'])\n",
         "    n, chunk = fetch()\n    use(chunk['words'])\n",
     ],
 )
@@ -606,3 +607,75 @@ def test_a_name_rebound_other_than_by_a_plain_assignment_is_no_longer_the_produc
     assert check(tmp_path, source) == []
     # ... while the plain binding is still read.
     assert len(check(tmp_path, source.replace(rebinding, "    use(chunk['words'])\n"))) == 1
+
+
+CHOSEN = (
+    "def full():\n"
+    '    return {"inputs": 1, "delta": 2}\n'
+    "\n"
+    "\n"
+    "def dummy():\n"
+    '    return {"inputs": None}\n'
+    "\n"
+    "\n"
+    "def step(paged, use, other):\n"
+    "    if paged:\n"
+    "        inputs = full()\n"
+    "    else:\n"
+    "        inputs = dummy()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("read", "flagged"),
+    [
+        # Under the test that chose the producer, only that producer's dict reaches the read.
+        ('    use(inputs["delta"] if paged else None)\n', False),
+        ('    if paged:\n        use(inputs["delta"])\n', False),
+        ('    if not paged:\n        pass\n    else:\n        use(inputs["delta"])\n', False),
+        ('    use(None if not paged else inputs["delta"])\n', False),
+        # Under its other value, the other producer's.
+        ('    if not paged:\n        use(inputs["delta"])\n', True),
+        ('    use(None if paged else inputs["delta"])\n', True),
+        # Anywhere else, either may.
+        ('    use(inputs["delta"])\n', True),
+        ('    use(inputs["delta"] if other else None)\n', True),
+        # The test's value or the dict rebound since: the choice no longer tells.
+        ('    paged = other\n    use(inputs["delta"] if paged else None)\n', True),
+        ('    inputs = dummy()\n    use(inputs["delta"] if paged else None)\n', True),
+        ('    paged, n = other\n    use(inputs["delta"] if paged else None)\n', True),
+        # A test read before the read, and done with, holds there no more.
+        ('    if paged:\n        pass\n    use(inputs["delta"])\n', True),
+        ('    n = other["k"] if not paged else 2\n    use(inputs["delta"])\n', True),
+    ],
+)
+def test_a_read_under_the_test_that_chose_its_producer_reads_that_producers_dict(
+    tmp_path, read, flagged
+):
+    assert bool(check(tmp_path, CHOSEN + read)) is flagged
+
+
+def test_a_conditional_expression_on_a_call_keeps_the_enclosing_test(tmp_path):
+    # `x if f() else y` matches no test, and the `if paged:` around it still holds.
+    read = '    if paged:\n        use(inputs["delta"] if other() else inputs["delta"])\n'
+    assert check(tmp_path, CHOSEN + read) == []
+
+
+@pytest.mark.parametrize(
+    ("choice", "flagged"),
+    [
+        # `if not paged:` chooses the dummy when `paged` is false.
+        (
+            "    if not paged:\n        inputs = dummy()\n    else:\n        inputs = full()\n",
+            False,
+        ),
+        # Only the else binds it: with `paged` true nothing here bound it.
+        ("    if paged:\n        pass\n    else:\n        inputs = dummy()\n", False),
+    ],
+)
+def test_the_choice_follows_the_test_as_written_and_a_way_that_binds_nothing(
+    tmp_path, choice, flagged
+):
+    head = CHOSEN.split("    if paged:\n")[0]
+    source = head + choice + '    use(inputs["delta"] if paged else None)\n'
+    assert bool(check(tmp_path, source)) is flagged
