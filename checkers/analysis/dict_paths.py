@@ -137,6 +137,7 @@ class DictPaths:
         if kind is ast.Name:
             name = target.id
             self._locals[name] = value
+            self._forget_choices(name)
             if state is _DEAD:
                 return state
             new = self.dict_value(value, stmt.lineno, state)
@@ -182,6 +183,7 @@ class DictPaths:
         if type(target) is ast.Name:
             state.pop(target.id, None)
             self._locals.pop(target.id, None)
+            self._forget_choices(target.id)
         return state
 
     def effect(self, value, state):
@@ -338,6 +340,7 @@ class DictPaths:
             if type(node) is ast.Name:
                 state.pop(node.id, None)
                 self._locals.pop(node.id, None)
+                self._forget_choices(node.id)
 
     def _captured(self) -> frozenset[str]:
         """Names used inside the nested functions, lambdas and classes of this function."""

@@ -76,9 +76,6 @@ class FunctionWalker(UnitForms, DictPaths):
             if type(stmt) is _Join:
                 stmt.join(self)
                 continue
-            if type(stmt) is _EndIf:
-                self._conds.pop()
-                continue
             kind = type(stmt)
             if kind in _DEFS or kind is ast.ClassDef:
                 continue
@@ -121,15 +118,13 @@ class FunctionWalker(UnitForms, DictPaths):
                 # The body runs with the test true, the `else` with it false. The two are
                 # exclusive (an `elif` is an `else`): what the body binds cannot reach the
                 # `else`, and either may reach what follows.
+                # Without an `else`, the way the test is false binds nothing.
                 test, holds = _strip_not(stmt.test)
                 self._conds.append((test, holds))
-                if stmt.orelse:
-                    other = _Else(self._locals, test, holds)
-                    blocks.append((other, in_try))
-                    blocks.extend((s, in_try) for s in stmt.orelse)
-                    blocks.append((_Join(other), in_try))
-                else:
-                    blocks.append((_EndIf(), in_try))
+                other = _Else(self._locals, test, holds)
+                blocks.append((other, in_try))
+                blocks.extend((s, in_try) for s in stmt.orelse)
+                blocks.append((_Join(other), in_try))
             else:
                 blocks.extend((s, in_try) for s in getattr(stmt, "orelse", ()) or ())
             blocks.extend((s, in_try) for s in getattr(stmt, "finalbody", ()) or ())
@@ -252,10 +247,17 @@ class FunctionWalker(UnitForms, DictPaths):
             guard = self._param_guard(stmt.test)
             if guard is not None:
                 self._guards.append(guard)
+            # The locals each way binds, and the test a read sits under, as the reads pass
+            # keeps them (`read_only`): a read's producer is the same in both.
+            test, holds = _strip_not(stmt.test)
+            self._conds.append((test, holds))
+            other = _Else(self._locals, test, holds)
             a = self.block(stmt.body, _copy(state))
             if guard is not None:
                 self._guards[-1] = (guard[0], not guard[1])
+            other.enter(self)
             b = self.block(stmt.orelse, _copy(state))
+            _Join(other).join(self)
             if guard is not None:
                 self._guards.pop()
             self._depth -= 1
@@ -774,12 +776,6 @@ class _Join:
             chosen = (body, orelse) if other.holds else (orelse, body)
             walk._chosen[name] = (key, *chosen, names)
         walk._locals = merged
-
-
-class _EndIf:
-    """Where an ``if`` without an ``else`` ends: its test no longer holds."""
-
-    __slots__ = ()
 
 
 class _ExprCond:

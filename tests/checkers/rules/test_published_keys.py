@@ -669,6 +669,8 @@ def test_a_conditional_expression_on_a_call_keeps_the_enclosing_test(tmp_path):
             "    if not paged:\n        inputs = dummy()\n    else:\n        inputs = full()\n",
             False,
         ),
+        # Without an else, `paged` false leaves the binding before the `if`.
+        ("    inputs = full()\n    if not paged:\n        inputs = dummy()\n", False),
         # Only the else binds it: with `paged` true nothing here bound it.
         ("    if paged:\n        pass\n    else:\n        inputs = dummy()\n", False),
     ],
@@ -679,3 +681,30 @@ def test_the_choice_follows_the_test_as_written_and_a_way_that_binds_nothing(
     head = CHOSEN.split("    if paged:\n")[0]
     source = head + choice + '    use(inputs["delta"] if paged else None)\n'
     assert bool(check(tmp_path, source)) is flagged
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        '    use(inputs["delta"] if paged else None)\n',
+        '    if not paged:\n        use(inputs["delta"])\n',
+        '    use(inputs["delta"])\n',
+        '    paged, n = other\n    use(inputs["delta"] if paged else None)\n',
+        '    paged = other\n    use(inputs["delta"] if paged else None)\n',
+        '    if other:\n        inputs = full()\n    use(inputs["delta"] if not other else 1)\n',
+        '    if paged:\n        n = 1\n    elif other:\n        use(inputs["delta"])\n',
+        '    if other:\n        inputs = full()\n    else:\n        use(inputs["delta"])\n',
+        "    for inputs in other:\n        use(inputs['delta'])\n",
+    ],
+)
+def test_the_reads_pass_and_the_full_walk_link_a_read_to_one_producer(read):
+    # A check reads a function's reads alone; a run on some files asks the full details
+    # which reads an edited producer reaches. They must name the same producer.
+    from checkers.analysis.functions import D_READS, Outliner
+
+    source = CHOSEN + read
+    outliner = Outliner(ast.parse(source), "pkg", source)
+    index = len(outliner.outlines) - 1
+    every_line = frozenset(range(1, source.count("\n") + 2))
+    alone, _guards = outliner.reads(index, every_line)
+    assert alone == outliner.detail(index)[D_READS]
