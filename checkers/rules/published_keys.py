@@ -37,9 +37,10 @@ body's binding does not reach its ``else``, a ``for``, ``with`` or tuple target
 rebinds the name, and where an ``if``'s two ways bound the local apart, a read
 under that same test (``inputs["page_table"] if paged else None`` after ``if
 paged: inputs = build_paged() else: inputs = build_dense()``) sees the way the
-test chose, until the local or a name of the test is bound again; an attribute of ``self`` that a method of the
-class or its bases assigns a call's result (``self.meta = self._build()``); a
-parameter, from what the same module's callers pass. Undeclared (``producers``
+test chose, until the local or a name of the test is bound again; an attribute
+of ``self`` that a method of the class or its bases assigns a call's result
+(``self.meta = self._build()``); a parameter, from what the same module's
+callers pass. Undeclared (``producers``
 is ``*``), a producer is looked for in the reader's own module only -- its
 functions, its classes and their bases defined there -- so no other file is
 read to answer, and a file whose text cannot return a dict it built (no

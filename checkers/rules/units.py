@@ -33,9 +33,9 @@ is a truth, not tokens); a call's result has the unit of its
 function's name only when the vocabulary names it exactly (``entry_bytes()``:
 a glob reads a function name's object, not its result, as in
 ``get_block_ids_for_computed_tokens()``); an undeclared local has the unit of
-what was last assigned to it (an ``if`` body's binding does not reach its ``else``, and
-after the two a local keeps a unit only where both agree); a number is a plain scalar that goes with
-anything (``blocks + 1``, ``rows * 2``), and so is a product whose units
+what was last assigned to it (an ``if`` body's binding does not reach its
+``else``, and after the two a local keeps a unit only where both agree); a
+number is a plain scalar that goes with anything (``blocks + 1``, ``rows * 2``), and so is a product whose units
 cancel (bytes over bytes); an unknown added to anything is unknown; two
 counts multiplied are unknown (one is per the other -- ``num_reqs *
 num_bonus_tokens`` are tokens -- which the names do not say), and
