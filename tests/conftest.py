@@ -29,6 +29,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # CI lays shared/ beside the clone; the schemas are read from there, never copied in.
 SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
+
+
+def bench_module(name: str):
+    """A script of ``bench/`` loaded as a module (``bench`` is no package), under
+    ``bench_<name>`` in ``sys.modules``: dataclasses look their module up by name."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}", REPO_ROOT / "bench" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 # A suite started from a pre-commit hook inherits PRE_COMMIT=1, which turns the
 # CLI's summary off (tests/checkers/test_cli.py says why); tests that want it set it.
 os.environ.pop("PRE_COMMIT", None)

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
-from ..conftest import REPO_ROOT
+from ..conftest import REPO_ROOT, bench_module
 
 LABELS = REPO_ROOT / "tests" / "checkers" / "data" / "bug_class_labels.jsonl"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_bug_classes", REPO_ROOT / "bench" / "bug_classes.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("bug_classes")
 
 
 def test_every_label_is_a_verdict_with_its_reason_on_a_known_tree_once():

@@ -11,13 +11,13 @@ labelled line no longer hashes the same.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from ...conftest import bench_module
 
 REPO = Path(__file__).resolve().parents[3]
 LABELS = REPO / "tests" / "checkers" / "data" / "assert_labels.jsonl"
@@ -25,13 +25,7 @@ SETS = ("dev", "holdout", "holdout2", "holdout3")
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_precision", REPO / "bench" / "precision.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("precision")
 
 
 def _records() -> list[dict]:
@@ -161,13 +155,7 @@ def test_engine_labels_are_well_formed_and_carry_no_source():
 
 
 def _label_engine():
-    spec = importlib.util.spec_from_file_location(
-        "bench_label_engine", REPO / "bench" / "label_engine.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("label_engine")
 
 
 def test_stratified_draws_allocate_in_proportion_and_refuse_too_many():
