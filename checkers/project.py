@@ -304,12 +304,17 @@ class Project:
             return registered
         return self._read(Path(key))
 
-    def _read(self, path: Path) -> SourceFile | None:
+    def read_bytes(self, path: str | os.PathLike[str]) -> bytes | None:
+        """A file's bytes as on disk (not an editor's unsaved buffer); None when it cannot be
+        read or is no regular file (a FIFO named like a module would wait for a writer)."""
         try:
-            data = read_regular(str(path))
+            return read_regular(str(self._absolute(path)))
         except OSError:
             return None
-        return self._decode(path, data)
+
+    def _read(self, path: Path) -> SourceFile | None:
+        data = self.read_bytes(path)
+        return None if data is None else self._decode(path, data)
 
     def _decode(self, path: Path, data: bytes) -> SourceFile | None:
         try:

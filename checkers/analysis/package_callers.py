@@ -31,7 +31,6 @@ taken to be some other object's method, and a name looked up by a string
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections import OrderedDict
 
@@ -185,11 +184,8 @@ class PackageCallers:
         bytes: a file that names the function's module, imports something spelled
         ``fname`` (a re-export) or imports everything from somewhere may; another binds
         ``fname`` to something else, or only mentions it."""
-        from ..source import read_regular
-
-        try:
-            data = read_regular(os.path.join(self.program.project.root, rel))
-        except OSError:
+        data = self.program.project.read_bytes(rel)
+        if data is None:
             return True
         if imported_from in data or b"import *" in data:
             return True
@@ -221,12 +217,12 @@ class PackageCallers:
         if tree is None:
             return None
         made = (InputOrigins(tree, self.inputs, source), summary)
-        kept = self.program.package_bytes + len(source.text)
+        # Summed afresh on each parse (a few hundred lengths beside a parse of a module).
+        kept = len(source.text) + sum(len(o._source.text) for o, _ in self._analyses.values())
         while self._analyses and kept > _KEPT_BYTES:
             _, (dropped, _) = self._analyses.popitem(last=False)  # the least recently asked
             kept -= len(dropped._source.text)
         self._analyses[rel] = made
-        self.program.package_bytes = kept
         return made
 
 

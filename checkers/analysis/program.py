@@ -300,7 +300,6 @@ class Program(Resolution):
         self._defining: dict[bytes, list[str]] | None = None  # name -> files `def`ining it
         # rel -> (InputOrigins, Module) of the callers input-assert's package_callers read
         self.package_analyses: OrderedDict[str, tuple] = OrderedDict()
-        self.package_bytes = 0  # the source those analyses were made from, in bytes
 
     # -- summaries -----------------------------------------------------------
 
@@ -348,11 +347,8 @@ class Program(Resolution):
     def spells(self, rel: str, needles) -> bool:
         """Whether the bytes of the file at ``rel`` (under the project root) hold one of
         ``needles``; False when it cannot be read."""
-        try:
-            data = read_regular(os.path.join(self.project.root, rel))
-        except OSError:
-            return False
-        return any(n.encode() in data for n in needles)
+        data = self.project.read_bytes(rel)
+        return data is not None and any(n.encode() in data for n in needles)
 
     def modules_mentioning(self, needles: tuple[str, ...]) -> list[str]:
         """First-party modules whose bytes spell one of ``needles`` (a text scan, no parse)."""

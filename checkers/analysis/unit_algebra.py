@@ -168,11 +168,11 @@ def compatible(a, b) -> bool:
     """
     if a == b:
         return True
-    a_rate, b_rate = any(e < 0 for _, e in a), any(e < 0 for _, e in b)
+    a_rate, b_rate = not _plain(a), not _plain(b)
     if a_rate == b_rate:
         return False
     rate, count = (a, b) if a_rate else (b, a)
-    return tuple(p for p in rate if p[1] > 0) == count
+    return _numerator(rate) == count
 
 
 def comparable(a, b) -> bool:
@@ -186,11 +186,14 @@ def comparable(a, b) -> bool:
     """
     if compatible(a, b):
         return True
-    if not (any(e < 0 for _, e in a) and any(e < 0 for _, e in b)):
-        return False
-    return tuple(p for p in a if p[1] > 0) == tuple(p for p in b if p[1] > 0)
+    return not _plain(a) and not _plain(b) and _numerator(a) == _numerator(b)
 
 
 def _plain(unit) -> bool:
     """A count: no unit below the line."""
     return all(e > 0 for _, e in unit)
+
+
+def _numerator(unit) -> tuple:
+    """What is above the line: ``token`` of ``token/block``."""
+    return tuple(p for p in unit if p[1] > 0)

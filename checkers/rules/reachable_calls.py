@@ -593,12 +593,9 @@ class ReachableCalls(Contract):
             return {}
         needles = self.needles()
         if needles:
-            from ..source import read_regular
-
-            try:
-                data = read_regular(str(project.root / path))
-            except OSError:
-                return {}  # a FIFO or a socket named like a module: no entry to reach
+            data = project.read_bytes(path)
+            if data is None:
+                return {}  # unreadable, or a FIFO or a socket named like a module
             if not any(n.encode() in data for n in needles):
                 return {}
         program = program_of(project)
