@@ -1324,7 +1324,7 @@ class InputAssert(Contract):
 
         key = (id(project), CALLER_LEVELS, tuple(sorted(edited.values())))
         memo = self.__dict__.get("_reaching")
-        if memo is not None and memo[0] == key and memo[2] == _stamps(project, memo[1]):
+        if memo is not None and memo[0] == key and _unchanged(project, memo[1], memo[2]):
             return memo[1]  # the same edit, and no file it reached has changed since
         found: dict[str, tuple[bytes, tuple[str, ...]]] = {}
         for rel in edited.values():
@@ -1359,16 +1359,19 @@ class InputAssert(Contract):
 
 
 def _stamps(project, rels) -> tuple:
-    """Each file's size and modification time, as it stands (None where it is gone)."""
-    out = []
-    for rel in rels:
-        try:
-            st = os.stat(os.path.join(project.root, rel))
-        except OSError:
-            out.append(None)
-            continue
-        out.append((st.st_size, st.st_mtime_ns))
-    return tuple(out)
+    """Each file's (size, mtime) as the listing proves them (``listing._stat``: an mtime too
+    recent to prove anything is unprovable, and a file gone is ``(None, None)``)."""
+    from ..listing import _stat
+
+    return tuple(_stat(os.path.join(project.root, rel)) for rel in rels)
+
+
+def _unchanged(project, rels, stamps) -> bool:
+    """Whether the files ``stamps`` was taken of are provably as they were then: a file
+    written within one mtime tick of the stamp could have changed at its size unseen."""
+    from ..listing import _UNPROVABLE
+
+    return all(s[1] != _UNPROVABLE for s in stamps) and stamps == _stamps(project, rels)
 
 
 def _module_function_text(program, project, rel: str, fname: str) -> bytes | None:

@@ -587,3 +587,33 @@ def test_dependent_lines_follow_an_edit_through_the_body_of_the_function_it_name
     }
     monkeypatch.setattr(input_assert, "CALLER_LEVELS", 1)  # the edited file's own calls only
     assert on.dependent_lines("pkg/kernels.py", project, edited) == {}
+
+
+def test_a_file_rewritten_within_one_mtime_tick_at_its_size_is_read_again(tmp_path):
+    # An editor saves `stage` twice in one clock tick, at the same size: the stat cannot
+    # tell the two apart, so what the edit reaches is worked out again, not remembered.
+    from checkers.project import Project
+
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels.py": (
+                "def launch(x):\n    assert x.dim() == 2\n\ndef other(y):\n    assert y > 0\n"
+            ),
+            "pkg/moe.py": "from pkg.kernels import launch, other\ndef stage(x):\n"
+            "    return launch(x)\n",
+            "pkg/model.py": "from pkg.moe import stage\ndef run(buf):\n    return stage(buf)\n",
+        },
+    )
+    project = Project(tmp_path, (tmp_path,))
+    on = InputAssert.from_table({"id": "t", **ON}, "t")
+    edited = {"pkg.model": "pkg/model.py"}
+    moe = tmp_path / "pkg/moe.py"
+    tick = moe.stat().st_mtime_ns
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {2: ("pkg/model.py",)}
+    rewritten = moe.read_text(encoding="utf-8").replace("return launch(x)", "return  other(x)")
+    assert len(rewritten) == len(moe.read_text(encoding="utf-8"))
+    moe.write_text(rewritten, encoding="utf-8")
+    os.utime(moe, ns=(tick, tick))  # the same tick as the first save
+    assert on.dependent_lines("pkg/kernels.py", project, edited) == {5: ("pkg/model.py",)}
