@@ -8,7 +8,6 @@ no test run: under a second).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -16,19 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import bench_module
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def mutation():
-    spec = importlib.util.spec_from_file_location("bench_mutation", REPO / "bench" / "mutation.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses looks its module up while building Mutant
+    module = bench_module("mutation")
     try:
-        spec.loader.exec_module(module)
         yield module
     finally:
-        del sys.modules[spec.name]
+        del sys.modules[module.__name__]
 
 
 BEFORE = """\

@@ -11,13 +11,13 @@ torch case and on hand-made round chains.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from contracts.finding import Edit, Finding, Fix
+
+from ..conftest import bench_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,11 +41,7 @@ def run(loop_nest):
 
 @pytest.fixture(scope="module")
 def sweep():
-    spec = importlib.util.spec_from_file_location("bench_sweep", REPO / "bench" / "sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("sweep")
 
 
 def _round_trip(sweep, tmp_path: Path, files: dict[str, bytes]) -> dict[str, int]:

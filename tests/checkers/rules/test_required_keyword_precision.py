@@ -10,13 +10,13 @@ the installed torch is another version or a labelled line changed.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from ...conftest import bench_module
 
 REPO = Path(__file__).resolve().parents[3]
 LABELS = REPO / "tests" / "checkers" / "data" / "repeat_interleave_labels.jsonl"
@@ -24,12 +24,7 @@ LABELS = REPO / "tests" / "checkers" / "data" / "repeat_interleave_labels.jsonl"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_precision", REPO / "bench" / "precision.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
+    module = bench_module("precision")
     ok, why = module.versions_match()
     if not ok:
         pytest.skip(f"labels do not apply here: {why}")
