@@ -1333,6 +1333,7 @@ class InputAssert(Contract):
                 found[rel] = (data, (rel,))
         frontier = found
         seen: set[tuple[str, bytes]] = set()
+        lines_of: dict[str, list[bytes] | None] = {}  # a defining file read once, not per name
         program = program_of(project)
         for _ in range(CALLER_LEVELS - 1):
             further: dict[str, tuple[bytes, tuple[str, ...]]] = {}
@@ -1342,7 +1343,9 @@ class InputAssert(Contract):
                         if (defining, word) in seen:
                             continue
                         seen.add((defining, word))
-                        body = _module_function_text(program, project, defining, word.decode())
+                        body = _module_function_text(
+                            program, project, defining, word.decode(), lines_of
+                        )
                         if body is None:
                             continue
                         held_text, held_rels = further.get(defining, (b"", ()))
@@ -1374,9 +1377,12 @@ def _unchanged(project, rels, stamps) -> bool:
     return all(s[1] != _UNPROVABLE for s in stamps) and stamps == _stamps(project, rels)
 
 
-def _module_function_text(program, project, rel: str, fname: str) -> bytes | None:
+def _module_function_text(
+    program, project, rel: str, fname: str, lines_of: dict[str, list[bytes] | None]
+) -> bytes | None:
     """The lines of ``rel``'s module-level function ``fname``, from ``def`` to its end (the
-    module's outline), or None when the module has no such function."""
+    module's outline), or None when the module has no such function. ``lines_of`` keeps each
+    file's lines as first read, for the other names asked of it."""
     from ..analysis.functions import O_END, O_LINE, O_QUAL
 
     name = project.module_name(rel)
@@ -1385,10 +1391,13 @@ def _module_function_text(program, project, rel: str, fname: str) -> bytes | Non
         return None
     for outline in module.outlines:
         if outline[O_QUAL] == fname:
-            data = project.read_bytes(rel)
-            if data is None:
+            if rel not in lines_of:
+                data = project.read_bytes(rel)
+                lines_of[rel] = None if data is None else data.splitlines()
+            lines = lines_of[rel]
+            if lines is None:
                 return None
-            return b"\n".join(data.splitlines()[outline[O_LINE] - 1 : outline[O_END]])
+            return b"\n".join(lines[outline[O_LINE] - 1 : outline[O_END]])
     return None
 
 
