@@ -244,22 +244,20 @@ class FunctionWalker(UnitForms, DictPaths):
         if kind is ast.If:
             self.expr(stmt.test)
             self._depth += 1
-            guard = self._param_guard(stmt.test)
-            if guard is not None:
-                self._guards.append(guard)
+            held = len(self._guards)
+            self._guards.extend(self._holding(stmt.test, True))
             # The locals each way binds, and the test a read sits under, as the reads pass
             # keeps them (`read_only`): a read's producer is the same in both.
             test, holds = _strip_not(stmt.test)
             self._conds.append((test, holds))
             other = _Else(self._locals, test, holds)
             a = self.block(stmt.body, _copy(state))
-            if guard is not None:
-                self._guards[-1] = (guard[0], not guard[1])
+            del self._guards[held:]
+            self._guards.extend(self._holding(stmt.test, False))
             other.enter(self)
             b = self.block(stmt.orelse, _copy(state))
             _Join(other).join(self)
-            if guard is not None:
-                self._guards.pop()
+            del self._guards[held:]
             self._depth -= 1
             host = _leaves_unless_host(stmt)
             if host is not None:
@@ -546,20 +544,27 @@ class FunctionWalker(UnitForms, DictPaths):
             )
         )
 
-    def _param_guard(self, test) -> tuple[str, bool] | None:
-        """``("p", True)`` for ``if p:``, ``("p", False)`` for ``if not p:``, ``p`` a parameter;
-        ``("meta.is_decoding", True)`` for ``if meta.is_decoding:``, an attribute of a name
-        (what a reachable-calls contract's ``entry-conditions`` match)."""
-        required = True
-        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-            test, required = test.operand, False
-        if type(test) is ast.Name and test.id in self.params and test.id != self.self_name:
-            return (test.id, required)
-        if type(test) is ast.Attribute:
+    def _holding(self, test, value: bool) -> tuple[tuple[str, bool], ...]:
+        """What an ``if`` test evaluating to ``value`` says of the names it tests, as guards:
+        ``(("p", True),)`` in ``if p:``'s body, ``(("p", False),)`` in its else, ``p`` a
+        parameter or an attribute of a name (``meta.is_decoding``, what a reachable-calls
+        contract's ``entry-conditions`` match). ``a and b`` is true only where each operand
+        is, ``a or b`` false only where each is, so each of those says its own; an ``and``
+        that is false or an ``or`` that is true says nothing of any one operand."""
+        kind = type(test)
+        if kind is ast.UnaryOp and type(test.op) is ast.Not:
+            return self._holding(test.operand, not value)
+        if kind is ast.BoolOp:
+            if (type(test.op) is ast.And) is not value:
+                return ()
+            return tuple(g for operand in test.values for g in self._holding(operand, value))
+        if kind is ast.Name and test.id in self.params and test.id != self.self_name:
+            return ((test.id, value),)
+        if kind is ast.Attribute:
             spelled = dotted(test)
             if spelled:
-                return (spelled, required)
-        return None
+                return ((spelled, value),)
+        return ()
 
 
 def _flag(node) -> bool:

@@ -47,7 +47,9 @@ decode path -- unless the contract says so. What holds whenever an entry runs is
 declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step):
 a call under an ``if`` on that attribute's other value, anywhere along a chain, is
 off the entry's path, as a call under ``if use_ragged:`` is when the caller passes
-``use_ragged=False``. Otherwise such a call is a finding to suppress with its
+``use_ragged=False``. An ``and`` holds only where each operand does, so ``if
+meta.is_prefill and meta.is_token_healing:`` is off a decode entry's path too, as is
+the ``else`` of an ``or`` one of whose operands the entry holds. Otherwise such a call is a finding to suppress with its
 reason, or a sign the branch belongs in a function of its own.
 
 Chains run through other files, so the findings are not ``CACHEABLE``: they

@@ -894,6 +894,51 @@ def test_a_negated_entry_condition_rules_out_the_branch_that_needs_it_true(
     assert any("`*.item`" in f.message for f in found)  # the else branch is still reached
 
 
+BOOLEAN_TESTS = (
+    "def last_rows(meta, x):\n"
+    "    if meta.is_prefill and meta.is_token_healing:\n"
+    "        return x.cpu()\n"
+    "    if not (meta.is_prefill or meta.is_mixed):\n"
+    "        return x.numel()\n"
+    "    return x.tolist()\n"
+    "\n"
+    "\n"
+    "def first_rows(meta, x):\n"
+    "    if meta.is_prefill or meta.is_mixed:\n"
+    "        return x.numel()\n"
+    "    else:\n"
+    "        return x.item()\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, meta, x):\n"
+    "        first_rows(meta, x)\n"
+    "        return last_rows(meta, x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), {"*.cpu", "*.tolist", "*.item"}),
+        # `a and b` holds only where `a` does: with `a` false its body is off the path; the
+        # `or`'s else (both false) and `not (a or b)` stay on it
+        (("not *.is_prefill",), {"*.tolist", "*.item"}),
+        # with `a` true, `a or b`'s else and `not (a or b)`'s body are off it
+        (("*.is_prefill",), {"*.cpu", "*.tolist"}),
+        # one operand holding rules out only what needs it false: the `or`'s else
+        (("*.is_mixed", "*.is_token_healing"), {"*.cpu", "*.tolist"}),
+    ],
+)
+def test_an_entry_condition_reads_each_operand_of_a_boolean_test(tmp_path, conditions, reached):
+    forbidden = {**PARAMS["forbidden"], "*.cpu": "a copy", "*.tolist": "a host sync"}
+    params = {**PARAMS, "forbidden": forbidden}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    found = check(tmp_path, BOOLEAN_TESTS, params=params)
+    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+
+
 @pytest.mark.parametrize("bad", ["", "not ", "*.is decoding", "meta..x", "not not *.x"])
 def test_an_entry_condition_that_names_no_attribute_is_refused_by_name(bad):
     with pytest.raises(ConfigError, match="entry-conditions") as err:
