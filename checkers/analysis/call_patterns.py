@@ -51,7 +51,9 @@ def _hops(parent, node, call, path) -> list[tuple]:
 
 
 def _spelled(spelling: str) -> str:
-    """A call as the finding prints it: ``?.item`` (a method of an unnamed value) as ``.item()``."""
+    """A call as the finding prints it: ``?.item`` (a method of an unnamed value) as ``.item()``,
+    ``lens[].max`` (of an element) as ``lens[...].max()``."""
+    spelling = spelling.replace("[]", "[...]")
     if spelling.startswith("?."):
         return spelling[1:] + "()"
     return spelling + "()"
@@ -90,7 +92,7 @@ class _Forbidden:
                 and host is not None
                 and (
                     call[C_HOST]
-                    or any(host.fullmatch(p.removesuffix("()")) for p in receiver.split("."))
+                    or any(host.fullmatch(p.rstrip("()[]")) for p in receiver.split("."))
                 )
             ):
                 return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data

@@ -465,8 +465,11 @@ class FunctionWalker(UnitForms, DictPaths):
             return ("c", self.callee(node.func))
         return None
 
-    def callee(self, func) -> str:
-        spelling = self.s.spell(func, self.shadowed, local=self.local_aliases) or UNKNOWN
+    def callee(self, func, *, subscripts: bool = False) -> str:
+        spelling = (
+            self.s.spell(func, self.shadowed, local=self.local_aliases, subscripts=subscripts)
+            or UNKNOWN
+        )
         if self.self_name and (
             spelling == self.self_name or spelling.startswith(self.self_name + ".")
         ):
@@ -487,7 +490,9 @@ class FunctionWalker(UnitForms, DictPaths):
             self.expr(target)
 
     def call(self, node: ast.Call) -> None:
-        spelling = self.callee(node.func)
+        # A call's receiver keeps the name an element was taken of (`lens_cpu[:n].max()`):
+        # what that name says of where the data lives holds for its elements too.
+        spelling = self.callee(node.func, subscripts=True)
         keywords = tuple(kw.arg or "**" for kw in node.keywords)
         nargs = -1 if any(type(a) is ast.Starred for a in node.args) else len(node.args)
         if spelling.endswith((".get", ".pop", ".setdefault")) and node.args:

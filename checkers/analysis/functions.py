@@ -451,9 +451,19 @@ class _Summariser:
 
     # -- spelling ------------------------------------------------------------
 
-    def spell(self, node: ast.AST, shadowed, *, through_calls: bool = False, local=None) -> str:
+    def spell(
+        self,
+        node: ast.AST,
+        shadowed,
+        *,
+        through_calls: bool = False,
+        local=None,
+        subscripts: bool = False,
+    ) -> str:
         """How a callee (or a base, a decorator) is spelled, its head resolved through the
-        file's imports unless a parameter or local of the same name hides the import."""
+        file's imports unless a parameter or local of the same name hides the import. With
+        ``subscripts``, an element taken on the way is spelled ``[]`` (``lens_cpu[].max().item``:
+        a method of an element of ``lens_cpu``'s), where it otherwise ends the chain (``?``)."""
         parts: list[str] = []
         called = ""  # a call's result in the chain: `lens_cpu.max().item` keeps its receiver
         while True:
@@ -465,8 +475,11 @@ class _Summariser:
             elif kind is ast.Call and through_calls:
                 node = node.func
             elif kind is ast.Call and parts and not _is_super(node):
-                called = "()"
+                called = "()" + called.removeprefix("()")
                 node = node.func
+            elif kind is ast.Subscript and parts and subscripts:
+                called = "[]" + called
+                node = node.value
             else:
                 break
         if type(node) is ast.Name:

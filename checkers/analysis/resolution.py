@@ -51,6 +51,8 @@ class Resolution:
         return found
 
     def _resolve_call(self, module: Module, outline: tuple, spelling: str):
+        if "[]" in spelling:
+            return None  # a method of a container's element: its class is not known
         head, _, rest = spelling.partition(".")
         if head == "self":
             klass = outline[O_CLASS]

@@ -203,6 +203,9 @@ def test_the_shortest_chain_is_named_and_one_finding_per_forbidden_pattern(tmp_p
         ("ids.repeat_interleave(lens)", True),
         ("lens_cpu.tolist()", False),
         ("lens_cpu.max().item()", False),
+        ("lens_cpu[:n].max().item()", False),  # an element of host data is host data
+        ("lens_cpu[0].item()", False),
+        ("lens[:n].max().item()", True),
         ("lens.tolist()", True),
         ("host_only(lens)", False),
         ("cuda_only(lens)", True),
@@ -230,6 +233,12 @@ def test_what_counts_as_a_forbidden_call(tmp_path, call, flagged):
         f"    return {call}\n"
     )
     assert bool(check(tmp_path, source, params=params)) is flagged
+
+
+def test_a_forbidden_method_of_an_element_is_printed_with_the_name_it_was_taken_of(tmp_path):
+    source = "def capture_x(lens, n):\n    return lens[:n].max().item()\n"
+    (found,) = check(tmp_path, source)
+    assert found.message.endswith("-> `lens[...].max().item()`")
 
 
 def test_a_decorator_makes_an_entry_and_the_entry_glob_names_a_function_not_its_nested_ones(
