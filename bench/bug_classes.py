@@ -13,11 +13,15 @@ SGLang 0.4.6's (``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``),
 transformers 5.25.0's (``transformers``: its continuous batching), LMCache 0.5.6's
 (``lmcache``) and, after the narrowings those taught, ExLlamaV2 0.3.2's
 (``exllamav2``); after the faults those four showed were fixed, LightLLM at
-``fc72ffab`` (``lightllm``) and DeepSpeed 0.19.8's inference v2 (``deepspeed``). A
-package tree is its wheel unpacked into ``<name>-<version>`` (``pip download --no-deps
-lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and LightLLM are their commit's
-``git archive``, DeepSpeed its sdist unpacked (``pip download --no-deps --no-binary
-:all: deepspeed==0.19.8``). Each is checked with the declaration a maintainer of that engine
+``fc72ffab`` (``lightllm``), DeepSpeed 0.19.8's inference v2 (``deepspeed``),
+vLLM-Ascend at ``182b75ea`` (``vllm-ascend``), Tokasaurus at ``72689052``
+(``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang``). A package tree is
+its wheel unpacked into ``<name>-<version>`` (``pip download --no-deps
+lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the trees named by a commit are
+that commit's ``git archive`` (of the GitHub repository: ROCm/ATOM, ModelTC/lightllm,
+vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus, sgl-project/mini-sglang),
+DeepSpeed its sdist unpacked (``pip download --no-deps --no-binary :all:
+deepspeed==0.19.8``). Each is checked with the declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
 scratch project of hard links (the trees are read-only). ``draw`` samples
 ``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
@@ -65,10 +69,12 @@ TREES = {
     "lmcache": ("lmcache-0.5.6", ("lmcache",)),
     # Held out after every narrowing the three above taught.
     "exllamav2": ("exllamav2-0.3.2", ("exllamav2",)),
-    # Held out after the faults the four above showed were fixed: LightLLM at a commit
-    # (``git archive`` of github ModelTC/lightllm) and DeepSpeed's inference v2 (its sdist).
+    # Held out after the faults the four above showed were fixed.
     "lightllm": ("lightllm-fc72ffab", ("lightllm",)),
     "deepspeed": ("deepspeed-0.19.8", ("deepspeed",)),
+    "vllm-ascend": ("vllm-ascend-182b75ea", ("vllm_ascend",)),
+    "tokasaurus": ("tokasaurus-72689052", ("tokasaurus",)),
+    "mini-sglang": ("mini-sglang-20fcd7f3", ("python/minisgl",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
