@@ -53,6 +53,7 @@ class FunctionWalker(UnitForms, DictPaths):
         self._int_params: set[str] = set()
         self._host_roots: set[str] = set()  # names past a "return unless on the host" test
         self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
+        self._left: bool | None = None  # the last `if`: True its body leaves, False its else
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
         self._open_params: set = set()
@@ -194,6 +195,7 @@ class FunctionWalker(UnitForms, DictPaths):
     # -- statements ----------------------------------------------------------
 
     def block(self, stmts, state):
+        held = len(self._guards)
         for stmt in stmts:
             if state is _DEAD:
                 # Unreachable code still calls what it spells; a chain through it is the
@@ -201,6 +203,11 @@ class FunctionWalker(UnitForms, DictPaths):
                 self.exprs_of(stmt)
                 continue
             state = self.stmt(stmt, state)
+            if type(stmt) is ast.If and state is not _DEAD and self._left is not None:
+                # Past `if c: return ...`, the rest of the block runs only where `c` is false
+                # (and past an `else` that leaves, only where it is true).
+                self._guards.extend(self._holding(stmt.test, not self._left))
+        del self._guards[held:]
         return state
 
     def stmt(self, stmt, state):
@@ -258,6 +265,8 @@ class FunctionWalker(UnitForms, DictPaths):
             b = self.block(stmt.orelse, _copy(state))
             _Join(other).join(self)
             del self._guards[held:]
+            # Which way never falls through, when one does: read by `block` right after.
+            self._left = (a is _DEAD) if (a is _DEAD) is not (b is _DEAD) else None
             self._depth -= 1
             host = _leaves_unless_host(stmt)
             if host is not None:

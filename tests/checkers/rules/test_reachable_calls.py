@@ -562,12 +562,11 @@ def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
     )
     params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
     found = check(tmp_path, source, params=params)
-    # replay rules out `if use_ragged:`; `strict=None` rules out nothing past `if not strict:`
-    # returning (the analysis is per branch, not per return), so `.tolist()` is reached.
+    # replay rules out `if use_ragged:`, and `strict=None` returns at `if not strict:`, so
+    # nothing past it runs; prefill takes `if use_ragged:` and returns there, so nothing
+    # past it runs either: of the three calls, prefill's `.item()` alone is reached.
     assert sorted((f.line, f.message.rpartition("`")[0].rpartition("`")[2]) for f in found) == [
-        (10, "lens.tolist()"),
         (14, "lens.sum().item()"),
-        (14, "lens.tolist()"),
     ]
 
 
@@ -945,6 +944,60 @@ def test_an_entry_condition_reads_each_operand_of_a_boolean_test(tmp_path, condi
     if conditions:
         params["entry-conditions"] = list(conditions)
     found = check(tmp_path, BOOLEAN_TESTS, params=params)
+    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+
+
+EARLY_EXITS = (
+    "def fused(ctx, meta, x):\n"
+    "    if ctx.capturing:\n"
+    "        return x.numel()\n"
+    "    lens = meta.lens.tolist()\n"
+    "    if not ctx.capturing:\n"
+    "        pass\n"
+    "    else:\n"
+    "        raise RuntimeError('replayed')\n"
+    "    return x.cpu()\n"
+    "\n"
+    "\n"
+    "def graph_only(ctx, x):\n"
+    "    if not ctx.capturing:\n"
+    "        if x is None:\n"
+    "            raise ValueError('x')\n"
+    "        return x.cpu()\n"
+    "    return x.item()\n"
+    "\n"
+    "\n"
+    "def falls_through(ctx, x):\n"
+    "    if ctx.capturing:\n"
+    "        x = x + 1\n"
+    "    torch.cuda.synchronize()\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, ctx, meta, x):\n"
+    "        graph_only(ctx, x)\n"
+    "        falls_through(ctx, x)\n"
+    "        return fused(ctx, meta, x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), {"*.cpu", "*.tolist", "*.item", "torch.cuda.synchronize"}),
+        # past `if c: return`, `c` is false: what follows is off a path where it holds; a
+        # way that falls through (`if not c: pass ... else: raise`) says the same of `c`;
+        # past an `if` neither of whose ways leaves, nothing is known of `c`
+        (("*.capturing",), {"*.item", "torch.cuda.synchronize"}),
+        (("not *.capturing",), {"*.cpu", "*.tolist", "torch.cuda.synchronize"}),
+    ],
+)
+def test_past_an_if_whose_one_way_leaves_the_other_ways_test_holds(tmp_path, conditions, reached):
+    forbidden = {**PARAMS["forbidden"], "*.cpu": "a copy", "*.tolist": "a host sync"}
+    params = {**PARAMS, "forbidden": forbidden}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    found = check(tmp_path, EARLY_EXITS, params=params)
     assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
 
 
