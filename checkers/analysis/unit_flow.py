@@ -131,7 +131,7 @@ class Walker:
             op = type(stmt.op)
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
-                self.mix(current, value, stmt.target, stmt.value, stmt.value, verb, augmented=True)
+                self.mix(current, value, stmt.target, stmt.value, stmt.value, verb)
                 result = _sum(*self.operands(current, value))
             elif op is ast.Mult:
                 result = self.vocab.mul(*self.operands(current, value))
@@ -238,7 +238,8 @@ class Walker:
             op = type(node.op)
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
-                self.mix(left, right, node.left, node.right, node, verb)
+                if self.mix(left, right, node.left, node.right, node, verb):
+                    return None  # reported here: what is computed from it has no unit
                 return _sum(*self.operands(left, right))
             if op is ast.Mult:
                 return vocab.mul(*self.operands(left, right))
@@ -264,7 +265,8 @@ class Walker:
         if kind is ast.IfExp:
             self.eval(node.test)
             a, b = self.eval(node.body), self.eval(node.orelse)
-            self.mix(a, b, node.body, node.orelse, node, "chooses between")
+            if self.mix(a, b, node.body, node.orelse, node, "chooses between"):
+                return None
             a = self.known(a)
             return a if real(a) else self.known(b)
         if kind is ast.Subscript:
@@ -310,10 +312,13 @@ class Walker:
         if spelling in _KEEPS and len(args) == 1:
             return args[0]
         if spelling in ("max", "min") and len(args) >= 2 and not node.keywords:
+            mixed = False
             for i in range(1, len(args)):
-                self.mix(
+                mixed |= self.mix(
                     args[0], args[i], node.args[0], node.args[i], node, f"takes the {spelling} of"
                 )
+            if mixed:
+                return None
             return next((a for a in map(self.known, args) if real(a)), None)
         if last in ("cdiv", "ceil_div", "div_up", "round_up_div") and len(args) == 2:
             divisor = self.known(args[1])
@@ -518,20 +523,21 @@ class Walker:
 
     # -- findings ----------------------------------------------------------------
 
-    def mix(self, a, b, node_a, node_b, anchor, verb, *, augmented: bool = False) -> None:
+    def mix(self, a, b, node_a, node_b, anchor, verb) -> bool:
+        """Report ``a`` and ``b`` mixed at ``anchor``, if they are; whether it did."""
         # A deferred call counts as real here, and its callee is asked only when the other
         # side may be a unit too: two deferred calls are both asked, the second only when
         # the first answered one.
         if not (real(a) and real(b)):
-            return
+            return False
         if isinstance(a, _Deferred):
             a = self.known(a)
         if isinstance(b, _Deferred) and real(a):
             b = self.known(b)
         if not (real(a) and real(b)) or compatible(a, b):
-            return
+            return False
         if verb == "compares" and comparable(a, b):
-            return
+            return False
         seg_a, seg_b = self._segment(node_a), self._segment(node_b)
         if verb == "adds":
             said = f"adds {fmt(b)} (`{seg_b}`) to {fmt(a)} (`{seg_a}`)"
@@ -540,6 +546,7 @@ class Walker:
         else:
             said = f"{verb} {fmt(a)} (`{seg_a}`) and {fmt(b)} (`{seg_b}`)"
         self._report(anchor, "AC801", said, frm=b, to=a)
+        return True
 
     def check_into(self, declared, value, node, verb, where, *, code="AC801") -> None:
         if isinstance(value, _Deferred):

@@ -67,7 +67,9 @@ conversion written as its value -- ``blocks * 1`` where a declared ratio
 converts between the two units (AC803), the record's "none elided because a
 ratio happens to be 1". A name the vocabulary does not cover, an
 unannotated product with one, a value from a container or a third-party call
-is unknown, and unknown is silent. What does not flow: a value through a
+is unknown, and unknown is silent. So is a value that mixes two units: the mix
+is reported where it is made, and what is computed from it has no unit, so one
+mistake is one finding, not another at each use of its result. What does not flow: a value through a
 container, an attribute of ``self`` assigned elsewhere under an undeclared
 name, module-level code and class bodies (only function bodies are read),
 and a local across a nested function.
