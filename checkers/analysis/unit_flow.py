@@ -131,8 +131,10 @@ class Walker:
             op = type(stmt.op)
             if op in (ast.Add, ast.Sub):
                 verb = "adds" if op is ast.Add else "subtracts"
-                self.mix(current, value, stmt.target, stmt.value, stmt.value, verb)
-                result = _sum(*self.operands(current, value))
+                if self.mix(current, value, stmt.target, stmt.value, stmt.value, verb):
+                    result = None  # as in `a + b`: a mixed value has no unit past the mix
+                else:
+                    result = _sum(*self.operands(current, value))
             elif op is ast.Mult:
                 result = self.vocab.mul(*self.operands(current, value))
             elif op in (ast.Div, ast.FloorDiv):

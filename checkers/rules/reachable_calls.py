@@ -45,13 +45,14 @@ makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
 is_prefill:`` counts, because nothing here knows the condition is false on the
 decode path -- unless the contract says so. What holds whenever an entry runs is
 declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step):
-a call under an ``if`` on that attribute's other value, anywhere along a chain, is
-off the entry's path, as a call under ``if use_ragged:`` is when the caller passes
-``use_ragged=False``. An ``and`` holds only where each operand does, so ``if
-meta.is_prefill and meta.is_token_healing:`` is off a decode entry's path too, as is
-the ``else`` of an ``or`` one of whose operands the entry holds; and past ``if
-ctx.capturing: return ...``, the rest of the function runs only where the test is
-false, as it does past ``if use_ragged: return ...`` for a caller passing ``True``. Otherwise such a call is a finding to suppress with its
+a call under an ``if`` on that attribute's other value, anywhere along a chain,
+is off the entry's path, as a call under ``if use_ragged:`` is when the caller
+passes ``use_ragged=False``. An ``and`` holds only where each operand does, so
+``if meta.is_prefill and meta.is_token_healing:`` is off a decode entry's path
+too, as is the ``else`` of an ``or`` one of whose operands the entry holds; and
+past ``if ctx.capturing: return ...``, the rest of the function runs only where
+the test is false, as it does past ``if use_ragged: return ...`` for a caller
+passing ``True``. Otherwise such a call is a finding to suppress with its
 reason, or a sign the branch belongs in a function of its own.
 
 Chains run through other files, so the findings are not ``CACHEABLE``: they

@@ -28,33 +28,32 @@ What flows, within a function: a name, an attribute (``self.num_blocks``,
 ``req.block_ids``) and a parameter have the unit their *own* name declares
 (the last component: a declaration is the contract, so a declared name keeps
 its unit whatever is assigned to it; a glob reads no name that is a phrase,
-``bytes_for_tokens``, or that asks a question, ``can_store_tokens``: its answer
-is a truth, not tokens); a call's result has the unit of its
-function's name only when the vocabulary names it exactly (``entry_bytes()``:
-a glob reads a function name's object, not its result, as in
+``bytes_for_tokens``, or that asks a question, ``can_store_tokens``: its
+answer is a truth, not tokens); a call's result has the unit of its function's
+name only when the vocabulary names it exactly (``entry_bytes()``: a glob
+reads a function name's object, not its result, as in
 ``get_block_ids_for_computed_tokens()``); an undeclared local has the unit of
 what was last assigned to it (an ``if`` body's binding does not reach its
 ``else``, and after the two a local keeps a unit only where both agree); a
-number is a plain scalar that goes with anything (``blocks + 1``, ``rows * 2``), and so is a product whose units
-cancel (bytes over bytes); an unknown added to anything is unknown; two
-counts multiplied are unknown (one is per the other -- ``num_reqs *
-num_bonus_tokens`` are tokens -- which the names do not say), and
-so is a ceiling division by a number (``cdiv(n, 256)``, ``(n + 255) // 256``
-count chunks);
-``int()``, ``round()``, ``abs()``, ``math.ceil``/``floor``, unary minus, ``%``
-and a slice of a container (``block_ids[:n]``) keep their operand's unit (one
-element of a container is unknown: an id, a count, or what a buffer named for its
-pages holds);
-``max``/``min`` and ``a if c else b`` want their operands in one unit, where
-a rate and a count of its numerator are one unit (a block's size in tokens is
+number is a plain scalar that goes with anything (``blocks + 1``, ``rows *
+2``), and so is a product whose units cancel (bytes over bytes); an unknown
+added to anything is unknown; two counts multiplied are unknown (one is per
+the other -- ``num_reqs * num_bonus_tokens`` are tokens -- which the names do
+not say), and so is a ceiling division by a number (``cdiv(n, 256)``, ``(n +
+255) // 256`` count chunks); ``int()``, ``round()``, ``abs()``,
+``math.ceil``/``floor``, unary minus, ``%`` and a slice of a container
+(``block_ids[:n]``) keep their operand's unit (one element of a container is
+unknown: an id, a count, or what a buffer named for its pages holds);
+``max``/``min`` and ``a if c else b`` want their operands in one unit, where a
+rate and a count of its numerator are one unit (a block's size in tokens is
 one block's worth of tokens: ``num_tokens > block_size`` compares tokens) but
 two rates over different denominators are not (bytes per page, bytes per
 block) -- except in a comparison, where two rates of one numerator ask how
 their denominators relate (``scheduler_block_size < block_size``: the check
 before a ratio is taken, or that it is 1), not which one the value is;
-``cdiv(a, b)`` divides. Across the project's functions: an argument
-passed to a parameter has to be in the parameter's unit -- declared by the
-parameter's name, or inferred from the name the callee binds it to unchanged
+``cdiv(a, b)`` divides. Across the project's functions: an argument passed to
+a parameter has to be in the parameter's unit -- declared by the parameter's
+name, or inferred from the name the callee binds it to unchanged
 (``self.num_blocks = n``); a call that declares nothing has the unit every
 ``return`` of the callee agrees on, evaluated under this vocabulary
 (``checkers.analysis.functions``' unit forms).
@@ -65,14 +64,14 @@ including returning from a function whose name declares a unit and ``+=``;
 passing one unit where a parameter declares or binds another (AC802); and a
 conversion written as its value -- ``blocks * 1`` where a declared ratio
 converts between the two units (AC803), the record's "none elided because a
-ratio happens to be 1". A name the vocabulary does not cover, an
-unannotated product with one, a value from a container or a third-party call
-is unknown, and unknown is silent. So is a value that mixes two units: the mix
-is reported where it is made, and what is computed from it has no unit, so one
-mistake is one finding, not another at each use of its result. What does not flow: a value through a
-container, an attribute of ``self`` assigned elsewhere under an undeclared
-name, module-level code and class bodies (only function bodies are read),
-and a local across a nested function.
+ratio happens to be 1". A name the vocabulary does not cover, an unannotated
+product with one, a value from a container or a third-party call is unknown,
+and unknown is silent. So is a value that mixes two units: the mix is reported
+where it is made, and what is computed from it has no unit, so one mistake is
+one finding, not another at each use of its result. What does not flow: a
+value through a container, an attribute of ``self`` assigned elsewhere under
+an undeclared name, module-level code and class bodies (only function bodies
+are read), and a local across a nested function.
 
 A vocabulary holds one meaning per name; where a name means two units in
 two parts of the tree (``num_blocks``: backend pages in the backends,

@@ -143,6 +143,7 @@ def test_two_rates_of_one_numerator_compare_and_do_not_mix():
         ("    m = blocks if n else num_blocks\n    return m - num_blocks\n", [("AC801", 2, 9)]),
         ("    m = blocks + 1\n    return m - num_blocks\n", [("AC801", 3, 12)]),  # no mix
         ("    m = blocks + blocks\n    return m - num_blocks\n", [("AC801", 3, 12)]),
+        ("    m = x_tokens\n    m += blocks\n    return m - blocks\n", [("AC801", 3, 10)]),
         # Headers that spell no declared name, around a body that mixes two.
         (
             "    for i in n:\n        if i:\n            return blocks + num_blocks\n",
