@@ -53,7 +53,8 @@ class FunctionWalker(UnitForms, DictPaths):
         self._int_params: set[str] = set()
         self._host_roots: set[str] = set()  # names past a "return unless on the host" test
         self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
-        self._left: bool | None = None  # the last `if`: True its body leaves, False its else
+        self._past: tuple = ()  # what holds past the last `if` (one of whose ways leaves)
+        self._tail: tuple = ()  # what the last block's early exits left holding at its end
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
         self._open_params: set = set()
@@ -203,10 +204,12 @@ class FunctionWalker(UnitForms, DictPaths):
                 self.exprs_of(stmt)
                 continue
             state = self.stmt(stmt, state)
-            if type(stmt) is ast.If and state is not _DEAD and self._left is not None:
+            if type(stmt) is ast.If and state is not _DEAD:
                 # Past `if c: return ...`, the rest of the block runs only where `c` is false
                 # (and past an `else` that leaves, only where it is true).
-                self._guards.extend(self._holding(stmt.test, not self._left))
+                self._guards.extend(self._past)
+        # What holds at the block's end from its own early exits, for an `if` around it.
+        self._tail = tuple(self._guards[held:])
         del self._guards[held:]
         return state
 
@@ -259,14 +262,23 @@ class FunctionWalker(UnitForms, DictPaths):
             self._conds.append((test, holds))
             other = _Else(self._locals, test, holds)
             a = self.block(stmt.body, _copy(state))
+            body_tail = self._tail
             del self._guards[held:]
             self._guards.extend(self._holding(stmt.test, False))
             other.enter(self)
             b = self.block(stmt.orelse, _copy(state))
+            else_tail = self._tail
             _Join(other).join(self)
             del self._guards[held:]
-            # Which way never falls through, when one does: read by `block` right after.
-            self._left = (a is _DEAD) if (a is _DEAD) is not (b is _DEAD) else None
+            # Where one way never falls through, what holds past the `if` is the other way's
+            # test and what held at that way's end (an `elif`'s own early exit): read by
+            # `block` right after.
+            if (a is _DEAD) is (b is _DEAD):
+                self._past = ()
+            elif a is _DEAD:
+                self._past = self._holding(stmt.test, False) + else_tail
+            else:
+                self._past = self._holding(stmt.test, True) + body_tail
             self._depth -= 1
             host = _leaves_unless_host(stmt)
             if host is not None:
@@ -394,24 +406,32 @@ class FunctionWalker(UnitForms, DictPaths):
             if kind is _ExprCond:
                 if item.ends:
                     conds.pop()
+                    if item.guards:
+                        del self._guards[len(self._guards) - len(item.guards) :]
                 else:
                     conds.append((item.test, item.holds))
+                    self._guards.extend(item.guards)
                 continue
-            if kind is ast.IfExp and self._chosen:
-                # `a if t else b`: `a` is read with `t` true, `b` with it false.
-                test, holds = _strip_not(item.test)
-                stack.extend(
-                    (
-                        _EXPR_END,
-                        item.orelse,
-                        _ExprCond(test, not holds),
-                        _EXPR_END,
-                        item.body,
-                        _ExprCond(test, holds),
-                        item.test,
-                    )
+            if kind is ast.IfExp:
+                # `a if t else b`: `a` is read, and called, with `t` true, `b` with it false.
+                body_guards, else_guards = (
+                    self._holding(item.test, True),
+                    self._holding(item.test, False),
                 )
-                continue
+                if self._chosen or body_guards or else_guards:
+                    test, holds = _strip_not(item.test)
+                    stack.extend(
+                        (
+                            _ExprCond.end(else_guards),
+                            item.orelse,
+                            _ExprCond(test, not holds, guards=else_guards),
+                            _ExprCond.end(body_guards),
+                            item.body,
+                            _ExprCond(test, holds, guards=body_guards),
+                            item.test,
+                        )
+                    )
+                    continue
             if kind is call_type:
                 self.call(item)
             elif kind is subscript and type(item.ctx) is load:
@@ -572,13 +592,41 @@ class FunctionWalker(UnitForms, DictPaths):
             if (type(test.op) is ast.And) is not value:
                 return ()
             return tuple(g for operand in test.values for g in self._holding(operand, value))
-        if kind is ast.Name and test.id in self.params and test.id != self.self_name:
-            return ((test.id, value),)
-        if kind is ast.Attribute:
-            spelled = dotted(test)
-            if spelled:
-                return ((spelled, value),)
-        return ()
+        if kind is ast.Compare and len(test.ops) == 1:
+            # `x is None`, `x == State.DECODE`, `x != "prefill"`: guards named for the test
+            # (`meta.kv_size is None`, `meta.state == State.DECODE`), true or false.
+            subject = self._tested(test.left)
+            op, right = type(test.ops[0]), test.comparators[0]
+            if subject is None:
+                return ()
+            if op in (ast.Is, ast.IsNot) and type(right) is ast.Constant and right.value is None:
+                return ((f"{subject} is None", value is (op is ast.Is)),)
+            if op in (ast.Eq, ast.NotEq):
+                constant = _constant_spelling(right)
+                if constant is not None:
+                    return ((f"{subject} == {constant}", value is (op is ast.Eq)),)
+            return ()
+        subject = self._tested(test)
+        return () if subject is None else ((subject, value),)
+
+    def _tested(self, node) -> str | None:
+        """A tested name as a guard names it: a parameter, or an attribute of a name."""
+        if type(node) is ast.Name and node.id in self.params and node.id != self.self_name:
+            return node.id
+        if type(node) is ast.Attribute:
+            return dotted(node) or None
+        return None
+
+
+def _constant_spelling(node) -> str | None:
+    """A constant compared with, as a guard spells it: a literal's ``repr`` (``'decode'``,
+    ``1``) or a dotted name (``State.DECODE``); None for anything else (a local's value is
+    not known here)."""
+    if type(node) is ast.Constant and type(node.value) in (str, int, float, bool):
+        return repr(node.value)
+    if type(node) is ast.Attribute:
+        return dotted(node) or None
+    return None
 
 
 def _flag(node) -> bool:
@@ -799,12 +847,16 @@ class _Join:
 
 class _ExprCond:
     """In an expression's walk, where ``a if t else b``'s ``a`` or ``b`` starts (its test and
-    the truth it is read with), or ends."""
+    the truth it is read with, and the guards that truth sets for its calls), or ends."""
 
-    __slots__ = ("ends", "holds", "test")
+    __slots__ = ("ends", "guards", "holds", "test")
 
-    def __init__(self, test: ast.expr | None, holds: bool, *, ends: bool = False) -> None:
-        self.test, self.holds, self.ends = test, holds, ends
+    def __init__(
+        self, test: ast.expr | None, holds: bool, *, ends: bool = False, guards: tuple = ()
+    ) -> None:
+        self.test, self.holds, self.ends, self.guards = test, holds, ends, guards
 
-
-_EXPR_END = _ExprCond(None, True, ends=True)
+    @classmethod
+    def end(cls, guards: tuple) -> _ExprCond:
+        """Where a way ends: its test is let go, and the guards it set."""
+        return cls(None, True, ends=True, guards=guards)

@@ -52,8 +52,11 @@ passes ``use_ragged=False``. An ``and`` holds only where each operand does, so
 too, as is the ``else`` of an ``or`` one of whose operands the entry holds; and
 past ``if ctx.capturing: return ...``, the rest of the function runs only where
 the test is false, as it does past ``if use_ragged: return ...`` for a caller
-passing ``True``. Otherwise such a call is a finding to suppress with its
-reason, or a sign the branch belongs in a function of its own.
+passing ``True``. A condition may also name a value the path holds -- ``*.kv_size
+is None``, ``*.attn_state != *.PrefillNoCache`` -- which rules out a branch, or a
+conditional expression's way, tested on another (a constant is matched as
+spelled). Otherwise such a call is a finding to suppress with its reason, or a
+sign the branch belongs in a function of its own.
 
 Chains run through other files, so the findings are not ``CACHEABLE``: they
 are kept under the tree stamp, and a run over some files (pre-commit, the
@@ -83,7 +86,68 @@ from ..analysis.call_patterns import (
 )
 
 # An entry condition: an attribute glob, `not` one (`*.is_decoding`, `not *.is_prefill`).
-_CONDITION = re.compile(r"(?:not )?[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)+")
+_GLOB = r"[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)+"
+# `*.is_decoding`, `not *.is_prefill`, `*.kv_size is None`, `*.kv_size is not None`,
+# `*.state == *.DECODE`, `*.mode != 'prefill'`, `*.n == 1`.
+_CONDITION = re.compile(
+    rf"(?P<not>not )?(?P<subject>{_GLOB})"
+    rf"|(?P<none_of>{_GLOB}) is (?P<is_not>not )?None"
+    rf"|(?P<compared>{_GLOB}) (?P<op>==|!=) "
+    rf"(?P<constant>[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)*"
+    r"|-?[0-9]+|'[^'\\]*'|\"[^\"\\]*\")"
+)
+
+
+class _Condition:
+    """One declared entry condition, and which of a call's guards it rules out.
+
+    A guard is ``(name, required)`` as the walk records it: ``meta.is_decoding``, ``meta.kv
+    is None`` or ``meta.state == State.DECODE``, with the truth the call needs it to have.
+    A constant is matched as spelled (a glob: ``*.DECODE``), so two spellings of one value
+    read as two values; only a condition of ``==`` rules out a branch on another constant.
+    """
+
+    __slots__ = ("constant", "equal", "form", "holds", "subject")
+
+    def __init__(self, match: re.Match) -> None:
+        if match["subject"]:
+            self.form, self.holds = "truth", not match["not"]
+            subject = match["subject"]
+        elif match["none_of"]:
+            self.form, self.holds = "none", not match["is_not"]
+            subject = match["none_of"]
+        else:
+            self.form = "value"  # `holds` unread: the value itself is what holds
+            subject, self.equal = match["compared"], match["op"] == "=="
+            constant = match["constant"]
+            if constant[0] in "'\"":  # a string, as the walk spells one: its repr
+                self.constant = re.compile(re.escape(repr(constant[1:-1])))
+            else:
+                self.constant = _globs([constant])
+        self.subject = _globs([subject])
+
+    def rules_out(self, name: str, required: bool) -> bool:
+        if self.form == "truth":
+            return (
+                " " not in name
+                and self.holds is not required
+                and bool(self.subject.fullmatch(name))
+            )
+        if self.form == "none":
+            tested = name.removesuffix(" is None")
+            return (
+                tested != name
+                and self.holds is not required
+                and bool(self.subject.fullmatch(tested))
+            )
+        tested, sep, constant = name.partition(" == ")
+        if not sep or not self.subject.fullmatch(tested):
+            return False
+        same = bool(self.constant.fullmatch(constant))
+        if self.equal:  # the path holds this value: another's branch, or its own else, is off
+            return required is not same
+        return same and required  # the path holds another value: this one's branch is off
+
 
 RULES = (
     Rule(
@@ -224,11 +288,14 @@ class ReachableCalls(Contract):
     entry_conditions = StringList(
         default=(),
         doc=(
-            "What holds whenever an entry runs, each a glob of an attribute as spelled in an "
-            "`if` test (`*.is_decoding`: the captured step decodes) or its negation (`not "
-            "*.is_prefill`): a call under `if meta.is_decoding:`'s `else`, or under `if not "
-            "meta.is_decoding:`, is not on an entry's path. Only a test that is the attribute "
-            "alone, or `not` it, is read."
+            "What holds whenever an entry runs, each a glob of an attribute as spelled in a "
+            "test (`*.is_decoding`: the captured step decodes), its negation (`not "
+            "*.is_prefill`), one `is None` or `is not None` (`*.kv_flatten_size is None`), "
+            "or one `==` or `!=` a constant, a dotted name's glob or a literal "
+            "(`*.attn_state != *.PrefillNoCache`, `*.mode == 'decode'`): a call under a test "
+            "of an `if` or a conditional expression that needs the other value (an `and` of "
+            "tests, an `or`'s else, past an `if` whose other way returns) is not on an "
+            "entry's path. A constant is matched as spelled."
         ),
     )
 
@@ -359,11 +426,8 @@ class ReachableCalls(Contract):
             _required_runs(p) for p in (*self.entry_decorators, *self.entry_class_decorators)
         ]
         self._entry_runs = [(p, _required_runs(p)) for p in self.entries]
-        # (regex of the attribute, the truth it holds with) per declared entry condition.
         self._conditions = [
-            (_globs([text.removeprefix("not ")]), not text.startswith("not "))
-            for text in self.entry_conditions
-            if _CONDITION.fullmatch(text)
+            _Condition(m) for m in map(_CONDITION.fullmatch, self.entry_conditions) if m
         ]
 
     def validate(self, where: str) -> None:
@@ -397,7 +461,8 @@ class ReachableCalls(Contract):
             if not _CONDITION.fullmatch(text):
                 raise ConfigError(
                     f"{where}: `entry-conditions` item {text!r} is not an attribute glob "
-                    "(`*.is_decoding`) or `not` one"
+                    "(`*.is_decoding`), `not` one, one `is None` or `is not None`, or one "
+                    "`==` or `!=` a constant (`*.state == *.DECODE`, `*.mode != 'prefill'`)"
                 )
 
     def needles(self) -> tuple[str, ...]:
@@ -532,9 +597,9 @@ class ReachableCalls(Contract):
             ):
                 continue  # under an `if` on a parameter the caller's value rules out
             if conditions and any(
-                holds is not required and pattern.fullmatch(name)
+                condition.rules_out(name, required)
                 for name, required in call[C_GUARDS]
-                for pattern, holds in conditions
+                for condition in conditions
             ):
                 continue  # under an `if` the entry's declared conditions rule out
             spelling = call[C_SPELLING]

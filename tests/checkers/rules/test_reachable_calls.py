@@ -956,7 +956,7 @@ EARLY_EXITS = (
     "        pass\n"
     "    else:\n"
     "        raise RuntimeError('replayed')\n"
-    "    return x.cpu()\n"
+    "    return x.nonzero()\n"
     "\n"
     "\n"
     "def graph_only(ctx, x):\n"
@@ -973,10 +973,18 @@ EARLY_EXITS = (
     "    torch.cuda.synchronize()\n"
     "\n"
     "\n"
+    "def loop_exit(ctx, xs, x):\n"
+    "    for _ in xs:\n"
+    "        if ctx.capturing:\n"
+    "            return None\n"
+    "    return x.numpy()\n"
+    "\n"
+    "\n"
     "class Model:\n"
     "    def capture_step(self, ctx, meta, x):\n"
     "        graph_only(ctx, x)\n"
     "        falls_through(ctx, x)\n"
+    "        loop_exit(ctx, meta, x)\n"
     "        return fused(ctx, meta, x)\n"
 )
 
@@ -984,16 +992,26 @@ EARLY_EXITS = (
 @pytest.mark.parametrize(
     ("conditions", "reached"),
     [
-        ((), {"*.cpu", "*.tolist", "*.item", "torch.cuda.synchronize"}),
+        ((), {"*.cpu", "*.tolist", "*.nonzero", "*.item", "torch.cuda.synchronize", "*.numpy"}),
         # past `if c: return`, `c` is false: what follows is off a path where it holds; a
         # way that falls through (`if not c: pass ... else: raise`) says the same of `c`;
-        # past an `if` neither of whose ways leaves, nothing is known of `c`
-        (("*.capturing",), {"*.item", "torch.cuda.synchronize"}),
-        (("not *.capturing",), {"*.cpu", "*.tolist", "torch.cuda.synchronize"}),
+        # past an `if` neither of whose ways leaves, or a loop that may not run, nothing is
+        # known of `c`
+        (("*.capturing",), {"*.item", "torch.cuda.synchronize", "*.numpy"}),
+        (
+            ("not *.capturing",),
+            {"*.cpu", "*.tolist", "*.nonzero", "torch.cuda.synchronize", "*.numpy"},
+        ),
     ],
 )
 def test_past_an_if_whose_one_way_leaves_the_other_ways_test_holds(tmp_path, conditions, reached):
-    forbidden = {**PARAMS["forbidden"], "*.cpu": "a copy", "*.tolist": "a host sync"}
+    forbidden = {
+        **PARAMS["forbidden"],
+        "*.cpu": "a copy",
+        "*.tolist": "a host sync",
+        "*.nonzero": "a host sync",
+        "*.numpy": "a copy to the host",
+    }
     params = {**PARAMS, "forbidden": forbidden}
     if conditions:
         params["entry-conditions"] = list(conditions)
@@ -1001,7 +1019,160 @@ def test_past_an_if_whose_one_way_leaves_the_other_ways_test_holds(tmp_path, con
     assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
 
 
-@pytest.mark.parametrize("bad", ["", "not ", "*.is decoding", "meta..x", "not not *.x"])
+HELD_IN_DATA = (
+    "from pkg.states import State\n"
+    "\n"
+    "\n"
+    "def fia_params(meta, x):\n"
+    "    if meta.attn_state == State.PrefillNoCache:\n"
+    "        return x.tolist()\n"
+    "    elif meta.attn_state == State.DecodeOnly:\n"
+    "        return x.item()\n"
+    "    return x.cpu()\n"
+    "\n"
+    "\n"
+    "def new_meta(meta, lens):\n"
+    "    return sum(lens.numpy()) if meta.kv_flatten_size is not None else None\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, meta, x, lens):\n"
+    "        new_meta(meta, lens)\n"
+    "        return fia_params(meta, x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), {"*.tolist", "*.item", "*.cpu", "*.numpy"}),
+        # a value the entry's path holds: another constant's branch is off it, and so is
+        # what follows a branch on this one that returns
+        (("*.attn_state == *.DecodeOnly",), {"*.item", "*.numpy"}),
+        (("*.attn_state != *.PrefillNoCache",), {"*.item", "*.cpu", "*.numpy"}),
+        # a None the entry's path holds, tested in a conditional expression
+        (("*.kv_flatten_size is None",), {"*.tolist", "*.item", "*.cpu"}),
+        (("*.kv_flatten_size is not None",), {"*.tolist", "*.item", "*.cpu", "*.numpy"}),
+        # a plain attribute condition reads no comparison
+        (("*.attn_state",), {"*.tolist", "*.item", "*.cpu", "*.numpy"}),
+    ],
+)
+def test_an_entry_condition_names_a_value_or_a_none_the_path_holds(tmp_path, conditions, reached):
+    forbidden = {
+        **PARAMS["forbidden"],
+        "*.cpu": "a copy",
+        "*.tolist": "a host sync",
+        "*.numpy": "a copy to the host",
+    }
+    params = {**PARAMS, "forbidden": forbidden}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    files = {**TREE, "pkg/states.py": "class State:\n    PrefillNoCache = 0\n    DecodeOnly = 1\n"}
+    found = check(tmp_path, HELD_IN_DATA, params=params, files=files)
+    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), True),
+        (("*.mode == 'decode'",), False),
+        (('*.mode != "prefill"',), False),
+        (("*.mode == 'prefill'",), True),
+        (("*.mode != 'decode'",), True),  # another value than one the branch does not need
+        (("*.step == 0",), True),  # a condition on another attribute rules nothing out
+    ],
+)
+def test_a_literal_the_entry_holds_is_matched_as_the_code_spells_it(tmp_path, conditions, reached):
+    source = 'def capture_x(meta, x):\n    if meta.mode == "prefill":\n        return x.item()\n'
+    params = {**PARAMS, "entry-conditions": list(conditions)} if conditions else PARAMS
+    assert bool(check(tmp_path, source, params=params)) is reached
+
+
+TESTS_OF_OTHER_SHAPES = (
+    "def shapes(meta, x, expected):\n"
+    "    if len(x) == 0:\n"  # a test of no parameter or attribute: it says nothing
+    "        x.cpu()\n"
+    "    if meta.ready():\n"
+    "        x.tolist()\n"
+    "    if meta.n < 3 or meta.mode == expected:\n"  # an order, a local's value
+    "        x.numpy()\n"
+    "    y = x.numel() if meta.is_prefill else x.item()\n"
+    "    z = x.sum().item() if not meta.is_prefill else x.size()\n"
+    "    return torch.cuda.synchronize()\n"  # after both, whatever they tested
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, meta, x):\n"
+    "        return shapes(meta, x, 1)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), {"*.cpu", "*.tolist", "*.numpy", "*.item", "torch.cuda.synchronize"}),
+        # each way of a conditional expression has its own test's truth, and loses it after
+        (("*.is_prefill",), {"*.cpu", "*.tolist", "*.numpy", "torch.cuda.synchronize"}),
+        (
+            ("not *.is_prefill",),
+            {"*.cpu", "*.tolist", "*.numpy", "*.item", "torch.cuda.synchronize"},
+        ),
+        (
+            ("*.n == 5", "*.mode == 2"),
+            {"*.cpu", "*.tolist", "*.numpy", "*.item", "torch.cuda.synchronize"},
+        ),
+    ],
+)
+def test_a_test_of_another_shape_rules_nothing_out_and_a_ways_truth_ends_with_it(
+    tmp_path, conditions, reached
+):
+    forbidden = {
+        **PARAMS["forbidden"],
+        "*.cpu": "a copy",
+        "*.tolist": "a host sync",
+        "*.numpy": "a copy to the host",
+    }
+    params = {**PARAMS, "forbidden": forbidden}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    source = "import torch\n\n\n" + TESTS_OF_OTHER_SHAPES
+    found = check(tmp_path, source, params=params)
+    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+
+
+@pytest.mark.parametrize(
+    "good",
+    [
+        "*.x is None",
+        "not *.x",
+        "*.x is not None",
+        "*.state == *.Decode",
+        "*.s != State.A",
+        "*.n == 1",
+        "*.mode == 'decode'",
+    ],
+)
+def test_an_entry_condition_may_compare_with_a_constant_or_none(good):
+    ReachableCalls.from_table({"id": "t", **PARAMS, "entry-conditions": [good]}, "t")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "not ",
+        "*.is decoding",
+        "meta..x",
+        "not not *.x",
+        "*.x ==",
+        "*.x is",
+        "not *.x is None",
+        "*.x == a b",
+        "*.x < 3",
+        "*.x == *.y == *.z",
+    ],
+)
 def test_an_entry_condition_that_names_no_attribute_is_refused_by_name(bad):
     with pytest.raises(ConfigError, match="entry-conditions") as err:
         ReachableCalls.from_table({"id": "t", **PARAMS, "entry-conditions": [bad]}, "t")
