@@ -902,6 +902,23 @@ def test_a_negated_entry_condition_rules_out_the_branch_that_needs_it_true(
     assert any("`*.item`" in f.message for f in found)  # the else branch is still reached
 
 
+MORE_FORBIDDEN = {
+    "*.cpu": "a copy to the host",
+    "*.tolist": "a host sync",
+    "*.nonzero": "a host sync",
+    "*.numpy": "a copy to the host",
+}
+
+
+def reached_under(tmp_path, source, conditions, files=TREE):
+    """The forbidden patterns an entry of ``source`` reaches with ``conditions`` declared."""
+    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], **MORE_FORBIDDEN}}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    found = check(tmp_path, source, params=params, files=files)
+    return {f.message.split("reaches `")[1].split("`")[0] for f in found}
+
+
 BOOLEAN_TESTS = (
     "def last_rows(meta, x):\n"
     "    if meta.is_prefill and meta.is_token_healing:\n"
@@ -939,12 +956,7 @@ BOOLEAN_TESTS = (
     ],
 )
 def test_an_entry_condition_reads_each_operand_of_a_boolean_test(tmp_path, conditions, reached):
-    forbidden = {**PARAMS["forbidden"], "*.cpu": "a copy", "*.tolist": "a host sync"}
-    params = {**PARAMS, "forbidden": forbidden}
-    if conditions:
-        params["entry-conditions"] = list(conditions)
-    found = check(tmp_path, BOOLEAN_TESTS, params=params)
-    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+    assert reached_under(tmp_path, BOOLEAN_TESTS, conditions) == reached
 
 
 EARLY_EXITS = (
@@ -1005,18 +1017,7 @@ EARLY_EXITS = (
     ],
 )
 def test_past_an_if_whose_one_way_leaves_the_other_ways_test_holds(tmp_path, conditions, reached):
-    forbidden = {
-        **PARAMS["forbidden"],
-        "*.cpu": "a copy",
-        "*.tolist": "a host sync",
-        "*.nonzero": "a host sync",
-        "*.numpy": "a copy to the host",
-    }
-    params = {**PARAMS, "forbidden": forbidden}
-    if conditions:
-        params["entry-conditions"] = list(conditions)
-    found = check(tmp_path, EARLY_EXITS, params=params)
-    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+    assert reached_under(tmp_path, EARLY_EXITS, conditions) == reached
 
 
 HELD_IN_DATA = (
@@ -1058,18 +1059,8 @@ HELD_IN_DATA = (
     ],
 )
 def test_an_entry_condition_names_a_value_or_a_none_the_path_holds(tmp_path, conditions, reached):
-    forbidden = {
-        **PARAMS["forbidden"],
-        "*.cpu": "a copy",
-        "*.tolist": "a host sync",
-        "*.numpy": "a copy to the host",
-    }
-    params = {**PARAMS, "forbidden": forbidden}
-    if conditions:
-        params["entry-conditions"] = list(conditions)
     files = {**TREE, "pkg/states.py": "class State:\n    PrefillNoCache = 0\n    DecodeOnly = 1\n"}
-    found = check(tmp_path, HELD_IN_DATA, params=params, files=files)
-    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+    assert reached_under(tmp_path, HELD_IN_DATA, conditions, files=files) == reached
 
 
 @pytest.mark.parametrize(
@@ -1127,18 +1118,8 @@ TESTS_OF_OTHER_SHAPES = (
 def test_a_test_of_another_shape_rules_nothing_out_and_a_ways_truth_ends_with_it(
     tmp_path, conditions, reached
 ):
-    forbidden = {
-        **PARAMS["forbidden"],
-        "*.cpu": "a copy",
-        "*.tolist": "a host sync",
-        "*.numpy": "a copy to the host",
-    }
-    params = {**PARAMS, "forbidden": forbidden}
-    if conditions:
-        params["entry-conditions"] = list(conditions)
     source = "import torch\n\n\n" + TESTS_OF_OTHER_SHAPES
-    found = check(tmp_path, source, params=params)
-    assert {f.message.split("reaches `")[1].split("`")[0] for f in found} == reached
+    assert reached_under(tmp_path, source, conditions) == reached
 
 
 @pytest.mark.parametrize(
