@@ -15,11 +15,13 @@ transformers 5.25.0's (``transformers``: its continuous batching), LMCache 0.5.6
 (``exllamav2``); after the faults those four showed were fixed, LightLLM at
 ``fc72ffab`` (``lightllm``), DeepSpeed 0.19.8's inference v2 (``deepspeed``),
 vLLM-Ascend at ``182b75ea`` (``vllm-ascend``), Tokasaurus at ``72689052``
-(``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang``). A package tree is
+(``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang``); after theirs, the
+text-generation-inference server at ``db931fcf`` (``tgi``). A package tree is
 its wheel unpacked into ``<name>-<version>`` (``pip download --no-deps
 lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the trees named by a commit are
 that commit's ``git archive`` (of the GitHub repository: ROCm/ATOM, ModelTC/lightllm,
-vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus, sgl-project/mini-sglang),
+vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus, sgl-project/mini-sglang,
+huggingface/text-generation-inference),
 DeepSpeed its sdist unpacked (``pip download --no-deps --no-binary :all:
 deepspeed==0.19.8``). Each is checked with the declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
@@ -75,6 +77,8 @@ TREES = {
     "vllm-ascend": ("vllm-ascend-182b75ea", ("vllm_ascend",)),
     "tokasaurus": ("tokasaurus-72689052", ("tokasaurus",)),
     "mini-sglang": ("mini-sglang-20fcd7f3", ("python/minisgl",)),
+    # Held out after the five above's faults were fixed and entry conditions took values.
+    "tgi": ("tgi-db931fcf", ("server/text_generation_server",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
