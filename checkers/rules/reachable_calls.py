@@ -86,7 +86,9 @@ from ..analysis.call_patterns import (
 )
 
 # An entry condition: an attribute glob, `not` one (`*.is_decoding`, `not *.is_prefill`).
-_GLOB = r"[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)+"
+# A parameter's name or an attribute's dotted spelling, as a glob that names something:
+# not wildcards alone (`*` would hold every test at once).
+_GLOB = r"(?=[*?.]*[A-Za-z_])[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)*"
 # `*.is_decoding`, `not *.is_prefill`, `*.kv_size is None`, `*.kv_size is not None`,
 # `*.state == *.DECODE`, `*.mode != 'prefill'`, `*.n == 1`.
 _CONDITION = re.compile(
@@ -289,7 +291,8 @@ class ReachableCalls(Contract):
         default=(),
         doc=(
             "What holds whenever an entry runs, each a glob of an attribute as spelled in a "
-            "test (`*.is_decoding`: the captured step decodes), its negation (`not "
+            "test (`*.is_decoding`: the captured step decodes) or of a parameter's name "
+            "(`cu_seqlen_prefill`, in every function the chain enters), its negation (`not "
             "*.is_prefill`), one `is None` or `is not None` (`*.kv_flatten_size is None`), "
             "or one `==` or `!=` a constant, a dotted name's glob or a literal "
             "(`*.attn_state != *.PrefillNoCache`, `*.mode == 'decode'`): a call under a test "
@@ -460,9 +463,10 @@ class ReachableCalls(Contract):
         for text in self.entry_conditions:
             if not _CONDITION.fullmatch(text):
                 raise ConfigError(
-                    f"{where}: `entry-conditions` item {text!r} is not an attribute glob "
-                    "(`*.is_decoding`), `not` one, one `is None` or `is not None`, or one "
-                    "`==` or `!=` a constant (`*.state == *.DECODE`, `*.mode != 'prefill'`)"
+                    f"{where}: `entry-conditions` item {text!r} is not a glob of an attribute "
+                    "or a parameter (`*.is_decoding`, `decoding`), `not` one, one `is None` "
+                    "or `is not None`, or one `==` or `!=` a constant (`*.state == *.DECODE`, "
+                    "`*.mode != 'prefill'`)"
                 )
 
     def needles(self) -> tuple[str, ...]:

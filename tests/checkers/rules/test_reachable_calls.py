@@ -1122,6 +1122,35 @@ def test_a_test_of_another_shape_rules_nothing_out_and_a_ways_truth_ends_with_it
     assert reached_under(tmp_path, source, conditions) == reached
 
 
+PARAMETER_TESTS = (
+    "def attention(x, cu_seqlen_prefill, decoding):\n"
+    "    if cu_seqlen_prefill is not None:\n"
+    "        return x.tolist()\n"
+    "    if not decoding:\n"
+    "        return x.numpy()\n"
+    "    return x.numel()\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, x, cu_seqlen_prefill, decoding):\n"
+    "        return attention(x, cu_seqlen_prefill, decoding)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), {"*.tolist", "*.numpy"}),
+        # a parameter the captured step is called with, by its name in the functions it reaches
+        (("cu_seqlen_prefill is None",), {"*.numpy"}),
+        (("cu_seqlen_*", "decoding"), {"*.tolist"}),
+        (("*.cu_seqlen_prefill is None",), {"*.tolist", "*.numpy"}),  # an attribute, not it
+    ],
+)
+def test_an_entry_condition_may_name_a_parameter(tmp_path, conditions, reached):
+    assert reached_under(tmp_path, PARAMETER_TESTS, conditions) == reached
+
+
 @pytest.mark.parametrize(
     "good",
     [
@@ -1143,6 +1172,9 @@ def test_an_entry_condition_may_compare_with_a_constant_or_none(good):
     [
         "",
         "not ",
+        "*",
+        "not *",
+        "* is None",
         "*.is decoding",
         "meta..x",
         "not not *.x",
