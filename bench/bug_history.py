@@ -80,6 +80,7 @@ def changed_lines(mirror: Path, parent: str, fix: str, repo: dict) -> dict[str, 
 
 
 def contract_toml(config: str, contract_id: str, entries: list[str] | None) -> str:
+    sys.path.insert(0, str(REPO))  # the checker's own TOML spelling, from this checkout
     from checkers.rule_docs import toml_key, toml_value
 
     with open(CONFIGS / f"{config}.toml", "rb") as fh:
