@@ -7,23 +7,24 @@
     python bench/bug_classes.py plant               # recall: the record's bugs planted in ATOM
 
 The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5d
-(``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's
-(``sglang``); held out, each run once after the rules were narrowed on the others,
-SGLang 0.4.6's (``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``),
-transformers 5.25.0's (``transformers``: its continuous batching), LMCache 0.5.6's
-(``lmcache``) and, after the narrowings those taught, ExLlamaV2 0.3.2's
-(``exllamav2``); after the faults those four showed were fixed, LightLLM at
-``fc72ffab`` (``lightllm``), DeepSpeed 0.19.8's inference v2 (``deepspeed``),
-vLLM-Ascend at ``182b75ea`` (``vllm-ascend``), Tokasaurus at ``72689052``
-(``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang``); after theirs, the
-text-generation-inference server at ``db931fcf`` (``tgi``). A package tree is
-its wheel unpacked into ``<name>-<version>`` (``pip download --no-deps
-lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the trees named by a commit are
-that commit's ``git archive`` (of the GitHub repository: ROCm/ATOM, ModelTC/lightllm,
-vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus, sgl-project/mini-sglang,
-huggingface/text-generation-inference),
-DeepSpeed its sdist unpacked (``pip download --no-deps --no-binary :all:
-deepspeed==0.19.8``). Each is checked with the declaration a maintainer of that engine
+(``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's (``sglang``);
+held out, each run once after the rules were narrowed on the others, SGLang 0.4.6's
+(``sglang-0.4.6``), LMDeploy 0.18.0's (``lmdeploy``), transformers 5.25.0's
+(``transformers``: its continuous batching), LMCache 0.5.6's (``lmcache``) and, after
+the narrowings those taught, ExLlamaV2 0.3.2's (``exllamav2``); after the faults those
+four showed were fixed, LightLLM at ``fc72ffab`` (``lightllm``), DeepSpeed 0.19.8's
+inference v2 (``deepspeed``), vLLM-Ascend at ``182b75ea`` (``vllm-ascend``), Tokasaurus
+at ``72689052`` (``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang``);
+after theirs, the text-generation-inference server at ``db931fcf`` (``tgi``); after its,
+nano-vllm at ``bb823b3e`` (``nano-vllm``) and Sarathi-Serve at ``96f99117``
+(``sarathi-serve``). A package tree is its wheel unpacked into ``<name>-<version>``
+(``pip download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the
+trees named by a commit are that commit's ``git archive`` (of the GitHub repository:
+ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
+sgl-project/mini-sglang, huggingface/text-generation-inference,
+GeeeekExplorer/nano-vllm, microsoft/sarathi-serve), DeepSpeed its sdist unpacked (``pip
+download --no-deps --no-binary :all: deepspeed==0.19.8``). Each is checked with the
+declaration a maintainer of that engine
 would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
 scratch project of hard links (the trees are read-only). ``draw`` samples
 ``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
@@ -79,6 +80,9 @@ TREES = {
     "mini-sglang": ("mini-sglang-20fcd7f3", ("python/minisgl",)),
     # Held out after the five above's faults were fixed and entry conditions took values.
     "tgi": ("tgi-db931fcf", ("server/text_generation_server",)),
+    # Held out after TGI's refusal was mended (a condition may name a parameter).
+    "nano-vllm": ("nano-vllm-bb823b3e", ("nanovllm",)),
+    "sarathi-serve": ("sarathi-serve-96f99117", ("sarathi",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
