@@ -24,16 +24,15 @@ ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokas
 sgl-project/mini-sglang, huggingface/text-generation-inference,
 GeeeekExplorer/nano-vllm, microsoft/sarathi-serve), DeepSpeed its sdist unpacked (``pip
 download --no-deps --no-binary :all: deepspeed==0.19.8``). Each is checked with the
-declaration a maintainer of that engine
-would write, kept beside this script (``bench/bug_classes/<tree>.toml``), in a
-scratch project of hard links (the trees are read-only). ``draw`` samples
-``SAMPLE`` findings per kind per tree (all of them when there are fewer) with
-``random.Random(SEED)`` over the findings in path order, and appends the ones not
-yet labelled to ``tests/checkers/data/bug_class_labels.jsonl`` with an empty
-label; each is then read in its code and labelled ``right`` or ``wrong`` with a
-one-line reason. A label names the file, the line, the code and a hash of the
-line's text; no source is copied. ``score`` counts a label only while its line
-still hashes the same and the finding is still reported there.
+declaration a maintainer of that engine would write, kept beside this script
+(``bench/bug_classes/<tree>.toml``), in a scratch project of hard links (the trees are
+read-only). ``draw`` samples ``SAMPLE`` findings per kind per tree (all of them when
+there are fewer) with ``random.Random(SEED)`` over the findings in path order, and
+appends the ones not yet labelled to ``tests/checkers/data/bug_class_labels.jsonl`` with
+an empty label; each is then read in its code and labelled ``right`` or ``wrong`` with a
+one-line reason. A label names the file, the line, the code and a hash of the line's
+text; no source is copied. ``score`` counts a label only while its line still hashes the
+same and the finding is still reported there.
 
 ``plant`` copies ATOM's own files, plants each of the record's five bugs in its
 copy one at a time (the edit the record describes, on the code it describes),
@@ -205,6 +204,13 @@ def whats(found: list[dict]) -> list[str]:
     ]
 
 
+def keyed(found: list[dict]) -> list[tuple[tuple, dict]]:
+    """Each finding with the key its label has, less the tree: ``(code, path, line, what)``."""
+    return [
+        ((f["code"], f["path"], f["line"], w), f) for f, w in zip(found, whats(found), strict=True)
+    ]
+
+
 def key(rec: dict) -> tuple:
     return (rec["tree"], rec["code"], rec["path"], rec["line"], rec.get("what", ""))
 
@@ -236,7 +242,7 @@ def cmd_draw(args) -> int:
     added = 0
     for name in args.trees or TREES:
         found = findings(name)
-        told = {id(f): w for f, w in zip(found, whats(found), strict=True)}
+        told = {id(f): k[3] for k, f in keyed(found)}
         for kind in KINDS:
             for f in sample(name, kind, found):
                 rec = {
@@ -261,10 +267,7 @@ def cmd_draw(args) -> int:
 
 
 def cmd_show(args) -> int:
-    found = findings(args.tree)
-    found = {
-        (f["code"], f["path"], f["line"], w): f for f, w in zip(found, whats(found), strict=True)
-    }
+    found = dict(keyed(findings(args.tree)))
     records = [r for r in load_labels() if r["tree"] == args.tree and r["kind"] == args.kind]
     for index, rec in enumerate(records):
         if args.unlabelled and rec["label"]:
@@ -287,12 +290,7 @@ def cmd_show(args) -> int:
 
 def score() -> dict[tuple[str, str], tuple[int, int, int]]:
     """(tree, kind) -> (right, labelled, skipped) over the labels that still apply."""
-    current = {
-        name: {
-            (f["code"], f["path"], f["line"], w) for f, w in zip(found, whats(found), strict=True)
-        }
-        for name, found in ((name, findings(name)) for name in TREES)
-    }
+    current = {name: {k for k, _ in keyed(findings(name))} for name in TREES}
     out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for rec in load_labels():
         cell = out[(rec["tree"], rec["kind"])]

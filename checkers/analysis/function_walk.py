@@ -255,7 +255,8 @@ class FunctionWalker(UnitForms, DictPaths):
             self.expr(stmt.test)
             self._depth += 1
             held = len(self._guards)
-            self._guards.extend(self._holding(stmt.test, True))
+            if_true, if_false = self._holding(stmt.test, True), self._holding(stmt.test, False)
+            self._guards.extend(if_true)
             # The locals each way binds, and the test a read sits under, as the reads pass
             # keeps them (`read_only`): a read's producer is the same in both.
             test, holds = _strip_not(stmt.test)
@@ -264,7 +265,7 @@ class FunctionWalker(UnitForms, DictPaths):
             a = self.block(stmt.body, _copy(state))
             body_tail = self._tail
             del self._guards[held:]
-            self._guards.extend(self._holding(stmt.test, False))
+            self._guards.extend(if_false)
             other.enter(self)
             b = self.block(stmt.orelse, _copy(state))
             else_tail = self._tail
@@ -276,9 +277,9 @@ class FunctionWalker(UnitForms, DictPaths):
             if (a is _DEAD) is (b is _DEAD):
                 self._past = ()
             elif a is _DEAD:
-                self._past = self._holding(stmt.test, False) + else_tail
+                self._past = if_false + else_tail
             else:
-                self._past = self._holding(stmt.test, True) + body_tail
+                self._past = if_true + body_tail
             self._depth -= 1
             host = _leaves_unless_host(stmt)
             if host is not None:

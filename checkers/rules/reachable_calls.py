@@ -85,18 +85,18 @@ from ..analysis.call_patterns import (
     _spelled,
 )
 
-# An entry condition: an attribute glob, `not` one (`*.is_decoding`, `not *.is_prefill`).
-# A parameter's name or an attribute's dotted spelling, as a glob that names something:
-# not wildcards alone (`*` would hold every test at once).
-_GLOB = r"(?=[*?.]*[A-Za-z_])[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)*"
-# `*.is_decoding`, `not *.is_prefill`, `*.kv_size is None`, `*.kv_size is not None`,
-# `*.state == *.DECODE`, `*.mode != 'prefill'`, `*.n == 1`.
+# A dotted name's glob (`*.is_decoding`, `decoding`, `State.DECODE`).
+_DOTTED = r"[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)*"
+# What a condition tests: a parameter's name or an attribute's spelling, as a glob that names
+# something -- not wildcards alone (`*` would hold every test at once).
+_GLOB = r"(?=[*?.]*[A-Za-z_])" + _DOTTED
+# An entry condition: `*.is_decoding`, `not *.is_prefill`, `*.kv_size is None`, `*.kv_size is
+# not None`, `*.state == *.DECODE`, `*.mode != 'prefill'`, `*.n == 1`.
 _CONDITION = re.compile(
     rf"(?P<not>not )?(?P<subject>{_GLOB})"
     rf"|(?P<none_of>{_GLOB}) is (?P<is_not>not )?None"
     rf"|(?P<compared>{_GLOB}) (?P<op>==|!=) "
-    rf"(?P<constant>[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)*"
-    r"|-?[0-9]+|'[^'\\]*'|\"[^\"\\]*\")"
+    rf"(?P<constant>{_DOTTED}|-?[0-9]+|'[^'\\]*'|\"[^\"\\]*\")"
 )
 
 
