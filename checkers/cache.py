@@ -96,7 +96,7 @@ def checker_fingerprint(directory: Path | None = None, *, write: bool = True) ->
 
     Their bytes, not their stats, so a fresh clone in CI -- every mtime new --
     computes the same key as the run that saved the cache it restored. Reading
-    the ~35 modules costs ~2 ms, so the digest is remembered in ``directory``
+    the ~85 modules costs ~4 ms, so the digest is remembered in ``directory``
     (the cache folder) under their (name, size, mtime): a warm local run
     stats them, as before, and reads one line.
     """
@@ -104,14 +104,21 @@ def checker_fingerprint(directory: Path | None = None, *, write: bool = True) ->
 
     here = Path(__file__).resolve().parent
     modules: list[tuple[str, str, os.stat_result]] = []
-    for folder in (here, here / "rules", here.parent / "contracts"):
+    # Every package folder of both, nested ones included: an edit to how a kind analyses
+    # code (``checkers/analysis``) changes its findings as surely as an edit to the rule.
+    folders = [(here, here.name), (here.parent / "contracts", "contracts")]
+    while folders:
+        folder, name = folders.pop(0)
         try:
             with os.scandir(folder) as it:
-                for entry in sorted(it, key=lambda e: e.name):
-                    if entry.name.endswith(".py"):
-                        modules.append((f"{folder.name}/{entry.name}", entry.path, entry.stat()))
-        except FileNotFoundError:
+                entries = sorted(it, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
             continue
+        for entry in entries:
+            if entry.name.endswith(".py") and entry.is_file():
+                modules.append((f"{name}/{entry.name}", entry.path, entry.stat()))
+            elif entry.is_dir() and entry.name.isidentifier() and entry.name != "__pycache__":
+                folders.append((Path(entry.path), f"{name}/{entry.name}"))
     stats = [sys.version] + [f"{name}:{st.st_size}:{st.st_mtime_ns}" for name, _, st in modules]
     stat_key = blake2b("\n".join(stats).encode(), digest_size=16).hexdigest()
     memo = directory / _FINGERPRINT_FILE if directory is not None else None

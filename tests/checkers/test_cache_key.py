@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from checkers import cache
@@ -43,6 +44,20 @@ def test_the_key_follows_the_modules_bytes_not_their_mtimes(tmp_path, monkeypatc
     rule = two / "checkers" / "rules" / "importorskip.py"
     rule.write_bytes(rule.read_bytes() + b"\n")
     assert _fingerprint(monkeypatch, one) != _fingerprint(monkeypatch, two)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["checkers/rules/importorskip.py", "checkers/analysis/unit_algebra.py", "contracts/fields.py"],
+)
+def test_an_edit_to_any_module_the_checker_runs_changes_the_key(tmp_path, monkeypatch, module):
+    # A release that changes only how a kind analyses code must not be answered from the
+    # findings and summaries an older analysis cached.
+    root = _clone(tmp_path, "clone")
+    before = _fingerprint(monkeypatch, root)
+    edited = root / module
+    edited.write_bytes(edited.read_bytes() + b"\n")
+    assert _fingerprint(monkeypatch, root) != before
 
 
 def test_a_warm_run_reads_the_remembered_digest_instead_of_the_modules(tmp_path, monkeypatch):
