@@ -15,8 +15,10 @@ import re
 _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
 
 
-def _bindings(program, target, spelling: str, call) -> frozenset:
-    """The callee's parameters a call binds to ``True``/``False``/``None``, by name."""
+def _bindings(program, target, spelling: str, call, bound: int | None = None) -> frozenset:
+    """The callee's parameters a call binds to ``True``/``False``/``None``, by name; ``bound``
+    the leading parameters bound before the call's arguments where the spelling does not
+    tell (a method installed with ``partial(f, obj)``: ``obj``)."""
     from .functions import C_CONSTS, O_PARAMS, O_SELF
 
     consts = call[C_CONSTS]
@@ -27,7 +29,10 @@ def _bindings(program, target, spelling: str, call) -> frozenset:
     if outline is None:
         return frozenset()
     params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
-    shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
+    if bound is not None:
+        shift = bound
+    else:
+        shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
     out = []
     for where, value in consts:
         if isinstance(where, int):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from .functions import _DEFS, _READ_ONLY_METHODS, _const_key
+from .functions import _DEFS, _READ_ONLY_METHODS, K_HELD, K_INSTALLED, K_RESULT, UNKNOWN, _const_key
 
 
 class _DictState:
@@ -118,11 +118,50 @@ class DictPaths:
     dicts the function tracks (``state``: name -> ``_DictState``; ``_DEAD`` after a return)."""
 
     def carry(self, target: ast.Attribute, value, stmt) -> None:
-        """``x.attr = f(...)``: a carrier, the attribute and the callee as spelled."""
-        if type(value) is ast.Call:
-            spelling = self.callee(value.func)
-            on_self = type(target.value) is ast.Name and target.value.id == self.self_name
-            self.carriers.append((target.attr, spelling, stmt.lineno, on_self))
+        """``x.attr = f(...)``: a carrier, the attribute and the callee as spelled, the
+        attribute holding the call's result (``K_RESULT``) -- or, for ``partial(f, x)`` or
+        ``MethodType(f, x)`` of the same ``x``, ``f`` installed as ``x``'s method
+        (``K_INSTALLED``). On ``self``, any other value is a carrier too, held as it is
+        (``K_HELD``): a function's reference spelled as a call of it would be (``self.fill =
+        fill_kv_cache``, ``self.fwd = self._forward_cuda``), anything else as ``?`` -- a
+        parameter's value or a choice, which the class's other assignments of the
+        attribute cannot be taken for."""
+        on_self = type(target.value) is ast.Name and target.value.id == self.self_name
+        kind = type(value)
+        if kind is ast.Call:
+            installed = self._installed(target, value)
+            if installed is not None:
+                self.carriers.append((target.attr, installed, stmt.lineno, on_self, K_INSTALLED))
+            else:
+                spelling = self.callee(value.func)
+                self.carriers.append((target.attr, spelling, stmt.lineno, on_self, K_RESULT))
+        elif on_self:
+            spelling = self._reference(value) if kind in (ast.Name, ast.Attribute) else None
+            self.carriers.append((target.attr, spelling or UNKNOWN, stmt.lineno, True, K_HELD))
+
+    def _reference(self, value) -> str | None:
+        """A function's reference as a call of it would be spelled; None for a name bound
+        here (a parameter, a local: it holds what its caller gave) -- only an import, a
+        module's own name or this instance's attribute is spelled."""
+        head = value
+        while type(head) is ast.Attribute:
+            head = head.value
+        if type(head) is ast.Name and (head.id == self.self_name or head.id not in self.shadowed):
+            return self.callee(value)
+        return None
+
+    def _installed(self, target: ast.Attribute, value: ast.Call) -> str | None:
+        """The function ``partial(f, x)`` or ``MethodType(f, x)`` installs as ``x.attr``'s
+        method, where ``x`` is the object assigned to."""
+        func = value.func
+        name = func.attr if type(func) is ast.Attribute else getattr(func, "id", "")
+        if name not in ("partial", "MethodType") or len(value.args) < 2:
+            return None
+        if ast.dump(value.args[1]) != ast.dump(target.value):
+            return None
+        if type(value.args[0]) not in (ast.Name, ast.Attribute):
+            return None
+        return self._reference(value.args[0])
 
     def assign(self, target, value, stmt, state):
         kind = type(target)

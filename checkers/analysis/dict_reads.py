@@ -54,8 +54,8 @@ def _carried(rule, program, module, outline, attr, *, on_self) -> list[tuple[str
     from .functions import F_CARRIERS, O_QUAL
 
     out = []
-    for name, spelling, _line, is_self in module.facet(outline[O_QUAL], F_CARRIERS) or ():
-        if name == attr and (is_self or not on_self):
+    for name, spelling, _line, is_self, held in module.facet(outline[O_QUAL], F_CARRIERS) or ():
+        if name == attr and not held and (is_self or not on_self):
             target = rule._resolve(program, module, outline, spelling)
             if target is not None:
                 out.append(target)
@@ -65,7 +65,9 @@ def _carried(rule, program, module, outline, attr, *, on_self) -> list[tuple[str
 def _all_carried(program, module, outline):
     from .functions import F_CARRIERS, O_QUAL
 
-    for name, spelling, _line, _is_self in module.facet(outline[O_QUAL], F_CARRIERS) or ():
+    for name, spelling, _line, _is_self, held in module.facet(outline[O_QUAL], F_CARRIERS) or ():
+        if held:
+            continue  # the attribute holds the value itself, not a call's result
         target = program.resolve_call(module, outline, spelling)
         if target is not None:
             yield name, target

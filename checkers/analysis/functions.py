@@ -69,7 +69,7 @@ import ast
 import re
 
 # Bumped when the tuple shapes change; the cache key digests this module's bytes anyway.
-FORMAT = 1
+FORMAT = 2
 
 # Indices of a function's outline: what its ``def`` says.
 O_QUAL, O_LINE, O_COL, O_END, O_PARAMS, O_SELF, O_DECORATORS, O_KWONLY, O_CLASS = range(9)
@@ -108,6 +108,11 @@ C_INTS, C_MODULE, C_HOST = 8, 9, 10
 # and the parameters whose value decides whether the call runs (``if use_ragged:`` around
 # it: ``("use_ragged", True)``; its ``else``: ``False``).
 C_CONSTS, C_GUARDS = 11, 12
+
+# What a carrier's attribute holds (its last field): a call's result; the value itself (a
+# function's reference, spelled as a call of it would be, or ``?``); or a function installed
+# as the object's own method (``w.plan = partial(fast_plan, w)``), its first parameter bound.
+K_RESULT, K_HELD, K_INSTALLED = 0, 1, 2
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).

@@ -15,9 +15,21 @@ the summaries (``module``) and the memos these read and fill.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .functions import AFTER_TARGET, F_CARRIERS, O_CLASS, O_QUAL, O_SELF
+from .functions import (
+    AFTER_TARGET,
+    F_CARRIERS,
+    K_HELD,
+    K_INSTALLED,
+    K_RESULT,
+    O_CLASS,
+    O_END,
+    O_LINE,
+    O_QUAL,
+    O_SELF,
+)
 
 if TYPE_CHECKING:
     from .program import Module
@@ -70,7 +82,9 @@ class Resolution:
             # torch module, its `forward`.
             held = self.attribute_class(module.name, klass, attr)
             if held is None:
-                return None
+                # `self.fill(k, v)`: an attribute every assignment of which holds one project
+                # function (`self.fill = fill_kv_cache`) runs that function.
+                return None if method else self.attribute_function(module.name, klass, attr)
             if method:
                 return self.method(*held, method)
             return self.method(*held, "__call__") or self.method(*held, "forward")
@@ -102,7 +116,136 @@ class Resolution:
 
     def attribute_class(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
         """The project class whose instance ``klass``'s methods (or its bases') assign to
-        ``self.attr`` -- only when every such assignment that names a class names that one.
+        ``self.attr`` -- only when every such assignment that names a class names that one."""
+        key = ("attr", module, klass, attr)
+        if key in self._held:
+            return self._held[key]
+        self._held[key] = None
+        found: set[tuple[str, str]] = set()
+        for mod, outline, spelling, held in self._self_assignments(module, klass, attr):
+            if held:
+                continue  # the value itself, not a call's result
+            target = self.resolve_call(mod, outline, spelling)
+            if target is not None and target[1].endswith(".__init__"):
+                found.add((target[0], target[1].rpartition(".")[0]))
+            elif target is None:
+                called = self.class_called(mod, outline, spelling)
+                if called is not None:
+                    found.add(called)
+        result = found.pop() if len(found) == 1 else None
+        self._held[key] = result
+        return result
+
+    def attribute_function(self, module: str, klass: str, attr: str) -> tuple[str, str] | None:
+        """The project function ``klass``'s methods (or its bases') hold in ``self.attr`` --
+        only when every assignment of the attribute they spell names that one function
+        (``self.fill = fill_kv_cache``; ``self.fwd = self._forward_cuda``, the method of the
+        class the assignment is in). A call's result, a parameter's value or a choice held
+        there instead, or two functions, and the attribute's value is not known."""
+        key = ("function", module, klass, attr)
+        if key in self._held:
+            return self._held[key]
+        self._held[key] = None
+        found: set[tuple[str, str] | None] = set()
+        for mod, outline, spelling, held in self._self_assignments(module, klass, attr):
+            found.add(self.resolve_call(mod, outline, spelling) if held == K_HELD else None)
+        result = found.pop() if len(found) == 1 else None
+        self._held[key] = result
+        return result
+
+    def may_call(self, module: Module, outline: tuple, spelling: str) -> tuple[tuple, ...]:
+        """Every project function a call spelled ``spelling`` may run: ``(target, bound)``,
+        ``bound`` the leading parameters bound before the call's own arguments where its
+        spelling does not tell (1 for a method installed with ``partial``), else None.
+
+        The one ``resolve_call`` names; then, on ``self`` or an attribute holding a project
+        class's instance, each function the class's methods hold in the attribute called
+        (``self.update = self.update_single_wrapper`` in one branch, ``...sliding_window``
+        in another: an instance's own attribute hides the class's method of that name); and
+        for a method of an object of no known class, each function the module installs as
+        that method on the object it is assigned to (``w.begin_forward = partial(plan,
+        w)``). The first answers the question of which function runs; these, which may."""
+        found: list[tuple] = []
+        one = self.resolve_call(module, outline, spelling)
+        if one is not None:
+            found.append((one, None))
+        if "[]" in spelling or spelling.startswith("?") or "." not in spelling:
+            return tuple(found)
+        owner, _, attr = spelling.rpartition(".")
+        held = None
+        if owner == "self" and outline[O_CLASS]:
+            held = (module.name, outline[O_CLASS])
+        elif owner.startswith("self.") and outline[O_CLASS] and "." not in owner[5:]:
+            held = self.attribute_class(module.name, outline[O_CLASS], owner[5:])
+        if held is not None:
+            found.extend(self._held_functions(*held, attr))
+        elif one is None and owner.partition(".")[0] not in module.classes:
+            found.extend((target, 1) for target in self.installed_methods(module, attr))
+        return tuple(dict.fromkeys(found))
+
+    def _held_functions(self, module: str, klass: str, attr: str) -> tuple[tuple, ...]:
+        key = ("held", module, klass, attr)
+        found = self._held.get(key)
+        if found is not None:
+            return found
+        self._held[key] = ()
+        out = []
+        for mod, outline, spelling, held in self._self_assignments(module, klass, attr):
+            if held != K_RESULT:
+                target = self.resolve_call(mod, outline, spelling)
+                if target is not None:
+                    out.append((target, 1 if held == K_INSTALLED else None))
+        found = self._held[key] = tuple(dict.fromkeys(out))
+        return found
+
+    def installed_methods(self, module: Module, attr: str) -> tuple[tuple[str, str], ...]:
+        """The project functions ``module`` installs as an object's method ``attr`` (``w.
+        begin_forward = partial(fast_decode_plan, w)``), the object not ``self``.
+
+        Only this module's: the objects it patches are the ones it makes and calls, and a
+        call of a method of that name elsewhere is as likely an unpatched object's (another
+        backend's wrapper, the library's own method). Its text is scanned for such an
+        assignment, and a function is walked only where its lines hold one."""
+        key = ("installed", module, attr)
+        found = self._held.get(key)
+        if found is not None:
+            return found
+        lines = self._installing(module).get(attr, ())
+        out = []
+        for outline in module.outlines if lines else ():
+            if not any(outline[O_LINE] <= line <= outline[O_END] for line in lines):
+                continue
+            for carried, spelling, _line, on_self, held in (
+                module.facet(outline[O_QUAL], F_CARRIERS) or ()
+            ):
+                if carried == attr and held == K_INSTALLED and not on_self:
+                    target = self.resolve_call(module, outline, spelling)
+                    if target is not None:
+                        out.append(target)
+        found = self._held[key] = tuple(dict.fromkeys(out))
+        return found
+
+    def _installing(self, module: Module) -> dict[str, tuple[int, ...]]:
+        """Where ``module``'s text may spell ``x.attr = partial(`` or ``MethodType(``: attr ->
+        lines. Empty where the text is not at hand."""
+        key = ("installing", module)
+        found = self._held.get(key)
+        if found is not None:
+            return found
+        text = self._module_text(module)
+        index: dict[str, list[int]] = {}
+        if text is not None and ("partial" in text or "MethodType" in text):
+            from .imports import line_numbers
+
+            hits = list(_INSTALLING.finditer(text))
+            for hit, line in zip(hits, line_numbers(text, [h.start() for h in hits]), strict=True):
+                index.setdefault(hit.group(1), []).append(line)
+        found = self._held[key] = {attr: tuple(lines) for attr, lines in index.items()}
+        return found
+
+    def _self_assignments(self, module: str, klass: str, attr: str) -> Iterator[tuple]:
+        """Each assignment to ``self.attr`` in ``klass``'s methods or its bases': ``(module,
+        outline, spelling, held)``, as the method's carriers record it.
 
         A method is walked only where its own lines may spell that assignment
         (``_assign_targets``): the others were walked, every one of a class with many, only
@@ -111,11 +254,6 @@ class Resolution:
         not being checked, a method whose instance is ``self`` is skipped where the summary's
         scan of ``self.x =`` spellings (``Module.self_set``) names no such attribute: the
         spellings this scan finds, read for the name ``self``."""
-        key = ("attr", module, klass, attr)
-        if key in self._held:
-            return self._held[key]
-        self._held[key] = None
-        found: set[tuple[str, str]] = set()
         for owner_module, owner in self.mro(module, klass):
             mod = self.module(owner_module)
             if mod is None:
@@ -135,19 +273,9 @@ class Resolution:
                     if targets is not None and not _spans(targets.get(self_name, ()), outline):
                         continue  # its lines spell no `<its instance>.<attr>` an `=` can follow
                 carriers = mod.facet(outline[O_QUAL], F_CARRIERS)
-                for name, spelling, _line, on_self in carriers or ():
-                    if name != attr or not on_self:
-                        continue
-                    target = self.resolve_call(mod, outline, spelling)
-                    if target is not None and target[1].endswith(".__init__"):
-                        found.add((target[0], target[1].rpartition(".")[0]))
-                    elif target is None:
-                        held = self.class_called(mod, outline, spelling)
-                        if held is not None:
-                            found.add(held)
-        result = found.pop() if len(found) == 1 else None
-        self._held[key] = result
-        return result
+                for name, spelling, _line, on_self, held in carriers or ():
+                    if name == attr and on_self:
+                        yield mod, outline, spelling, held
 
     def _assign_targets(self, module: Module, attr: str) -> dict[str, tuple[int, ...]] | None:
         """Where ``module``'s text may spell ``<name>.<attr>`` as an assignment's target:
@@ -351,6 +479,10 @@ _BEFORE_DOT = frozenset(" \t\f\r\n\\)")
 
 
 _AFTER_TARGET = re.compile(AFTER_TARGET)
+# `<object>.<attr> = partial(` or `= MethodType(` (either through its module): where an
+# assignment may install a function as an object's method, the attribute captured. A scan
+# of the text, which the carriers the walk records then confirm.
+_INSTALLING = re.compile(r"\.[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(?:partial|MethodType)[ \t]*\(")
 # Between an assignment target's dot and its attribute.
 _BLANKS = frozenset(" \t\f\r\n\\")
 
@@ -358,8 +490,6 @@ _BLANKS = frozenset(" \t\f\r\n\\")
 def _spans(lines: tuple[int, ...], outline) -> bool:
     """Whether one of ``lines`` (ascending) lies in the function's own lines."""
     import bisect
-
-    from .functions import O_END, O_LINE
 
     i = bisect.bisect_left(lines, outline[O_LINE])
     return i < len(lines) and lines[i] <= outline[O_END]

@@ -33,11 +33,22 @@ functions and classes, of imported ones (through a package's re-exports),
 ``super().m()``, a nested function's calls, and an attribute the class's
 methods assign an instance of one project class (``self.norm = RMSNorm(...)``):
 ``self.norm(x)`` runs its ``__call__`` -- for a torch module, its ``forward`` --
-and ``self.pool.carve()`` its ``carve``. What is not: a method of any other
-object (``layer(x)`` over a list of layers, ``batch.to_host()``: its class is
-not known without types), a subclass's override of the method ``self.m()``
-names, a function passed as a value and called elsewhere, and third-party code
-(its source is not the project's). A forbidden *method* pattern (``*.item``)
+and ``self.pool.carve()`` its ``carve``; and the project functions such a class's
+methods assign to an attribute (``self.fill = fill_kv_cache``, ``self.fwd =
+self._forward_cuda``, as attention backends pick a kernel once): ``self.fill(k,
+v)`` may run each of them, and ``self.updater.update(x)`` each method an
+``__init__`` dispatches to (``self.update = self.update_sliding_window`` in one
+branch, ``self.update_single_wrapper`` in the other), the class's own ``update``
+too. A function a module installs as an object's method (``w.begin_forward =
+partial(fast_decode_plan, w)``, or ``types.MethodType``) is followed from that
+module's calls of the method on objects of no known class, with the object bound
+to its first parameter. What is not: a method of any other object (``layer(x)``
+over a list of layers, ``batch.to_host()``: its class is not known without
+types), a subclass's override of the method ``self.m()`` names, a function
+passed as a value and called elsewhere, what an attribute holds when it was a
+parameter's value or a choice (``a if fast else b``), a method installed in
+another module (its objects are that module's), and third-party code (its source
+is not the project's). A forbidden *method* pattern (``*.item``)
 still matches such a call by its spelling, so a sync written on any receiver is
 found; only the hops through unknown objects' methods are lost. A call with a keyword that
 makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
@@ -607,14 +618,19 @@ class ReachableCalls(Contract):
             ):
                 continue  # under an `if` the entry's declared conditions rule out
             spelling = call[C_SPELLING]
-            target = program.resolve_call(mod, outline, spelling)
             pattern = self._forbidden.match(spelling, call)
-            if pattern is None and target is not None:
-                pattern = self._forbidden.match(f"{target[0]}.{target[1]}", call)
             if pattern is not None:
                 made.append((call, pattern, None))
-            elif target is not None and not self._boundary(program, target):
-                made.append((call, None, (*target, _bindings(program, target, spelling, call))))
+                continue
+            # Every function the call may run, the one it names first: a method an instance
+            # attribute or an installed function stands in for is a path too.
+            for target, leading in program.may_call(mod, outline, spelling):
+                pattern = self._forbidden.match(f"{target[0]}.{target[1]}", call)
+                if pattern is not None:
+                    made.append((call, pattern, None))
+                elif not self._boundary(program, target):
+                    bindings = _bindings(program, target, spelling, call, leading)
+                    made.append((call, None, (*target, bindings)))
         edges = memo[key] = tuple(made)
         return edges
 

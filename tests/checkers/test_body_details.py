@@ -152,7 +152,7 @@ def _self_carriers(text: str, package: str | None = "pkg.sub"):
     outliner = Outliner(ast.parse(text), package, text)
     for index, outline in enumerate(outliner.outlines):
         if outline[O_SELF] == "self":
-            for attr, _spelling, _line, on_self in outliner.detail(index)[D_CARRIERS]:
+            for attr, _spelling, _line, on_self, _held in outliner.detail(index)[D_CARRIERS]:
                 if on_self:
                     yield attr
 

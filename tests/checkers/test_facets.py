@@ -131,6 +131,7 @@ def test_every_shape_walked_alone_equals_the_whole_details():
         ("a", "pkg.sub.pools.Pool"),
         ("b", "pkg.sub.pools.Pool"),
         ("x", "build"),
+        ("y", "pkg.sub.pools.make_pool"),  # a function held, not a call's result
         ("p", "pkg.sub.sibling.make"),
         ("z", "mk"),  # bound by the assignment above it
         ("w", "pkg.sub.late.mk"),  # the import inside the body
@@ -139,6 +140,7 @@ def test_every_shape_walked_alone_equals_the_whole_details():
         ("inside", "rest"),
         ("last", "pkg.sub.sibling.last"),  # an augmented assignment ends no path
     ]
+    assert [c[0] for c in found["Holder.__init__", F_CARRIERS] if c[4]] == ["y"]
     assert found["Holder.__init__", F_CALLED] == {
         "make_pool", "meta", "Pool", "build", "make", "mk", "getcwd", "dead", "ahead",
         "range", "opened", "rest", "join", "kw", "super", "super()", "fn", "?", "item", "g",
