@@ -494,6 +494,38 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
     assert [f.line for f in found] == [22, 31]
 
 
+def test_a_function_installed_on_self_is_followed_with_the_instance_bound(tmp_path):
+    source = (
+        "import types\n"
+        "from functools import partial\n"
+        "\n"
+        "\n"
+        "def plan(self, on_host, lens):\n"
+        "    if on_host:\n"
+        "        return lens.cpu()\n"
+        "    return lens\n"
+        "\n"
+        "\n"
+        "class Wrapper:\n"
+        "    def __init__(self, fast):\n"
+        "        self.begin = partial(plan, self)\n"
+        "        self.end = types.MethodType(plan, self)\n"
+        "        self.other = fast\n"
+        "\n"
+        "    def capture_begin(self, lens):\n"
+        "        return self.begin(True, lens)\n"
+        "\n"
+        "    def capture_end(self, lens):\n"
+        "        return self.end(False, lens)\n"
+    )
+    params = {"entries": ["*.capture_*"], "forbidden": {"*.cpu": "a copy to the host"}}
+    found = check(tmp_path, source, params=params)
+    # `on_host` is the parameter after the instance: `True` takes the copy, `False` not.
+    assert [f.message.split(": ", 1)[1] for f in found] == [
+        "Wrapper.capture_begin (pkg/builder.py:18) -> plan (pkg/builder.py:7) -> `lens.cpu()`"
+    ]
+
+
 # Each way Python lets a method spell an assignment of an instance to `self.norm`. The
 # resolution walks only the methods whose text may spell one; a spelling the scan misses
 # loses the chain through `self.norm(x)`.

@@ -202,6 +202,39 @@ def test_a_keyword_argument_names_its_parameter_and_a_position_resolves_its_call
     assert "declared page" in got[0].message
 
 
+def test_a_function_an_attribute_holds_takes_its_units_only_where_it_is_the_only_one(tmp_path):
+    callee = (
+        "def carve(num_blocks, width):\n"
+        "    return num_blocks * width\n"
+        "\n"
+        "\n"
+        "def other(blocks, width):\n"
+        "    return blocks * width\n"
+    )
+    source = (
+        "from pkg.carving import carve, other\n"
+        "\n"
+        "\n"
+        "class Pool:\n"
+        "    def __init__(self, maybe):\n"
+        "        self.cut = carve\n"
+        "        self.either = carve\n"
+        "        self.given = maybe\n"
+        "\n"
+        "    def later(self):\n"
+        "        self.either = other\n"
+        "\n"
+        "    def build(self, blocks):\n"
+        "        self.either(blocks, 4)\n"
+        "        return self.cut(blocks, 4)\n"
+    )
+    got = check(tmp_path, source, files={"pkg/carving.py": callee})
+    # `self.cut` holds `carve` alone: its `num_blocks` is declared page, and scheduler
+    # blocks go in. Which of two functions `self.either` runs is not known.
+    assert [(f.code, f.line) for f in got] == [("AC802", 15)]
+    assert "declared page" in got[0].message
+
+
 def test_an_undeclared_parameter_has_the_unit_of_the_name_it_is_stored_as(tmp_path):
     callee = "def keep(store, n):\n    store.num_blocks = n\n"
     source = "from pkg.store import keep\n\n\ndef f(s, blocks):\n    keep(s, blocks)\n"
