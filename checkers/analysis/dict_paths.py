@@ -136,13 +136,14 @@ class DictPaths:
                 spelling = self.callee(value.func)
                 self.carriers.append((target.attr, spelling, stmt.lineno, on_self, K_RESULT))
         elif on_self:
-            spelling = self._reference(value) if kind in (ast.Name, ast.Attribute) else None
-            self.carriers.append((target.attr, spelling or UNKNOWN, stmt.lineno, True, K_HELD))
+            spelling = self._reference(value) or UNKNOWN
+            self.carriers.append((target.attr, spelling, stmt.lineno, True, K_HELD))
 
     def _reference(self, value) -> str | None:
-        """A function's reference as a call of it would be spelled; None for a name bound
-        here (a parameter, a local: it holds what its caller gave) -- only an import, a
-        module's own name or this instance's attribute is spelled."""
+        """A function's reference as a call of it would be spelled; None for any other
+        value, and for a name bound here (a parameter, a local: it holds what its caller
+        gave) -- only an import, a module's own name or this instance's attribute is
+        spelled."""
         head = value
         while type(head) is ast.Attribute:
             head = head.value

@@ -380,6 +380,8 @@ def test_an_attribute_holding_a_project_function_is_followed_into_each_it_may_ho
         "        self.either = decode_attention if maybe else other_attention\n"
         "        self.pick = other_attention\n"
         "        self.updater = Updater(maybe)\n"
+        "        self.built = kernels.pick()[0].run\n"
+        "        self.width = 4\n"
         "\n"
         "    def later(self):\n"
         "        self.pick = decode_attention\n"
@@ -407,22 +409,26 @@ def test_an_attribute_holding_a_project_function_is_followed_into_each_it_may_ho
         "\n"
         "    def capture_update(self, x):\n"
         "        return self.updater.update(x)\n"
+        "\n"
+        "    def capture_built(self, q):\n"
+        "        return self.built(q), self.width(q)\n"
     )
     params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
     found = check(tmp_path, source, params=params, files={**TREE, "pkg/kernels.py": KERNELS})
-    # A parameter's value and a choice are not known; each function assigned (two, apart,
+    # A parameter's value, a choice, an attribute of a call's result and a constant are not
+    # known; each function assigned (two, apart,
     # for `self.pick`) is a way the call may go, and an instance's own attribute stands in
     # for the class's method of that name.
     assert sorted(f.message.split(": ", 1)[1] for f in found) == [
-        "Impl.capture_attend (pkg/builder.py:42) -> pkg.kernels.decode_attention "
+        "Impl.capture_attend (pkg/builder.py:44) -> pkg.kernels.decode_attention "
         "(pkg/kernels.py:6) -> `q.tolist()`",
-        "Impl.capture_fill (pkg/builder.py:39) -> pkg.kernels.fill_kv_cache "
+        "Impl.capture_fill (pkg/builder.py:41) -> pkg.kernels.fill_kv_cache "
         "(pkg/kernels.py:2) -> `k.max().item()`",
-        "Impl.capture_fwd (pkg/builder.py:45) -> Impl._forward_cuda (pkg/builder.py:36) "
+        "Impl.capture_fwd (pkg/builder.py:47) -> Impl._forward_cuda (pkg/builder.py:38) "
         "-> `torch.cuda.synchronize()`",
-        "Impl.capture_pick (pkg/builder.py:54) -> pkg.kernels.decode_attention "
+        "Impl.capture_pick (pkg/builder.py:56) -> pkg.kernels.decode_attention "
         "(pkg/kernels.py:6) -> `q.tolist()`",
-        "Impl.capture_update (pkg/builder.py:57) -> Updater.update_single "
+        "Impl.capture_update (pkg/builder.py:59) -> Updater.update_single "
         "(pkg/builder.py:19) -> `x.max().item()`",
     ]
 
@@ -760,6 +766,47 @@ def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
     assert sorted((f.line, f.message.rpartition("`")[0].rpartition("`")[2]) for f in found) == [
         (14, "lens.sum().item()"),
     ]
+
+
+def test_a_literal_argument_binds_a_method_s_parameter_past_its_instance(tmp_path):
+    source = (
+        "def plain(use_ragged, lens):\n"
+        "    if use_ragged:\n"
+        "        return lens.tolist()\n"
+        "\n"
+        "\n"
+        "class Updater:\n"
+        "    def __init__(self, use_ragged, lens):\n"
+        "        if use_ragged:\n"
+        "            lens.tolist()\n"
+        "\n"
+        "    def update(self, use_ragged, lens):\n"
+        "        if use_ragged:\n"
+        "            return lens.tolist()\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def static(use_ragged, lens):\n"
+        "        if use_ragged:\n"
+        "            return lens.tolist()\n"
+        "\n"
+        "    def capture_method(self, lens):\n"
+        "        return self.update(False, lens)\n"
+        "\n"
+        "    def capture_static(self, lens):\n"
+        "        return Updater.static(False, lens)\n"
+        "\n"
+        "\n"
+        "def capture_init(lens):\n"
+        "    return Updater(False, lens)\n"
+        "\n"
+        "\n"
+        "def capture_plain(lens):\n"
+        "    return plain(False, lens)\n"
+    )
+    params = {"entries": ["*.capture_*"], "forbidden": {"*.tolist": "a host sync"}}
+    # `False` binds `use_ragged` in each: past `self` for a method called on `self` and for
+    # a class's `__init__`, as the first parameter of a function and of a static method.
+    assert check(tmp_path, source, params=params) == []
 
 
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
