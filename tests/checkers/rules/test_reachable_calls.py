@@ -454,6 +454,8 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         "    for i in range(2):\n"
         "        wrappers[i].begin_forward = partial(fast_plan, wrappers[i])\n"
         "    w.end_forward = partial(other_plan, wrappers[0])\n"
+        "    w.made = build(other_plan, w)\n"
+        "    w.alone = partial(other_plan)\n"
         "\n"
         "\n"
         "class Updater:\n"
@@ -468,6 +470,9 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         "\n"
         "    def capture_elsewhere(self, wrapper, lens):\n"
         "        wrapper.plan(lens)\n"
+        "\n"
+        "    def capture_built(self, wrapper, lens):\n"
+        "        wrapper.made(lens), wrapper.alone(wrapper, lens)\n"
     )
     # Another module installs `plan` on the objects it makes.
     elsewhere = (
@@ -484,10 +489,10 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
     params = {"entries": ["*.capture_*"], "forbidden": {"*.cpu": "a copy to the host"}}
     found = check(tmp_path, source, params=params, files={**TREE, "pkg/plans.py": elsewhere})
     # `True` and `False` bind `on_host`, the parameter after the object `partial` bound; a
-    # `partial` of another object than the one assigned to installs no method, and what
-    # another module installs is its own objects' method.
+    # `partial` of another object than the one assigned to, or of none, another call of the
+    # object, and what another module installs (its own objects' method) install nothing.
     assert [f.message.split(": ", 1)[1] for f in found] == [
-        "Updater.capture_host (pkg/builder.py:22) -> fast_plan (pkg/builder.py:6) -> `lens.cpu()`"
+        "Updater.capture_host (pkg/builder.py:24) -> fast_plan (pkg/builder.py:6) -> `lens.cpu()`"
     ]
     # The same installation in the module that calls it is followed.
     found = check(
@@ -497,7 +502,7 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         ),
         params=params,
     )
-    assert [f.line for f in found] == [22, 31]
+    assert [f.line for f in found] == [24, 33]
 
 
 def test_a_function_installed_on_self_is_followed_with_the_instance_bound(tmp_path):
