@@ -481,8 +481,10 @@ _BEFORE_DOT = frozenset(" \t\f\r\n\\)")
 _AFTER_TARGET = re.compile(AFTER_TARGET)
 # `<object>.<attr> = partial(` or `= MethodType(` (either through its module): where an
 # assignment may install a function as an object's method, the attribute captured. A scan
-# of the text, which the carriers the walk records then confirm.
-_INSTALLING = re.compile(r"\.[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(?:partial|MethodType)[ \t]*\(")
+# of the text, which the carriers the walk records then confirm; past the `=`, what may
+# stand before the call (blanks, a line break inside brackets, an opening bracket, a
+# backslash continuation) is crossed.
+_INSTALLING = re.compile(r"\.[ \t]*(\w+)[ \t]*=[\s(\\]*(?:[\w.]+\.)?(?:partial|MethodType)\s*\(")
 # Between an assignment target's dot and its attribute.
 _BLANKS = frozenset(" \t\f\r\n\\")
 
