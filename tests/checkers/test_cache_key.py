@@ -60,6 +60,18 @@ def test_an_edit_to_any_module_the_checker_runs_changes_the_key(tmp_path, monkey
     assert _fingerprint(monkeypatch, root) != before
 
 
+def test_what_is_no_module_of_a_package_leaves_the_key_alone(tmp_path, monkeypatch):
+    root = _clone(tmp_path, "clone")
+    before = _fingerprint(monkeypatch, root)
+    (root / "checkers" / "notes.txt").write_text("a maintainer's scratch file\n")
+    (root / "checkers" / "analysis" / "README").write_text("not Python\n")
+    (root / "checkers" / "build-tmp").mkdir()  # no package: its name is no identifier
+    (root / "checkers" / "build-tmp" / "copy.py").write_text("x = 1\n")
+    (root / "contracts" / "__pycache__").mkdir(exist_ok=True)
+    (root / "contracts" / "__pycache__" / "stray.py").write_text("x = 1\n")
+    assert _fingerprint(monkeypatch, root) == before
+
+
 def test_a_warm_run_reads_the_remembered_digest_instead_of_the_modules(tmp_path, monkeypatch):
     root = _clone(tmp_path, "clone")
     memo_dir = tmp_path / "cache"
