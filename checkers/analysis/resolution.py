@@ -169,17 +169,19 @@ class Resolution:
         one = self.resolve_call(module, outline, spelling)
         if one is not None:
             found.append((one, None))
-        if "[]" in spelling or spelling.startswith("?") or "." not in spelling:
-            return tuple(found)
         owner, _, attr = spelling.rpartition(".")
+        if not owner:
+            return tuple(found)  # a function's name, no object's method
         held = None
-        if owner == "self" and outline[O_CLASS]:
+        if outline[O_CLASS] and owner == "self":
             held = (module.name, outline[O_CLASS])
-        elif owner.startswith("self.") and outline[O_CLASS] and "." not in owner[5:]:
+        elif outline[O_CLASS] and owner.startswith("self.") and owner[5:].isidentifier():
             held = self.attribute_class(module.name, outline[O_CLASS], owner[5:])
         if held is not None:
             found.extend(self._held_functions(*held, attr))
-        elif one is None and owner.partition(".")[0] not in module.classes:
+        elif one is None:
+            # An object of no known class -- a parameter, an element (`wrappers[i]`), a call's
+            # result -- may be one the module patched.
             found.extend((target, 1) for target in self.installed_methods(module, attr))
         return tuple(dict.fromkeys(found))
 
@@ -210,9 +212,12 @@ class Resolution:
         found = self._held.get(key)
         if found is not None:
             return found
-        lines = self._installing(module).get(attr, ())
+        lines = self._installing(module).get(attr)
+        if lines is None:
+            self._held[key] = ()
+            return ()
         out = []
-        for outline in module.outlines if lines else ():
+        for outline in module.outlines:
             if not any(outline[O_LINE] <= line <= outline[O_END] for line in lines):
                 continue
             for carried, spelling, _line, on_self, held in (
@@ -234,7 +239,7 @@ class Resolution:
             return found
         text = self._module_text(module)
         index: dict[str, list[int]] = {}
-        if text is not None and ("partial" in text or "MethodType" in text):
+        if text is not None:
             from .imports import line_numbers
 
             hits = list(_INSTALLING.finditer(text))

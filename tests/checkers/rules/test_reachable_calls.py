@@ -345,6 +345,12 @@ KERNELS = (
     "\n"
     "def other_attention(q):\n"
     "    return q\n"
+    "\n"
+    "\n"
+    "def plan_kernel(on_host, q):\n"
+    "    if on_host:\n"
+    "        return q.tolist()\n"
+    "    return q\n"
 )
 
 
@@ -412,22 +418,43 @@ def test_an_attribute_holding_a_project_function_is_followed_into_each_it_may_ho
         "\n"
         "    def capture_built(self, q):\n"
         "        return self.built(q), self.width(q)\n"
+        "\n"
+        "    def setup(self, maybe):\n"
+        "        self.plan = kernels.plan_kernel\n"
+        "        self.u = Updater(maybe)\n"
+        "\n"
+        "    def capture_attr_of(self, k):\n"
+        "        return self.fill.cache_info(k)\n"
+        "\n"
+        "    def capture_fill_again(self, k, v):\n"
+        "        return self.fill(k, v)\n"
+        "\n"
+        "    def capture_plan(self, q):\n"
+        "        return self.plan(False, q)\n"
+        "\n"
+        "    def capture_u(self, x):\n"
+        "        return self.u.update(x)\n"
     )
     params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
     found = check(tmp_path, source, params=params, files={**TREE, "pkg/kernels.py": KERNELS})
     # A parameter's value, a choice, an attribute of a call's result and a constant are not
-    # known; each function assigned (two, apart,
-    # for `self.pick`) is a way the call may go, and an instance's own attribute stands in
-    # for the class's method of that name.
+    # known, and a method of the function held is not the function; each function assigned
+    # (two, apart, for `self.pick`) is a way the call may go, an instance's own attribute
+    # stands in for the class's method of that name, and a function held binds its own
+    # first parameter (`False` rules out `plan_kernel`'s `if on_host:`).
     assert sorted(f.message.split(": ", 1)[1] for f in found) == [
         "Impl.capture_attend (pkg/builder.py:44) -> pkg.kernels.decode_attention "
         "(pkg/kernels.py:6) -> `q.tolist()`",
         "Impl.capture_fill (pkg/builder.py:41) -> pkg.kernels.fill_kv_cache "
         "(pkg/kernels.py:2) -> `k.max().item()`",
+        "Impl.capture_fill_again (pkg/builder.py:72) -> pkg.kernels.fill_kv_cache "
+        "(pkg/kernels.py:2) -> `k.max().item()`",
         "Impl.capture_fwd (pkg/builder.py:47) -> Impl._forward_cuda (pkg/builder.py:38) "
         "-> `torch.cuda.synchronize()`",
         "Impl.capture_pick (pkg/builder.py:56) -> pkg.kernels.decode_attention "
         "(pkg/kernels.py:6) -> `q.tolist()`",
+        "Impl.capture_u (pkg/builder.py:78) -> Updater.update_single "
+        "(pkg/builder.py:19) -> `x.max().item()`",
         "Impl.capture_update (pkg/builder.py:59) -> Updater.update_single "
         "(pkg/builder.py:19) -> `x.max().item()`",
     ]
@@ -476,6 +503,25 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         "\n"
         "    def capture_built(self, wrapper, lens):\n"
         "        wrapper.made(lens), wrapper.alone(wrapper, lens)\n"
+        "\n"
+        "    def capture_element(self, wrappers, lens):\n"
+        "        wrappers[0].begin_forward(True, lens)\n"
+        "\n"
+        "    def capture_named(self, lens):\n"
+        "        from pkg import other\n"
+        "\n"
+        "        begin_forward(True, lens)\n"
+        "        other.run(True, lens)\n"
+        "\n"
+        "    def capture_one_line(self, w, lens):\n"
+        "        w.solo(True, lens)\n"
+        "\n"
+        "\n"
+        "def install_solo(w): w.solo = partial(fast_plan, w)\n"
+        "\n"
+        "\n"
+        "def install_run(w):\n"
+        "    w.run = partial(fast_plan, w)\n"
     )
     # Another module installs `plan` on the objects it makes.
     elsewhere = (
@@ -490,13 +536,23 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         "    w.plan = types.MethodType(host_plan, w)\n"
     )
     params = {"entries": ["*.capture_*"], "forbidden": {"*.cpu": "a copy to the host"}}
-    found = check(tmp_path, source, params=params, files={**TREE, "pkg/plans.py": elsewhere})
+    files = {
+        **TREE,
+        "pkg/plans.py": elsewhere,
+        "pkg/other.py": "def run(on_host, lens):\n    return lens\n",
+    }
+    found = check(tmp_path, source, params=params, files=files)
     # `True` and `False` bind `on_host`, the parameter after the object `partial` bound; a
     # `partial` of another object than the one assigned to, or of none, another call of the
     # object, and what another module installs (its own objects' method) install nothing.
-    assert [f.message.split(": ", 1)[1] for f in found] == [
-        "Updater.capture_host (pkg/builder.py:26) -> fast_plan (pkg/builder.py:6) -> `lens.cpu()`"
+    # An element is an object of no known class too; a function's name is no method, and a
+    # method the call's spelling resolves (`other.run`) is that one.
+    assert [f.message.split(": ", 1)[1].partition(" ->")[0] for f in found] == [
+        "Updater.capture_host (pkg/builder.py:26)",
+        "Updater.capture_element (pkg/builder.py:41)",
+        "Updater.capture_one_line (pkg/builder.py:50)",
     ]
+    assert found[0].message.endswith("-> fast_plan (pkg/builder.py:6) -> `lens.cpu()`")
     # The same installation in the module that calls it is followed.
     found = check(
         tmp_path,
@@ -505,7 +561,7 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         ),
         params=params,
     )
-    assert [f.line for f in found] == [26, 35]
+    assert [f.line for f in found] == [26, 35, 53, 62]
 
 
 def test_a_function_installed_on_self_is_followed_with_the_instance_bound(tmp_path):

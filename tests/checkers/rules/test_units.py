@@ -227,11 +227,15 @@ def test_a_function_an_attribute_holds_takes_its_units_only_where_it_is_the_only
         "    def build(self, blocks):\n"
         "        self.either(blocks, 4)\n"
         "        return self.cut(blocks, 4)\n"
+        "\n"
+        "    def again(self, blocks):\n"
+        "        return self.cut(blocks, 4)\n"
     )
     got = check(tmp_path, source, files={"pkg/carving.py": callee})
-    # `self.cut` holds `carve` alone: its `num_blocks` is declared page, and scheduler
-    # blocks go in. Which of two functions `self.either` runs is not known.
-    assert [(f.code, f.line) for f in got] == [("AC802", 15)]
+    # `self.cut` holds `carve` alone, asked of from two methods: its `num_blocks` is
+    # declared page, and scheduler blocks go in. Which of two functions `self.either` runs
+    # is not known.
+    assert [(f.code, f.line) for f in got] == [("AC802", 15), ("AC802", 18)]
     assert "declared page" in got[0].message
 
 
