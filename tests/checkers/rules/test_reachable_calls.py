@@ -434,11 +434,15 @@ def test_an_attribute_holding_a_project_function_is_followed_into_each_it_may_ho
         "\n"
         "    def capture_u(self, x):\n"
         "        return self.u.update(x)\n"
+        "\n"
+        "    def capture_another(self, this, x):\n"
+        "        return this.updater.update(x)\n"
     )
     params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
     found = check(tmp_path, source, params=params, files={**TREE, "pkg/kernels.py": KERNELS})
     # A parameter's value, a choice, an attribute of a call's result and a constant are not
-    # known, and a method of the function held is not the function; each function assigned
+    # known, a method of the function held is not the function, and another object's
+    # attribute is not this instance's; each function assigned
     # (two, apart, for `self.pick`) is a way the call may go, an instance's own attribute
     # stands in for the class's method of that name, and a function held binds its own
     # first parameter (`False` rules out `plan_kernel`'s `if on_host:`).
