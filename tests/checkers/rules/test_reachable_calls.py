@@ -50,6 +50,10 @@ TREE = {
 }
 
 
+# The contract with `.tolist()` forbidden as well.
+WITH_TOLIST = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+
+
 def check(tmp_path, source, params=PARAMS, files=TREE, path="pkg/builder.py"):
     return run_rule(ReachableCalls, source, params, path=path, root=tmp_path, files=files)
 
@@ -329,7 +333,7 @@ def test_an_attribute_holding_a_project_class_is_followed_into_its_methods(tmp_p
         "        self.pool.carve(x)\n"
         "        return self.norm(x)\n"
     )
-    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    params = WITH_TOLIST
     found = check(tmp_path, source, params=params, files={**TREE, "pkg/layers.py": layers})
     assert sorted((f.line, "pkg.layers" in f.message) for f in found) == [(12, True), (13, True)]
 
@@ -438,7 +442,7 @@ def test_an_attribute_holding_a_project_function_is_followed_into_each_it_may_ho
         "    def capture_another(self, this, x):\n"
         "        return this.updater.update(x)\n"
     )
-    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    params = WITH_TOLIST
     found = check(tmp_path, source, params=params, files={**TREE, "pkg/kernels.py": KERNELS})
     # A parameter's value, a choice, an attribute of a call's result and a constant are not
     # known, a method of the function held is not the function, and another object's
@@ -826,7 +830,7 @@ def test_a_branch_a_literal_argument_rules_out_is_not_taken(tmp_path):
         "def capture_prefill(lens):\n"
         "    return update(lens, True)\n"
     )
-    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    params = WITH_TOLIST
     found = check(tmp_path, source, params=params)
     # replay rules out `if use_ragged:`, and `strict=None` returns at `if not strict:`, so
     # nothing past it runs; prefill takes `if use_ragged:` and returns there, so nothing
@@ -1201,7 +1205,7 @@ def test_a_negated_entry_condition_rules_out_the_branch_that_needs_it_true(
     tmp_path, conditions, reached
 ):
     source = SPLIT.replace("numel()", "tolist()")
-    params = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+    params = {**WITH_TOLIST}
     if conditions:
         params["entry-conditions"] = list(conditions)
     found = check(tmp_path, source, params=params)
