@@ -181,8 +181,12 @@ class Resolution:
             found.extend(self._held_functions(*held, attr))
         elif one is None:
             # An object of no known class -- a parameter, an element (`wrappers[i]`), a call's
-            # result -- may be one the module patched.
-            found.extend((target, 1) for target in self.installed_methods(module, attr))
+            # result -- may be one the module patched; but inside a function the module
+            # installs as that method, the call is the one it replaced (a wrapper of the
+            # library's `plan` calls the library's `plan`).
+            installed = self.installed_methods(module, attr)
+            if (module.name, outline[O_QUAL]) not in installed:
+                found.extend((target, 1) for target in installed)
         return tuple(dict.fromkeys(found))
 
     def _held_functions(self, module: str, klass: str, attr: str) -> tuple[tuple, ...]:

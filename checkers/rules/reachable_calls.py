@@ -42,7 +42,8 @@ branch, ``self.update_single_wrapper`` in the other), the class's own ``update``
 too. A function a module installs as an object's method (``w.begin_forward =
 partial(fast_decode_plan, w)``, or ``types.MethodType``) is followed from that
 module's calls of the method on objects of no known class, with the object bound
-to its first parameter. What is not: a method of any other object (``layer(x)``
+to its first parameter -- except inside such a function itself, where a call of
+the method it replaces is the library's own. What is not: a method of any other object (``layer(x)``
 over a list of layers, ``batch.to_host()``: its class is not known without
 types), a subclass's override of the method ``self.m()`` names, a function
 passed as a value and called elsewhere, what an attribute holds when it was a

@@ -572,6 +572,39 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
     assert [f.line for f in found] == [26, 35, 53, 62]
 
 
+def test_inside_a_method_it_installs_a_module_s_call_of_that_method_is_the_library_s(tmp_path):
+    source = (
+        "from functools import partial\n"
+        "\n"
+        "\n"
+        "def decode_plan(self, lens):\n"
+        "    return self._inner.plan(lens)\n"
+        "\n"
+        "\n"
+        "def prefill_plan(self, lens):\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def install(d, p):\n"
+        "    d.plan = partial(decode_plan, d)\n"
+        "    p.plan = partial(prefill_plan, p)\n"
+        "\n"
+        "\n"
+        "def capture_decode(d, lens):\n"
+        "    return decode_plan(d, lens)\n"
+        "\n"
+        "\n"
+        "def capture_any(w, lens):\n"
+        "    return w.plan(lens)\n"
+    )
+    params = {"entries": ["*.capture_*"], "forbidden": {"*.tolist": "a host sync"}}
+    found = check(tmp_path, source, params=params)
+    # A replacement's call of the method it replaces runs what it replaced: the library's.
+    assert [f.message.split(": ", 1)[1] for f in found] == [
+        "capture_any (pkg/builder.py:22) -> prefill_plan (pkg/builder.py:9) -> `lens.tolist()`"
+    ]
+
+
 def test_a_function_installed_on_self_is_followed_with_the_instance_bound(tmp_path):
     source = (
         "import types\n"
