@@ -73,7 +73,8 @@ sign the branch belongs in a function of its own.
 Chains run through other files, so the findings are not ``CACHEABLE``: they
 are kept under the tree stamp, and a run over some files (pre-commit, the
 agent hook, ``check FILE``) re-checks each entry whose chain runs through an
-edited file (``dependent_lines``), from the files' cached summaries.
+edited file, or takes a ``self.`` call whose target the class or a base in an
+edited file assigns (``dependent_lines``), from the files' cached summaries.
 """
 
 from __future__ import annotations
@@ -675,7 +676,8 @@ class ReachableCalls(Contract):
 
     def dependent_lines(self, path, project, edited) -> dict[int, tuple[str, ...]]:
         """The entry calls of ``path`` whose chain to a forbidden call runs through an edited
-        module: from the files' summaries (the cache's), parsing only what no summary covers."""
+        module, or through a ``self.`` call an edited module's class decides (``_deciding``):
+        from the files' summaries (the cache's), parsing only what no summary covers."""
         from ..analysis.functions import C_LINE
         from ..analysis.program import program_of
 
@@ -696,8 +698,25 @@ class ReachableCalls(Contract):
         lines: dict[int, tuple[str, ...]] = {}
         for qual, _outline, _detail in self._entries(module):
             for _pattern, hops in self._search(program, module, qual):
-                through = tuple(dict.fromkeys(edited[m] for m, _q, _c, _p in hops if m in edited))
+                deciding = (m for hop in hops for m in _deciding(program, hop))
+                through = tuple(dict.fromkeys(edited[m] for m in deciding if m in edited))
                 if through:
                     line = hops[0][2][C_LINE]
                     lines[line] = tuple(dict.fromkeys((*lines.get(line, ()), *through)))
         return lines
+
+
+def _deciding(program, hop) -> Iterator[str]:
+    """The modules whose edit may change a hop: its own, and for a call on ``self`` (``self.
+    fill(x)``, ``self.pool.carve()``) those of its class and bases, whose methods' assignments
+    decide what the attribute holds."""
+    from ..analysis.functions import C_SPELLING, O_CLASS
+
+    name, qual, call, _path = hop
+    yield name
+    if call[C_SPELLING].startswith("self."):
+        mod = program.module(name)
+        outline = mod.outline(qual) if mod is not None else None
+        if outline is not None and outline[O_CLASS]:
+            for owner_module, _owner in program.mro(name, outline[O_CLASS]):
+                yield owner_module

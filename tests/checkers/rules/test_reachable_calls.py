@@ -1109,6 +1109,61 @@ def test_an_edit_to_a_helper_fails_the_entry_that_reaches_it(project, warm):
     assert local.findings[0].message.startswith(whole.findings[0].message)
 
 
+@pytest.mark.parametrize("held", ["function", "instance"])
+def test_an_edit_to_what_a_base_class_assigns_rechecks_the_entry_that_calls_it(project, held):
+    value = {"function": "rows", "instance": "Rows()"}[held]
+    write_tree(
+        project,
+        {
+            "pkg/base.py": (
+                "from pkg.helpers import Rows, rows\n"
+                "\n"
+                "\n"
+                "class Base:\n"
+                "    def __init__(self):\n"
+                f"        self.fill = {value}\n"
+            ),
+            "pkg/helpers.py": (
+                "def rows(ids):\n"
+                "    return ids.clone()\n"
+                "\n"
+                "\n"
+                "def syncing(ids):\n"
+                "    return ids.max().item()\n"
+                "\n"
+                "\n"
+                "class Rows:\n"
+                "    def __call__(self, ids):\n"
+                "        return ids\n"
+                "\n"
+                "\n"
+                "class Syncing:\n"
+                "    def __call__(self, ids):\n"
+                "        return ids.max().item()\n"
+            ),
+            "pkg/sub.py": (
+                "from pkg.base import Base\n"
+                "\n"
+                "\n"
+                "class Sub(Base):\n"
+                "    def prepare_mtp_decode(self, ids):\n"
+                "        return self.fill(ids)\n"
+            ),
+        },
+    )
+    assert api.check([], cwd=project, jobs=1).findings == []
+    edited = project / "pkg/base.py"
+    edited.write_text(
+        edited.read_text()
+        .replace("import Rows, rows", "import Syncing, syncing")
+        .replace(value, {"function": "syncing", "instance": "Syncing()"}[held])
+    )
+    # The edited file holds no hop of the chain, but what it assigns decides one.
+    local = api.check(["pkg/base.py"], cwd=project, jobs=1)
+    assert [(f.path, f.line, f.code) for f in local.findings] == [("pkg/sub.py", 6, "AC821")]
+    assert local.findings[0].message.endswith("(reached through pkg/base.py, edited)")
+
+
 def test_a_warm_local_run_reads_unchanged_files_from_their_summaries(project, record_parses):
     api.check([], cwd=project, jobs=1)
     (project / "pkg/helpers.py").write_text("def rows(ids):\n    return ids.max().item()\n")
