@@ -715,8 +715,8 @@ def _deciding(program, hop) -> Iterator[str]:
     name, qual, call, _path = hop
     yield name
     if call[C_SPELLING].startswith("self."):
-        mod = program.module(name)
-        outline = mod.outline(qual) if mod is not None else None
-        if outline is not None and outline[O_CLASS]:
-            for owner_module, _owner in program.mro(name, outline[O_CLASS]):
+        # A hop's module and outline are the ones its search read (`_edges`).
+        klass = program.module(name).outline(qual)[O_CLASS]
+        if klass:
+            for owner_module, _owner in program.mro(name, klass):
                 yield owner_module
