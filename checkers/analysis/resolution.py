@@ -190,6 +190,8 @@ class Resolution:
         return tuple(dict.fromkeys(found))
 
     def _held_functions(self, module: str, klass: str, attr: str) -> tuple[tuple, ...]:
+        """Each project function ``klass``'s methods (or its bases') assign to ``self.attr``
+        or install there: ``(target, bound)``, as ``may_call`` gives them."""
         key = ("held", module, klass, attr)
         found = self._held.get(key)
         if found is not None:
