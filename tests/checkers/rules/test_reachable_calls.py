@@ -58,6 +58,13 @@ def check(tmp_path, source, params=PARAMS, files=TREE, path="pkg/builder.py"):
     return run_rule(ReachableCalls, source, params, path=path, root=tmp_path, files=files)
 
 
+def chains(tmp_path, source, forbidden):
+    """Each chain the `capture_*` entries of ``source`` reach a ``forbidden`` call by, as its
+    finding names it after the colon."""
+    params = {"entries": ["*.capture_*"], "forbidden": forbidden}
+    return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
+
+
 def messages(found):
     return [(f.line, f.column, f.message) for f in found]
 
@@ -597,10 +604,8 @@ def test_inside_a_method_it_installs_a_module_s_call_of_that_method_is_the_libra
         "def capture_any(w, lens):\n"
         "    return w.plan(lens)\n"
     )
-    params = {"entries": ["*.capture_*"], "forbidden": {"*.tolist": "a host sync"}}
-    found = check(tmp_path, source, params=params)
     # A replacement's call of the method it replaces runs what it replaced: the library's.
-    assert [f.message.split(": ", 1)[1] for f in found] == [
+    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
         "capture_any (pkg/builder.py:22) -> prefill_plan (pkg/builder.py:9) -> `lens.tolist()`"
     ]
 
@@ -629,10 +634,8 @@ def test_a_function_installed_on_self_is_followed_with_the_instance_bound(tmp_pa
         "    def capture_end(self, lens):\n"
         "        return self.end(False, lens)\n"
     )
-    params = {"entries": ["*.capture_*"], "forbidden": {"*.cpu": "a copy to the host"}}
-    found = check(tmp_path, source, params=params)
     # `on_host` is the parameter after the instance: `True` takes the copy, `False` not.
-    assert [f.message.split(": ", 1)[1] for f in found] == [
+    assert chains(tmp_path, source, {"*.cpu": "a copy to the host"}) == [
         "Wrapper.capture_begin (pkg/builder.py:18) -> plan (pkg/builder.py:7) -> `lens.cpu()`"
     ]
 
@@ -908,10 +911,9 @@ def test_a_literal_argument_binds_a_method_s_parameter_past_its_instance(tmp_pat
         "def capture_plain(lens):\n"
         "    return plain(False, lens)\n"
     )
-    params = {"entries": ["*.capture_*"], "forbidden": {"*.tolist": "a host sync"}}
     # `False` binds `use_ragged` in each: past `self` for a method called on `self` and for
     # a class's `__init__`, as the first parameter of a function and of a static method.
-    assert check(tmp_path, source, params=params) == []
+    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == []
 
 
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
