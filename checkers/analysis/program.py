@@ -335,6 +335,13 @@ class Program(Resolution):
             old._lines = {}
         self._of_source = {source.path: (tree, found)}  # only the file being checked
         if name:
+            # The same file known by its summary, whose bodies a question about another file
+            # walked before it came to be checked (a per-file run's re-check asks a dependent's
+            # calls, then checks it): what was made of them goes to the cache before the
+            # summary is replaced, or every such run parses them again.
+            previous = self._modules.get(name)
+            if previous is not None:
+                self._keep_bodies(previous)
             self._modules[name] = found
         return found
 
@@ -444,23 +451,27 @@ class Program(Resolution):
         ``new_summaries``. The outline went there when the module was first loaded, without
         bodies; a later run (the CLI's next one, the server's next keystroke, which drops this
         program) asks the same questions of the same bytes and would parse the file again."""
-        new = self.project.new_summaries
         for module in self._modules.values():
-            lazy = getattr(module, "_lazy", None)
-            if not isinstance(lazy, _FileDetails) or module._details is None:
-                continue
-            made = sum(d is not None for d in module._details)
-            facets = len(module._facets_held())
-            key = module.path + SUMMARY_KEY
-            entry = new.get(key) or self.project.summaries.get(key)
-            if made + facets == 0 or entry is None or entry[2] != lazy.digest:
-                continue  # nothing asked, or bytes other than the ones the outline is of
-            held = entry[3][S_DETAILS]
-            held_facets = entry[3][S_FACETS] if len(entry[3]) > S_FACETS else None
-            held_made = sum(d is not None for d in held) if held is not None else 0
-            if held_made >= made and len(held_facets or ()) >= facets:
-                continue
-            new[key] = (entry[0], entry[1], entry[2], module.summary())
+            self._keep_bodies(module)
+
+    def _keep_bodies(self, module) -> None:
+        """``keep_details`` for one module known by its summary."""
+        new = self.project.new_summaries
+        lazy = getattr(module, "_lazy", None)
+        if not isinstance(lazy, _FileDetails) or module._details is None:
+            return
+        made = sum(d is not None for d in module._details)
+        facets = len(module._facets_held())
+        key = module.path + SUMMARY_KEY
+        entry = new.get(key) or self.project.summaries.get(key)
+        if made + facets == 0 or entry is None or entry[2] != lazy.digest:
+            return  # nothing asked, or bytes other than the ones the outline is of
+        held = entry[3][S_DETAILS]
+        held_facets = entry[3][S_FACETS] if len(entry[3]) > S_FACETS else None
+        held_made = sum(d is not None for d in held) if held is not None else 0
+        if held_made >= made and len(held_facets or ()) >= facets:
+            return
+        new[key] = (entry[0], entry[1], entry[2], module.summary())
 
     def drop_trees(self) -> None:
         """Let go of every tree held: the last few kept, and any a module's bodies were still

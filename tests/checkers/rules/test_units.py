@@ -438,6 +438,25 @@ def test_renaming_a_callees_parameter_fails_its_caller_elsewhere(project, warm):
     assert local.findings[0].message.endswith("(reached through pkg/pool.py, edited)")
 
 
+def test_bodies_walked_before_their_file_is_checked_are_kept_for_the_next_run(project, monkeypatch):
+    from checkers.analysis import program
+
+    assert api.check([], cwd=project, jobs=1).findings == []
+    (project / "pkg/pool.py").write_text("def carve(blocks, x=0):\n    return blocks\n")
+    walked = []  # each body parsed alone: a module known by its summary asked of its calls
+    body_details = program.body_details
+    monkeypatch.setattr(
+        program, "body_details", lambda *a, **k: walked.append(a[4]) or body_details(*a, **k)
+    )
+    for _ in range(2):
+        local = api.check(["pkg/pool.py"], cwd=project, jobs=1)
+        assert [(f.path, f.line) for f in local.findings] == [("pkg/user.py", 5)]
+    # The whole run asked about `pkg/user.py`'s calls before it checked that file, and what
+    # it made then went to the cache, though checking the file replaced the summary it was
+    # made on: neither local run parses a body again.
+    assert walked == []
+
+
 def test_what_a_callee_stores_is_read_per_position_and_found_for_every_caller(
     tmp_path, monkeypatch
 ):
