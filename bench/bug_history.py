@@ -34,6 +34,9 @@ MIRRORS = Path(os.environ.get("ATOM_CONTRACTS_MIRRORS", "/work/.mirror"))
 HOP = re.compile(r"\(tree/([^():]+):(\d+)\)")
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
 
+# The checker's own TOML spelling and the bug-class checks, from this checkout.
+sys.path[:0] = [p for p in (str(REPO), str(REPO / "bench")) if p not in sys.path]
+
 
 def load() -> dict:
     with open(CASES, "rb") as fh:
@@ -79,7 +82,6 @@ def changed_lines(mirror: Path, parent: str, fix: str, repo: dict) -> dict[str, 
 
 
 def contract_toml(config: str, contract_id: str, entries: list[str] | None) -> str:
-    sys.path.insert(0, str(REPO))  # the checker's own TOML spelling, from this checkout
     from checkers.rule_docs import toml_key, toml_value
 
     with open(CONFIGS / f"{config}.toml", "rb") as fh:
@@ -100,7 +102,6 @@ def contract_toml(config: str, contract_id: str, entries: list[str] | None) -> s
 
 def check(where: Path) -> list[dict]:
     """Every finding in ``where`` (a contract that failed on a file stops the run)."""
-    sys.path.insert(0, str(REPO / "bench"))
     from bug_classes import check as checked
 
     return [{**f, "path": f"tree/{f['path']}"} for f in checked(where)]

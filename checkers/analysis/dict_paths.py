@@ -15,7 +15,16 @@ from __future__ import annotations
 
 import ast
 
-from .functions import _DEFS, _READ_ONLY_METHODS, K_HELD, K_INSTALLED, K_RESULT, UNKNOWN, _const_key
+from .functions import (
+    _DEFS,
+    _READ_ONLY_METHODS,
+    INSTALLERS,
+    K_HELD,
+    K_INSTALLED,
+    K_RESULT,
+    UNKNOWN,
+    _const_key,
+)
 
 
 class _DictState:
@@ -156,7 +165,7 @@ class DictPaths:
         method, where ``x`` is the object assigned to."""
         func = value.func
         name = func.attr if type(func) is ast.Attribute else getattr(func, "id", "")
-        if name not in ("partial", "MethodType") or len(value.args) < 2:
+        if name not in INSTALLERS or len(value.args) < 2:
             return None
         if ast.dump(value.args[1]) != ast.dump(target.value):
             return None

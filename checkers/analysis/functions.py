@@ -113,6 +113,9 @@ C_CONSTS, C_GUARDS = 11, 12
 # function's reference, spelled as a call of it would be, or ``?``); or a function installed
 # as the object's own method (``w.plan = partial(fast_plan, w)``), its first parameter bound.
 K_RESULT, K_HELD, K_INSTALLED = 0, 1, 2
+# The calls that install a function as an object's own method, the object their second
+# argument: `functools.partial(f, obj)`, `types.MethodType(f, obj)`.
+INSTALLERS = ("partial", "MethodType")
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).

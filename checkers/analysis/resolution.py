@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .functions import (
     AFTER_TARGET,
     F_CARRIERS,
+    INSTALLERS,
     K_HELD,
     K_INSTALLED,
     K_RESULT,
@@ -237,8 +238,8 @@ class Resolution:
         return found
 
     def _installing(self, module: Module) -> dict[str, tuple[int, ...]]:
-        """Where ``module``'s text may spell ``x.attr = partial(`` or ``MethodType(``: attr ->
-        lines. Empty where the text is not at hand."""
+        """Where ``module``'s text may spell ``x.attr = partial(`` (or another of
+        ``INSTALLERS``): attr -> lines. Empty where the text is not at hand."""
         key = ("installing", module)
         found = self._held.get(key)
         if found is not None:
@@ -254,9 +255,11 @@ class Resolution:
         found = self._held[key] = {attr: tuple(lines) for attr, lines in index.items()}
         return found
 
-    def _self_assignments(self, module: str, klass: str, attr: str) -> Iterator[tuple]:
+    def _self_assignments(self, module: str, klass: str, attr: str) -> tuple[tuple, ...]:
         """Each assignment to ``self.attr`` in ``klass``'s methods or its bases': ``(module,
-        outline, spelling, held)``, as the method's carriers record it.
+        outline, spelling, held)``, as the method's carriers record it. Collected once a run
+        for the three questions asked of it (the class, the one function, every function
+        held there), which a call through ``self.attr`` asks in turn.
 
         A method is walked only where its own lines may spell that assignment
         (``_assign_targets``): the others were walked, every one of a class with many, only
@@ -265,6 +268,13 @@ class Resolution:
         not being checked, a method whose instance is ``self`` is skipped where the summary's
         scan of ``self.x =`` spellings (``Module.self_set``) names no such attribute: the
         spellings this scan finds, read for the name ``self``."""
+        key = ("assigned", module, klass, attr)
+        found = self._held.get(key)
+        if found is None:
+            found = self._held[key] = tuple(self._assignments(module, klass, attr))
+        return found
+
+    def _assignments(self, module: str, klass: str, attr: str) -> Iterator[tuple]:
         for owner_module, owner in self.mro(module, klass):
             mod = self.module(owner_module)
             if mod is None:
@@ -495,7 +505,11 @@ _AFTER_TARGET = re.compile(AFTER_TARGET)
 # of the text, which the carriers the walk records then confirm; past the `=`, what may
 # stand before the call (blanks, a line break inside brackets, an opening bracket, a
 # backslash continuation) is crossed.
-_INSTALLING = re.compile(r"\.[ \t]*(\w+)[ \t]*=[\s(\\]*(?:[\w.]+\.)?(?:partial|MethodType)\s*\(")
+_INSTALLING = re.compile(
+    r"\.[ \t]*(\w+)[ \t]*=[\s(\\]*(?:[\w.]+\.)?(?:"
+    + "|".join(map(re.escape, INSTALLERS))
+    + r")\s*\("
+)
 # Between an assignment target's dot and its attribute.
 _BLANKS = frozenset(" \t\f\r\n\\")
 

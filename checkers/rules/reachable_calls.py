@@ -43,13 +43,13 @@ too. A function a module installs as an object's method (``w.begin_forward =
 partial(fast_decode_plan, w)``, or ``types.MethodType``) is followed from that
 module's calls of the method on objects of no known class, with the object bound
 to its first parameter -- except inside such a function itself, where a call of
-the method it replaces is the library's own. What is not: a method of any other object (``layer(x)``
-over a list of layers, ``batch.to_host()``: its class is not known without
-types), a subclass's override of the method ``self.m()`` names, a function
-passed as a value and called elsewhere, what an attribute holds when it was a
-parameter's value or a choice (``a if fast else b``), a method installed in
-another module (its objects are that module's), and third-party code (its source
-is not the project's). A forbidden *method* pattern (``*.item``)
+the method it replaces is the library's own. What is not: a method of any other
+object (``layer(x)`` over a list of layers, ``batch.to_host()``: its class is
+not known without types), a subclass's override of the method ``self.m()``
+names, a function passed as a value and called elsewhere, what an attribute
+holds when it was a parameter's value or a choice (``a if fast else b``), a
+method installed in another module (its objects are that module's), and
+third-party code (its source is not the project's). A forbidden *method* pattern (``*.item``)
 still matches such a call by its spelling, so a sync written on any receiver is
 found; only the hops through unknown objects' methods are lost. A call with a keyword that
 makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
