@@ -48,6 +48,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -186,13 +187,22 @@ def load_labels() -> list[dict]:
 
 
 def what(finding: dict) -> str:
-    """What tells two findings on one line apart: the forbidden pattern an AC821 reaches;
-    for the others, what the message says first (``assigns token``, ``adds token/chunk``),
-    kept only where one line has two findings of one code (``whats``)."""
+    """What tells two findings on one line apart: for an AC821, the forbidden pattern it
+    reaches and where the forbidden call is (``*.cpu@sglang/x.py:1215``: an entry reaches
+    each such call in a finding of its own); for the others, what the message says first
+    (``assigns token``, ``adds token/chunk``), kept only where one line has two findings of
+    one code (``whats``)."""
     message = finding["message"]
     if finding["code"].startswith(KINDS["reachable-calls"]) and "reaches `" in message:
-        return message.split("reaches `", 1)[1].split("`", 1)[0]
+        pattern = message.split("reaches `", 1)[1].split("`", 1)[0]
+        sites = HOP_SITE.findall(message)
+        return f"{pattern}@{sites[-1]}" if sites else pattern
     return ""
+
+
+# A hop of a chain as the finding prints it, ``(tree/path:line)``: the last is the forbidden
+# call's place.
+HOP_SITE = re.compile(r"\(tree/([^():]+:\d+)\)")
 
 
 def whats(found: list[dict]) -> list[str]:

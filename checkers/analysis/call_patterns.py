@@ -10,18 +10,41 @@ kind, its docs and examples, and the search.
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 
 _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
 
 
-def _bindings(program, target, spelling: str, call, bound: int | None = None) -> frozenset:
-    """The callee's parameters a call binds to ``True``/``False``/``None``, by name; ``bound``
-    the leading parameters bound before the call's arguments where the spelling does not
-    tell (a method installed with ``partial(f, obj)``: ``obj``)."""
-    from .functions import C_CONSTS, O_PARAMS, O_SELF
+def _bindings(
+    program,
+    target,
+    spelling: str,
+    call,
+    bound: int | None = None,
+    holding: dict | None = None,
+    caller: tuple | None = None,
+) -> frozenset:
+    """The callee's parameters a call binds to a literal (``function_walk._bindable``), by
+    name; ``bound`` the leading parameters bound before the call's arguments where the
+    spelling does not tell (a method installed with ``partial(f, obj)``: ``obj``). A
+    parameter of the ``caller`` (its outline) that its own caller bound (``holding``) and
+    that it passes on unchanged binds the callee's too: ``update(..., use_ragged=False)``
+    reaches ``if use_ragged:`` in the helper ``update`` hands ``use_ragged`` to."""
+    from .functions import C_CONSTS, C_ORIGINS, O_PARAMS, O_SELF
 
-    consts = call[C_CONSTS]
+    consts = list(call[C_CONSTS])
+    if holding and caller is not None:
+        names = [p for p in caller[O_PARAMS] if not p.startswith("*")]
+        for where, origin in call[C_ORIGINS]:
+            if origin[0] != "p":
+                continue
+            name = origin[1]
+            if isinstance(name, int):
+                name = names[name] if name < len(names) else None
+            if name in holding:
+                consts.append((where, holding[name]))
     if not consts:
         return frozenset()
     mod = program.module(target[0])
@@ -41,6 +64,38 @@ def _bindings(program, target, spelling: str, call, bound: int | None = None) ->
         else:
             out.append((where, value))
     return frozenset(out)
+
+
+def _bound_rules_out(bound: dict, guard: str, required: bool) -> bool:
+    """Whether the literals a caller binds (``_bindings``) decide a guard of the callee's call
+    against the truth it needs: ``use_ragged`` bound to ``False`` rules out ``if
+    use_ragged:``'s body, ``page_size`` bound to ``1`` the ``else`` of ``if page_size ==
+    1:``, ``strict`` bound to ``None`` the body of ``if strict is not None:``. A comparison
+    with a name's value (``mode == Mode.DECODE``) is not decided here: the literal is known,
+    the constant is not."""
+    tested, sep, constant = guard.partition(" == ")
+    if sep:
+        if tested not in bound:
+            return False
+        literal = _literal(constant)
+        return literal is not _UNKNOWN and (bound[tested] == literal) is not required
+    if guard.endswith(" is None"):
+        tested = guard.removesuffix(" is None")
+        return tested in bound and (bound[tested] is None) is not required
+    return guard in bound and bool(bound[guard]) is not required
+
+
+_UNKNOWN = object()
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal(spelling: str):
+    """A guard's constant as a value -- a literal's ``repr`` read back -- or ``_UNKNOWN`` for
+    a dotted name."""
+    try:
+        return ast.literal_eval(spelling)
+    except (ValueError, SyntaxError):
+        return _UNKNOWN
 
 
 def _hops(parent, node, call, path) -> list[tuple]:

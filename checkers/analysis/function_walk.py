@@ -568,11 +568,11 @@ class FunctionWalker(UnitForms, DictPaths):
                 module_form,
                 type(root) is ast.Name and root.id in self._host_roots,
                 tuple(
-                    [(i, a.value) for i, a in enumerate(node.args) if _flag(a)]
+                    [(i, a.value) for i, a in enumerate(node.args) if _bindable(a)]
                     + [
                         (kw.arg, kw.value.value)
                         for kw in node.keywords
-                        if kw.arg and _flag(kw.value)
+                        if kw.arg and _bindable(kw.value)
                     ]
                 ),
                 tuple(self._guards),
@@ -630,8 +630,12 @@ def _constant_spelling(node) -> str | None:
     return None
 
 
-def _flag(node) -> bool:
-    return type(node) is ast.Constant and (node.value is None or type(node.value) is bool)
+def _bindable(node) -> bool:
+    """A literal a callee's test of its parameter can be decided by: ``None``, a truth, an
+    int or a string (``update(lens, False)``, ``plan(..., 1)``, ``mode="decode"``)."""
+    return type(node) is ast.Constant and (
+        node.value is None or type(node.value) in (bool, int, str)
+    )
 
 
 def _leaves_unless_host(stmt: ast.If) -> str | None:

@@ -104,7 +104,8 @@ C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS
 # and whether its receiver is a name the function has shown to be on the host (after
 # ``if x.device.type != "cpu": return``).
 C_INTS, C_MODULE, C_HOST = 8, 9, 10
-# ... the arguments written as ``True``/``False``/``None`` ((position or keyword, value)),
+# ... the arguments written as a literal a test can be decided by -- ``True``, ``None``, an
+# int or a string ((position or keyword, value)) --
 # and the parameters whose value decides whether the call runs (``if use_ragged:`` around
 # it: ``("use_ragged", True)``; its ``else``: ``False``).
 C_CONSTS, C_GUARDS = 11, 12

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from .functions import (
     AFTER_TARGET,
+    C_KEYWORDS,
+    C_NARGS,
     F_CARRIERS,
     INSTALLERS,
     K_HELD,
@@ -27,7 +29,9 @@ from .functions import (
     K_RESULT,
     O_CLASS,
     O_END,
+    O_KWONLY,
     O_LINE,
+    O_PARAMS,
     O_QUAL,
     O_SELF,
 )
@@ -154,7 +158,9 @@ class Resolution:
         self._held[key] = result
         return result
 
-    def may_call(self, module: Module, outline: tuple, spelling: str) -> tuple[tuple, ...]:
+    def may_call(
+        self, module: Module, outline: tuple, spelling: str, call: tuple | None = None
+    ) -> tuple[tuple, ...]:
         """Every project function a call spelled ``spelling`` may run: ``(target, bound)``,
         ``bound`` the leading parameters bound before the call's own arguments where its
         spelling does not tell (1 for a method installed with ``partial``), else None.
@@ -165,7 +171,10 @@ class Resolution:
         in another: an instance's own attribute hides the class's method of that name); and
         for a method of an object of no known class, each function the module installs as
         that method on the object it is assigned to (``w.begin_forward = partial(plan,
-        w)``). The first answers the question of which function runs; these, which may."""
+        w)``). The first answers the question of which function runs; these, which may --
+        and given the ``call`` site, only those its arguments fit (``fits``): a prefill
+        wrapper's ``begin_forward(..., custom_mask=m)`` is not the installed decode plan,
+        which takes no ``custom_mask``."""
         found: list[tuple] = []
         one = self.resolve_call(module, outline, spelling)
         if one is not None:
@@ -179,16 +188,45 @@ class Resolution:
         elif outline[O_CLASS] and owner.startswith("self.") and owner[5:].isidentifier():
             held = self.attribute_class(module.name, outline[O_CLASS], owner[5:])
         if held is not None:
-            found.extend(self._held_functions(*held, attr))
+            maybe = self._held_functions(*held, attr)
         elif one is None:
             # An object of no known class -- a parameter, an element (`wrappers[i]`), a call's
             # result -- may be one the module patched; but inside a function the module
             # installs as that method, the call is the one it replaced (a wrapper of the
             # library's `plan` calls the library's `plan`).
             installed = self.installed_methods(module, attr)
-            if (module.name, outline[O_QUAL]) not in installed:
-                found.extend((target, 1) for target in installed)
+            if (module.name, outline[O_QUAL]) in installed:
+                installed = ()
+            maybe = tuple((target, 1) for target in installed)
+        else:
+            maybe = ()
+        for target, bound in maybe:
+            if call is None or self.fits(target, call, bound):
+                found.append((target, bound))
         return tuple(dict.fromkeys(found))
+
+    def fits(self, target: tuple[str, str], call: tuple, bound: int | None) -> bool:
+        """Whether ``call``'s arguments could be passed to ``target``: no keyword it has no
+        parameter for, no more positional arguments than it takes (past ``bound`` leading
+        ones, or ``self`` for a method), unless it takes ``**``/``*``. A function whose
+        ``def`` is not at hand fits any call."""
+        mod = self.module(target[0])
+        callee = mod.outline(target[1]) if mod is not None else None
+        if callee is None:
+            return True
+        params, kwonly = callee[O_PARAMS], callee[O_KWONLY]
+        positional = [p for p in params if not p.startswith("*")]
+        if bound is None:
+            bound = 1 if callee[O_SELF] and positional[:1] == [callee[O_SELF]] else 0
+        named = set(positional[bound:]) | {k for k in kwonly if not k.startswith("**")}
+        if not any(k.startswith("**") for k in kwonly) and any(
+            k != "**" and k not in named for k in call[C_KEYWORDS]
+        ):
+            return False
+        nargs = call[C_NARGS]
+        if nargs >= 0 and len(positional) == len(params):  # no `*args`
+            return bound + nargs <= len(positional)
+        return True
 
     def _held_functions(self, module: str, klass: str, attr: str) -> tuple[tuple, ...]:
         """Each project function ``klass``'s methods (or its bases') assign to ``self.attr``

@@ -22,10 +22,11 @@ resolved through the file's imports -- ``torch.cuda.synchronize``; ``*.item``
 for a method of any receiver -- or against the project function it resolves
 to, each with the reason printed in the finding). The check walks the
 project's call graph from each entry, breadth first, so the chain named is a
-shortest one, and reports one finding per entry and forbidden pattern, at the
-entry's call that starts the chain (or at the forbidden call itself when the
-entry spells it), naming every hop with its file and line -- as AC601 names
-an import chain.
+shortest one, and reports one finding per entry and forbidden call it reaches --
+each is a call to mend, and the sync a fix leaves is not hidden behind the one it
+removed -- at the entry's call that starts the chain (or at the forbidden call
+itself when the entry spells it), naming every hop with its file and line -- as
+AC601 names an import chain.
 
 What is followed (``checkers.analysis.program``): calls of the module's own
 functions and classes, of imported ones (through a package's re-exports),
@@ -43,7 +44,11 @@ too. A function a module installs as an object's method (``w.begin_forward =
 partial(fast_decode_plan, w)``, or ``types.MethodType``) is followed from that
 module's calls of the method on objects of no known class, with the object bound
 to its first parameter -- except inside such a function itself, where a call of
-the method it replaces is the library's own. What is not: a method of any other
+the method it replaces is the library's own. A function a call may run through an
+attribute or an installation is followed only from a call whose arguments it could
+take: a keyword it has no parameter for, or more positional arguments than it has,
+is another object's method (a prefill wrapper's ``begin_forward(...,
+custom_mask=m)`` is not the installed decode plan). What is not: a method of any other
 object (``layer(x)`` over a list of layers, ``batch.to_host()``: its class is
 not known without types), a subclass's override of the method ``self.m()``
 names, a function passed as a value and called elsewhere, what an attribute
@@ -59,7 +64,10 @@ decode path -- unless the contract says so. What holds whenever an entry runs is
 declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step):
 a call under an ``if`` on that attribute's other value, anywhere along a chain,
 is off the entry's path, as a call under ``if use_ragged:`` is when the caller
-passes ``use_ragged=False``. An ``and`` holds only where each operand does, so
+passes ``use_ragged=False`` -- or hands on unchanged a ``use_ragged`` its own caller
+passed so -- and the ``else`` of ``if page_size == 1:`` when it passes ``1`` (a
+literal decides a truth, ``is None`` or ``==`` with a literal; a comparison with a
+name's value stays undecided). An ``and`` holds only where each operand does, so
 ``if meta.is_prefill and meta.is_token_healing:`` is off a decode entry's path
 too, as is the ``else`` of an ``or`` one of whose operands the entry holds; and
 past ``if ctx.capturing: return ...``, the rest of the function runs only where
@@ -89,6 +97,7 @@ from contracts.fields import ConfigError, StringList, StringMap
 from ..analysis.call_patterns import (
     _MAX_FUNCTIONS,
     _bindings,
+    _bound_rules_out,
     _Forbidden,
     _globs,
     _hops,
@@ -554,13 +563,18 @@ class ReachableCalls(Contract):
             yield qual, outline, module.detail(qual)
 
     def _search(self, program, module, entry: str) -> list[tuple]:
-        """Per forbidden pattern, the shortest chain from ``entry``: (pattern, hops), each hop
-        ``(module, qual, call)``: the call made in that function, the last one forbidden.
+        """Per forbidden call reached, the shortest chain from ``entry`` to it: (pattern,
+        hops), each hop ``(module, qual, call)``: the call made in that function, the last one
+        forbidden.
 
-        A call that passes ``True``/``False``/``None`` for a parameter binds it in the
-        callee, whose calls under an ``if`` on that parameter that the value rules out are
-        not followed (``update(..., use_ragged=False)`` does not take ``if use_ragged:``).
+        A call that passes a literal for a parameter (``True``, ``None``, ``1``, ``"decode"``),
+        or hands on unchanged one its own caller bound, binds it in the callee, whose calls
+        under an ``if`` on that parameter that the value rules out are not followed
+        (``update(..., use_ragged=False)`` does not take ``if use_ragged:``, ``plan(..., 1)``
+        not the ``else`` of ``if page_size == 1:``).
         """
+        from ..analysis.functions import C_COL, C_LINE
+
         start = (module.name, entry, frozenset())
         parent: dict[tuple, tuple | None] = {start: None}
         queue = deque([start])
@@ -574,12 +588,13 @@ class ReachableCalls(Contract):
                 continue
             for call, pattern, key in self._edges(program, mod, node):
                 if pattern is not None:
-                    if pattern not in found:
-                        found[pattern] = _hops(parent, node, call, mod.path)
+                    site = (pattern, mod.name, call[C_LINE], call[C_COL])
+                    if site not in found:
+                        found[site] = _hops(parent, node, call, mod.path)
                 elif key not in parent:
                     parent[key] = (node, call, mod.path)
                     queue.append(key)
-        return [(pattern, hops) for pattern, hops in found.items()]
+        return [(site[0], hops) for site, hops in found.items()]
 
     def _edges(self, program, mod, node) -> tuple:
         """A function's calls as a search goes through them, in order: ``(call, pattern,
@@ -609,8 +624,7 @@ class ReachableCalls(Contract):
         conditions = self._conditions
         for call in detail[D_CALLS]:
             if bound and any(
-                name in bound and bool(bound[name]) is not required
-                for name, required in call[C_GUARDS]
+                _bound_rules_out(bound, name, required) for name, required in call[C_GUARDS]
             ):
                 continue  # under an `if` on a parameter the caller's value rules out
             if conditions and any(
@@ -626,12 +640,12 @@ class ReachableCalls(Contract):
                 continue
             # Every function the call may run, the one it names first: a method an instance
             # attribute or an installed function stands in for is a path too.
-            for target, leading in program.may_call(mod, outline, spelling):
+            for target, leading in program.may_call(mod, outline, spelling, call):
                 pattern = self._forbidden.match(f"{target[0]}.{target[1]}", call)
                 if pattern is not None:
                     made.append((call, pattern, None))
                 elif not self._boundary(program, target):
-                    bindings = _bindings(program, target, spelling, call, leading)
+                    bindings = _bindings(program, target, spelling, call, leading, bound, outline)
                     made.append((call, None, (*target, bindings)))
         edges = memo[key] = tuple(made)
         return edges

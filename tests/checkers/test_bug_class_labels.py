@@ -36,13 +36,21 @@ def test_two_findings_of_one_code_on_one_line_are_told_apart_and_others_keep_the
         _finding("AC801", 3, "assigns block (`x`) to `y`, declared token: ..."),
         _finding("AC801", 3, "adds token (`a`) to block (`b`): ..."),
         _finding("AC801", 4, "assigns block (`x`) to `y`, declared token: ..."),
-        _finding("AC821", 5, "`E.f` is an entry and reaches `*.item` (a host sync): ..."),
+        _finding("AC821", 5, "`E.f` is an entry and reaches `*.item` (a host sync): " + ITEM_AT_9),
+        _finding("AC821", 5, "`E.f` is an entry and reaches `*.item` (a host sync): " + ITEM_AT_12),
         _finding("AC821", 5, "`E.f` is an entry and reaches `*.tolist` (a host sync): ..."),
     ]
     assert bench.whats(found) == [
         "|assigns block",
         "|adds token",
         "",  # alone on its line: the key every earlier label has
-        "*.item",
+        # One entry reaches each forbidden call in a finding of its own: its place tells them
+        # apart.
+        "*.item@q.py:9",
+        "*.item@q.py:12",
         "*.tolist",
     ]
+
+
+ITEM_AT_9 = "E.f (tree/p.py:5) -> g (tree/q.py:9) -> `x.item()`"
+ITEM_AT_12 = "E.f (tree/p.py:5) -> g (tree/q.py:8) -> h (tree/q.py:12) -> `y.item()`"

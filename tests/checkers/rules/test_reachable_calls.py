@@ -174,7 +174,7 @@ def test_a_bare_name_in_a_method_is_not_a_method_of_its_class(tmp_path):
     assert check(tmp_path, source) == []
 
 
-def test_the_shortest_chain_is_named_and_one_finding_per_forbidden_pattern(tmp_path):
+def test_the_shortest_chain_to_each_forbidden_call_is_named_once(tmp_path):
     source = (
         "def a(x):\n"
         "    return b(x)\n"
@@ -189,9 +189,15 @@ def test_the_shortest_chain_is_named_and_one_finding_per_forbidden_pattern(tmp_p
         "    b(x)\n"
         "    return x.item()\n"
     )
-    (found,) = check(tmp_path, source)
-    assert (found.line, found.column) == (12, 12)
-    assert found.message.endswith("capture_it (pkg/builder.py:12) -> `x.item()`")
+    # `b`'s `.item()` is reached through `a` and through `b`: named once, by the shorter
+    # chain; the entry's own `.item()` is another call to mend, and a finding of its own.
+    direct, through_b = sorted(check(tmp_path, source), key=lambda f: -f.line)
+    assert (direct.line, direct.column) == (12, 12)
+    assert direct.message.endswith("capture_it (pkg/builder.py:12) -> `x.item()`")
+    assert (through_b.line, through_b.column) == (11, 5)
+    assert through_b.message.endswith(
+        "capture_it (pkg/builder.py:11) -> b (pkg/builder.py:6) -> `x.item()`"
+    )
 
 
 @pytest.mark.parametrize(
@@ -745,9 +751,14 @@ def test_only_a_method_that_may_assign_the_attribute_is_walked_to_learn_its_clas
             f"from pkg.model_base import Base\n\n\nclass Model(Base):\n{step}{second.format(klass)}"
         )
     found = check(tmp_path, source, files=files)
-    # Each entry's first call, through `self.norm` to the norm's `.item()`.
-    assert [f.line for f in found] == ([19, 29] if where == "checked-file" else [6, 11])
-    assert all("-> pkg.layers.RMSNorm.forward (pkg/layers.py:3) ->" in f.message for f in found)
+    # Each entry's call through `self.norm` to the norm's `.item()`; the second's through
+    # `self.pool` to the pool's as well.
+    lines = [19, 29] if where == "checked-file" else [6, 11]
+    norm = [
+        f.line for f in found if "-> pkg.layers.RMSNorm.forward (pkg/layers.py:3) ->" in f.message
+    ]
+    pool = [f.line for f in found if "-> pkg.layers.Pool.carve (pkg/layers.py:" in f.message]
+    assert (norm, pool, len(found)) == (lines, lines[1:], 3)
     # The entries, the one method assigning `self.norm` and `self.pool`, and the methods the
     # chains enter: the readers spell `self.norm` and `self.pool` with no `=` after them
     # (`==` is not one they can hide), and `Other.__init__` is of another class.
@@ -914,6 +925,126 @@ def test_a_literal_argument_binds_a_method_s_parameter_past_its_instance(tmp_pat
     # `False` binds `use_ragged` in each: past `self` for a method called on `self` and for
     # a class's `__init__`, as the first parameter of a function and of a static method.
     assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == []
+
+
+SYNCS = {"*.cpu": "a copy to the host", "*.tolist": "a host sync", "*.item": "a host sync"}
+
+
+def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
+    source = (
+        "from pkg.modes import Mode\n"
+        "\n"
+        "\n"
+        "def plan(lens, page_size, mode, window=None):\n"
+        "    if page_size == 1:\n"
+        "        host = None\n"
+        "    else:\n"
+        "        host = lens.cpu()\n"
+        "    if mode != 'decode':\n"
+        "        lens.tolist()\n"
+        "    if window is not None:\n"
+        "        lens.max().item()\n"
+        "    if mode == Mode.DRAFT:\n"
+        "        lens.sum().item()\n"
+        "    return host\n"
+        "\n"
+        "\n"
+        "def capture_decode(lens):\n"
+        "    return plan(lens, 1, 'decode')\n"
+        "\n"
+        "\n"
+        "def capture_prefill(lens):\n"
+        "    return plan(lens, 16, mode='prefill', window=4)\n"
+    )
+    files = {**TREE, "pkg/modes.py": "class Mode:\n    DRAFT = 'draft'\n"}
+    params = {"entries": ["*.capture_*"], "forbidden": SYNCS}
+    found = sorted(
+        (f.line, f.message.rpartition("-> ")[2])
+        for f in check(tmp_path, source, params=params, files=files)
+    )
+    # Decode's `1` and `'decode'` rule out the `.cpu()` and the `.tolist()`; the window's
+    # default is not bound (only what the call spells is), so `window is not None` is
+    # undecided there, as a comparison with a name's value (`Mode.DRAFT`) is from both.
+    assert found == [
+        (19, "`lens.max().item()`"),
+        (19, "`lens.sum().item()`"),
+        (23, "`lens.cpu()`"),
+        (23, "`lens.max().item()`"),
+        (23, "`lens.sum().item()`"),
+        (23, "`lens.tolist()`"),
+    ]
+
+
+def test_a_parameter_passed_on_unchanged_carries_its_caller_s_literal(tmp_path):
+    source = (
+        "def inner(lens, use_ragged):\n"
+        "    if use_ragged:\n"
+        "        return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def middle(lens, use_ragged):\n"
+        "    return inner(lens, use_ragged=use_ragged)\n"
+        "\n"
+        "\n"
+        "def rebinding(lens, use_ragged):\n"
+        "    use_ragged = not use_ragged\n"
+        "    return inner(lens, use_ragged)\n"
+        "\n"
+        "\n"
+        "def capture_passed(lens):\n"
+        "    return middle(lens, False)\n"
+        "\n"
+        "\n"
+        "def capture_rebound(lens):\n"
+        "    return rebinding(lens, False)\n"
+    )
+    # `middle` hands its caller's `False` on as it came; `rebinding` hands on a value of
+    # its own, which no literal decides.
+    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
+        "capture_rebound (pkg/builder.py:20) -> rebinding (pkg/builder.py:12)"
+        " -> inner (pkg/builder.py:3) -> `lens.tolist()`"
+    ]
+
+
+def test_a_function_a_call_may_run_is_followed_only_where_its_arguments_fit(tmp_path):
+    source = (
+        "from functools import partial\n"
+        "\n"
+        "\n"
+        "def fast_plan(self, indptr, page_size, *, non_blocking=True):\n"
+        "    return indptr.cpu()\n"
+        "\n"
+        "\n"
+        "def loose_plan(self, *args, **kwargs):\n"
+        "    return args[0].tolist()\n"
+        "\n"
+        "\n"
+        "def install(w, v):\n"
+        "    w.plan = partial(fast_plan, w)\n"
+        "    v.run = partial(loose_plan, v)\n"
+        "\n"
+        "\n"
+        "def capture_decode(w, indptr):\n"
+        "    return w.plan(indptr, 1, non_blocking=False)\n"
+        "\n"
+        "\n"
+        "def capture_prefill(w, qo, indptr):\n"
+        "    return w.plan(qo, indptr, 1)\n"
+        "\n"
+        "\n"
+        "def capture_masked(w, v, indptr, mask):\n"
+        "    w.plan(indptr, 1, custom_mask=mask)\n"
+        "    return v.run(indptr, 1, 2, 3, custom_mask=mask)\n"
+    )
+    # Past the bound `w`, `fast_plan` takes two positional arguments and no `custom_mask`:
+    # prefill's three and the masked call's keyword are another object's `plan`. A
+    # function taking `*args` and `**kwargs` fits any call.
+    forbidden = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
+    assert chains(tmp_path, source, forbidden) == [
+        "capture_decode (pkg/builder.py:18) -> fast_plan (pkg/builder.py:5) -> `indptr.cpu()`",
+        "capture_masked (pkg/builder.py:27) -> loose_plan (pkg/builder.py:9)"
+        " -> `args[...].tolist()`",
+    ]
 
 
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
