@@ -23,6 +23,15 @@ if TYPE_CHECKING:
     from .functions import _Summariser
 
 _ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
+# Statements whose every expression runs when they do (`_not_none_past` reads them whole).
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+# What runs only on some evaluations of its expression: a conditional expression's ways, an
+# `and`/`or`'s later operands, a lambda's or a comprehension's body.
+_LAZY = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)
+_LAZY += (ast.GeneratorExp,)
+# The operators `None` raises TypeError under (not `|`: `int | None` is a type).
+_NONE_RAISES = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+_NONE_RAISES += (ast.MatMult, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor)
 
 
 class FunctionWalker(UnitForms, DictPaths):
@@ -54,6 +63,9 @@ class FunctionWalker(UnitForms, DictPaths):
         self._host_roots: set[str] = set()  # names past a "return unless on the host" test
         self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
         self._past: tuple = ()  # what holds past the last `if` (one of whose ways leaves)
+        # Names the statements walked so far bind: a parameter among them may no longer hold
+        # what the caller passed.
+        self._rebound: set[str] = set()
         self._tail: tuple = ()  # what the last block's early exits left holding at its end
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
@@ -208,6 +220,9 @@ class FunctionWalker(UnitForms, DictPaths):
                 # Past `if c: return ...`, the rest of the block runs only where `c` is false
                 # (and past an `else` that leaves, only where it is true).
                 self._guards.extend(self._past)
+            elif type(stmt) in _SIMPLE and state is not _DEAD:
+                # Past `n = base + offset`, `offset` was not None: had it been, it raised.
+                self._hold(self._not_none_past(stmt))
         # What holds at the block's end from its own early exits, for an `if` around it.
         self._tail = tuple(self._guards[held:])
         del self._guards[held:]
@@ -253,6 +268,7 @@ class FunctionWalker(UnitForms, DictPaths):
             return self.effect(stmt.value, state)
         if kind is ast.If:
             self.expr(stmt.test)
+            self._hold(self._not_none_past(stmt.test))
             self._depth += 1
             held = len(self._guards)
             if_true, if_false = self._holding(stmt.test, True), self._holding(stmt.test, False)
@@ -325,6 +341,8 @@ class FunctionWalker(UnitForms, DictPaths):
             for handler in stmt.handlers:
                 if handler.type is not None:
                     self.expr(handler.type)
+                if handler.name:
+                    self._rebound.add(handler.name)
                 ends.append(self.block(handler.body, _copy(start)))
             self._depth -= 1
             out = ends[0]
@@ -364,9 +382,11 @@ class FunctionWalker(UnitForms, DictPaths):
             return state
         if kind is ast.Import or kind is ast.ImportFrom:
             self.s.imported(stmt, self.local_aliases)
+            self._rebound.update(a.asname or a.name.partition(".")[0] for a in stmt.names)
             return state
         if kind in (ast.Global, ast.Nonlocal):
             self.shadowed.update(stmt.names)
+            self._rebound.update(stmt.names)
             return state
         self.exprs_of(stmt)
         return state
@@ -511,6 +531,7 @@ class FunctionWalker(UnitForms, DictPaths):
         kind = type(target)
         if kind is ast.Name:
             self.shadowed.add(target.id)
+            self._rebound.add(target.id)
         elif kind in (ast.Tuple, ast.List):
             for elt in target.elts:
                 self.target_expr(elt)
@@ -578,6 +599,68 @@ class FunctionWalker(UnitForms, DictPaths):
                 tuple(self._guards),
             )
         )
+
+    def _hold(self, guards) -> None:
+        """Add guards that hold from here to the end of the block, each once."""
+        for guard in guards:
+            if guard not in self._guards:
+                self._guards.append(guard)
+
+    def _not_none_past(self, node) -> tuple[tuple[str, bool], ...]:
+        """Guards that hold once ``node`` (a statement, or an ``if`` test) has run: for each
+        parameter it uses in a way ``None`` does not support -- an operand of arithmetic, an
+        attribute's, a subscript's or a call's object -- ``(f"{p} is None", False)``, as an
+        ``if p is None: raise`` would say. Only what always runs counts (not a conditional
+        expression's ways, the right of an ``and``/``or``, a lambda or a comprehension),
+        and only a parameter nothing walked before rebinds: ``prefix_lens - x`` with
+        ``prefix_lens=None`` passed raises before anything after it is called."""
+        from .walk import child_fields
+
+        params = self.params
+        if len(params) <= (1 if self.self_name else 0):
+            return ()
+        used: list[str] = []
+        stack = [node]
+        pop, push = stack.pop, stack.append
+        while stack:
+            item = pop()
+            kind = type(item)
+            if kind is ast.NamedExpr:
+                self._rebound.add(item.target.id)
+            elif kind in _LAZY:
+                if kind is ast.IfExp:
+                    push(item.test)
+                elif kind is ast.BoolOp:
+                    push(item.values[0])
+                continue
+            if kind is ast.BinOp:
+                operands = (item.left, item.right) if type(item.op) in _NONE_RAISES else ()
+            elif kind is ast.UnaryOp:
+                operands = (item.operand,) if type(item.op) is not ast.Not else ()
+            elif kind is ast.Attribute or kind is ast.Subscript:
+                operands = (item.value,)
+            elif kind is ast.Call:
+                operands = (item.func,)
+            else:
+                operands = ()
+            for operand in operands:
+                if (
+                    type(operand) is ast.Name
+                    and operand.id in params
+                    and operand.id != self.self_name
+                    and operand.id not in used
+                ):
+                    used.append(operand.id)
+            if kind in _DEFS or kind is ast.ClassDef:
+                continue
+            for name in child_fields(kind):
+                value = getattr(item, name, None)
+                if type(value) is list:
+                    stack.extend(value)
+                elif value is not None:
+                    push(value)
+        rebound = self._rebound
+        return tuple((f"{p} is None", False) for p in used if p not in rebound)
 
     def _holding(self, test, value: bool) -> tuple[tuple[str, bool], ...]:
         """What an ``if`` test evaluating to ``value`` says of the names it tests, as guards:

@@ -67,7 +67,9 @@ is off the entry's path, as a call under ``if use_ragged:`` is when the caller
 passes ``use_ragged=False`` -- or hands on unchanged a ``use_ragged`` its own caller
 passed so -- and the ``else`` of ``if page_size == 1:`` when it passes ``1`` (a
 literal decides a truth, ``is None`` or ``==`` with a literal; a comparison with a
-name's value stays undecided). An ``and`` holds only where each operand does, so
+name's value stays undecided). A ``None`` passed for a parameter that the callee then
+uses as ``None`` cannot be used (``seq_lens - prefix_lens``, ``meta.is_decode``) raises
+there, so nothing after that use is on the path. An ``and`` holds only where each operand does, so
 ``if meta.is_prefill and meta.is_token_healing:`` is off a decode entry's path
 too, as is the ``else`` of an ``or`` one of whose operands the entry holds; and
 past ``if ctx.capturing: return ...``, the rest of the function runs only where

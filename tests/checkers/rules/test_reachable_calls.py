@@ -1006,6 +1006,52 @@ def test_a_parameter_passed_on_unchanged_carries_its_caller_s_literal(tmp_path):
     ]
 
 
+def test_past_a_use_none_does_not_support_a_parameter_bound_to_none_is_not(tmp_path):
+    source = (
+        "def update(lens, prefix_lens, window):\n"
+        "    kernel_lens = lens + window - prefix_lens\n"
+        "    return kernel_lens.sum().item()\n"
+        "\n"
+        "\n"
+        "def tested(lens, meta):\n"
+        "    if meta.is_decode:\n"
+        "        lens = lens + 1\n"
+        "    return lens.max().item()\n"
+        "\n"
+        "\n"
+        "def guarded(lens, prefix_lens):\n"
+        "    extra = prefix_lens.sum() if prefix_lens is not None else 0\n"
+        "    return (lens + extra).tolist()\n"
+        "\n"
+        "\n"
+        "def rebound(lens, prefix_lens):\n"
+        "    if prefix_lens is None:\n"
+        "        prefix_lens = lens\n"
+        "    total = lens + prefix_lens\n"
+        "    return total.cpu()\n"
+        "\n"
+        "\n"
+        "def capture_verify(lens):\n"
+        "    update(lens, None, 4)\n"
+        "    tested(lens, None)\n"
+        "    guarded(lens, None)\n"
+        "    rebound(lens, None)\n"
+        "\n"
+        "\n"
+        "def capture_extend(lens, prefix):\n"
+        "    return update(lens, prefix, 4)\n"
+    )
+    # `None - x` and `None.is_decode` raise, so nothing after them runs with a `None`
+    # passed; a conditional expression's way runs only where its test holds, and a
+    # parameter the function rebinds holds its own value, not the caller's.
+    assert chains(tmp_path, source, SYNCS) == [
+        "capture_verify (pkg/builder.py:27) -> guarded (pkg/builder.py:14) -> `.tolist()`",
+        "capture_verify (pkg/builder.py:28) -> rebound (pkg/builder.py:21) -> `total.cpu()`",
+        "capture_extend (pkg/builder.py:32) -> update (pkg/builder.py:3)"
+        " -> `kernel_lens.sum().item()`",
+    ]
+
+
 def test_a_function_a_call_may_run_is_followed_only_where_its_arguments_fit(tmp_path):
     source = (
         "from functools import partial\n"
