@@ -26,16 +26,21 @@ def _bindings(
     holding: dict | None = None,
     caller: tuple | None = None,
 ) -> frozenset:
-    """The callee's parameters a call binds to a literal (``function_walk._bindable``), by
-    name; ``bound`` the leading parameters bound before the call's arguments where the
-    spelling does not tell (a method installed with ``partial(f, obj)``: ``obj``). A
-    parameter of the ``caller`` (its outline) that its own caller bound (``holding``) and
-    that it passes on unchanged binds the callee's too: ``update(..., use_ragged=False)``
-    reaches ``if use_ragged:`` in the helper ``update`` hands ``use_ragged`` to."""
-    from .functions import C_CONSTS, C_ORIGINS, O_PARAMS, O_SELF
+    """What a call binds in the callee, by parameter name: each parameter it passes a
+    literal (``function_walk._bindable``); and, for a parameter of the ``caller`` (its
+    outline) handed on unchanged, the literal its own caller bound (``holding``) --
+    ``update(..., use_ragged=False)`` reaches ``if use_ragged:`` in the helper ``update``
+    hands ``use_ragged`` to -- and what the tests around the call say of it, as facts keyed
+    ``guard?`` in the callee's names: a call in the ``else`` of ``if
+    mode.is_decode_or_idle():`` that hands ``mode`` on gives the callee
+    ``("mode.is_decode_or_idle()?", False)``. ``bound`` is the leading parameters bound
+    before the call's arguments where the spelling does not tell (a method installed with
+    ``partial(f, obj)``: ``obj``)."""
+    from .functions import C_CONSTS, C_GUARDS, C_ORIGINS, O_PARAMS, O_SELF
 
     consts = list(call[C_CONSTS])
-    if holding and caller is not None:
+    passed: dict[str, object] = {}  # a caller's parameter handed on unchanged -> where
+    if caller is not None:
         names = [p for p in caller[O_PARAMS] if not p.startswith("*")]
         for where, origin in call[C_ORIGINS]:
             if origin[0] != "p":
@@ -43,9 +48,21 @@ def _bindings(
             name = origin[1]
             if isinstance(name, int):
                 name = names[name] if name < len(names) else None
-            if name in holding:
+            if name is None:
+                continue
+            passed.setdefault(name, where)
+            if holding and name in holding:
                 consts.append((where, holding[name]))
-    if not consts:
+    facts = []
+    if passed:
+        known = list(call[C_GUARDS])
+        if holding:
+            known += [(k[:-1], v) for k, v in holding.items() if k.endswith("?")]
+        for guard, truth in known:
+            root = _ROOT.match(guard)
+            if root is not None and root[0] in passed:
+                facts.append((passed[root[0]], guard[root.end() :], truth))
+    if not consts and not facts:
         return frozenset()
     mod = program.module(target[0])
     outline = mod.outline(target[1]) if mod is not None else None
@@ -56,14 +73,26 @@ def _bindings(
         shift = bound
     else:
         shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
+
+    def param(where):
+        if isinstance(where, int):
+            return params[where + shift] if where + shift < len(params) else None
+        return where
+
     out = []
     for where, value in consts:
-        if isinstance(where, int):
-            if where + shift < len(params):
-                out.append((params[where + shift], value))
-        else:
-            out.append((where, value))
+        name = param(where)
+        if name is not None:
+            out.append((name, value))
+    for where, rest, truth in facts:
+        name = param(where)
+        if name is not None:
+            out.append((f"{name}{rest}?", truth))
     return frozenset(out)
+
+
+# The name a guard tests the value of: `mode` in `mode.is_decode()`, `p is None`, `p == 1`.
+_ROOT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _bound_rules_out(bound: dict, guard: str, required: bool) -> bool:
@@ -73,6 +102,9 @@ def _bound_rules_out(bound: dict, guard: str, required: bool) -> bool:
     1:``, ``strict`` bound to ``None`` the body of ``if strict is not None:``. A comparison
     with a name's value (``mode == Mode.DECODE``) is not decided here: the literal is known,
     the constant is not."""
+    fact = bound.get(guard + "?")
+    if fact is not None:
+        return fact is not required
     tested, sep, constant = guard.partition(" == ")
     if sep:
         if tested not in bound:

@@ -11,6 +11,7 @@ it; and the reads pass published-keys asks of the file being checked (``read_onl
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
 from .dict_paths import _DEAD, DictPaths, _copy, _join
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from .functions import _Summariser
 
 _ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
+# A method that asks a question of its object (`is_decode()`, `has_prefix()`): its answer is
+# the object's, however often it is asked.
+_ASKS = re.compile(r"_*(?:is|has|can|should|does)_")
 # Statements whose every expression runs when they do (`_not_none_past` reads them whole).
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 # What runs only on some evaluations of its expression: a conditional expression's ways, an
@@ -694,11 +698,22 @@ class FunctionWalker(UnitForms, DictPaths):
         return () if subject is None else ((subject, value),)
 
     def _tested(self, node) -> str | None:
-        """A tested name as a guard names it: a parameter, or an attribute of a name."""
+        """A tested name as a guard names it: a parameter, an attribute of a name, or a
+        question asked of one with nothing passed (``mode.is_decode_or_idle()``: what a
+        predicate answers of an object, which the object's next holder is asked again)."""
         if type(node) is ast.Name and node.id in self.params and node.id != self.self_name:
             return node.id
         if type(node) is ast.Attribute:
             return dotted(node) or None
+        if (
+            type(node) is ast.Call
+            and not node.args
+            and not node.keywords
+            and type(node.func) is ast.Attribute
+            and _ASKS.match(node.func.attr)
+        ):
+            spelled = dotted(node.func)
+            return f"{spelled}()" if spelled else None
         return None
 
 

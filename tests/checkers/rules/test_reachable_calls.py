@@ -1052,6 +1052,51 @@ def test_past_a_use_none_does_not_support_a_parameter_bound_to_none_is_not(tmp_p
     ]
 
 
+def test_what_a_caller_s_tests_say_of_a_value_it_hands_on_holds_in_the_callee(tmp_path):
+    source = (
+        "class Base:\n"
+        "    def capture(self, lens, mode, spec):\n"
+        "        if mode.is_decode_or_idle():\n"
+        "            return lens.sum().item()\n"
+        "        if spec is not None:\n"
+        "            return spec.lens.tolist()\n"
+        "        return self.verify(lens, mode)\n"
+        "\n"
+        "    def verify(self, lens, mode):\n"
+        "        if mode.is_decode_or_idle():\n"
+        "            return lens.max().item()\n"
+        "        return lens.cpu()\n"
+        "\n"
+        "\n"
+        "class Derived(Base):\n"
+        "    def capture_graph(self, lens, mode, spec):\n"
+        "        if mode.is_decode_or_idle():\n"
+        "            return lens\n"
+        "        return super().capture(lens, mode, spec)\n"
+        "\n"
+        "    def capture_swapped(self, lens, mode):\n"
+        "        if not mode.is_decode_or_idle():\n"
+        "            mode = self.decode_mode\n"
+        "            return super().capture(lens, mode, None)\n"
+    )
+    # Past `if mode.is_decode_or_idle(): return`, the base is called with a mode that is
+    # not: its decode branches are off the path, down to `verify`, which `capture` hands
+    # `mode` on to; `spec is not None` is not known there, so its `.tolist()` stays. A mode
+    # rebound before it is handed on is another value: what the test said of the first
+    # says nothing of it, and the base's decode branch is reached -- while the base's own
+    # early return still tells `verify` what it tells itself.
+    assert chains(tmp_path, source, SYNCS) == [
+        "Derived.capture_graph (pkg/builder.py:19) -> Base.capture (pkg/builder.py:6)"
+        " -> `spec.lens.tolist()`",
+        "Derived.capture_graph (pkg/builder.py:19) -> Base.capture (pkg/builder.py:7)"
+        " -> Base.verify (pkg/builder.py:12) -> `lens.cpu()`",
+        "Derived.capture_swapped (pkg/builder.py:24) -> Base.capture (pkg/builder.py:4)"
+        " -> `lens.sum().item()`",
+        "Derived.capture_swapped (pkg/builder.py:24) -> Base.capture (pkg/builder.py:7)"
+        " -> Base.verify (pkg/builder.py:12) -> `lens.cpu()`",
+    ]
+
+
 def test_a_function_a_call_may_run_is_followed_only_where_its_arguments_fit(tmp_path):
     source = (
         "from functools import partial\n"
