@@ -45,11 +45,8 @@ def _bindings(
         for where, origin in call[C_ORIGINS]:
             if origin[0] != "p":
                 continue
-            name = origin[1]
-            if isinstance(name, int):
-                name = names[name] if name < len(names) else None
-            if name is None:
-                continue
+            # A position is the walk's index into these same parameters (`origin_of`).
+            name = names[origin[1]] if isinstance(origin[1], int) else origin[1]
             passed.setdefault(name, where)
             if holding and name in holding:
                 consts.append((where, holding[name]))

@@ -389,8 +389,8 @@ class FunctionWalker(UnitForms, DictPaths):
             self._rebound.update(a.asname or a.name.partition(".")[0] for a in stmt.names)
             return state
         if kind in (ast.Global, ast.Nonlocal):
+            # (Never a parameter's name, which would be a SyntaxError: not `_rebound`.)
             self.shadowed.update(stmt.names)
-            self._rebound.update(stmt.names)
             return state
         self.exprs_of(stmt)
         return state
@@ -621,8 +621,6 @@ class FunctionWalker(UnitForms, DictPaths):
         from .walk import child_fields
 
         params = self.params
-        if len(params) <= (1 if self.self_name else 0):
-            return ()
         used: list[str] = []
         stack = [node]
         pop, push = stack.pop, stack.append
@@ -655,8 +653,6 @@ class FunctionWalker(UnitForms, DictPaths):
                     and operand.id not in used
                 ):
                     used.append(operand.id)
-            if kind in _DEFS or kind is ast.ClassDef:
-                continue
             for name in child_fields(kind):
                 value = getattr(item, name, None)
                 if type(value) is list:

@@ -946,6 +946,8 @@ def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
         "        lens.max().item()\n"
         "    if mode == Mode.DRAFT:\n"
         "        lens.sum().item()\n"
+        "    if window == 4:\n"
+        "        lens.mean().item()\n"
         "    return host\n"
         "\n"
         "\n"
@@ -955,6 +957,10 @@ def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
         "\n"
         "def capture_prefill(lens):\n"
         "    return plan(lens, 16, mode='prefill', window=4)\n"
+        "\n"
+        "\n"
+        "def capture_extra(lens):\n"
+        "    return plan(lens, 1, 'decode', None, True)\n"
     )
     files = {**TREE, "pkg/modes.py": "class Mode:\n    DRAFT = 'draft'\n"}
     params = {"entries": ["*.capture_*"], "forbidden": SYNCS}
@@ -963,15 +969,19 @@ def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
         for f in check(tmp_path, source, params=params, files=files)
     )
     # Decode's `1` and `'decode'` rule out the `.cpu()` and the `.tolist()`; the window's
-    # default is not bound (only what the call spells is), so `window is not None` is
-    # undecided there, as a comparison with a name's value (`Mode.DRAFT`) is from both.
+    # default is not bound (only what the call spells is), so its two tests are undecided
+    # there, as a comparison with a name's value (`Mode.DRAFT`) is from every entry. A
+    # literal past the parameters binds nothing.
     assert found == [
-        (19, "`lens.max().item()`"),
-        (19, "`lens.sum().item()`"),
-        (23, "`lens.cpu()`"),
-        (23, "`lens.max().item()`"),
-        (23, "`lens.sum().item()`"),
-        (23, "`lens.tolist()`"),
+        (21, "`lens.max().item()`"),
+        (21, "`lens.mean().item()`"),
+        (21, "`lens.sum().item()`"),
+        (25, "`lens.cpu()`"),
+        (25, "`lens.max().item()`"),
+        (25, "`lens.mean().item()`"),
+        (25, "`lens.sum().item()`"),
+        (25, "`lens.tolist()`"),
+        (29, "`lens.sum().item()`"),
     ]
 
 
@@ -997,9 +1007,18 @@ def test_a_parameter_passed_on_unchanged_carries_its_caller_s_literal(tmp_path):
         "\n"
         "def capture_rebound(lens):\n"
         "    return rebinding(lens, False)\n"
+        "\n"
+        "\n"
+        "def keyword_only(lens, *, use_ragged):\n"
+        "    return inner(lens, use_ragged)\n"
+        "\n"
+        "\n"
+        "def capture_keyword(lens):\n"
+        "    return keyword_only(lens, use_ragged=False)\n"
     )
-    # `middle` hands its caller's `False` on as it came; `rebinding` hands on a value of
-    # its own, which no literal decides.
+    # `middle` hands its caller's `False` on as it came, and so does `keyword_only` its
+    # keyword-only parameter's; `rebinding` hands on a value of its own, which no literal
+    # decides.
     assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
         "capture_rebound (pkg/builder.py:20) -> rebinding (pkg/builder.py:12)"
         " -> inner (pkg/builder.py:3) -> `lens.tolist()`"
@@ -1057,7 +1076,7 @@ def test_what_a_caller_s_tests_say_of_a_value_it_hands_on_holds_in_the_callee(tm
         "class Base:\n"
         "    def capture(self, lens, mode, spec):\n"
         "        if mode.is_decode_or_idle():\n"
-        "            return lens.sum().item()\n"
+        "            lens.sum().item()\n"
         "        if spec is not None:\n"
         "            return spec.lens.tolist()\n"
         "        return self.verify(lens, mode)\n"
@@ -1080,11 +1099,10 @@ def test_what_a_caller_s_tests_say_of_a_value_it_hands_on_holds_in_the_callee(tm
         "            return super().capture(lens, mode, None)\n"
     )
     # Past `if mode.is_decode_or_idle(): return`, the base is called with a mode that is
-    # not: its decode branches are off the path, down to `verify`, which `capture` hands
-    # `mode` on to; `spec is not None` is not known there, so its `.tolist()` stays. A mode
-    # rebound before it is handed on is another value: what the test said of the first
-    # says nothing of it, and the base's decode branch is reached -- while the base's own
-    # early return still tells `verify` what it tells itself.
+    # not: its decode branch is off the path, and so is `verify`'s, which `capture` hands
+    # `mode` on to unasked; `spec is not None` is not known there, so its `.tolist()`
+    # stays. A mode rebound before it is handed on is another value: what the test said of
+    # the first says nothing of it.
     assert chains(tmp_path, source, SYNCS) == [
         "Derived.capture_graph (pkg/builder.py:19) -> Base.capture (pkg/builder.py:6)"
         " -> `spec.lens.tolist()`",
@@ -1093,7 +1111,75 @@ def test_what_a_caller_s_tests_say_of_a_value_it_hands_on_holds_in_the_callee(tm
         "Derived.capture_swapped (pkg/builder.py:24) -> Base.capture (pkg/builder.py:4)"
         " -> `lens.sum().item()`",
         "Derived.capture_swapped (pkg/builder.py:24) -> Base.capture (pkg/builder.py:7)"
+        " -> Base.verify (pkg/builder.py:11) -> `lens.max().item()`",
+        "Derived.capture_swapped (pkg/builder.py:24) -> Base.capture (pkg/builder.py:7)"
         " -> Base.verify (pkg/builder.py:12) -> `lens.cpu()`",
+    ]
+
+
+# What runs before `lens.tolist()` in a callee passed `None` for `p`, and whether the
+# `.tolist()` is still reached: past a use of `p` that `None` does not support, it is not.
+NONE_USES = (
+    ("x = p + 1", False),
+    ("x = -p", False),
+    ("x = p.shape", False),
+    ("x = p[0]", False),
+    ("p()", False),
+    ("x = foo(1, p.size)", False),  # an argument among others
+    ("x = (lens, p.size)", False),
+    ("x = 1 if p.ok else 2", False),  # a conditional expression's test always runs
+    ("x = p.ok and lens", False),  # an `and`'s first operand too
+    ("if p.ok:\n        pass", False),  # an `if` test, past both ways
+    ("x = p | lens", True),  # `int | None` is a type
+    ("x = not p", True),
+    ("x = p is None", True),
+    ("x = lens + 1 if p is None else p + 1", True),  # only one way runs
+    ("x = lens and p.ok", True),
+    ("x = [y + p.z for y in lens]", True),
+    ("f = lambda: p.x", True),
+    ("for y in lens:\n        x = p + 1", True),  # the loop may not run
+    ("p = lens\n    x = p + 1", True),  # another value, rebound first
+    ("(p := lens)\n    x = p + 1", True),
+    ("try:\n        pass\n    except ValueError as p:\n        pass\n    x = p.args", True),
+    ("import os as p\n    x = p.path", True),
+    ("import p.sub\n    x = p.sub", True),
+    ("x = p + 1\n    p = lens", False),  # the caller's `None` was used before the rebinding
+)
+
+
+@pytest.mark.parametrize(("statement", "reached"), NONE_USES)
+def test_what_a_none_parameter_cannot_survive_rules_out_what_follows(tmp_path, statement, reached):
+    source = (
+        "def callee(lens, p):\n"
+        f"    {statement}\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_it(lens):\n"
+        "    return callee(lens, None)\n"
+    )
+    assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
+
+
+def test_a_question_asked_with_arguments_tells_nothing_of_the_next_asking(tmp_path):
+    source = (
+        "def callee(lens, mode):\n"
+        "    if mode.is_kind(1):\n"
+        "        return lens.tolist()\n"
+        "    if mode.is_decode():\n"
+        "        return lens.cpu()\n"
+        "\n"
+        "\n"
+        "def capture_it(lens, mode):\n"
+        "    if mode.is_kind(1) or mode.is_decode():\n"
+        "        return lens\n"
+        "    return callee(lens, mode)\n"
+    )
+    # `is_decode()` asked with nothing passed is the object's answer, handed on; asked
+    # with an argument, the answer may be another for another argument.
+    forbidden = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
+    assert chains(tmp_path, source, forbidden) == [
+        "capture_it (pkg/builder.py:11) -> callee (pkg/builder.py:3) -> `lens.tolist()`"
     ]
 
 
@@ -1135,6 +1221,40 @@ def test_a_function_a_call_may_run_is_followed_only_where_its_arguments_fit(tmp_
         "capture_decode (pkg/builder.py:18) -> fast_plan (pkg/builder.py:5) -> `indptr.cpu()`",
         "capture_masked (pkg/builder.py:27) -> loose_plan (pkg/builder.py:9)"
         " -> `args[...].tolist()`",
+    ]
+
+
+def test_a_function_held_in_an_attribute_fits_with_self_bound_only_for_a_method(tmp_path):
+    source = (
+        "def plain_kernel(q, k, v):\n"
+        "    return q.tolist()\n"
+        "\n"
+        "\n"
+        "class Backend:\n"
+        "    def __init__(self, fast):\n"
+        "        if fast:\n"
+        "            self.fwd = self._fast\n"
+        "        else:\n"
+        "            self.fwd = plain_kernel\n"
+        "\n"
+        "    def _fast(self, q, k):\n"
+        "        return q.cpu()\n"
+        "\n"
+        "    def capture_three(self, q, k, v):\n"
+        "        return self.fwd(q, k, v)\n"
+        "\n"
+        "    def capture_two(self, q, k):\n"
+        "        return self.fwd(q, k)\n"
+    )
+    # The method is called with `self` bound, so it takes two arguments and not three; the
+    # plain function takes the three as they come (and two: a default is not known here).
+    forbidden = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
+    assert chains(tmp_path, source, forbidden) == [
+        "Backend.capture_three (pkg/builder.py:16) -> plain_kernel (pkg/builder.py:2)"
+        " -> `q.tolist()`",
+        "Backend.capture_two (pkg/builder.py:19) -> Backend._fast (pkg/builder.py:13) -> `q.cpu()`",
+        "Backend.capture_two (pkg/builder.py:19) -> plain_kernel (pkg/builder.py:2)"
+        " -> `q.tolist()`",
     ]
 
 
