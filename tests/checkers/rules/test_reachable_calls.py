@@ -927,7 +927,8 @@ def test_a_literal_argument_binds_a_method_s_parameter_past_its_instance(tmp_pat
     assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == []
 
 
-SYNCS = {"*.cpu": "a copy to the host", "*.tolist": "a host sync", "*.item": "a host sync"}
+COPIES = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
+SYNCS = {**COPIES, "*.item": "a host sync"}
 
 
 def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
@@ -1177,8 +1178,7 @@ def test_a_question_asked_with_arguments_tells_nothing_of_the_next_asking(tmp_pa
     )
     # `is_decode()` asked with nothing passed is the object's answer, handed on; asked
     # with an argument, the answer may be another for another argument.
-    forbidden = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
-    assert chains(tmp_path, source, forbidden) == [
+    assert chains(tmp_path, source, COPIES) == [
         "capture_it (pkg/builder.py:11) -> callee (pkg/builder.py:3) -> `lens.tolist()`"
     ]
 
@@ -1216,8 +1216,7 @@ def test_a_function_a_call_may_run_is_followed_only_where_its_arguments_fit(tmp_
     # Past the bound `w`, `fast_plan` takes two positional arguments and no `custom_mask`:
     # prefill's three and the masked call's keyword are another object's `plan`. A
     # function taking `*args` and `**kwargs` fits any call.
-    forbidden = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
-    assert chains(tmp_path, source, forbidden) == [
+    assert chains(tmp_path, source, COPIES) == [
         "capture_decode (pkg/builder.py:18) -> fast_plan (pkg/builder.py:5) -> `indptr.cpu()`",
         "capture_masked (pkg/builder.py:27) -> loose_plan (pkg/builder.py:9)"
         " -> `args[...].tolist()`",
@@ -1248,8 +1247,7 @@ def test_a_function_held_in_an_attribute_fits_with_self_bound_only_for_a_method(
     )
     # The method is called with `self` bound, so it takes two arguments and not three; the
     # plain function takes the three as they come (and two: a default is not known here).
-    forbidden = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
-    assert chains(tmp_path, source, forbidden) == [
+    assert chains(tmp_path, source, COPIES) == [
         "Backend.capture_three (pkg/builder.py:16) -> plain_kernel (pkg/builder.py:2)"
         " -> `q.tolist()`",
         "Backend.capture_two (pkg/builder.py:19) -> Backend._fast (pkg/builder.py:13) -> `q.cpu()`",
