@@ -30,60 +30,60 @@ AC601 names an import chain.
 
 What is followed (``checkers.analysis.program``): calls of the module's own
 functions and classes, of imported ones (through a package's re-exports),
-``self.m()`` on the method's class and then its bases in order,
-``super().m()``, a nested function's calls, and an attribute the class's
-methods assign an instance of one project class (``self.norm = RMSNorm(...)``):
-``self.norm(x)`` runs its ``__call__`` -- for a torch module, its ``forward`` --
-and ``self.pool.carve()`` its ``carve``; and the project functions such a class's
-methods assign to an attribute (``self.fill = fill_kv_cache``, ``self.fwd =
-self._forward_cuda``, as attention backends pick a kernel once): ``self.fill(k,
-v)`` may run each of them, and ``self.updater.update(x)`` each method an
-``__init__`` dispatches to (``self.update = self.update_sliding_window`` in one
-branch, ``self.update_single_wrapper`` in the other), the class's own ``update``
-too. A function a module installs as an object's method (``w.begin_forward =
-partial(fast_decode_plan, w)``, or ``types.MethodType``) is followed from that
-module's calls of the method on objects of no known class, with the object bound
-to its first parameter -- except inside such a function itself, where a call of
-the method it replaces is the library's own. A function a call may run through an
-attribute or an installation is followed only from a call whose arguments it could
-take: a keyword it has no parameter for, or more positional arguments than it has,
-is another object's method (a prefill wrapper's ``begin_forward(...,
-custom_mask=m)`` is not the installed decode plan). What is not: a method of any other
-object (``layer(x)`` over a list of layers, ``batch.to_host()``: its class is
-not known without types), a subclass's override of the method ``self.m()``
-names, a function passed as a value and called elsewhere, what an attribute
-holds when it was a parameter's value or a choice (``a if fast else b``), a
-method installed in another module (its objects are that module's), and
-third-party code (its source is not the project's). A forbidden *method* pattern (``*.item``)
-still matches such a call by its spelling, so a sync written on any receiver is
-found; only the hops through unknown objects' methods are lost. A call with a keyword that
-makes it safe (``repeat_interleave(..., output_size=n)``) is declared with
-``unless-keyword``. The graph is path-insensitive: a call under ``if
+``self.m()`` on the method's class and then its bases in order, ``super().m()``, a
+nested function's calls, and an attribute the class's methods assign an instance of
+one project class (``self.norm = RMSNorm(...)``): ``self.norm(x)`` runs its
+``__call__`` -- for a torch module, its ``forward`` -- and ``self.pool.carve()`` its
+``carve``; and the project functions such a class's methods assign to an attribute
+(``self.fill = fill_kv_cache``, ``self.fwd = self._forward_cuda``, as attention
+backends pick a kernel once): ``self.fill(k, v)`` may run each of them, and
+``self.updater.update(x)`` each method an ``__init__`` dispatches to (``self.update
+= self.update_sliding_window`` in one branch, ``self.update_single_wrapper`` in the
+other), the class's own ``update`` too. A function a module installs as an object's
+method (``w.begin_forward = partial(fast_decode_plan, w)``, or ``types.MethodType``)
+is followed from that module's calls of the method on objects of no known class,
+with the object bound to its first parameter -- except inside such a function
+itself, where a call of the method it replaces is the library's own. A function a
+call may run through an attribute or an installation is followed only from a call
+whose arguments it could take: a keyword it has no parameter for, or more positional
+arguments than it has, is another object's method (a prefill wrapper's
+``begin_forward(..., custom_mask=m)`` is not the installed decode plan). What is
+not: a method of any other object (``layer(x)`` over a list of layers,
+``batch.to_host()``: its class is not known without types), a subclass's override of
+the method ``self.m()`` names, a function passed as a value and called elsewhere,
+what an attribute holds when it was a parameter's value or a choice (``a if fast
+else b``), a method installed in another module (its objects are that module's), and
+third-party code (its source is not the project's). A forbidden *method* pattern
+(``*.item``) still matches such a call by its spelling, so a sync written on any
+receiver is found; only the hops through unknown objects' methods are lost. A call
+with a keyword that makes it safe (``repeat_interleave(..., output_size=n)``) is
+declared with ``unless-keyword``. The graph is path-insensitive: a call under ``if
 is_prefill:`` counts, because nothing here knows the condition is false on the
 decode path -- unless the contract says so. What holds whenever an entry runs is
-declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step):
-a call under an ``if`` on that attribute's other value, anywhere along a chain,
-is off the entry's path, as a call under ``if use_ragged:`` is when the caller
-passes ``use_ragged=False`` -- or hands on unchanged a ``use_ragged`` its own caller
-passed so -- and the ``else`` of ``if page_size == 1:`` when it passes ``1`` (a
-literal decides a truth, ``is None`` or ``==`` with a literal; a comparison with a
-name's value stays undecided). A ``None`` passed for a parameter that the callee then
-uses as ``None`` cannot be used (``seq_lens - prefix_lens``, ``meta.is_decode``) raises
-there, so nothing after that use is on the path. And what the tests around a call say
-of a value it hands on unchanged holds in the callee: past ``if mode.is_decode_or_idle():
-return``, a base class's capture called with ``mode`` does not take its own ``if
-mode.is_decode_or_idle():`` branch (a test is an attribute, a comparison, or a question
-asked of the value with nothing passed: ``is_``, ``has_``, ``can_``, ``should_``,
-``does_``; the value rebound first is another). An ``and`` holds only where each operand does, so
-``if meta.is_prefill and meta.is_token_healing:`` is off a decode entry's path
-too, as is the ``else`` of an ``or`` one of whose operands the entry holds; and
-past ``if ctx.capturing: return ...``, the rest of the function runs only where
-the test is false, as it does past ``if use_ragged: return ...`` for a caller
-passing ``True``. A condition may also name a value the path holds -- ``*.kv_size
-is None``, ``*.attn_state != *.PrefillNoCache`` -- which rules out a branch, or a
-conditional expression's way, tested on another (a constant is matched as
-spelled). Otherwise such a call is a finding to suppress with its reason, or a
-sign the branch belongs in a function of its own.
+declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step): a
+call under an ``if`` on that attribute's other value, anywhere along a chain, is off
+the entry's path, as a call under ``if use_ragged:`` is when the caller passes
+``use_ragged=False`` -- or hands on unchanged a ``use_ragged`` its own caller passed
+so -- and the ``else`` of ``if page_size == 1:`` when it passes ``1`` (a literal
+decides a truth, ``is None`` or ``==`` with a literal; a comparison with a name's
+value stays undecided). A ``None`` passed for a parameter that the callee then uses
+as ``None`` cannot be used (``seq_lens - prefix_lens``, ``meta.is_decode``) raises
+there, so nothing after that use is on the path. And what the tests around a call
+say of a value it hands on unchanged holds in the callee: past ``if
+mode.is_decode_or_idle(): return``, a base class's capture called with ``mode`` does
+not take its own ``if mode.is_decode_or_idle():`` branch (a test is an attribute, a
+comparison, or a question asked of the value with nothing passed: ``is_``, ``has_``,
+``can_``, ``should_``, ``does_``; the value rebound first is another). An ``and``
+holds only where each operand does, so ``if meta.is_prefill and
+meta.is_token_healing:`` is off a decode entry's path too, as is the ``else`` of an
+``or`` one of whose operands the entry holds; and past ``if ctx.capturing: return
+...``, the rest of the function runs only where the test is false, as it does past
+``if use_ragged: return ...`` for a caller passing ``True``. A condition may also
+name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
+*.PrefillNoCache`` -- which rules out a branch, or a conditional expression's way,
+tested on another (a constant is matched as spelled). Otherwise such a call is a
+finding to suppress with its reason, or a sign the branch belongs in a function of
+its own.
 
 Chains run through other files, so the findings are not ``CACHEABLE``: they
 are kept under the tree stamp, and a run over some files (pre-commit, the
@@ -578,7 +578,8 @@ class ReachableCalls(Contract):
         or hands on unchanged one its own caller bound, binds it in the callee, whose calls
         under an ``if`` on that parameter that the value rules out are not followed
         (``update(..., use_ragged=False)`` does not take ``if use_ragged:``, ``plan(..., 1)``
-        not the ``else`` of ``if page_size == 1:``).
+        not the ``else`` of ``if page_size == 1:``); so does what the tests around the call
+        say of a parameter it hands on (``_bindings``).
         """
         from ..analysis.functions import C_COL, C_LINE
 
