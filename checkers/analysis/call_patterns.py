@@ -148,6 +148,10 @@ def _spelled(spelling: str) -> str:
     return spelling + "()"
 
 
+# Methods whose result is host data: a method called on it reads no device.
+_HOST_COPIES = frozenset({"cpu()", "numpy()", "tolist()", "item()"})
+
+
 class _Forbidden:
     """The forbidden patterns, matched against a spelling: method patterns by their last name."""
 
@@ -176,12 +180,14 @@ class _Forbidden:
         if receiver:
             found = self.methods.get(last)
             host = self.host
-            if (
-                found is not None
-                and host is not None
-                and (
-                    call[C_HOST]
-                    or any(host.fullmatch(p.rstrip("()[]")) for p in receiver.split("."))
+            parts = receiver.split(".")
+            if found is not None and (
+                # What a copy to the host returned is on the host (`lens.cpu().int().tolist()`:
+                # the sync is the `.cpu()`, a call of its own).
+                any(p.rstrip("[]") in _HOST_COPIES for p in parts)
+                or (
+                    host is not None
+                    and (call[C_HOST] or any(host.fullmatch(p.rstrip("()[]")) for p in parts))
                 )
             ):
                 return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data

@@ -222,6 +222,10 @@ def test_the_shortest_chain_to_each_forbidden_call_is_named_once(tmp_path):
         ("lens_cpu.max().item()", False),
         ("lens_cpu[:n].max().item()", False),  # an element of host data is host data
         ("lens_cpu[0].item()", False),
+        ("lens.cpu().int().tolist()", False),  # the copy is the `.cpu()`, a call of its own
+        ("lens.cpu(non_blocking=True)[0].item()", False),
+        ("lens.numpy().tolist()", False),
+        ("lens.int().tolist()", True),
         ("lens[:n].max().item()", True),
         ("lens.tolist()", True),
         ("host_only(lens)", False),
