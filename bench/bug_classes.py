@@ -17,8 +17,8 @@ inference v2 (``deepspeed``), vLLM-Ascend at ``182b75ea`` (``vllm-ascend``), Tok
 at ``72689052`` (``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang``);
 after theirs, the text-generation-inference server at ``db931fcf`` (``tgi``); after its,
 nano-vllm at ``bb823b3e`` (``nano-vllm``) and Sarathi-Serve at ``96f99117``
-(``sarathi-serve``); after per-call findings and the callers' values,
-SGLang 0.5.3's package (``sglang-0.5.3``). A package tree is its wheel unpacked into ``<name>-<version>``
+(``sarathi-serve``); after per-call findings and the callers' values, SGLang 0.5.3's
+package (``sglang-0.5.3``). A package tree is its wheel unpacked into ``<name>-<version>``
 (``pip download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the
 trees named by a commit are that commit's ``git archive`` (of the GitHub repository:
 ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
