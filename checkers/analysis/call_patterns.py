@@ -148,6 +148,26 @@ def _spelled(spelling: str) -> str:
     return spelling + "()"
 
 
+def _copied(where) -> bool:
+    """Whether a local receiver was computed from host copies alone (``x = lens.cpu()``)."""
+    from .function_walk import HOST_COPY
+
+    return type(where) is tuple and all(name == HOST_COPY for name in where)
+
+
+def _on_host(host: re.Pattern, where, parts) -> bool:
+    """Whether a receiver is host data by the contract's host names: a part of its chain
+    named so (``lens_cpu``), or every name its local was computed from (``C_HOST``'s
+    tuple); ``where`` True when the walk saw a test that leaves unless it is."""
+    if where is True:
+        return True
+    from .function_walk import HOST_COPY
+
+    if where and all(name == HOST_COPY or host.fullmatch(name) for name in where):
+        return True
+    return any(host.fullmatch(p.rstrip("()[]")) for p in parts)
+
+
 # Methods whose result is host data: a method called on it reads no device.
 _HOST_COPIES = frozenset({"cpu()", "numpy()", "tolist()", "item()"})
 
@@ -185,10 +205,8 @@ class _Forbidden:
                 # What a copy to the host returned is on the host (`lens.cpu().int().tolist()`:
                 # the sync is the `.cpu()`, a call of its own).
                 any(p.rstrip("[]") in _HOST_COPIES for p in parts)
-                or (
-                    host is not None
-                    and (call[C_HOST] or any(host.fullmatch(p.rstrip("()[]")) for p in parts))
-                )
+                or _copied(call[C_HOST])
+                or (host is not None and _on_host(host, call[C_HOST], parts))
             ):
                 return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data
         if found is None:

@@ -27,6 +27,35 @@ _ORIGIN_TYPES = (ast.Name, ast.Attribute, ast.Call)
 # A method that asks a question of its object (`is_decode()`, `has_prefix()`): its answer is
 # the object's, however often it is asked.
 _ASKS = re.compile(r"_*(?:is|has|can|should|does)_")
+# A tensor's methods that may put its data elsewhere, the keywords that say where, and
+# torch's functions that make a tensor of no input (on the default device).
+_MOVES = frozenset({"to", "cuda", "npu", "xpu", "pin_memory", "new_tensor", "new_empty"})
+_MOVES |= frozenset({"new_zeros", "new_ones", "new_full"})
+_PLACING = frozenset({"device", "out"})
+_CONSTRUCTORS = frozenset({"tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones"})
+_CONSTRUCTORS |= frozenset({"full", "arange", "rand", "randn", "randint", "linspace", "eye"})
+_UNBOUND = object()
+# A tensor's methods whose result is on the host, and the source name that stands for it.
+_COPIES_TO_HOST = frozenset({"cpu", "numpy", "tolist", "item"})
+HOST_COPY = "cpu()"
+
+
+def _to_cpu(call: ast.Call) -> bool:
+    """``x.to("cpu")``, ``x.to(device="cpu")``: a move to the host."""
+    values = [*call.args[:1], *(kw.value for kw in call.keywords if kw.arg == "device")]
+    return any(type(v) is ast.Constant and v.value == "cpu" for v in values)
+
+
+def _merged(prior, new):
+    """A local's sources over its bindings: every binding's names, or None once one's are
+    unknown (``prior`` ``_UNBOUND`` for its first)."""
+    if prior is _UNBOUND:
+        return new
+    if prior is None or new is None:
+        return None
+    return tuple(dict.fromkeys((*prior, *new)))
+
+
 # Statements whose every expression runs when they do (`_not_none_past` reads them whole).
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 # What runs only on some evaluations of its expression: a conditional expression's ways, an
@@ -65,6 +94,9 @@ class FunctionWalker(UnitForms, DictPaths):
         self._captured_names: frozenset[str] | None = None
         self._int_params: set[str] = set()
         self._host_roots: set[str] = set()  # names past a "return unless on the host" test
+        # local -> the names of the data it was computed from (`_computed_from`), merged over
+        # every binding; None where one binding's were not known.
+        self._sources: dict[str, tuple[str, ...] | None] = {}
         self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
         self._past: tuple = ()  # what holds past the last `if` (one of whose ways leaves)
         # Names the statements walked so far bind: a parameter among them may no longer hold
@@ -252,8 +284,13 @@ class FunctionWalker(UnitForms, DictPaths):
             return _DEAD
         if kind is ast.Assign:
             self.expr(stmt.value)
-            for target in stmt.targets:
+            targets = stmt.targets
+            single = targets[0].id if len(targets) == 1 and type(targets[0]) is ast.Name else None
+            prior = self._sources.get(single, _UNBOUND) if single else None
+            for target in targets:
                 self.target_expr(target)
+            if single:
+                self._sources[single] = _merged(prior, self._computed_from(stmt.value))
             for target in stmt.targets:
                 state = self.assign(target, stmt.value, stmt, state)
             return state
@@ -536,6 +573,7 @@ class FunctionWalker(UnitForms, DictPaths):
         if kind is ast.Name:
             self.shadowed.add(target.id)
             self._rebound.add(target.id)
+            self._sources[target.id] = None  # bound here to what is not read
         elif kind in (ast.Tuple, ast.List):
             for elt in target.elts:
                 self.target_expr(elt)
@@ -591,7 +629,7 @@ class FunctionWalker(UnitForms, DictPaths):
                 tuple(origins),
                 tuple(ints),
                 module_form,
-                type(root) is ast.Name and root.id in self._host_roots,
+                self._host_of(node.func),
                 tuple(
                     [(i, a.value) for i, a in enumerate(node.args) if _bindable(a)]
                     + [
@@ -603,6 +641,95 @@ class FunctionWalker(UnitForms, DictPaths):
                 tuple(self._guards),
             )
         )
+
+    def _host_of(self, func) -> bool | tuple[str, ...]:
+        """What a call's receiver says of where its data lives (``C_HOST``), read at the name
+        it starts from through attributes, elements and methods other than a move: True past
+        a test that leaves unless it is on the host; else the names a local was computed
+        from, for the contract's host names to judge (``lens_tmp = torch.clamp(lens_cpu,
+        max=w)`` makes ``lens_tmp.sum().item()``'s ``("lens_cpu",)``); else False."""
+        root = func
+        while True:
+            kind = type(root)
+            if kind is ast.Attribute or kind is ast.Subscript:
+                root = root.value
+            elif kind is ast.Call and type(root.func) is ast.Attribute:
+                if root.func.attr in _MOVES:
+                    return False
+                root = root.func.value
+            else:
+                break
+        if type(root) is not ast.Name:
+            return False
+        if root.id in self._host_roots:
+            return True
+        return self._sources.get(root.id) or False
+
+    def _computed_from(self, node) -> tuple[str, ...] | None:
+        """The names of the data ``node`` computes from, where every operation in it keeps
+        its inputs' device: a name (or a local's own sources), an attribute's last name, an
+        element, arithmetic, a tensor's method other than a move (``.to()``, ``.cuda()``),
+        and ``torch.<op>(...)`` other than a constructor; constants add nothing. None for
+        anything else -- a call of another function, a move, a constructor, a keyword
+        naming a device -- whose result may live anywhere."""
+        found: list[str] = []
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is ast.Name:
+                known = self._sources.get(item.id, _UNBOUND)
+                if known is None:
+                    return None
+                found.extend((item.id,) if known is _UNBOUND else known)
+            elif kind is ast.Attribute:
+                found.append(item.attr)
+            elif kind is ast.Subscript:
+                stack.append(item.value)
+            elif kind is ast.BinOp:
+                stack.extend((item.left, item.right))
+            elif kind is ast.UnaryOp:
+                stack.append(item.operand)
+            elif kind is ast.Constant:
+                continue
+            elif kind is ast.Tuple or kind is ast.List:
+                stack.extend(item.elts)  # a shape, or the inputs `torch.cat` is given
+            elif kind is ast.Call and type(item.func) is ast.Attribute:
+                if any(kw.arg in _PLACING for kw in item.keywords) and not _to_cpu(item):
+                    return None
+                func, name = item.func, item.func.attr
+                if name in _COPIES_TO_HOST or (name == "to" and _to_cpu(item)):
+                    found.append(HOST_COPY)  # what the copy returned is on the host
+                    continue
+                module = self._module_spelled(func.value)
+                if module is not None:
+                    # `torch.clamp(x, ...)`: a torch function of its arguments.
+                    if module.partition(".")[0] != "torch" or name in _CONSTRUCTORS:
+                        return None
+                elif name in _MOVES:
+                    return None
+                else:
+                    stack.append(func.value)
+                stack.extend(a for a in item.args if type(a) is not ast.Starred)
+            else:
+                return None
+        return tuple(dict.fromkeys(found)) or None
+
+    def _module_spelled(self, node) -> str | None:
+        """The module a dotted name spells through the imports (``F`` -> ``torch.nn.
+        functional``), or None when its head is no imported module."""
+        root = node
+        while type(root) is ast.Attribute:
+            root = root.value
+        if type(root) is not ast.Name:
+            return None
+        head = self.local_aliases.get(root.id)
+        if head is None and root.id not in self.shadowed:
+            head = self.s.aliases.get(root.id)
+        if head is None:
+            return None
+        spelled = dotted(node)
+        return head + spelled[len(root.id) :] if spelled else None
 
     def _hold(self, guards) -> None:
         """Add guards that hold from here to the end of the block, each once."""

@@ -101,8 +101,9 @@ C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS
 # ... the arguments (positions, keyword names) that are evidently host ints (``3``,
 # ``int(n)``, a parameter annotated ``int``, a local bound to one), whether the callee
 # is spelled through an imported module (``torch.repeat_interleave``, not ``x.repeat_...``),
-# and whether its receiver is a name the function has shown to be on the host (after
-# ``if x.device.type != "cpu": return``).
+# and where its receiver's data lives: True for a name the function has shown to be on the
+# host (after ``if x.device.type != "cpu": return``), else the names a local receiver was
+# computed from (``FunctionWalker._computed_from``), else False.
 C_INTS, C_MODULE, C_HOST = 8, 9, 10
 # ... the arguments written as a literal a test can be decided by -- ``True``, ``None``, an
 # int or a string ((position or keyword, value)) --

@@ -256,6 +256,65 @@ def test_what_counts_as_a_forbidden_call(tmp_path, call, flagged):
     assert bool(check(tmp_path, source, params=params)) is flagged
 
 
+# A local computed before the call, the call, and whether it is a device read: a local is
+# host data when every name it was computed from is, through operations that keep their
+# inputs' device.
+HOST_LOCALS = (
+    ("tmp = torch.clamp(lens_cpu, max=4)", "tmp.sum().item()", False),
+    ("tmp = F.pad(lens_cpu, (1, 0))", "tmp.tolist()", False),
+    ("tmp = lens_cpu.sum()", "tmp.item()", False),
+    ("tmp = lens_cpu[:n] + 1", "tmp.tolist()", False),
+    ("tmp = -meta.seq_lens_cpu", "tmp.tolist()", False),
+    ("a = lens_cpu.sum()\n    tmp = a * 2", "tmp.item()", False),
+    ("tmp = lens.cpu()", "tmp.tolist()", False),  # a copy, reported where it is made
+    ("tmp = lens.to('cpu')", "tmp.tolist()", False),
+    ("tmp = lens.to(device='cpu', non_blocking=True)", "tmp.tolist()", False),
+    ("tmp = lens.cpu() + lens_cpu", "tmp.tolist()", False),
+    ("tmp = lens.cpu() + lens", "tmp.tolist()", True),
+    ("tmp = torch.minimum(lens_cpu, lens)", "tmp.item()", True),  # one input on the device
+    ("tmp = lens_cpu.to(device)", "tmp.item()", True),  # a move
+    ("tmp = lens_cpu.cuda()", "tmp.item()", True),
+    ("tmp = torch.clamp(lens_cpu, max=4, out=buf)", "tmp.item()", True),
+    ("tmp = torch.tensor(lens_cpu)", "tmp.item()", True),  # made on the default device
+    ("tmp = helper(lens_cpu)", "tmp.item()", True),  # another function's result
+    ("tmp = np.cumsum(lens_cpu)", "tmp.item()", True),  # not torch's: not read
+    ("tmp = lens_cpu.sum()\n    tmp = lens.sum()", "tmp.item()", True),  # bound twice
+    ("tmp = lens_cpu.sum()\n    for tmp in lens:\n        pass", "tmp.item()", True),
+    ("tmp = lens_cpu.sum()\n    tmp += lens", "tmp.item()", True),
+    ("tmp = torch.clamp(*args)", "tmp.item()", True),
+)
+
+
+@pytest.mark.parametrize(("bind", "call", "flagged"), HOST_LOCALS)
+def test_a_local_computed_from_host_data_only_is_host_data(tmp_path, bind, call, flagged):
+    params = {
+        "entries": ["*.capture_*"],
+        "forbidden": {"*.item": "a host sync", "*.tolist": "a host sync"},
+        "host-receivers": ["*_cpu"],
+    }
+    source = (
+        "import numpy as np\n"
+        "import torch\n"
+        "import torch.nn.functional as F\n\n\n"
+        "def capture_x(lens, lens_cpu, meta, n, device, buf, *args):\n"
+        f"    {bind}\n"
+        f"    return {call}\n"
+    )
+    assert bool(check(tmp_path, source, params=params)) is flagged
+
+
+def test_a_local_copied_to_the_host_is_host_data_with_no_host_names_declared(tmp_path):
+    source = (
+        "def capture_x(lens):\n"
+        "    copied = lens.cpu()\n"
+        "    moved = lens.float()\n"
+        "    return copied.tolist(), moved.tolist()\n"
+    )
+    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
+        "capture_x (pkg/builder.py:4) -> `moved.tolist()`"
+    ]
+
+
 def test_a_forbidden_method_of_an_element_is_printed_with_the_name_it_was_taken_of(tmp_path):
     source = "def capture_x(lens, n):\n    return lens[:n].max().item()\n"
     (found,) = check(tmp_path, source)
