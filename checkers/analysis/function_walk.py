@@ -286,7 +286,7 @@ class FunctionWalker(UnitForms, DictPaths):
             self.expr(stmt.value)
             targets = stmt.targets
             single = targets[0].id if len(targets) == 1 and type(targets[0]) is ast.Name else None
-            prior = self._sources.get(single, _UNBOUND) if single else None
+            prior = self._sources.get(single, _UNBOUND)
             for target in targets:
                 self.target_expr(target)
             if single:
@@ -728,8 +728,7 @@ class FunctionWalker(UnitForms, DictPaths):
             head = self.s.aliases.get(root.id)
         if head is None:
             return None
-        spelled = dotted(node)
-        return head + spelled[len(root.id) :] if spelled else None
+        return head + dotted(node)[len(root.id) :]  # a chain of names: never empty
 
     def _hold(self, guards) -> None:
         """Add guards that hold from here to the end of the block, each once."""

@@ -271,7 +271,14 @@ HOST_LOCALS = (
     ("tmp = lens.to(device='cpu', non_blocking=True)", "tmp.tolist()", False),
     ("tmp = lens.cpu() + lens_cpu", "tmp.tolist()", False),
     ("tmp = lens.cpu() + lens", "tmp.tolist()", True),
+    ("tmp = torch.cat((lens_cpu, meta.seq_lens_cpu))", "tmp.tolist()", False),
+    ("tmp = lens_cpu.sum()\n    tmp = lens_cpu.max()", "tmp.item()", False),  # both host
+    ("import torch.nn.functional as G\n    tmp = G.pad(lens_cpu, (1, 0))", "tmp.tolist()", False),
     ("tmp = torch.minimum(lens_cpu, lens)", "tmp.item()", True),  # one input on the device
+    ("tmp = torch.cat([lens_cpu, lens])", "tmp.tolist()", True),
+    ("tmp = lens_cpu.sum()", "tmp.cuda().item()", True),  # moved before it is read
+    ("tmp = lens_cpu.sum()", "helper(tmp).item()", True),
+    ("F = lens\n    tmp = F.pad(lens_cpu, (1, 0))", "tmp.tolist()", True),  # not the module
     ("tmp = lens_cpu.to(device)", "tmp.item()", True),  # a move
     ("tmp = lens_cpu.cuda()", "tmp.item()", True),
     ("tmp = torch.clamp(lens_cpu, max=4, out=buf)", "tmp.item()", True),
