@@ -36,12 +36,12 @@ def _bindings(
     ``("mode.is_decode_or_idle()?", False)``. ``bound`` is the leading parameters bound
     before the call's arguments where the spelling does not tell (a method installed with
     ``partial(f, obj)``: ``obj``)."""
-    from .functions import C_CONSTS, C_GUARDS, C_ORIGINS, O_PARAMS, O_SELF
+    from .functions import C_CONSTS, C_GUARDS, C_ORIGINS, O_SELF, positional_params
 
     consts = list(call[C_CONSTS])
     passed: dict[str, object] = {}  # a caller's parameter handed on unchanged -> where
     if caller is not None:
-        names = [p for p in caller[O_PARAMS] if not p.startswith("*")]
+        names = positional_params(caller)
         for where, origin in call[C_ORIGINS]:
             if origin[0] != "p":
                 continue
@@ -65,7 +65,7 @@ def _bindings(
     outline = mod.outline(target[1]) if mod is not None else None
     if outline is None:
         return frozenset()
-    params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+    params = positional_params(outline)
     if bound is not None:
         shift = bound
     else:
@@ -148,28 +148,25 @@ def _spelled(spelling: str) -> str:
     return spelling + "()"
 
 
-def _copied(where) -> bool:
-    """Whether a local receiver was computed from host copies alone (``x = lens.cpu()``)."""
-    from .function_walk import HOST_COPY
+def _on_host(host: re.Pattern | None, where, parts: list[str]) -> bool:
+    """Whether a receiver (its chain's ``parts``) is host data: past a copy to the host
+    (``lens.cpu().int()``); computed from copies alone, or from the contract's ``host``
+    names (``C_HOST``'s tuple: ``x = torch.clamp(lens_cpu, ...)``); and, with host names
+    declared, a part of its chain named so (``lens_cpu``) or ``where`` True, where the walk
+    saw a test that leaves unless it is."""
+    from .functions import HOST_COPIES, HOST_COPY
 
-    return type(where) is tuple and all(name == HOST_COPY for name in where)
-
-
-def _on_host(host: re.Pattern, where, parts) -> bool:
-    """Whether a receiver is host data by the contract's host names: a part of its chain
-    named so (``lens_cpu``), or every name its local was computed from (``C_HOST``'s
-    tuple); ``where`` True when the walk saw a test that leaves unless it is."""
-    if where is True:
+    for part in parts:
+        called = part.rstrip("[]")
+        if called.endswith("()") and called[:-2] in HOST_COPIES:
+            return True
+    if type(where) is tuple and all(
+        name == HOST_COPY or (host is not None and host.fullmatch(name)) for name in where
+    ):
         return True
-    from .function_walk import HOST_COPY
-
-    if where and all(name == HOST_COPY or host.fullmatch(name) for name in where):
-        return True
-    return any(host.fullmatch(p.rstrip("()[]")) for p in parts)
-
-
-# Methods whose result is host data: a method called on it reads no device.
-_HOST_COPIES = frozenset({"cpu()", "numpy()", "tolist()", "item()"})
+    if host is None:
+        return False
+    return where is True or any(host.fullmatch(p.rstrip("()[]")) for p in parts)
 
 
 class _Forbidden:
@@ -199,15 +196,9 @@ class _Forbidden:
         receiver, _, last = spelling.rpartition(".")
         if receiver:
             found = self.methods.get(last)
-            host = self.host
-            parts = receiver.split(".")
-            if found is not None and (
-                # What a copy to the host returned is on the host (`lens.cpu().int().tolist()`:
-                # the sync is the `.cpu()`, a call of its own).
-                any(p.rstrip("[]") in _HOST_COPIES for p in parts)
-                or _copied(call[C_HOST])
-                or (host is not None and _on_host(host, call[C_HOST], parts))
-            ):
+            # What a copy to the host returned is on the host (`lens.cpu().int().tolist()`: the
+            # sync is the `.cpu()`, a call of its own).
+            if found is not None and _on_host(self.host, call[C_HOST], receiver.split(".")):
                 return None  # `lens_cpu.tolist()`, `lens_cpu.max().item()`: host data
         if found is None:
             for regex, pattern in self.others:

@@ -83,7 +83,7 @@ def _called_names(program, module, caller) -> frozenset[str]:
 
 def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] | None:
     """Keys a callee writes into the dict handed to it at ``where``; None when not known."""
-    from .functions import D_FILLS, O_PARAMS, O_SELF
+    from .functions import D_FILLS, O_SELF, positional_params
 
     target = rule._resolve(program, module, outline, spelling)
     if target is None:
@@ -93,7 +93,7 @@ def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] |
     detail = callee_module.detail(target[1]) if callee is not None else None
     if detail is None:
         return None
-    params = [p for p in callee[O_PARAMS] if not p.startswith("*")]
+    params = positional_params(callee)
     if isinstance(where, int):
         bound = 1 if callee[O_SELF] and "." in spelling else 0
         index = where + bound
@@ -113,13 +113,13 @@ def _filled(rule, program, module, outline, spelling, where) -> frozenset[str] |
 def callers_passing(rule, program, module, outline, param) -> list[tuple[tuple, tuple]]:
     """``(caller outline, origin of the argument)`` for each call in ``module`` of the
     function ``outline`` that passes its parameter ``param`` (a position or a name)."""
-    from .functions import C_ORIGINS, C_SPELLING, D_CALLS, O_PARAMS, O_QUAL, O_SELF
+    from .functions import C_ORIGINS, C_SPELLING, D_CALLS, O_QUAL, O_SELF, positional_params
 
     key = ("callers", module.name, outline[O_QUAL], param)
     if key in rule._memo:
         return rule._memo[key]
     found = []
-    params = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+    params = positional_params(outline)
     name = params[param] if isinstance(param, int) and param < len(params) else param
     short = outline[O_QUAL].rpartition(".")[2]
     spelled = module.lines_mentioning(short)

@@ -15,10 +15,18 @@ import re
 from typing import TYPE_CHECKING
 
 from .dict_paths import _DEAD, DictPaths, _copy, _join
-from .functions import _DEFS, _HEADER_FIELDS, UNKNOWN, _const_key, _header_end_of
+from .functions import (
+    _DEFS,
+    _HEADER_FIELDS,
+    HOST_COPIES,
+    HOST_COPY,
+    UNKNOWN,
+    _const_key,
+    _header_end_of,
+)
 from .names import dotted
 from .unit_forms import UnitForms, _annotated_int
-from .walk import statement_lists
+from .walk import child_fields, statement_lists
 
 if TYPE_CHECKING:
     from .functions import _Summariser
@@ -35,9 +43,7 @@ _PLACING = frozenset({"device", "out"})
 _CONSTRUCTORS = frozenset({"tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones"})
 _CONSTRUCTORS |= frozenset({"full", "arange", "rand", "randn", "randint", "linspace", "eye"})
 _UNBOUND = object()
-# A tensor's methods whose result is on the host, and the source name that stands for it.
-_COPIES_TO_HOST = frozenset({"cpu", "numpy", "tolist", "item"})
-HOST_COPY = "cpu()"
+_COPIES_TO_HOST = frozenset(HOST_COPIES)
 
 
 def _to_cpu(call: ast.Call) -> bool:
@@ -456,8 +462,6 @@ class FunctionWalker(UnitForms, DictPaths):
 
     def expr(self, node) -> None:
         """Record every call under an expression (a lambda's body included)."""
-        from .walk import child_fields
-
         stack = [node]
         pop, push = stack.pop, stack.append
         call_type, subscript, load, compare = ast.Call, ast.Subscript, ast.Load, ast.Compare
@@ -612,10 +616,7 @@ class FunctionWalker(UnitForms, DictPaths):
         module_form = (
             type(node.func) is ast.Attribute
             and type(root) is ast.Name
-            and (
-                root.id in self.local_aliases
-                or (root.id in self.s.aliases and root.id not in self.shadowed)
-            )
+            and self._imported(root.id) is not None
         )
         self.calls.append(
             (
@@ -715,20 +716,23 @@ class FunctionWalker(UnitForms, DictPaths):
                 return None
         return tuple(dict.fromkeys(found)) or None
 
+    def _imported(self, name: str) -> str | None:
+        """What an imported name stands for here (``F`` -> ``torch.nn.functional``), or None
+        where none is imported so, or a parameter or local of that name hides it."""
+        head = self.local_aliases.get(name)
+        if head is None and name not in self.shadowed:
+            head = self.s.aliases.get(name)
+        return head
+
     def _module_spelled(self, node) -> str | None:
-        """The module a dotted name spells through the imports (``F`` -> ``torch.nn.
-        functional``), or None when its head is no imported module."""
+        """The module a dotted name spells through the imports (``F.pad``'s ``F`` ->
+        ``torch.nn.functional``), or None when its head is no imported name."""
         root = node
         while type(root) is ast.Attribute:
             root = root.value
-        if type(root) is not ast.Name:
+        if type(root) is not ast.Name or self._imported(root.id) is None:
             return None
-        head = self.local_aliases.get(root.id)
-        if head is None and root.id not in self.shadowed:
-            head = self.s.aliases.get(root.id)
-        if head is None:
-            return None
-        return head + dotted(node)[len(root.id) :]  # a chain of names: never empty
+        return self.s.spell(node, self.shadowed, local=self.local_aliases)
 
     def _hold(self, guards) -> None:
         """Add guards that hold from here to the end of the block, each once."""
@@ -744,8 +748,6 @@ class FunctionWalker(UnitForms, DictPaths):
         expression's ways, the right of an ``and``/``or``, a lambda or a comprehension),
         and only a parameter nothing walked before rebinds: ``prefix_lens - x`` with
         ``prefix_lens=None`` passed raises before anything after it is called."""
-        from .walk import child_fields
-
         params = self.params
         used: list[str] = []
         stack = [node]
@@ -967,8 +969,6 @@ class CalledNamesWalker(_OutlineWalker):
         self.names: set[str] = set()
 
     def expr(self, node) -> None:
-        from .walk import child_fields
-
         stack = [node]
         pop, extend, push = stack.pop, stack.extend, stack.append
         call_type, attribute, names = ast.Call, ast.Attribute, self.names

@@ -115,9 +115,19 @@ C_CONSTS, C_GUARDS = 11, 12
 # function's reference, spelled as a call of it would be, or ``?``); or a function installed
 # as the object's own method (``w.plan = partial(fast_plan, w)``), its first parameter bound.
 K_RESULT, K_HELD, K_INSTALLED = 0, 1, 2
+# A tensor's methods whose result is host data (a method called on it reads no device), and
+# the name a local computed from such a copy records as its source (``C_HOST``).
+HOST_COPIES = ("cpu", "numpy", "tolist", "item")
+HOST_COPY = "cpu()"
 # The calls that install a function as an object's own method, the object their second
 # argument: `functools.partial(f, obj)`, `types.MethodType(f, obj)`.
 INSTALLERS = ("partial", "MethodType")
+
+
+def positional_params(outline: tuple) -> list[str]:
+    """A function's positional parameters, in order: ``O_PARAMS`` less its ``*args``."""
+    return [p for p in outline[O_PARAMS] if not p.startswith("*")]
+
 
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).
@@ -189,7 +199,7 @@ class Outliner:
         from .function_walk import FunctionWalker  # which reads this module's constants
 
         node, outline, inherited = self._builder.nodes[index]
-        positional = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+        positional = positional_params(outline)
         walker = FunctionWalker(self._builder, node, outline[O_SELF], positional)
         if inherited:
             walker.shadowed.discard(outline[O_SELF])
@@ -425,7 +435,7 @@ class _Summariser:
 
     def _walked(self, entry, walker_type):
         node, outline, inherited = entry
-        positional = [p for p in outline[O_PARAMS] if not p.startswith("*")]
+        positional = positional_params(outline)
         walker = walker_type(self, node, outline[O_SELF], positional)
         if inherited:
             walker.shadowed.discard(outline[O_SELF])

@@ -34,6 +34,7 @@ from .functions import (
     O_PARAMS,
     O_QUAL,
     O_SELF,
+    positional_params,
 )
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ class Resolution:
         if callee is None:
             return True
         params, kwonly = callee[O_PARAMS], callee[O_KWONLY]
-        positional = [p for p in params if not p.startswith("*")]
+        positional = positional_params(callee)
         if bound is None:
             bound = 1 if callee[O_SELF] and positional[:1] == [callee[O_SELF]] else 0
         named = set(positional[bound:]) | {k for k in kwonly if not k.startswith("**")}

@@ -336,7 +336,7 @@ class Walker:
         return _Deferred(node)
 
     def positional(self, node, spelling, args) -> None:
-        from ..analysis.functions import O_PARAMS, O_QUAL, O_SELF
+        from ..analysis.functions import O_QUAL, O_SELF, positional_params
 
         if not self._may_answer(node, args):
             return
@@ -347,7 +347,7 @@ class Walker:
         callee = callee_module.outline(target[1]) if callee_module is not None else None
         if callee is None:
             return
-        params = [p for p in callee[O_PARAMS] if not p.startswith("*")]
+        params = positional_params(callee)
         bound = 1 if callee[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
         for i, unit in enumerate(args):
             if type(node.args[i]) is ast.Starred:

@@ -55,13 +55,14 @@ what an attribute holds when it was a parameter's value or a choice (``a if fast
 else b``), a method installed in another module (its objects are that module's), and
 third-party code (its source is not the project's). A forbidden *method* pattern
 (``*.item``) still matches such a call by its spelling, so a sync written on any
-receiver is found; only the hops through unknown objects' methods are lost -- but not
-on what a copy to the host returned (``lens.cpu().int().tolist()``: the ``.cpu()`` is
-the sync, and a finding of its own), nor on a local computed from host data alone
-through operations that keep their inputs' device (``tmp = torch.clamp(lens_cpu,
-max=w)``, ``host = lens.cpu()``; not a move, a constructor, another function's result,
-or a local bound elsewhere to anything else). A call with a keyword that makes it safe (``repeat_interleave(..., output_size=n)``) is
-declared with ``unless-keyword``. The graph is path-insensitive: a call under ``if
+receiver is found; only the hops through unknown objects' methods are lost -- but
+not on what a copy to the host returned (``lens.cpu().int().tolist()``: the
+``.cpu()`` is the sync, and a finding of its own), nor on a local computed from host
+data alone through operations that keep their inputs' device (``tmp =
+torch.clamp(lens_cpu, max=w)``, ``host = lens.cpu()``; not a move, a constructor,
+another function's result, or a local bound elsewhere to anything else). A call with
+a keyword that makes it safe (``repeat_interleave(..., output_size=n)``) is declared
+with ``unless-keyword``. The graph is path-insensitive: a call under ``if
 is_prefill:`` counts, because nothing here knows the condition is false on the
 decode path -- unless the contract says so. What holds whenever an entry runs is
 declared in ``entry-conditions`` (``*.is_decoding`` for a captured decode step): a
