@@ -27,7 +27,7 @@ def _bindings(
     caller: tuple | None = None,
 ) -> frozenset:
     """What a call binds in the callee, by parameter name: each parameter it passes a
-    literal (``function_walk._bindable``); and, for a parameter of the ``caller`` (its
+    literal or a value not None by its form (``function_walk._bound``); and, for a parameter of the ``caller`` (its
     outline) handed on unchanged, the literal its own caller bound (``holding``) --
     ``update(..., use_ragged=False)`` reaches ``if use_ragged:`` in the helper ``update``
     hands ``use_ragged`` to -- and what the tests around the call say of it, as facts keyed
@@ -98,20 +98,25 @@ def _bound_rules_out(bound: dict, guard: str, required: bool) -> bool:
     use_ragged:``'s body, ``page_size`` bound to ``1`` the ``else`` of ``if page_size ==
     1:``, ``strict`` bound to ``None`` the body of ``if strict is not None:``. A comparison
     with a name's value (``mode == Mode.DECODE``) is not decided here: the literal is known,
-    the constant is not."""
+    the constant is not. A value known only not to be None (``NOT_NONE``: ``lens.cpu()``
+    passed) decides ``is None`` and nothing else."""
+    from .functions import NOT_NONE
+
     fact = bound.get(guard + "?")
     if fact is not None:
         return fact is not required
-    tested, sep, constant = guard.partition(" == ")
-    if sep:
-        if tested not in bound:
-            return False
-        literal = _literal(constant)
-        return literal is not _UNKNOWN and (bound[tested] == literal) is not required
     if guard.endswith(" is None"):
         tested = guard.removesuffix(" is None")
         return tested in bound and (bound[tested] is None) is not required
-    return guard in bound and bool(bound[guard]) is not required
+    tested, sep, constant = guard.partition(" == ")
+    if sep:
+        value = bound.get(tested, NOT_NONE)
+        if value is NOT_NONE:
+            return False
+        literal = _literal(constant)
+        return literal is not _UNKNOWN and (value == literal) is not required
+    value = bound.get(guard, NOT_NONE)
+    return value is not NOT_NONE and bool(value) is not required
 
 
 _UNKNOWN = object()

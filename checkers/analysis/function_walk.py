@@ -20,6 +20,7 @@ from .functions import (
     _HEADER_FIELDS,
     HOST_COPIES,
     HOST_COPY,
+    NOT_NONE,
     UNKNOWN,
     _const_key,
     _header_end_of,
@@ -632,11 +633,11 @@ class FunctionWalker(UnitForms, DictPaths):
                 module_form,
                 self._host_of(node.func),
                 tuple(
-                    [(i, a.value) for i, a in enumerate(node.args) if _bindable(a)]
+                    [(i, v) for i, a in enumerate(node.args) if (v := _bound(a)) is not _FREE]
                     + [
-                        (kw.arg, kw.value.value)
+                        (kw.arg, v)
                         for kw in node.keywords
-                        if kw.arg and _bindable(kw.value)
+                        if kw.arg and (v := _bound(kw.value)) is not _FREE
                     ]
                 ),
                 tuple(self._guards),
@@ -852,12 +853,31 @@ def _constant_spelling(node) -> str | None:
     return None
 
 
-def _bindable(node) -> bool:
-    """A literal a callee's test of its parameter can be decided by: ``None``, a truth, an
-    int or a string (``update(lens, False)``, ``plan(..., 1)``, ``mode="decode"``)."""
-    return type(node) is ast.Constant and (
-        node.value is None or type(node.value) in (bool, int, str)
-    )
+# What an argument binds when its form says no more than that it is not None: arithmetic, a
+# comparison, a display or comprehension, an f-string, a lambda; a literal of no bindable
+# type; a tensor's copy to the host or move (a tensor, a list or a number, never None).
+_NOT_NONE_FORMS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.Lambda)
+_NOT_NONE_FORMS += (ast.List, ast.Tuple, ast.Dict, ast.Set)
+_NOT_NONE_FORMS += (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_TENSOR_RESULTS = _MOVES | frozenset(HOST_COPIES)
+_FREE = object()  # an argument that binds nothing
+
+
+def _bound(node):
+    """What an argument binds its parameter to, for a callee's tests to be decided by: a
+    literal ``None``, truth, int or string as itself (``update(lens, False)``, ``plan(...,
+    1)``, ``mode="decode"``); ``NOT_NONE`` for a value that cannot be None by its form
+    (``update(lens, lens.cpu())``); else ``_FREE``. A name, a call of a function and a
+    conditional expression may be None."""
+    kind = type(node)
+    if kind is ast.Constant:
+        value = node.value
+        return value if value is None or type(value) in (bool, int, str) else NOT_NONE
+    if isinstance(node, _NOT_NONE_FORMS):
+        return NOT_NONE
+    if kind is ast.Call and type(node.func) is ast.Attribute:
+        return NOT_NONE if node.func.attr in _TENSOR_RESULTS else _FREE
+    return _FREE
 
 
 def _leaves_unless_host(stmt: ast.If) -> str | None:

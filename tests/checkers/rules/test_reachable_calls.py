@@ -1232,6 +1232,86 @@ def test_what_a_none_parameter_cannot_survive_rules_out_what_follows(tmp_path, s
     assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
 
 
+# An argument, and whether the callee's `if p is None:` body is still reached from it: a
+# value that cannot be None by its form rules that body out; one that may be None does not.
+NOT_NONE_ARGUMENTS = (
+    ("lens.cpu()", False),  # a copy to the host is a tensor
+    ("lens.to('cpu')", False),
+    ("lens.pin_memory()", False),
+    ("lens.numpy()", False),
+    ("lens.max().item()", False),
+    ("lens + 1", False),
+    ("-lens", False),
+    ("lens > 0", False),
+    ("[lens]", False),
+    ("(lens, lens)", False),
+    ("{'a': lens}", False),
+    ("{lens}", False),
+    ("[y for y in lens]", False),
+    ("f'{lens}'", False),
+    ("0.5", False),
+    ("b'x'", False),
+    ("None", True),
+    ("lens", True),  # a name may hold None
+    ("make(lens)", True),  # a function may return None
+    ("lens.get(0)", True),  # so may a method other than a tensor's copy or move
+    ("lens or None", True),
+    ("lens if lens else None", True),
+    ("lens.cpu() if lens else None", True),
+)
+
+
+@pytest.mark.parametrize(("argument", "reached"), NOT_NONE_ARGUMENTS)
+def test_an_argument_that_cannot_be_none_rules_out_the_callee_s_none_branch(
+    tmp_path, argument, reached
+):
+    source = (
+        "def callee(lens, p):\n"
+        "    if p is None:\n"
+        "        return lens.tolist()\n"
+        "    return p\n"
+        "\n"
+        "\n"
+        "def capture_it(lens):\n"
+        f"    return callee(lens, {argument})\n"
+    )
+    assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
+
+
+def test_a_value_known_only_not_to_be_none_decides_no_other_test_and_is_handed_on(tmp_path):
+    source = (
+        "def inner(lens, p):\n"
+        "    if p:\n"
+        "        lens.sum().item()\n"
+        "    else:\n"
+        "        lens.min().item()\n"
+        "    if p == 0:\n"
+        "        lens.max().item()\n"
+        "    if p is not None:\n"
+        "        return p\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def middle(lens, p):\n"
+        "    return inner(lens, p)\n"
+        "\n"
+        "\n"
+        "def capture_copy(lens):\n"
+        "    return middle(lens, lens.cpu())\n"
+    )
+    # A host copy is not None, so past `if p is not None: return p` nothing runs; whether
+    # it is true or equal to 0 is its value's, which is not known.
+    syncs = {"*.item": "a host sync", "*.tolist": "a host sync"}
+    assert chains(tmp_path, source, syncs) == [
+        "capture_copy (pkg/builder.py:18) -> middle (pkg/builder.py:14)"
+        " -> inner (pkg/builder.py:3) -> `lens.sum().item()`",
+        "capture_copy (pkg/builder.py:18) -> middle (pkg/builder.py:14)"
+        " -> inner (pkg/builder.py:5) -> `lens.min().item()`",
+        "capture_copy (pkg/builder.py:18) -> middle (pkg/builder.py:14)"
+        " -> inner (pkg/builder.py:7) -> `lens.max().item()`",
+    ]
+
+
 def test_a_question_asked_with_arguments_tells_nothing_of_the_next_asking(tmp_path):
     source = (
         "def callee(lens, mode):\n"
