@@ -18,7 +18,8 @@ at ``72689052`` (``tokasaurus``) and mini-SGLang at ``20fcd7f3`` (``mini-sglang`
 after theirs, the text-generation-inference server at ``db931fcf`` (``tgi``); after its,
 nano-vllm at ``bb823b3e`` (``nano-vllm``) and Sarathi-Serve at ``96f99117``
 (``sarathi-serve``); after per-call findings and the callers' values, SGLang 0.5.3's
-package (``sglang-0.5.3``). A package tree is its wheel unpacked into ``<name>-<version>``
+package (``sglang-0.5.3``); after an argument not None by its form bound the callee's
+test, vLLM 0.11.0's package (``vllm-0.11.0``). A package tree is its wheel unpacked into ``<name>-<version>``
 (``pip download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the
 trees named by a commit are that commit's ``git archive`` (of the GitHub repository:
 ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
@@ -87,6 +88,9 @@ TREES = {
     # Held out after reachable-calls reported every forbidden call and read more of what a
     # caller's values decide: SGLang between the two above, with 0.4.6's declaration.
     "sglang-0.5.3": ("sglang-0.5.3", ("sglang",)),
+    # Held out after an argument not None by its form decided a callee's None test: an
+    # older vLLM, with 0.33.0's declaration unchanged.
+    "vllm-0.11.0": ("vllm-0.11.0", ("vllm",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
