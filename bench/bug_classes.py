@@ -19,11 +19,12 @@ after theirs, the text-generation-inference server at ``db931fcf`` (``tgi``); af
 nano-vllm at ``bb823b3e`` (``nano-vllm``) and Sarathi-Serve at ``96f99117``
 (``sarathi-serve``); after per-call findings and the callers' values, SGLang 0.5.3's
 package (``sglang-0.5.3``); after an argument not None by its form bound the callee's
-test, vLLM 0.11.0's package (``vllm-0.11.0``). A package tree is its wheel unpacked into ``<name>-<version>``
+test, vLLM 0.11.0's package (``vllm-0.11.0``) and RTP-LLM at ``4b8d39cd`` (``rtp-llm``). A
+package tree is its wheel unpacked into ``<name>-<version>``
 (``pip download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the
 trees named by a commit are that commit's ``git archive`` (of the GitHub repository:
 ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
-sgl-project/mini-sglang, huggingface/text-generation-inference,
+sgl-project/mini-sglang, huggingface/text-generation-inference, alibaba/rtp-llm,
 GeeeekExplorer/nano-vllm, microsoft/sarathi-serve), DeepSpeed its sdist unpacked (``pip
 download --no-deps --no-binary :all: deepspeed==0.19.8``). Each is checked with the
 declaration a maintainer of that engine would write, kept beside this script
@@ -91,6 +92,8 @@ TREES = {
     # Held out after an argument not None by its form decided a callee's None test: an
     # older vLLM, with 0.33.0's declaration unchanged.
     "vllm-0.11.0": ("vllm-0.11.0", ("vllm",)),
+    # Held out as well, declared by a reader who neither ran the kinds nor saw a finding.
+    "rtp-llm": ("rtp-llm-4b8d39cd", ("rtp_llm",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50

@@ -854,8 +854,8 @@ def _constant_spelling(node) -> str | None:
 
 
 # What an argument binds when its form says no more than that it is not None: arithmetic, a
-# comparison, a display or comprehension, an f-string, a lambda; a literal of no bindable
-# type; a tensor's copy to the host or move (a tensor, a list or a number, never None).
+# comparison, a display or comprehension, an f-string, a lambda; a tensor's copy to the host
+# or move (a tensor, a list or a number, never None).
 _NOT_NONE_FORMS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.Lambda)
 _NOT_NONE_FORMS += (ast.List, ast.Tuple, ast.Dict, ast.Set)
 _NOT_NONE_FORMS += (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -865,14 +865,13 @@ _FREE = object()  # an argument that binds nothing
 
 def _bound(node):
     """What an argument binds its parameter to, for a callee's tests to be decided by: a
-    literal ``None``, truth, int or string as itself (``update(lens, False)``, ``plan(...,
-    1)``, ``mode="decode"``); ``NOT_NONE`` for a value that cannot be None by its form
+    literal as itself (``update(lens, False)``, ``plan(..., 1)``, ``mode="decode"``,
+    ``scale=0.5``); ``NOT_NONE`` for a value that cannot be None by its form
     (``update(lens, lens.cpu())``); else ``_FREE``. A name, a call of a function and a
     conditional expression may be None."""
     kind = type(node)
     if kind is ast.Constant:
-        value = node.value
-        return value if value is None or type(value) in (bool, int, str) else NOT_NONE
+        return node.value  # `...` is NOT_NONE itself, and is not None
     if isinstance(node, _NOT_NONE_FORMS):
         return NOT_NONE
     if kind is ast.Call and type(node.func) is ast.Attribute:

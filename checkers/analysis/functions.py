@@ -106,13 +106,13 @@ C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS
 # computed from (``FunctionWalker._computed_from``), else False.
 C_INTS, C_MODULE, C_HOST = 8, 9, 10
 # ... the arguments written as a literal a test can be decided by -- ``True``, ``None``, an
-# int or a string ((position or keyword, value)), or ``NOT_NONE`` for one whose form says
-# only that it is not None (``lens.cpu()``, ``n + 1``, a display) --
+# int, a string ((position or keyword, value)) -- or ``NOT_NONE`` for one whose form says
+# only that it is not None (``lens.cpu()``, ``n + 1``, a display),
 # and the parameters whose value decides whether the call runs (``if use_ragged:`` around
 # it: ``("use_ragged", True)``; its ``else``: ``False``).
 C_CONSTS, C_GUARDS = 11, 12
 # A bound value known not to be None and nothing more: it decides ``p is None`` and no other
-# test. Ellipsis, since a summary keeps it (marshal) and no bindable literal is one.
+# test. Ellipsis, which a summary keeps (marshal), and which is not None as a literal too.
 NOT_NONE = ...
 
 # What a carrier's attribute holds (its last field): a call's result; the value itself (a

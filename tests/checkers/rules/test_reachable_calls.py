@@ -1312,6 +1312,25 @@ def test_a_value_known_only_not_to_be_none_decides_no_other_test_and_is_handed_o
     ]
 
 
+def test_a_literal_of_any_type_decides_a_truth_and_a_comparison(tmp_path):
+    source = (
+        "def inner(lens, scale):\n"
+        "    if scale:\n"
+        "        lens.sum().item()\n"
+        "    if scale == 0.5:\n"
+        "        lens.max().item()\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_zero(lens):\n"
+        "    return inner(lens, 0.0)\n"
+    )
+    # `0.0` is false and is not 0.5: neither body runs from it.
+    assert chains(tmp_path, source, SYNCS) == [
+        "capture_zero (pkg/builder.py:10) -> inner (pkg/builder.py:6) -> `lens.tolist()`"
+    ]
+
+
 def test_a_question_asked_with_arguments_tells_nothing_of_the_next_asking(tmp_path):
     source = (
         "def callee(lens, mode):\n"
