@@ -105,6 +105,9 @@ class FunctionWalker(UnitForms, DictPaths):
         # every binding; None where one binding's were not known.
         self._sources: dict[str, tuple[str, ...] | None] = {}
         self._guards: list[tuple[str, bool]] = []  # enclosing `if param:` tests
+        # The variables of the comprehensions being walked (name -> how many bind it): their
+        # own, not the function's locals or parameters of those names.
+        self._own: dict[str, int] = {}
         self._past: tuple = ()  # what holds past the last `if` (one of whose ways leaves)
         # Names the statements walked so far bind: a parameter among them may no longer hold
         # what the caller passed.
@@ -479,6 +482,34 @@ class FunctionWalker(UnitForms, DictPaths):
                     conds.append((item.test, item.holds))
                     self._guards.extend(item.guards)
                 continue
+            if kind is _Scope:
+                own = self._own
+                for name in item.names:
+                    if item.ends:
+                        own[name] -= 1
+                        if not own[name]:
+                            del own[name]
+                    else:
+                        own[name] = own.get(name, 0) + 1
+                continue
+            if kind in _COMPREHENSIONS:
+                # Its first iterable runs in the function; the rest in its own scope, where
+                # the variables it binds are its own.
+                first, *rest = item.generators
+                names = {
+                    n.id for g in item.generators for n in ast.walk(g.target) if type(n) is ast.Name
+                }
+                stack.append(_Scope(names, ends=True))
+                if kind is ast.DictComp:
+                    stack.extend((item.value, item.key))
+                else:
+                    stack.append(item.elt)
+                stack.extend(reversed(rest))
+                stack.extend(first.ifs)
+                stack.append(first.target)
+                stack.append(_Scope(names))
+                stack.append(first.iter)
+                continue
             if kind is ast.IfExp:
                 # `a if t else b`: `a` is read, and called, with `t` true, `b` with it false.
                 body_guards, else_guards = (
@@ -536,6 +567,8 @@ class FunctionWalker(UnitForms, DictPaths):
         kind = type(node)
         if kind is ast.Name:
             name = node.id
+            if name in self._own:
+                return None  # a comprehension's variable: an item of what it iterates
             bound = self._locals.get(name)
             choice = self._chosen.get(name)
             if choice is not None:
@@ -649,7 +682,9 @@ class FunctionWalker(UnitForms, DictPaths):
         it starts from through attributes, elements and methods other than a move: True past
         a test that leaves unless it is on the host; else the names a local was computed
         from, for the contract's host names to judge (``lens_tmp = torch.clamp(lens_cpu,
-        max=w)`` makes ``lens_tmp.sum().item()``'s ``("lens_cpu",)``); else False."""
+        max=w)`` makes ``lens_tmp.sum().item()``'s ``("lens_cpu",)``), and so does a
+        module's function the receiver starts from (``torch.isnan(lens_cpu).sum().item()``,
+        judged as a local bound to it would be); else False."""
         root = func
         while True:
             kind = type(root)
@@ -658,6 +693,8 @@ class FunctionWalker(UnitForms, DictPaths):
             elif kind is ast.Call and type(root.func) is ast.Attribute:
                 if root.func.attr in _MOVES:
                     return False
+                if self._module_spelled(root.func.value) is not None:
+                    return self._computed_from(root) or False
                 root = root.func.value
             else:
                 break
@@ -1087,6 +1124,19 @@ class _Join:
             chosen = (body, orelse) if other.holds else (orelse, body)
             walk._chosen[name] = (key, *chosen, names)
         walk._locals = merged
+
+
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+
+
+class _Scope:
+    """In an expression's walk, where a comprehension's own scope starts or ends, with the
+    names its ``for`` clauses bind."""
+
+    __slots__ = ("ends", "names")
+
+    def __init__(self, names: set[str], *, ends: bool = False) -> None:
+        self.names, self.ends = names, ends
 
 
 class _ExprCond:

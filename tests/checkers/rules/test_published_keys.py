@@ -609,6 +609,37 @@ def test_a_name_rebound_other_than_by_a_plain_assignment_is_no_longer_the_produc
     assert len(check(tmp_path, source.replace(rebinding, "    use(chunk['words'])\n"))) == 1
 
 
+@pytest.mark.parametrize(
+    ("read", "flagged"),
+    [
+        # A comprehension's own variable is its own: it holds the iterable's items.
+        ("    use([chunk['words'] for chunk in fetch()])\n", False),
+        ("    use({chunk['words'] for chunk in fetch()})\n", False),
+        ("    use({k: chunk['words'] for k, chunk in fetch()})\n", False),
+        ("    use(sum(chunk['words'] for chunk in fetch()))\n", False),
+        ("    use([c for x in fetch() for chunk in x if chunk['words'] for c in chunk])\n", False),
+        ("    use([[chunk['words'] for chunk in x] for x in fetch()])\n", False),
+        # ... while the function's own is read where the comprehension does not bind it: in
+        # its first iterable, which runs in the function, and beside another variable.
+        ("    use([w for w in chunk['words']])\n", True),
+        ("    use([chunk['words'] for x in fetch()])\n", True),
+        ("    use([[x for chunk in x] for x in chunk['words']])\n", True),
+    ],
+)
+def test_a_comprehension_s_variable_is_not_the_function_s_local_of_that_name(
+    tmp_path, read, flagged
+):
+    source = (
+        "def new_chunk():\n"
+        '    return {"text": ""}\n'
+        "\n"
+        "\n"
+        "def collect(fetch, use):\n"
+        "    chunk = new_chunk()\n" + read
+    )
+    assert bool(check(tmp_path, source)) is flagged
+
+
 CHOSEN = (
     "def full():\n"
     '    return {"inputs": 1, "delta": 2}\n'
@@ -695,6 +726,8 @@ def test_the_choice_follows_the_test_as_written_and_a_way_that_binds_nothing(
         '    if paged:\n        n = 1\n    elif other:\n        use(inputs["delta"])\n',
         '    if other:\n        inputs = full()\n    else:\n        use(inputs["delta"])\n',
         "    for inputs in other:\n        use(inputs['delta'])\n",
+        "    use([inputs['delta'] for inputs in other])\n",
+        "    use([x for x in inputs['delta']])\n",
     ],
 )
 def test_the_reads_pass_and_the_full_walk_link_a_read_to_one_producer(read):

@@ -289,6 +289,15 @@ HOST_LOCALS = (
     ("tmp = lens_cpu.sum()\n    for tmp in lens:\n        pass", "tmp.item()", True),
     ("tmp = lens_cpu.sum()\n    tmp += lens", "tmp.item()", True),
     ("tmp = torch.clamp(*args)", "tmp.item()", True),
+    # The receiver itself a torch function of host data, as a local would be.
+    ("tmp = lens.cpu()", "torch.isnan(tmp).sum().item()", False),
+    ("tmp = lens", "torch.isnan(lens_cpu).sum().item()", False),
+    ("tmp = lens", "F.pad(lens_cpu, (1, 0)).tolist()", False),
+    ("tmp = lens", "torch.isnan(lens).sum().item()", True),
+    ("tmp = lens", "torch.minimum(lens_cpu, lens).item()", True),
+    ("tmp = lens", "torch.zeros(n).tolist()", True),  # made on the default device
+    ("tmp = lens", "np.cumsum(lens_cpu).tolist()", True),  # not torch's: not read
+    ("tmp = lens_cpu", "torch.isnan(tmp).cuda().item()", True),  # moved before the read
 )
 
 
