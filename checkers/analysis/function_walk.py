@@ -497,7 +497,10 @@ class FunctionWalker(UnitForms, DictPaths):
                 # the variables it binds are its own.
                 first, *rest = item.generators
                 names = {
-                    n.id for g in item.generators for n in ast.walk(g.target) if type(n) is ast.Name
+                    n.id
+                    for g in item.generators
+                    for n in ast.walk(g.target)
+                    if type(n) is ast.Name and type(n.ctx) is ast.Store
                 }
                 stack.append(_Scope(names, ends=True))
                 if kind is ast.DictComp:

@@ -624,6 +624,15 @@ def test_a_name_rebound_other_than_by_a_plain_assignment_is_no_longer_the_produc
         ("    use([w for w in chunk['words']])\n", True),
         ("    use([chunk['words'] for x in fetch()])\n", True),
         ("    use([[x for chunk in x] for x in chunk['words']])\n", True),
+        ("    use({k: chunk['words'] for k in fetch()})\n", True),
+        ("    use([c for x in fetch() for c in chunk['words']])\n", True),
+        ("    use([x for x in fetch() if chunk['words']])\n", True),
+        ("    use([1 for box[chunk['words']] in fetch()])\n", True),  # binds no name
+        # Past the comprehension the name is the function's again, in the same statement
+        # (walked after it here) and the next.
+        ("    use(chunk['words'], [chunk for chunk in fetch()])\n", True),
+        ("    use(chunk['words'], [[chunk for chunk in x] for chunk in fetch()])\n", True),
+        ("    use([chunk for chunk in fetch()])\n    use(chunk['words'])\n", True),
     ],
 )
 def test_a_comprehension_s_variable_is_not_the_function_s_local_of_that_name(
@@ -634,7 +643,7 @@ def test_a_comprehension_s_variable_is_not_the_function_s_local_of_that_name(
         '    return {"text": ""}\n'
         "\n"
         "\n"
-        "def collect(fetch, use):\n"
+        "def collect(fetch, use, box):\n"
         "    chunk = new_chunk()\n" + read
     )
     assert bool(check(tmp_path, source)) is flagged
