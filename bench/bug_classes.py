@@ -19,14 +19,18 @@ after theirs, the text-generation-inference server at ``db931fcf`` (``tgi``); af
 nano-vllm at ``bb823b3e`` (``nano-vllm``) and Sarathi-Serve at ``96f99117``
 (``sarathi-serve``); after per-call findings and the callers' values, SGLang 0.5.3's
 package (``sglang-0.5.3``); after an argument not None by its form bound the callee's
-test, vLLM 0.11.0's package (``vllm-0.11.0``) and RTP-LLM at ``4b8d39cd`` (``rtp-llm``). A
-package tree is its wheel unpacked into ``<name>-<version>``
-(``pip download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the
-trees named by a commit are that commit's ``git archive`` (of the GitHub repository:
+test, vLLM 0.11.0's package (``vllm-0.11.0``) and RTP-LLM at ``4b8d39cd``
+(``rtp-llm``); after the faults RTP-LLM showed, Aphrodite 0.24.1's package
+(``aphrodite``). A package tree is its wheel unpacked into ``<name>-<version>`` (``pip
+download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the trees
+named by a commit are that commit's ``git archive`` (of the GitHub repository:
 ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
-sgl-project/mini-sglang, huggingface/text-generation-inference, alibaba/rtp-llm,
-GeeeekExplorer/nano-vllm, microsoft/sarathi-serve), DeepSpeed its sdist unpacked (``pip
-download --no-deps --no-binary :all: deepspeed==0.19.8``). Each is checked with the
+sgl-project/mini-sglang, huggingface/text-generation-inference,
+GeeeekExplorer/nano-vllm, microsoft/sarathi-serve), RTP-LLM's ``rtp_llm`` package the
+``.py`` blobs of that commit read one at a time from the mirror (its snapshot lacks
+large files an archive needs: ``git ls-tree -r HEAD rtp_llm``, then ``git cat-file
+blob`` each), DeepSpeed its sdist unpacked (``pip download --no-deps --no-binary :all:
+deepspeed==0.19.8``). Each is checked with the
 declaration a maintainer of that engine would write, kept beside this script
 (``bench/bug_classes/<tree>.toml``), in a scratch project of hard links (the trees are
 read-only). ``draw`` samples ``SAMPLE`` findings per kind per tree (all of them when
@@ -94,6 +98,8 @@ TREES = {
     "vllm-0.11.0": ("vllm-0.11.0", ("vllm",)),
     # Held out as well, declared by a reader who neither ran the kinds nor saw a finding.
     "rtp-llm": ("rtp-llm-4b8d39cd", ("rtp_llm",)),
+    # Held out after the two faults RTP-LLM showed were fixed, declared the same way.
+    "aphrodite": ("aphrodite-0.24.1", ("aphrodite",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
