@@ -36,7 +36,16 @@ def _bindings(
     ``("mode.is_decode_or_idle()?", False)``. ``bound`` is the leading parameters bound
     before the call's arguments where the spelling does not tell (a method installed with
     ``partial(f, obj)``: ``obj``)."""
-    from .functions import C_CONSTS, C_GUARDS, C_ORIGINS, O_SELF, positional_params
+    from .functions import (
+        C_CONSTS,
+        C_GUARDS,
+        C_KEYWORDS,
+        C_NARGS,
+        C_ORIGINS,
+        O_DEFAULTS,
+        O_SELF,
+        positional_params,
+    )
 
     consts = list(call[C_CONSTS])
     passed: dict[str, object] = {}  # a caller's parameter handed on unchanged -> where
@@ -59,11 +68,12 @@ def _bindings(
             root = _ROOT.match(guard)
             if root is not None and root[0] in passed:
                 facts.append((passed[root[0]], guard[root.end() :], truth))
-    if not consts and not facts:
-        return frozenset()
     mod = program.module(target[0])
     outline = mod.outline(target[1]) if mod is not None else None
     if outline is None:
+        return frozenset()
+    defaults = outline[O_DEFAULTS]
+    if not consts and not facts and not defaults:
         return frozenset()
     params = positional_params(outline)
     if bound is not None:
@@ -85,6 +95,11 @@ def _bindings(
         name = param(where)
         if name is not None:
             out.append((f"{name}{rest}?", truth))
+    keywords = call[C_KEYWORDS]
+    if defaults and call[C_NARGS] >= 0 and "**" not in keywords:
+        # What the call leaves out holds its default; a starred argument may fill any.
+        passed = {*params[: shift + call[C_NARGS]], *keywords}
+        out.extend(item for item in defaults if item[0] not in passed)
     return frozenset(out)
 
 

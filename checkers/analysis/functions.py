@@ -69,10 +69,13 @@ import ast
 import re
 
 # Bumped when the tuple shapes change; the cache key digests this module's bytes anyway.
-FORMAT = 2
+FORMAT = 3
 
 # Indices of a function's outline: what its ``def`` says.
 O_QUAL, O_LINE, O_COL, O_END, O_PARAMS, O_SELF, O_DECORATORS, O_KWONLY, O_CLASS = range(9)
+# ... and the parameters whose default a callee's test can be decided by, with what it binds
+# (``(("check", False), ("strict", None))``: ``function_walk._bound``).
+O_DEFAULTS = 9
 # Indices of a function's details: what its body does.
 D_CALLS, D_DICTS, D_FILLS, D_CARRIERS, D_UNITS, D_READS, D_GUARDS = range(7)
 
@@ -126,6 +129,15 @@ HOST_COPY = "cpu()"
 # The calls that install a function as an object's own method, the object their second
 # argument: `functools.partial(f, obj)`, `types.MethodType(f, obj)`.
 INSTALLERS = ("partial", "MethodType")
+
+
+def _defaults(positional: list[str], args: ast.arguments) -> tuple:
+    """``O_DEFAULTS``: each parameter whose default binds a value, with that value."""
+    from .function_walk import _FREE, _bound
+
+    named = zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    named = [*named, *((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d)]
+    return tuple((name, value) for name, d in named if (value := _bound(d)) is not _FREE)
 
 
 def positional_params(outline: tuple) -> list[str]:
@@ -429,6 +441,7 @@ class _Summariser:
             decorators,
             kwonly,
             owner,
+            _defaults(positional, args) if args.defaults or args.kw_defaults else (),
         )
         self.outlines.append(outline)
         self.nodes.append((node, outline, inherited))

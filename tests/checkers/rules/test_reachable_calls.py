@@ -1048,13 +1048,11 @@ def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
         (f.line, f.message.rpartition("-> ")[2])
         for f in check(tmp_path, source, params=params, files=files)
     )
-    # Decode's `1` and `'decode'` rule out the `.cpu()` and the `.tolist()`; the window's
-    # default is not bound (only what the call spells is), so its two tests are undecided
-    # there, as a comparison with a name's value (`Mode.DRAFT`) is from every entry. A
-    # literal past the parameters binds nothing.
+    # Decode's `1` and `'decode'` rule out the `.cpu()` and the `.tolist()`, and the window
+    # it does not pass holds its default, `None`; a comparison with a name's value
+    # (`Mode.DRAFT`) is undecided from every entry. A literal past the parameters binds
+    # nothing.
     assert found == [
-        (21, "`lens.max().item()`"),
-        (21, "`lens.mean().item()`"),
         (21, "`lens.sum().item()`"),
         (25, "`lens.cpu()`"),
         (25, "`lens.max().item()`"),
@@ -1062,6 +1060,67 @@ def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
         (25, "`lens.sum().item()`"),
         (25, "`lens.tolist()`"),
         (29, "`lens.sum().item()`"),
+    ]
+
+
+def test_a_parameter_a_call_does_not_pass_holds_its_default(tmp_path):
+    source = (
+        "def inner(lens, check=False, *, strict=None, mode='decode'):\n"
+        "    if check:\n"
+        "        lens.sum().item()\n"
+        "    if strict is not None:\n"
+        "        lens.max().item()\n"
+        "    if mode != 'decode':\n"
+        "        lens.tolist()\n"
+        "    return lens\n"
+        "\n"
+        "\n"
+        "def middle(lens, check=False):\n"
+        "    return inner(lens, check)\n"
+        "\n"
+        "\n"
+        "class Runner:\n"
+        "    def plan(self, lens, check=False):\n"
+        "        if check:\n"
+        "            return lens.cpu()\n"
+        "\n"
+        "    def capture_method(self, lens):\n"
+        "        return self.plan(lens)\n"
+        "\n"
+        "\n"
+        "def capture_plain(lens):\n"
+        "    inner(lens)\n"
+        "    return middle(lens)\n"
+        "\n"
+        "\n"
+        "def capture_passed(lens):\n"
+        "    inner(lens, True)\n"
+        "    return inner(lens, strict=1, mode='prefill')\n"
+        "\n"
+        "\n"
+        "def capture_starred(lens, args):\n"
+        "    return inner(lens, *args)\n"
+        "\n"
+        "\n"
+        "def capture_keywords(lens, kwargs):\n"
+        "    return inner(lens, **kwargs)\n"
+    )
+    # What a call leaves out holds its default, in the callee and in what the callee hands
+    # it on to; a starred argument may fill any parameter, so it binds none.
+    found = sorted(
+        (f.line, f.message.rpartition("-> ")[2])
+        for f in check(tmp_path, source, params={"entries": ["*.capture_*"], "forbidden": SYNCS})
+    )
+    assert found == [
+        (30, "`lens.sum().item()`"),
+        (31, "`lens.max().item()`"),
+        (31, "`lens.tolist()`"),
+        (35, "`lens.max().item()`"),
+        (35, "`lens.sum().item()`"),
+        (35, "`lens.tolist()`"),
+        (39, "`lens.max().item()`"),
+        (39, "`lens.sum().item()`"),
+        (39, "`lens.tolist()`"),
     ]
 
 
