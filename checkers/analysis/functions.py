@@ -135,8 +135,8 @@ def _defaults(positional: list[str], args: ast.arguments) -> tuple:
     """``O_DEFAULTS``: each parameter whose default binds a value, with that value."""
     from .function_walk import _FREE, _bound
 
-    named = zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
-    named = [*named, *((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d)]
+    named = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)]
+    named += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
     return tuple((name, value) for name, d in named if (value := _bound(d)) is not _FREE)
 
 

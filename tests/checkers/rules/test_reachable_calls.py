@@ -1104,6 +1104,15 @@ def test_a_parameter_a_call_does_not_pass_holds_its_default(tmp_path):
         "\n"
         "def capture_keywords(lens, kwargs):\n"
         "    return inner(lens, **kwargs)\n"
+        "\n"
+        "\n"
+        "def probe(lens=None, check=False):\n"
+        "    if check:\n"
+        "        return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_bare():\n"
+        "    return probe()\n"
     )
     # What a call leaves out holds its default, in the callee and in what the callee hands
     # it on to; a starred argument may fill any parameter, so it binds none.
