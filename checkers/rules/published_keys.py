@@ -34,7 +34,8 @@ that parameter. Dataclass and TypedDict fields are out of scope.
 Which producer a read sees: a call's result (``meta = self._build(...);
 meta["k"]``, ``build()["k"]``), through the local's last binding -- an ``if``
 body's binding does not reach its ``else``, a ``for``, ``with`` or tuple target
-rebinds the name, and where an ``if``'s two ways bound the local apart, a read
+rebinds the name, a comprehension's ``for`` binds a name of its own scope
+(``[x["k"] for x in items]`` reads an item, not the local ``x``), and where an ``if``'s two ways bound the local apart, a read
 under that same test (``inputs["page_table"] if paged else None`` after ``if
 paged: inputs = build_paged() else: inputs = build_dense()``) sees the way the
 test chose, until the local or a name of the test is bound again; an attribute

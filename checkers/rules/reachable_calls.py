@@ -71,15 +71,16 @@ the entry's path, as a call under ``if use_ragged:`` is when the caller passes
 ``use_ragged=False`` -- or hands on unchanged a ``use_ragged`` its own caller passed
 so -- and the ``else`` of ``if page_size == 1:`` when it passes ``1`` (a literal
 decides a truth, ``is None`` or ``==`` with a literal; a comparison with a name's
-value stays undecided). An argument that cannot be None by its form (``lens.cpu()``,
+value stays undecided), and a parameter the call leaves out holds its default (a
+call without ``*args`` or ``**kwargs`` that does not pass ``check=False``'s ``check``
+skips ``if check:``). An argument that cannot be None by its form (``lens.cpu()``,
 arithmetic, a display) decides ``is None`` only: a capture passing ``seq_lens.cpu()``
 does not take the callee's ``if seq_lens_cpu is None:`` fallback. A ``None`` passed
 for a parameter that the callee then uses as ``None`` cannot be used (``seq_lens -
 prefix_lens``, ``meta.is_decode``) raises there, so nothing after that use is on the
-path. And what the tests around a call
-say of a value it hands on unchanged holds in the callee: past ``if
-mode.is_decode_or_idle(): return``, a base class's capture called with ``mode`` does
-not take its own ``if mode.is_decode_or_idle():`` branch (a test is an attribute, a
+path. And what the tests around a call say of a value it hands on unchanged holds in
+the callee: past ``if mode.is_decode_or_idle(): return``, a base class's capture
+called with ``mode`` does not take its own ``if mode.is_decode_or_idle():`` branch (a test is an attribute, a
 comparison, or a question asked of the value with nothing passed: ``is_``, ``has_``,
 ``can_``, ``should_``, ``does_``; the value rebound first is another). An ``and``
 holds only where each operand does, so ``if meta.is_prefill and
