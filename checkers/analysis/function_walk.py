@@ -566,7 +566,8 @@ class FunctionWalker(UnitForms, DictPaths):
     def origin_of(self, node) -> tuple[str, object] | None:
         """Where a dict read here comes from: ``("c", callee)`` a call's result, ``("s", attr)``
         an attribute of ``self``, ``("a", attr)`` another object's, ``("p", position)`` a
-        parameter; None for anything else. A local is followed one binding back."""
+        parameter; None for anything else. A local is followed one binding back, and a
+        local bound to a parameter is that parameter."""
         kind = type(node)
         if kind is ast.Name:
             name = node.id
@@ -584,6 +585,13 @@ class FunctionWalker(UnitForms, DictPaths):
             if bound is not None:
                 kind, node = type(bound), bound
                 if kind is ast.Name:
+                    # Another name for a parameter the function has not rebound is that
+                    # parameter (`meta = values`); for anything else, nothing is known.
+                    other = bound.id
+                    if other in self.params and not (
+                        other in self._locals or other in self._rebound
+                    ):
+                        return ("p", self.params[other])
                     return None
             elif name in self.params:
                 return ("p", self.params[name])

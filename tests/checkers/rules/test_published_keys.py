@@ -270,6 +270,32 @@ def test_a_parameter_is_linked_through_the_modules_own_callers(tmp_path):
     assert found.line == 13
 
 
+@pytest.mark.parametrize(
+    ("alias", "flagged"),
+    [
+        ("        m = meta\n", True),  # another name for the caller's dict
+        ("        meta = dict(meta)\n        m = meta\n", False),  # a copy of it, rebound
+        ("        m = meta if q else {}\n", False),  # not the parameter alone
+    ],
+)
+def test_a_local_bound_to_a_parameter_is_that_parameter(tmp_path, alias, flagged):
+    source = (
+        "def build(decode):\n"
+        "    if decode:\n"
+        '        return {"win": 1}\n'
+        '    return {"rows": 2}\n'
+        "\n"
+        "\n"
+        "class Scorer:\n"
+        "    def score(self, decode):\n"
+        "        meta = build(decode)\n"
+        "        return self._decode(1, meta)\n"
+        "\n"
+        "    def _decode(self, q, meta):\n" + alias + '        return m["win"] + m["rows"]\n'
+    )
+    assert bool(check(tmp_path, source)) is flagged
+
+
 def test_declared_producers_follow_any_objects_attribute_and_no_other_function(tmp_path):
     builder = (
         "class Builder:\n"
@@ -737,6 +763,8 @@ def test_the_choice_follows_the_test_as_written_and_a_way_that_binds_nothing(
         "    for inputs in other:\n        use(inputs['delta'])\n",
         "    use([inputs['delta'] for inputs in other])\n",
         "    use([x for x in inputs['delta']])\n",
+        "    o = other\n    use(o['delta'])\n",
+        "    other = full()\n    o = other\n    use(o['delta'])\n",
     ],
 )
 def test_the_reads_pass_and_the_full_walk_link_a_read_to_one_producer(read):

@@ -1355,6 +1355,33 @@ def test_an_argument_that_cannot_be_none_rules_out_the_callee_s_none_branch(
     assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
 
 
+def test_a_local_bound_to_a_parameter_hands_that_parameter_on(tmp_path):
+    source = (
+        "def inner(lens, meta):\n"
+        "    if meta is None:\n"
+        "        return lens.tolist()\n"
+        "    return meta\n"
+        "\n"
+        "\n"
+        "def capture_alias(lens, values):\n"
+        "    pixels = values.pop('pixels')\n"
+        "    meta = values\n"
+        "    return inner(pixels, meta)\n"
+        "\n"
+        "\n"
+        "def capture_rebound(lens, values):\n"
+        "    values.pop('pixels')\n"
+        "    values = lens.get('meta')\n"
+        "    meta = values\n"
+        "    return inner(lens, meta)\n"
+    )
+    # Past `values.pop(...)`, `values` is not None, and `meta` is another name for it; a
+    # parameter rebound first holds a value of the function's own, which may be None.
+    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
+        "capture_rebound (pkg/builder.py:17) -> inner (pkg/builder.py:3) -> `lens.tolist()`"
+    ]
+
+
 def test_a_value_known_only_not_to_be_none_decides_no_other_test_and_is_handed_on(tmp_path):
     source = (
         "def inner(lens, p):\n"
