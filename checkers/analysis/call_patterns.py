@@ -27,8 +27,10 @@ def _bindings(
     caller: tuple | None = None,
 ) -> frozenset:
     """What a call binds in the callee, by parameter name: each parameter it passes a
-    literal or a value not None by its form (``function_walk._bound``); and, for a parameter of the ``caller`` (its
-    outline) handed on unchanged, the literal its own caller bound (``holding``) --
+    literal or a value not None by its form (``function_walk._bound``), and each it leaves
+    out that has such a default (``O_DEFAULTS``; unless a starred argument may fill it);
+    and, for a parameter of the ``caller`` (its outline) handed on unchanged, the literal
+    its own caller bound (``holding``) --
     ``update(..., use_ragged=False)`` reaches ``if use_ragged:`` in the helper ``update``
     hands ``use_ragged`` to -- and what the tests around the call say of it, as facts keyed
     ``guard?`` in the callee's names: a call in the ``else`` of ``if
@@ -98,8 +100,8 @@ def _bindings(
     keywords = call[C_KEYWORDS]
     if defaults and call[C_NARGS] >= 0 and "**" not in keywords:
         # What the call leaves out holds its default; a starred argument may fill any.
-        passed = {*params[: shift + call[C_NARGS]], *keywords}
-        out.extend(item for item in defaults if item[0] not in passed)
+        given = {*params[: shift + call[C_NARGS]], *keywords}
+        out.extend(item for item in defaults if item[0] not in given)
     return frozenset(out)
 
 

@@ -133,7 +133,7 @@ INSTALLERS = ("partial", "MethodType")
 
 def _defaults(positional: list[str], args: ast.arguments) -> tuple:
     """``O_DEFAULTS``: each parameter whose default binds a value, with that value."""
-    from .function_walk import _FREE, _bound
+    from .function_walk import _FREE, _bound  # which imports this module
 
     named = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)]
     named += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]

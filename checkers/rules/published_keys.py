@@ -35,10 +35,11 @@ Which producer a read sees: a call's result (``meta = self._build(...);
 meta["k"]``, ``build()["k"]``), through the local's last binding -- an ``if``
 body's binding does not reach its ``else``, a ``for``, ``with`` or tuple target
 rebinds the name, a comprehension's ``for`` binds a name of its own scope
-(``[x["k"] for x in items]`` reads an item, not the local ``x``), and where an ``if``'s two ways bound the local apart, a read
-under that same test (``inputs["page_table"] if paged else None`` after ``if
-paged: inputs = build_paged() else: inputs = build_dense()``) sees the way the
-test chose, until the local or a name of the test is bound again; an attribute
+(``[x["k"] for x in items]`` reads an item, not the local ``x``), a local bound
+to a parameter is that parameter, and where an ``if``'s two ways bound the local
+apart, a read under that same test (``inputs["page_table"] if paged else None``
+after ``if paged: inputs = build_paged() else: inputs = build_dense()``) sees the
+way the test chose, until the local or a name of the test is bound again; an attribute
 of ``self`` that a method of the class or its bases assigns a call's result
 (``self.meta = self._build()``); a parameter, from what the same module's
 callers pass. Undeclared (``producers``

@@ -80,9 +80,10 @@ for a parameter that the callee then uses as ``None`` cannot be used (``seq_lens
 prefix_lens``, ``meta.is_decode``) raises there, so nothing after that use is on the
 path. And what the tests around a call say of a value it hands on unchanged holds in
 the callee: past ``if mode.is_decode_or_idle(): return``, a base class's capture
-called with ``mode`` does not take its own ``if mode.is_decode_or_idle():`` branch (a test is an attribute, a
-comparison, or a question asked of the value with nothing passed: ``is_``, ``has_``,
-``can_``, ``should_``, ``does_``; the value rebound first is another). An ``and``
+called with ``mode`` does not take its own ``if mode.is_decode_or_idle():`` branch (a
+test is an attribute, a comparison, or a question asked of the value with nothing
+passed: ``is_``, ``has_``, ``can_``, ``should_``, ``does_``; the value rebound first is
+another; a local bound to a parameter is that parameter). An ``and``
 holds only where each operand does, so ``if meta.is_prefill and
 meta.is_token_healing:`` is off a decode entry's path too, as is the ``else`` of an
 ``or`` one of whose operands the entry holds; and past ``if ctx.capturing: return
