@@ -247,18 +247,24 @@ def test_a_key_no_path_publishes_is_flagged_on_a_direct_link_only(tmp_path):
     assert found.line == 8 and "did you mean `win`?" in found.message
 
 
+# A producer whose two paths publish apart, and a method that builds its dict and hands it
+# to its own helpers (`meta` bound on line 9).
+SCORER = (
+    "def build(decode):\n"
+    "    if decode:\n"
+    '        return {"win": 1}\n'
+    '    return {"rows": 2}\n'
+    "\n"
+    "\n"
+    "class Scorer:\n"
+    "    def score(self, decode):\n"
+    "        meta = build(decode)\n"
+)
+
+
 def test_a_parameter_is_linked_through_the_modules_own_callers(tmp_path):
     source = (
-        "def build(decode):\n"
-        "    if decode:\n"
-        '        return {"win": 1}\n'
-        '    return {"rows": 2}\n'
-        "\n"
-        "\n"
-        "class Scorer:\n"
-        "    def score(self, decode):\n"
-        "        meta = build(decode)\n"
-        "        return self._decode(1, meta=meta) + self._prefill(meta, 2)\n"
+        SCORER + "        return self._decode(1, meta=meta) + self._prefill(meta, 2)\n"
         "\n"
         "    def _decode(self, q, meta):\n"
         '        return meta["win"] + meta["rows"]\n'
@@ -280,16 +286,7 @@ def test_a_parameter_is_linked_through_the_modules_own_callers(tmp_path):
 )
 def test_a_local_bound_to_a_parameter_is_that_parameter(tmp_path, alias, flagged):
     source = (
-        "def build(decode):\n"
-        "    if decode:\n"
-        '        return {"win": 1}\n'
-        '    return {"rows": 2}\n'
-        "\n"
-        "\n"
-        "class Scorer:\n"
-        "    def score(self, decode):\n"
-        "        meta = build(decode)\n"
-        "        return self._decode(1, meta)\n"
+        SCORER + "        return self._decode(1, meta)\n"
         "\n"
         "    def _decode(self, q, meta):\n" + alias + '        return m["win"] + m["rows"]\n'
     )
