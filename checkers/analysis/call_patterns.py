@@ -67,6 +67,8 @@ def _bindings(
         if holding:
             known += [(k[:-1], v) for k, v in holding.items() if k.endswith("?")]
         for guard, truth in known:
+            if type(guard) is not str:
+                continue  # an `or`'s ways: no one fact of a value
             root = _ROOT.match(guard)
             if root is not None and root[0] in passed:
                 facts.append((passed[root[0]], guard[root.end() :], truth))

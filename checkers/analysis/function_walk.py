@@ -844,14 +844,22 @@ class FunctionWalker(UnitForms, DictPaths):
         ``(("p", True),)`` in ``if p:``'s body, ``(("p", False),)`` in its else, ``p`` a
         parameter or an attribute of a name (``meta.is_decoding``, what a reachable-calls
         contract's ``entry-conditions`` match). ``a and b`` is true only where each operand
-        is, ``a or b`` false only where each is, so each of those says its own; an ``and``
-        that is false or an ``or`` that is true says nothing of any one operand."""
+        is, ``a or b`` false only where each is, so each of those says its own. An ``or``
+        that is true (an ``and`` that is false) says that one operand at least is: where
+        each operand says one thing, one guard of their ways, ``(((way, truth), ...),
+        True)``, ruled out only where each way is."""
         kind = type(test)
         if kind is ast.UnaryOp and type(test.op) is ast.Not:
             return self._holding(test.operand, not value)
         if kind is ast.BoolOp:
             if (type(test.op) is ast.And) is not value:
-                return ()
+                ways = []
+                for operand in test.values:
+                    said = self._holding(operand, value)
+                    if len(said) != 1:
+                        return ()  # an operand that says nothing, or two things at once
+                    ways.append(said[0])
+                return ((tuple(ways), True),)
             return tuple(g for operand in test.values for g in self._holding(operand, value))
         if kind is ast.Compare and len(test.ops) == 1:
             # `x is None`, `x == State.DECODE`, `x != "prefill"`: guards named for the test

@@ -639,18 +639,11 @@ class ReachableCalls(Contract):
             return ()  # not kept: a body not read now may be read later
         bound = dict(node[2])
         made = []
-        conditions = self._conditions
         for call in detail[D_CALLS]:
-            if bound and any(
-                _bound_rules_out(bound, name, required) for name, required in call[C_GUARDS]
+            if (bound or self._conditions) and any(
+                self._off(bound, name, required) for name, required in call[C_GUARDS]
             ):
-                continue  # under an `if` on a parameter the caller's value rules out
-            if conditions and any(
-                condition.rules_out(name, required)
-                for name, required in call[C_GUARDS]
-                for condition in conditions
-            ):
-                continue  # under an `if` the entry's declared conditions rule out
+                continue  # under an `if` the caller's values or the entry's conditions rule out
             spelling = call[C_SPELLING]
             pattern = self._forbidden.match(spelling, call)
             if pattern is not None:
@@ -667,6 +660,16 @@ class ReachableCalls(Contract):
                     made.append((call, None, (*target, bindings)))
         edges = memo[key] = tuple(made)
         return edges
+
+    def _off(self, bound: dict, guard, required: bool) -> bool:
+        """Whether a call's guard is off the path: ruled out by a value the caller bound
+        (``_bound_rules_out``) or by one of the entry's declared conditions; an ``or``'s
+        guard (its ways, ``function_walk``'s ``_holding``) where each of its ways is."""
+        if type(guard) is tuple:
+            return all(self._off(bound, way, truth) for way, truth in guard)
+        if bound and _bound_rules_out(bound, guard, required):
+            return True
+        return any(condition.rules_out(guard, required) for condition in self._conditions)
 
     def _boundary(self, program, target) -> bool:
         """Whether ``target`` is declared to run outside the entry's region."""

@@ -1133,6 +1133,48 @@ def test_a_parameter_a_call_does_not_pass_holds_its_default(tmp_path):
     ]
 
 
+def test_an_or_is_ruled_out_where_each_of_its_operands_is(tmp_path):
+    source = (
+        "def inner(lens, meta=None, n=None, flag=False):\n"
+        "    if meta is not None or n is not None:\n"
+        "        lens.sum().item()\n"
+        "    if (meta is not None or n is not None) and flag:\n"
+        "        lens.max().item()\n"
+        "    if not (meta is None and n is None):\n"
+        "        lens.mean().item()\n"
+        "    if meta is not None or lens.is_cuda:\n"
+        "        lens.min().item()\n"
+        "    if meta is not None or (n is not None and flag):\n"
+        "        lens.std().item()\n"
+        "    return lens\n"
+        "\n"
+        "\n"
+        "def capture_none(lens):\n"
+        "    return inner(lens, None)\n"
+        "\n"
+        "\n"
+        "def capture_some(lens):\n"
+        "    return inner(lens, None, 4, True)\n"
+    )
+    # An `or` holds only where one of its operands does (and an `and` fails only where one
+    # of its operands does): where the caller's values rule out every operand, the branch
+    # is off. An operand no value decides (`lens.is_cuda`), or one that says two things
+    # (`n is not None and flag`), leaves it on.
+    found = sorted(
+        (f.line, f.message.rpartition("-> ")[2])
+        for f in check(tmp_path, source, params={"entries": ["*.capture_*"], "forbidden": SYNCS})
+    )
+    assert found == [
+        (16, "`lens.min().item()`"),
+        (16, "`lens.std().item()`"),
+        (20, "`lens.max().item()`"),
+        (20, "`lens.mean().item()`"),
+        (20, "`lens.min().item()`"),
+        (20, "`lens.std().item()`"),
+        (20, "`lens.sum().item()`"),
+    ]
+
+
 def test_a_parameter_passed_on_unchanged_carries_its_caller_s_literal(tmp_path):
     source = (
         "def inner(lens, use_ragged):\n"
@@ -1967,6 +2009,9 @@ BOOLEAN_TESTS = (
         (("*.is_prefill",), {"*.cpu", "*.tolist"}),
         # one operand holding rules out only what needs it false: the `or`'s else
         (("*.is_mixed", "*.is_token_healing"), {"*.cpu", "*.tolist"}),
+        # every operand false: what needs the `or` true (past `if not (a or b): return`) is
+        # off it too
+        (("not *.is_prefill", "not *.is_mixed"), {"*.item"}),
     ],
 )
 def test_an_entry_condition_reads_each_operand_of_a_boolean_test(tmp_path, conditions, reached):
