@@ -86,7 +86,9 @@ passed: ``is_``, ``has_``, ``can_``, ``should_``, ``does_``; the value rebound f
 another; a local bound to a parameter is that parameter). An ``and``
 holds only where each operand does, so ``if meta.is_prefill and
 meta.is_token_healing:`` is off a decode entry's path too, as is the ``else`` of an
-``or`` one of whose operands the entry holds; and past ``if ctx.capturing: return
+``or`` one of whose operands the entry holds, and the body of an ``or`` none of whose
+operands can hold (``if meta is not None or n is not None:`` for a caller passing
+``None`` for both); and past ``if ctx.capturing: return
 ...``, the rest of the function runs only where the test is false, as it does past
 ``if use_ragged: return ...`` for a caller passing ``True``. A condition may also
 name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
