@@ -45,8 +45,8 @@ def _bindings(
         C_NARGS,
         C_ORIGINS,
         O_DEFAULTS,
-        O_SELF,
         positional_params,
+        self_bound,
     )
 
     consts = list(call[C_CONSTS])
@@ -80,10 +80,7 @@ def _bindings(
     if not consts and not facts and not defaults:
         return frozenset()
     params = positional_params(outline)
-    if bound is not None:
-        shift = bound
-    else:
-        shift = 1 if outline[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
+    shift = bound if bound is not None else self_bound(outline, spelling, target[1])
 
     def param(where):
         if isinstance(where, int):

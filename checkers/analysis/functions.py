@@ -145,6 +145,13 @@ def positional_params(outline: tuple) -> list[str]:
     return [p for p in outline[O_PARAMS] if not p.startswith("*")]
 
 
+def self_bound(outline: tuple, spelling: str, qual: str) -> int:
+    """How many of ``positional_params(outline)`` a call spelled ``spelling`` of the function
+    ``qual`` binds before its own arguments: the ``self`` of a method called on an object
+    (``x.m(...)``) or of the ``__init__`` a class's call runs (``Cls(...)``), else none."""
+    return 1 if outline[O_SELF] and ("." in spelling or qual.endswith(".__init__")) else 0
+
+
 # A dict path: (return line, origin line, definite keys, maybe keys ((key, line), ...),
 # open, fills ((callee spelling, argument position or keyword, certain), ...)).
 P_LINE, P_ORIGIN, P_DEFINITE, P_MAYBE, P_OPEN, P_FILLS = range(6)

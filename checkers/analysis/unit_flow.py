@@ -336,7 +336,7 @@ class Walker:
         return _Deferred(node)
 
     def positional(self, node, spelling, args) -> None:
-        from ..analysis.functions import O_QUAL, O_SELF, positional_params
+        from ..analysis.functions import O_QUAL, positional_params, self_bound
 
         if not self._may_answer(node, args):
             return
@@ -348,7 +348,7 @@ class Walker:
         if callee is None:
             return
         params = positional_params(callee)
-        bound = 1 if callee[O_SELF] and ("." in spelling or target[1].endswith(".__init__")) else 0
+        bound = self_bound(callee, spelling, target[1])
         for i, unit in enumerate(args):
             if type(node.args[i]) is ast.Starred:
                 return

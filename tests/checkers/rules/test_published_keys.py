@@ -150,17 +150,16 @@ def test_a_dict_handed_to_a_callee_nobody_resolves_is_open(tmp_path):
     assert check(tmp_path, source) == []
 
 
+# A producer whose two paths publish apart (`win` on one, `rows` on the other), and the two
+# blank lines after it: what follows starts on line 7.
+_BUILD = (
+    'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n\n\n'
+)
+
+
 def test_self_attribute_assigned_in_a_base_class_links_the_reader(tmp_path):
     base = (
-        "def build(decode):\n"
-        "    if decode:\n"
-        '        return {"win": 1}\n'
-        '    return {"rows": 2}\n'
-        "\n"
-        "\n"
-        "class Base:\n"
-        "    def prepare(self, decode):\n"
-        "        self.meta = build(decode)\n"
+        _BUILD + "class Base:\n    def prepare(self, decode):\n        self.meta = build(decode)\n"
     )
     reader = (
         "from pkg.base import Base\n"
@@ -181,13 +180,7 @@ def test_self_attribute_assigned_in_a_base_class_links_the_reader(tmp_path):
 @pytest.mark.parametrize("owner", ["self", "other"])
 def test_only_the_instances_own_attribute_links_a_self_read(tmp_path, owner):
     source = (
-        "def build(decode):\n"
-        "    if decode:\n"
-        '        return {"win": 1}\n'
-        '    return {"rows": 2}\n'
-        "\n"
-        "\n"
-        "class Step:\n"
+        _BUILD + "class Step:\n"
         "    def reset(self):\n"
         "        self.meta = None\n"
         "\n"
@@ -211,28 +204,13 @@ def test_only_the_instances_own_attribute_links_a_self_read(tmp_path, owner):
     ],
 )
 def test_a_guarded_read_copes_with_the_missing_key(tmp_path, reading):
-    source = (
-        "def build(decode):\n"
-        "    if decode:\n"
-        '        return {"win": 1}\n'
-        '    return {"rows": 2}\n'
-        "\n"
-        "\n"
-        "def read():\n"
-        "    meta = build(True)\n" + reading
-    )
+    source = _BUILD + "def read():\n    meta = build(True)\n" + reading
     assert check(tmp_path, source) == []
 
 
 def test_a_key_no_path_publishes_is_flagged_on_a_direct_link_only(tmp_path):
     source = (
-        "def build(decode):\n"
-        "    if decode:\n"
-        '        return {"win": 1}\n'
-        '    return {"rows": 2}\n'
-        "\n"
-        "\n"
-        "def direct():\n"
+        _BUILD + "def direct():\n"
         '    return build(True)["wins"]\n'
         "\n"
         "\n"
@@ -247,19 +225,9 @@ def test_a_key_no_path_publishes_is_flagged_on_a_direct_link_only(tmp_path):
     assert found.line == 8 and "did you mean `win`?" in found.message
 
 
-# A producer whose two paths publish apart, and a method that builds its dict and hands it
-# to its own helpers (`meta` bound on line 9).
-SCORER = (
-    "def build(decode):\n"
-    "    if decode:\n"
-    '        return {"win": 1}\n'
-    '    return {"rows": 2}\n'
-    "\n"
-    "\n"
-    "class Scorer:\n"
-    "    def score(self, decode):\n"
-    "        meta = build(decode)\n"
-)
+# `_BUILD`, and a method that builds its dict and hands it to its own helpers (`meta` bound
+# on line 9).
+SCORER = _BUILD + ("class Scorer:\n    def score(self, decode):\n        meta = build(decode)\n")
 
 
 def test_a_parameter_is_linked_through_the_modules_own_callers(tmp_path):
@@ -453,9 +421,6 @@ def test_undeclared_an_imported_producer_is_not_followed_beside_one_of_the_modul
 
 
 # Links through a module's own functions that no single function spells whole.
-_BUILD = (
-    'def build(decode):\n    if decode:\n        return {"win": 1}\n    return {"rows": 2}\n\n\n'
-)
 
 
 def test_a_parameter_two_callers_up_from_the_producer_is_linked(tmp_path):
