@@ -175,14 +175,15 @@ def _on_host(host: re.Pattern | None, where, parts: list[str]) -> bool:
     names (``C_HOST``'s tuple: ``x = torch.clamp(lens_cpu, ...)``); and, with host names
     declared, a part of its chain named so (``lens_cpu``) or ``where`` True, where the walk
     saw a test that leaves unless it is."""
-    from .functions import HOST_COPIES, HOST_COPY
+    from .functions import HOST_COPIES, HOST_COPY, HOST_TENSOR
 
     for part in parts:
         called = part.rstrip("[]")
         if called.endswith("()") and called[:-2] in HOST_COPIES:
             return True
     if type(where) is tuple and all(
-        name == HOST_COPY or (host is not None and host.fullmatch(name)) for name in where
+        name in (HOST_COPY, HOST_TENSOR) or (host is not None and host.fullmatch(name))
+        for name in where
     ):
         return True
     if host is None:

@@ -20,11 +20,13 @@ from .functions import (
     _HEADER_FIELDS,
     HOST_COPIES,
     HOST_COPY,
+    HOST_TENSOR,
     NOT_NONE,
     UNKNOWN,
     _const_key,
     _header_end_of,
 )
+from .int_evidence import on_host
 from .names import dotted
 from .unit_forms import UnitForms, _annotated_int
 from .walk import child_fields, statement_lists
@@ -45,12 +47,6 @@ _CONSTRUCTORS = frozenset({"tensor", "as_tensor", "from_numpy", "empty", "zeros"
 _CONSTRUCTORS |= frozenset({"full", "arange", "rand", "randn", "randint", "linspace", "eye"})
 _UNBOUND = object()
 _COPIES_TO_HOST = frozenset(HOST_COPIES)
-
-
-def _to_cpu(call: ast.Call) -> bool:
-    """``x.to("cpu")``, ``x.to(device="cpu")``: a move to the host."""
-    values = [*call.args[:1], *(kw.value for kw in call.keywords if kw.arg == "device")]
-    return any(type(v) is ast.Constant and v.value == "cpu" for v in values)
 
 
 def _merged(prior, new):
@@ -269,6 +265,11 @@ class FunctionWalker(UnitForms, DictPaths):
             elif type(stmt) in _SIMPLE and state is not _DEAD:
                 # Past `n = base + offset`, `offset` was not None: had it been, it raised.
                 self._hold(self._not_none_past(stmt))
+            elif type(stmt) is ast.Assert and state is not _DEAD:
+                # Past `assert p is not None`, as past `if p is None: raise`, the test held;
+                # its message runs only where it did not.
+                self._hold(self._not_none_past(stmt.test))
+                self._hold(self._holding(stmt.test, True))
         # What holds at the block's end from its own early exits, for an `if` around it.
         self._tail = tuple(self._guards[held:])
         del self._guards[held:]
@@ -312,7 +313,12 @@ class FunctionWalker(UnitForms, DictPaths):
             return state
         if kind is ast.AugAssign:
             self.expr(stmt.value)
-            self.target_expr(stmt.target)
+            target = stmt.target
+            prior = self._sources.get(target.id) if type(target) is ast.Name else None
+            self.target_expr(target)
+            if prior and all(name == HOST_TENSOR for name in prior):
+                # `t += x` adds to a host tensor in place: `t` stays on the host.
+                self._sources[target.id] = prior
             return self.augassign(stmt, state)
         if kind is ast.Expr:
             self.expr(stmt.value)
@@ -684,9 +690,35 @@ class FunctionWalker(UnitForms, DictPaths):
                         if kw.arg and (v := _bound(kw.value)) is not _FREE
                     ]
                 ),
-                tuple(self._guards),
+                self._call_guards(node.func),
             )
         )
+
+    def _call_guards(self, func) -> tuple:
+        """The guards a call runs under: those of where it is, and, where its receiver starts
+        at a parameter nothing has rebound, that the parameter is not None -- ``p.tolist()``
+        and ``p[0].max().item()`` raise on a ``None`` before they are called."""
+        guards = tuple(self._guards)
+        root = func
+        while True:
+            kind = type(root)
+            if kind is ast.Attribute or kind is ast.Subscript:
+                root = root.value
+            elif kind is ast.Call:
+                root = root.func
+            else:
+                break
+        if (
+            kind is ast.Name
+            and root is not func
+            and root.id in self.params
+            and root.id != self.self_name
+            and root.id not in self._rebound
+        ):
+            guard = (f"{root.id} is None", False)
+            if guard not in guards:
+                guards += (guard,)
+        return guards
 
     def _host_of(self, func) -> bool | tuple[str, ...]:
         """What a call's receiver says of where its data lives (``C_HOST``), read at the name
@@ -719,9 +751,11 @@ class FunctionWalker(UnitForms, DictPaths):
         """The names of the data ``node`` computes from, where every operation in it keeps
         its inputs' device: a name (or a local's own sources), an attribute's last name, an
         element, arithmetic, a tensor's method other than a move (``.to()``, ``.cuda()``),
-        and ``torch.<op>(...)`` other than a constructor; constants add nothing. None for
-        anything else -- a call of another function, a move, a constructor, a keyword
-        naming a device -- whose result may live anywhere."""
+        and ``torch.<op>(...)`` of its arguments (``torch.as_tensor`` too); constants add
+        nothing. A copy to the host records ``HOST_COPY``, a host tensor ``HOST_TENSOR``:
+        ``.cpu()``, a move told the CPU, and a torch constructor told it or told no device
+        (the default device). None for anything else -- a call of another function, a
+        move, a keyword naming another device -- whose result may live anywhere."""
         found: list[str] = []
         stack = [node]
         while stack:
@@ -745,17 +779,29 @@ class FunctionWalker(UnitForms, DictPaths):
             elif kind is ast.Tuple or kind is ast.List:
                 stack.extend(item.elts)  # a shape, or the inputs `torch.cat` is given
             elif kind is ast.Call and type(item.func) is ast.Attribute:
-                if any(kw.arg in _PLACING for kw in item.keywords) and not _to_cpu(item):
+                told_cpu = on_host(item)
+                if not told_cpu and any(kw.arg in _PLACING for kw in item.keywords):
                     return None
                 func, name = item.func, item.func.attr
-                if name in _COPIES_TO_HOST or (name == "to" and _to_cpu(item)):
+                if name == "cpu" or (name in _MOVES and told_cpu):
+                    found.append(HOST_TENSOR)  # a copy to the host is a host tensor
+                    continue
+                if name in _COPIES_TO_HOST:
                     found.append(HOST_COPY)  # what the copy returned is on the host
                     continue
                 module = self._module_spelled(func.value)
                 if module is not None:
                     # `torch.clamp(x, ...)`: a torch function of its arguments.
-                    if module.partition(".")[0] != "torch" or name in _CONSTRUCTORS:
+                    if module.partition(".")[0] != "torch":
                         return None
+                    if name in _CONSTRUCTORS and name != "as_tensor":
+                        if not told_cpu and any(kw.arg is None for kw in item.keywords):
+                            return None  # `**options` may name a device
+                        # Told the CPU, or no device: the default one, the host, as
+                        # required-keyword reads it (`torch.set_default_device` and a
+                        # `with torch.device(...)` block are not followed).
+                        found.append(HOST_TENSOR)
+                        continue
                 elif name in _MOVES:
                     return None
                 else:

@@ -282,20 +282,34 @@ HOST_LOCALS = (
     ("tmp = lens_cpu.to(device)", "tmp.item()", True),  # a move
     ("tmp = lens_cpu.cuda()", "tmp.item()", True),
     ("tmp = torch.clamp(lens_cpu, max=4, out=buf)", "tmp.item()", True),
-    ("tmp = torch.tensor(lens_cpu)", "tmp.item()", True),  # made on the default device
+    ("tmp = torch.tensor(lens_cpu)", "tmp.item()", False),  # made on the default device
+    ("tmp = torch.tensor(times)", "tmp.item()", False),
+    ("tmp = torch.zeros(n, **options)", "tmp.item()", True),  # which may name a device
+    ("tmp = torch.as_tensor(lens)", "tmp.item()", True),  # the data as it is
+    ("tmp = torch.as_tensor(lens_cpu)", "tmp.item()", False),
     ("tmp = helper(lens_cpu)", "tmp.item()", True),  # another function's result
     ("tmp = np.cumsum(lens_cpu)", "tmp.item()", True),  # not torch's: not read
     ("tmp = lens_cpu.sum()\n    tmp = lens.sum()", "tmp.item()", True),  # bound twice
     ("tmp = lens_cpu.sum()\n    for tmp in lens:\n        pass", "tmp.item()", True),
     ("tmp = lens_cpu.sum()\n    tmp += lens", "tmp.item()", True),
     ("tmp = torch.clamp(*args)", "tmp.item()", True),
+    # A tensor built on a device spelled as the CPU is host data, and stays there when it is
+    # added to in place; a device not spelled so may be any.
+    ("tmp = torch.tensor(lens, device='cpu')", "tmp.tolist()", False),
+    ("tmp = torch.zeros(n, device=torch.device('cpu:0'))", "tmp.tolist()", False),
+    ("tmp = torch.zeros(n, device=device)", "tmp.tolist()", True),
+    ("tmp = torch.zeros(n, device='cpu')\n    tmp += lens", "tmp.tolist()", False),
+    ("tmp = torch.zeros(n, device='cpu')\n    out = torch.zeros_like(tmp)", "out.tolist()", False),
+    ("tmp = torch.zeros(n, device='cpu')\n    tmp = tmp + lens", "tmp.tolist()", True),
+    ("tmp = lens.cpu()\n    tmp += lens", "tmp.tolist()", False),
+    ("tmp = lens.cpu().item()\n    tmp += lens", "tmp.item()", True),  # a number: now a tensor
     # The receiver itself a torch function of host data, as a local would be.
     ("tmp = lens.cpu()", "torch.isnan(tmp).sum().item()", False),
     ("tmp = lens", "torch.isnan(lens_cpu).sum().item()", False),
     ("tmp = lens", "F.pad(lens_cpu, (1, 0)).tolist()", False),
     ("tmp = lens", "torch.isnan(lens).sum().item()", True),
     ("tmp = lens", "torch.minimum(lens_cpu, lens).item()", True),
-    ("tmp = lens", "torch.zeros(n).tolist()", True),  # made on the default device
+    ("tmp = lens", "torch.zeros(n).tolist()", False),  # made on the default device
     ("tmp = lens", "np.cumsum(lens_cpu).tolist()", True),  # not torch's: not read
     ("tmp = lens_cpu", "torch.isnan(tmp).cuda().item()", True),  # moved before the read
 )
@@ -312,7 +326,7 @@ def test_a_local_computed_from_host_data_only_is_host_data(tmp_path, bind, call,
         "import numpy as np\n"
         "import torch\n"
         "import torch.nn.functional as F\n\n\n"
-        "def capture_x(lens, lens_cpu, meta, n, device, buf, *args):\n"
+        "def capture_x(lens, lens_cpu, meta, n, device, buf, times, options, *args):\n"
         f"    {bind}\n"
         f"    return {call}\n"
     )
@@ -1339,6 +1353,62 @@ NONE_USES = (
 
 @pytest.mark.parametrize(("statement", "reached"), NONE_USES)
 def test_what_a_none_parameter_cannot_survive_rules_out_what_follows(tmp_path, statement, reached):
+    source = (
+        "def callee(lens, p):\n"
+        f"    {statement}\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_it(lens):\n"
+        "    return callee(lens, None)\n"
+    )
+    assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
+
+
+# A call of a method of a parameter bound to `None`, or of what it gives, raises before it
+# runs: whether `callee`'s forbidden call is still reached with `p=None` passed.
+NONE_RECEIVERS = (
+    ("return p.tolist()", False),
+    ("return p.max().tolist()", False),
+    ("return p[0].tolist()", False),
+    ("return lens.tolist() if p is None else p.tolist()", True),  # its own way, `lens`'s
+    ("return (p or lens).tolist()", True),
+    ("return helper(p).tolist()", True),
+    ("p = lens\n    return p.tolist()", True),  # another value by then
+)
+
+
+@pytest.mark.parametrize(("statement", "reached"), NONE_RECEIVERS)
+def test_a_method_of_a_parameter_bound_to_none_is_never_called(tmp_path, statement, reached):
+    source = (
+        "def callee(lens, p):\n"
+        f"    {statement}\n"
+        "\n"
+        "\n"
+        "def capture_it(lens):\n"
+        "    return callee(lens, None)\n"
+    )
+    found = chains(tmp_path, source, {"*.tolist": "a host sync"})
+    assert bool(found) is reached, found
+
+
+# An assert before `lens.tolist()` in a callee passed `p=None`: past an assert, its test
+# holds, as past `if not test: raise`; an assert that fails for `None` ends the path.
+ASSERTS = (
+    ("assert p is not None", False),
+    ("assert p", False),
+    ("assert p.ok", False),  # `None.ok` raises first
+    ("assert p is not None, 'given'", False),
+    ("assert p is None", True),
+    ("assert not p", True),
+    ("assert lens is not None, p.why", True),  # the message runs only where it fails
+    ("assert p is not None or lens", True),
+    ("if lens:\n        assert p is not None", True),  # only inside the `if`
+)
+
+
+@pytest.mark.parametrize(("statement", "reached"), ASSERTS)
+def test_past_an_assert_its_test_holds(tmp_path, statement, reached):
     source = (
         "def callee(lens, p):\n"
         f"    {statement}\n"
