@@ -45,16 +45,23 @@ def _bindings(
         C_NARGS,
         C_ORIGINS,
         O_DEFAULTS,
+        O_KWONLY,
         positional_params,
         self_bound,
     )
 
     consts = list(call[C_CONSTS])
     passed: dict[str, object] = {}  # a caller's parameter handed on unchanged -> where
+    spread = None  # the keywords the caller's `**kwargs`, handed on here, holds
     if caller is not None:
         names = positional_params(caller)
         for where, origin in call[C_ORIGINS]:
             if origin[0] != "p":
+                continue
+            if where == "**":
+                spread = holding.get("**") if holding else None
+                if spread is not None:
+                    consts.extend((name, holding[name]) for name in spread if name in holding)
                 continue
             # A position is the walk's index into these same parameters (`origin_of`).
             name = names[origin[1]] if isinstance(origin[1], int) else origin[1]
@@ -77,7 +84,16 @@ def _bindings(
     if outline is None:
         return frozenset()
     defaults = outline[O_DEFAULTS]
-    if not consts and not facts and not defaults:
+    keywords = call[C_KEYWORDS]
+    # Which keywords the call passes, where it says: its own and a `**kwargs` whose keys its
+    # caller told; None where a `**` argument may hold any.
+    named = (
+        [k for k in keywords if k != "**"] if spread is not None or "**" not in keywords else None
+    )
+    if named is not None and spread:
+        named += spread
+    hands_on = named is not None and _hands_on_kwargs(mod, target[1], outline)
+    if not consts and not facts and not defaults and not hands_on:
         return frozenset()
     params = positional_params(outline)
     shift = bound if bound is not None else self_bound(outline, spelling, target[1])
@@ -96,12 +112,28 @@ def _bindings(
         name = param(where)
         if name is not None:
             out.append((f"{name}{rest}?", truth))
-    keywords = call[C_KEYWORDS]
-    if defaults and call[C_NARGS] >= 0 and "**" not in keywords:
+    if defaults and call[C_NARGS] >= 0 and named is not None:
         # What the call leaves out holds its default; a starred argument may fill any.
-        given = {*params[: shift + call[C_NARGS]], *keywords}
+        given = {*params[: shift + call[C_NARGS]], *named}
         out.extend(item for item in defaults if item[0] not in given)
+    if hands_on:
+        # The keywords the callee names none of are what its own `**kwargs` holds.
+        taken = {*params, *outline[O_KWONLY]}
+        out.append(("**", tuple(sorted({k for k in named if k not in taken}))))
     return frozenset(out)
+
+
+def _hands_on_kwargs(mod, qual: str, outline) -> bool:
+    """Whether the function has a ``**kwargs`` it hands on whole to a call (``f(**kwargs)``,
+    the walk's ``("**", ...)`` origin): only there does what it holds decide anything."""
+    from .functions import C_ORIGINS, D_CALLS, O_KWONLY
+
+    if not any(p.startswith("**") for p in outline[O_KWONLY]):
+        return False
+    detail = mod.detail(qual)
+    return detail is not None and any(
+        where == "**" for call in detail[D_CALLS] for where, _ in call[C_ORIGINS]
+    )
 
 
 # The name a guard tests the value of: `mode` in `mode.is_decode()`, `p is None`, `p == 1`.

@@ -109,6 +109,7 @@ class FunctionWalker(UnitForms, DictPaths):
         # what the caller passed.
         self._rebound: set[str] = set()
         self._tail: tuple = ()  # what the last block's early exits left holding at its end
+        self._spread_name: str | bool | None = False  # `_spread`'s answer, once asked
         # param -> {key: (line, certain)}; a param handed on or updated from elsewhere is open
         self._fills: dict[object, dict[str, tuple[int, bool]]] = {}
         self._open_params: set = set()
@@ -659,6 +660,8 @@ class FunctionWalker(UnitForms, DictPaths):
                 origin = self.origin_of(kw.value)
                 if origin is not None:
                     origins.append((kw.arg, origin))
+            elif kw.arg is None and type(kw.value) is ast.Name and kw.value.id == self._spread():
+                origins.append(("**", ("p", "**")))  # the function's `**kwargs`, handed on
         ints = [i for i, arg in enumerate(node.args) if self._int_evident(arg, 2)]
         ints += [kw.arg for kw in node.keywords if kw.arg and self._int_evident(kw.value, 2)]
         root = node.func
@@ -693,6 +696,29 @@ class FunctionWalker(UnitForms, DictPaths):
                 self._call_guards(node.func),
             )
         )
+
+    def _spread(self) -> str | None:
+        """The name of the function's ``**kwargs`` where it is only ever handed on whole
+        (``f(**kwargs)``), so that it holds what its caller passed; else None -- one it
+        reads, fills, rebinds or names otherwise may hold anything by then."""
+        spread = self._spread_name
+        if spread is False:
+            spread = None
+            kwarg = self.node.args.kwarg
+            if kwarg is not None:
+                name = kwarg.arg
+                handed = uses = 0  # a nested scope's use of it is a `Name` too
+                for item in ast.walk(self.node):
+                    kind = type(item)
+                    if kind is ast.Name and item.id == name:
+                        uses += 1
+                    elif kind is ast.keyword and item.arg is None:
+                        value = item.value
+                        handed += type(value) is ast.Name and value.id == name
+                if uses == handed:
+                    spread = name
+            self._spread_name = spread
+        return spread
 
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts

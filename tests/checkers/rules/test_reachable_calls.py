@@ -1147,6 +1147,71 @@ def test_a_parameter_a_call_does_not_pass_holds_its_default(tmp_path):
     ]
 
 
+def test_a_kwargs_handed_on_holds_the_keywords_its_caller_passed(tmp_path):
+    source = (
+        "def inner(lens, out=None, check_input_valid=False):\n"
+        "    if check_input_valid:\n"
+        "        lens.tolist()\n"
+        "    return out\n"
+        "\n"
+        "\n"
+        "def outer(lens, out=None, **kwargs):\n"
+        "    return inner(lens, out=out, **kwargs)\n"
+        "\n"
+        "\n"
+        "def twice(lens, **kw):\n"
+        "    return outer(lens, **kw)\n"
+        "\n"
+        "\n"
+        "def filled(lens, **kwargs):\n"
+        "    kwargs['check_input_valid'] = True\n"
+        "    return inner(lens, **kwargs)\n"
+        "\n"
+        "\n"
+        "def renamed(lens, **kwargs):\n"
+        "    options = kwargs\n"
+        "    return inner(lens, **options)\n"
+        "\n"
+        "\n"
+        "def capture_plain(lens):\n"
+        "    return outer(lens, out=lens, sm_scale=0.5)\n"
+        "\n"
+        "\n"
+        "def capture_twice(lens):\n"
+        "    return twice(lens, sm_scale=0.5)\n"
+        "\n"
+        "\n"
+        "def capture_off(lens):\n"
+        "    return twice(lens, check_input_valid=False)\n"
+        "\n"
+        "\n"
+        "def capture_checked(lens):\n"
+        "    return outer(lens, check_input_valid=True)\n"
+        "\n"
+        "\n"
+        "def capture_options(lens, opts):\n"
+        "    return outer(lens, **opts)\n"
+        "\n"
+        "\n"
+        "def capture_filled(lens):\n"
+        "    return filled(lens)\n"
+        "\n"
+        "\n"
+        "def capture_renamed(lens):\n"
+        "    return renamed(lens)\n"
+    )
+    # What a caller passes by keywords a function does not name is what its `**kwargs`
+    # holds, and handing `**kwargs` on unchanged hands exactly those on: a callee's
+    # default is bound where none of them names it. Keywords not known (`**opts`), a
+    # `**kwargs` the function adds to, or one it hands on under another name say nothing.
+    assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
+        "capture_checked (pkg/builder.py:38)",
+        "capture_options (pkg/builder.py:42)",
+        "capture_filled (pkg/builder.py:46)",
+        "capture_renamed (pkg/builder.py:50)",
+    ]
+
+
 def test_an_or_is_ruled_out_where_each_of_its_operands_is(tmp_path):
     source = (
         "def inner(lens, meta=None, n=None, flag=False):\n"
