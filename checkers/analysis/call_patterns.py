@@ -15,6 +15,9 @@ import functools
 import re
 
 _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
+# The head of the guard a call inside ``with cm(...):`` carries (``"with " + cm``'s spelling):
+# no parameter's or attribute's test starts so, so no binding or condition decides it.
+CONTEXT = "with "
 
 
 def _bindings(

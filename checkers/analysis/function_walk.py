@@ -14,6 +14,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from .call_patterns import CONTEXT
 from .dict_paths import _DEAD, DictPaths, _copy, _join
 from .functions import (
     _DEFS,
@@ -381,12 +382,18 @@ class FunctionWalker(UnitForms, DictPaths):
                 return _DEAD  # `while True:` without a break leaves only by return/raise
             return after
         if kind in (ast.With, ast.AsyncWith):
+            held = len(self._guards)
             for item in stmt.items:
                 self.expr(item.context_expr)
                 if item.optional_vars is not None:
                     self.target_expr(item.optional_vars)
                     self._untrack_target(item.optional_vars, state)
-            return self.block(stmt.body, state)
+                marker = self._context_marker(item.context_expr)
+                if marker is not None:
+                    self._guards.append(marker)
+            state = self.block(stmt.body, state)
+            del self._guards[held:]
+            return state
         if kind is ast.Try or kind.__name__ == "TryStar":
             self._depth += 1
             catches = any(_catches_key_error(h) for h in stmt.handlers)
@@ -696,6 +703,21 @@ class FunctionWalker(UnitForms, DictPaths):
                 self._call_guards(node.func),
             )
         )
+
+    def _context_marker(self, context):
+        """What the block of ``with context:`` runs under, as a guard its calls carry:
+        ``("with <the context manager's spelling>", True)``, which a reachable-calls
+        contract's ``boundary-contexts`` rule out (``with gpu_sync_allowed():``, a sync the
+        engine calls deliberate); for ``with a() if c else b():``, one guard of both ways,
+        ruled out only where each is. None for a context that is not a call."""
+        if type(context) is ast.IfExp:
+            ways = (self._context_marker(context.body), self._context_marker(context.orelse))
+            if None in ways:
+                return None
+            return (ways, True)
+        if type(context) is not ast.Call:
+            return None
+        return (CONTEXT + self.callee(context.func), True)
 
     def _spread(self) -> str | None:
         """The name of the function's ``**kwargs`` where it is only ever handed on whole

@@ -115,6 +115,7 @@ from contracts.fields import ConfigError, StringList, StringMap
 
 from ..analysis.call_patterns import (
     _MAX_FUNCTIONS,
+    CONTEXT,
     _bindings,
     _bound_rules_out,
     _Forbidden,
@@ -293,6 +294,15 @@ class ReachableCalls(Contract):
             "region (`*.eager_on_graph`): a chain does not go into it."
         ),
     )
+    boundary_contexts = StringList(
+        default=(),
+        doc=(
+            "Globs of context managers whose `with` block runs outside the entry's region, "
+            "spelled as imported (`vllm.utils.gpu_sync_debug.gpu_sync_allowed`: a sync the "
+            "engine itself calls deliberate): a chain does not go through a call in it. A "
+            "conditional context (`with a() if c else b():`) is one only where both are."
+        ),
+    )
     forbidden = StringMap(
         doc=(
             "Forbidden calls: a glob matched against a call as spelled, its head resolved "
@@ -459,6 +469,7 @@ class ReachableCalls(Contract):
         self._decorator_re = _globs(self.entry_decorators)
         self._class_decorator_re = _globs(self.entry_class_decorators)
         self._boundary_re = _globs(self.boundary_decorators)
+        self._contexts_re = _globs(self.boundary_contexts)
         self._forbidden = _Forbidden(
             self.forbidden,
             self.unless_keyword or {},
@@ -642,7 +653,7 @@ class ReachableCalls(Contract):
         bound = dict(node[2])
         made = []
         for call in detail[D_CALLS]:
-            if (bound or self._conditions) and any(
+            if (bound or self._conditions or self._contexts_re) and any(
                 self._off(bound, name, required) for name, required in call[C_GUARDS]
             ):
                 continue  # under an `if` the caller's values or the entry's conditions rule out
@@ -669,6 +680,10 @@ class ReachableCalls(Contract):
         guard (its ways, ``function_walk``'s ``_holding``) where each of its ways is."""
         if type(guard) is tuple:
             return all(self._off(bound, way, truth) for way, truth in guard)
+        if guard.startswith(CONTEXT):
+            return self._contexts_re is not None and bool(
+                self._contexts_re.fullmatch(guard[len(CONTEXT) :])
+            )
         if bound and _bound_rules_out(bound, guard, required):
             return True
         return any(condition.rules_out(guard, required) for condition in self._conditions)

@@ -1706,6 +1706,69 @@ def test_a_function_held_in_an_attribute_fits_with_self_bound_only_for_a_method(
     ]
 
 
+def test_a_boundary_context_s_block_runs_outside_the_entry_s_region(tmp_path):
+    files = {
+        **TREE,
+        "pkg/sync_debug.py": (
+            "import contextlib\n\n\n@contextlib.contextmanager\ndef sync_allowed(first=False):\n"
+            "    yield\n"
+        ),
+    }
+    source = (
+        "import contextlib\n"
+        "\n"
+        "import torch\n"
+        "\n"
+        "from pkg.sync_debug import sync_allowed\n"
+        "\n"
+        "\n"
+        "def helper(lens):\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_inside(lens):\n"
+        "    with sync_allowed():\n"
+        "        helper(lens)\n"
+        "        lens.tolist()\n"
+        "    return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_either(lens, gloo):\n"
+        "    with contextlib.nullcontext() if gloo else sync_allowed():\n"
+        "        return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_both(lens, gloo):\n"
+        "    with sync_allowed(first=True) if gloo else sync_allowed():\n"
+        "        return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_among(lens):\n"
+        "    with torch.no_grad(), sync_allowed():\n"
+        "        return lens.tolist()\n"
+        "\n"
+        "\n"
+        "def capture_other(lens):\n"
+        "    with torch.no_grad():\n"
+        "        return lens.tolist()\n"
+    )
+    params = {"entries": ["*.capture_*"], "forbidden": {"*.tolist": "a host sync"}}
+    declared = {**params, "boundary-contexts": ["pkg.sync_debug.sync_allowed"]}
+
+    def reached(params):
+        found = check(tmp_path, source, params=params, files=files)
+        return [f.message.split(": ", 1)[1] for f in found]
+
+    # Where the engine says a sync is deliberate, the chain stops; where only one way of
+    # a conditional context says so, the other way still runs the block in the region.
+    assert reached(declared) == [
+        "capture_inside (pkg/builder.py:16) -> `lens.tolist()`",
+        "capture_either (pkg/builder.py:21) -> `lens.tolist()`",
+        "capture_other (pkg/builder.py:36) -> `lens.tolist()`",
+    ]
+    assert len(reached(params)) == 7
+
+
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
     source = (
         "class A(B):\n"
