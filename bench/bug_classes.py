@@ -21,7 +21,8 @@ nano-vllm at ``bb823b3e`` (``nano-vllm``) and Sarathi-Serve at ``96f99117``
 package (``sglang-0.5.3``); after an argument not None by its form bound the callee's
 test, vLLM 0.11.0's package (``vllm-0.11.0``) and RTP-LLM at ``4b8d39cd``
 (``rtp-llm``); after the faults RTP-LLM showed, Aphrodite 0.24.1's package
-(``aphrodite``). A package tree is its wheel unpacked into ``<name>-<version>`` (``pip
+(``aphrodite``); after the readings Aphrodite's labels showed, vLLM-Omni 0.30.0's
+package (``vllm-omni``). A package tree is its wheel unpacked into ``<name>-<version>`` (``pip
 download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the trees
 named by a commit are that commit's ``git archive`` (of the GitHub repository:
 ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
@@ -100,6 +101,9 @@ TREES = {
     "rtp-llm": ("rtp-llm-4b8d39cd", ("rtp_llm",)),
     # Held out after the two faults RTP-LLM showed were fixed, declared the same way.
     "aphrodite": ("aphrodite-0.24.1", ("aphrodite",)),
+    # Held out after the host tensors, None receivers, asserts and **kwargs Aphrodite's
+    # labels showed were read, declared the same way.
+    "vllm-omni": ("vllm-omni-0.30.0", ("vllm_omni",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
@@ -229,11 +233,19 @@ def whats(found: list[dict]) -> list[str]:
     base = [what(f) for f in found]
     count = Counter((f["code"], f["path"], f["line"], w) for f, w in zip(found, base, strict=True))
     return [
-        w + "|" + f["message"].split(" (", 1)[0]
-        if count[(f["code"], f["path"], f["line"], w)] > 1
-        else w
+        w + "|" + _told_apart(f) if count[(f["code"], f["path"], f["line"], w)] > 1 else w
         for f, w in zip(found, base, strict=True)
     ]
+
+
+def _told_apart(finding: dict) -> str:
+    """What tells two findings of one line and ``what`` apart: for an AC821, the forbidden
+    call as the chain's last hop spells it (two syncs on one line, ``a.tolist()`` and
+    ``b.tolist()``); for the others, the message's first words."""
+    message = finding["message"]
+    if finding["code"].startswith(KINDS["reachable-calls"]) and message.endswith("`"):
+        return message.rsplit("`", 2)[1]
+    return message.split(" (", 1)[0]
 
 
 def keyed(found: list[dict]) -> list[tuple[tuple, dict]]:

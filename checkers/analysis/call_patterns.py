@@ -62,7 +62,7 @@ def _bindings(
             if origin[0] != "p":
                 continue
             if where == "**":
-                spread = holding.get("**") if holding else None
+                spread = (holding or {}).get("**")
                 if spread is not None:
                     consts.extend((name, holding[name]) for name in spread if name in holding)
                 continue

@@ -50,6 +50,7 @@ def shapes(source: str) -> list[tuple]:
         ),
         ('    d = {}\n    if x:\n        d["a"] = 1\n    return d', [([], ["a"], False)]),
         ('    d = {}\n    for i in x:\n        d["a"] = i\n    return d', [([], ["a"], False)]),
+        ('    d = {}\n    with lock(x):\n        d["a"] = 1\n    return d', [(["a"], [], False)]),
         (
             '    d = {}\n    try:\n        d["a"] = f()\n    except E:\n        pass\n    return d',
             [([], ["a"], False)],

@@ -299,6 +299,7 @@ HOST_LOCALS = (
     ("tmp = torch.zeros(n, device=torch.device('cpu:0'))", "tmp.tolist()", False),
     ("tmp = torch.zeros(n, device=device)", "tmp.tolist()", True),
     ("tmp = torch.zeros(n, device='cpu')\n    tmp += lens", "tmp.tolist()", False),
+    ("tmp = torch.zeros(n, device='cpu')\n    meta.n += 1\n    buf[0] += 1", "tmp.tolist()", False),
     ("tmp = torch.zeros(n, device='cpu')\n    out = torch.zeros_like(tmp)", "out.tolist()", False),
     ("tmp = torch.zeros(n, device='cpu')\n    tmp = tmp + lens", "tmp.tolist()", True),
     ("tmp = lens.cpu()\n    tmp += lens", "tmp.tolist()", False),
@@ -1173,6 +1174,12 @@ def test_a_kwargs_handed_on_holds_the_keywords_its_caller_passed(tmp_path):
         "    return inner(lens, **options)\n"
         "\n"
         "\n"
+        "def mixed(lens, opts, **kwargs):\n"
+        "    kwargs['check_input_valid'] = True\n"
+        "    print(**opts)\n"
+        "    return inner(lens, **kwargs)\n"
+        "\n"
+        "\n"
         "def capture_plain(lens):\n"
         "    return outer(lens, out=lens, sm_scale=0.5)\n"
         "\n"
@@ -1199,17 +1206,63 @@ def test_a_kwargs_handed_on_holds_the_keywords_its_caller_passed(tmp_path):
         "\n"
         "def capture_renamed(lens):\n"
         "    return renamed(lens)\n"
+        "\n"
+        "\n"
+        "def capture_mixed(lens):\n"
+        "    return mixed(lens, {})\n"
+        "\n"
+        "\n"
+        "def capture_named(lens, scale):\n"
+        "    return twice(lens, sm_scale=scale)\n"
     )
     # What a caller passes by keywords a function does not name is what its `**kwargs`
     # holds, and handing `**kwargs` on unchanged hands exactly those on: a callee's
     # default is bound where none of them names it. Keywords not known (`**opts`), a
     # `**kwargs` the function adds to, or one it hands on under another name say nothing.
     assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
-        "capture_checked (pkg/builder.py:38)",
-        "capture_options (pkg/builder.py:42)",
-        "capture_filled (pkg/builder.py:46)",
-        "capture_renamed (pkg/builder.py:50)",
+        "capture_checked (pkg/builder.py:44)",
+        "capture_options (pkg/builder.py:48)",
+        "capture_filled (pkg/builder.py:52)",
+        "capture_renamed (pkg/builder.py:56)",
+        "capture_mixed (pkg/builder.py:60)",
     ]
+
+
+def test_what_a_kwargs_holds_is_bound_only_where_it_is_handed_on(tmp_path, monkeypatch):
+    entered = []
+    edges = ReachableCalls._edges
+
+    def counted(self, program, mod, node):
+        entered.append((node[1], node[2]))
+        return edges(self, program, mod, node)
+
+    monkeypatch.setattr(ReachableCalls, "_edges", counted)
+    source = (
+        "def sink(lens, **kwargs):\n"
+        "    print(lens, kwargs.get('x'))\n"
+        "    return lens.item()\n"
+        "\n"
+        "\n"
+        "def plain(lens):\n"
+        "    return lens.item()\n"
+        "\n"
+        "\n"
+        "def capture_a(lens, opts):\n"
+        "    sink(lens, x=opts)\n"
+        "    return plain(lens, **opts)\n"
+        "\n"
+        "\n"
+        "def capture_b(lens, opts):\n"
+        "    sink(lens, y=opts)\n"
+        "    return plain(lens)\n"
+    )
+    assert len(check(tmp_path, source)) == 4
+    # Which keywords a `**kwargs` holds decides something only where the function hands it
+    # on: anywhere else, calls passing different keywords enter one search node.
+    assert {q: len({b for n, b in entered if n == q}) for q in ("sink", "plain")} == {
+        "sink": 1,
+        "plain": 1,
+    }
 
 
 def test_an_or_is_ruled_out_where_each_of_its_operands_is(tmp_path):
