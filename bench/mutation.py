@@ -629,6 +629,17 @@ EQUIVALENT: dict[str, str] = {
     "checkers/check_command.py:_report:call:out.write(result.fixed_text) -> pass@0": "the CLI reads "
     "stdin as bytes, and _check_stdin sets fixed_bytes to bytes for bytes: the else branch "
     "serves only a str, which no caller of _report passes",
+    # checkers/analysis, the lines added since e2ad4a6 (docs/testing.md, "What a host tensor").
+    "checkers/analysis/function_walk.py:FunctionWalker._context_marker:const:True -> False@0": (
+        "a guard is a pair, and a with block's is only ever 'inside': ReachableCalls._off "
+        "reads a tuple's ways, not the truth beside them"
+    ),
+    "checkers/analysis/function_walk.py:FunctionWalker._context_marker:const:True -> False@1": (
+        "the same of one context: _off rules a `with ` guard out by its spelling alone"
+    ),
+    "checkers/analysis/function_walk.py:FunctionWalker._spread:const:0 -> 1@0": (
+        "`handed = uses = 0` starts both counts at one value, and only their equality is read"
+    ),
 }
 
 

@@ -59,8 +59,10 @@ receiver is found; only the hops through unknown objects' methods are lost -- bu
 not on what a copy to the host returned (``lens.cpu().int().tolist()``: the
 ``.cpu()`` is the sync, and a finding of its own), nor on a local computed from host
 data alone through operations that keep their inputs' device (``tmp =
-torch.clamp(lens_cpu, max=w)``, ``host = lens.cpu()``; not a move, a constructor,
-another function's result, or a local bound elsewhere to anything else). A call with
+torch.clamp(lens_cpu, max=w)``, ``host = lens.cpu()``, a torch constructor told
+``device="cpu"`` or no device at all, which builds on the default device, the host;
+not a move, another function's result, or a local bound elsewhere to anything else),
+and a host tensor added to in place (``t += x``) stays host data. A call with
 a keyword that makes it safe (``repeat_interleave(..., output_size=n)``) is declared
 with ``unless-keyword``. The graph is path-insensitive: a call under ``if
 is_prefill:`` counts, because nothing here knows the condition is false on the
@@ -78,8 +80,11 @@ arithmetic, a display) decides ``is None`` only: a capture passing ``seq_lens.cp
 does not take the callee's ``if seq_lens_cpu is None:`` fallback. A ``None`` passed
 for a parameter that the callee then uses as ``None`` cannot be used (``seq_lens -
 prefix_lens``, ``meta.is_decode``) raises there, so nothing after that use is on the
-path. And what the tests around a call say of a value it hands on unchanged holds in
-the callee: past ``if mode.is_decode_or_idle(): return``, a base class's capture
+path, and a method of it (``grid_thws.tolist()``) is never called. Past an assert, its
+test holds (``assert grid_thws is not None``). A ``**kwargs`` that a function only ever
+hands on whole holds the keywords its caller passed, so a callee's default is bound past
+it where none of them names it. And what the tests around a call say of a value it hands
+on unchanged holds in the callee: past ``if mode.is_decode_or_idle(): return``, a base class's capture
 called with ``mode`` does not take its own ``if mode.is_decode_or_idle():`` branch (a
 test is an attribute, a comparison, or a question asked of the value with nothing
 passed: ``is_``, ``has_``, ``can_``, ``should_``, ``does_``; the value rebound first is
@@ -93,7 +98,10 @@ operands can hold (``if meta is not None or n is not None:`` for a caller passin
 ``if use_ragged: return ...`` for a caller passing ``True``. A condition may also
 name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
 *.PrefillNoCache`` -- which rules out a branch, or a conditional expression's way,
-tested on another (a constant is matched as spelled). Otherwise such a call is a
+tested on another (a constant is matched as spelled). A ``with`` block whose context
+manager ``boundary-contexts`` names (``with gpu_sync_allowed():``, the syncs an engine
+calls deliberate) runs outside the region, as a ``boundary-decorators`` function does.
+Otherwise such a call is a
 finding to suppress with its reason, or a sign the branch belongs in a function of
 its own.
 
