@@ -226,6 +226,21 @@ def _on_host(host: re.Pattern | None, where, parts: list[str]) -> bool:
     return where is True or any(host.fullmatch(p.rstrip("()[]")) for p in parts)
 
 
+def _copies_to_host(call) -> bool:
+    """Whether a ``.to(...)`` call copies to the host and waits: its first argument or
+    ``device=`` a literal CPU (``"cpu"``, ``"cpu:0"``), without ``non_blocking=True``, which
+    copies without a sync."""
+    from .functions import C_CONSTS
+
+    consts = dict(call[C_CONSTS])
+    device = consts.get(0, consts.get("device"))
+    return (
+        type(device) is str
+        and device.partition(":")[0] == "cpu"
+        and consts.get("non_blocking") is not True
+    )
+
+
 class _Forbidden:
     """The forbidden patterns, matched against a spelling: method patterns by their last name."""
 
@@ -253,6 +268,8 @@ class _Forbidden:
         receiver, _, last = spelling.rpartition(".")
         if receiver:
             found = self.methods.get(last)
+            if found is None and last == "to" and _copies_to_host(call):
+                found = self.methods.get("cpu")  # `x.to("cpu")` is the copy `*.cpu` forbids
             # What a copy to the host returned is on the host (`lens.cpu().int().tolist()`: the
             # sync is the `.cpu()`, a call of its own).
             if found is not None and _on_host(self.host, call[C_HOST], receiver.split(".")):

@@ -783,7 +783,7 @@ class FunctionWalker(UnitForms, DictPaths):
                 root = root.value
             elif kind is ast.Call and type(root.func) is ast.Attribute:
                 if root.func.attr in _MOVES:
-                    return False
+                    return on_host(root)  # a move told the CPU returned host data
                 if self._module_spelled(root.func.value) is not None:
                     return self._computed_from(root) or False
                 root = root.func.value
@@ -827,15 +827,20 @@ class FunctionWalker(UnitForms, DictPaths):
             elif kind is ast.Tuple or kind is ast.List:
                 stack.extend(item.elts)  # a shape, or the inputs `torch.cat` is given
             elif kind is ast.Call and type(item.func) is ast.Attribute:
-                told_cpu = on_host(item)
-                if not told_cpu and any(kw.arg in _PLACING for kw in item.keywords):
-                    return None
                 func, name = item.func, item.func.attr
-                if name == "cpu" or (name in _MOVES and told_cpu):
+                if name == "cpu":
                     found.append(HOST_TENSOR)  # a copy to the host is a host tensor
                     continue
                 if name in _COPIES_TO_HOST:
                     found.append(HOST_COPY)  # what the copy returned is on the host
+                    continue
+                placing = any(kw.arg in _PLACING for kw in item.keywords)
+                # (`on_host` reads only `device=` and `.to`'s first argument.)
+                told_cpu = (placing or name == "to") and on_host(item)
+                if placing and not told_cpu:
+                    return None
+                if told_cpu and name in _MOVES:
+                    found.append(HOST_TENSOR)
                     continue
                 module = self._module_spelled(func.value)
                 if module is not None:

@@ -256,6 +256,35 @@ def test_what_counts_as_a_forbidden_call(tmp_path, call, flagged):
     assert bool(check(tmp_path, source, params=params)) is flagged
 
 
+# A move told the CPU is the copy `*.cpu` forbids, however it is spelled; told to copy
+# without waiting (`non_blocking=True`), it is no sync, and told another device no copy to
+# the host at all. What such a copy returned is host data, as `.cpu()`'s is.
+MOVES_TO_THE_HOST = (
+    ("lens.to('cpu')", ["`lens.to()`"]),
+    ("lens.to(device='cpu')", ["`lens.to()`"]),
+    ("lens.to('cpu:0', torch.int32)", ["`lens.to()`"]),
+    ("lens.to('cpu').tolist()", ["`lens.to()`"]),
+    ("lens.to('cpu', non_blocking=True)", []),
+    ("lens.to(torch.int32)", []),
+    ("lens.to(device)", []),
+    ("lens.to('cuda')", []),
+    ("lens_cpu.to('cpu')", []),
+)
+
+
+@pytest.mark.parametrize(("call", "reached"), MOVES_TO_THE_HOST)
+def test_a_move_told_the_cpu_is_a_copy_to_the_host(tmp_path, call, reached):
+    params = {
+        "entries": ["*.capture_*"],
+        "forbidden": {"*.cpu": "a copy to the host", "*.tolist": "a host sync"},
+        "host-receivers": ["*_cpu"],
+    }
+    source = f"import torch\n\n\ndef capture_x(lens, lens_cpu, device):\n    return {call}\n"
+    found = check(tmp_path, source, params=params)
+    assert [f.message.rsplit(" -> ", 1)[1] for f in found] == reached
+    assert all("reaches `*.cpu` (a copy to the host)" in f.message for f in found)
+
+
 # A local computed before the call, the call, and whether it is a device read: a local is
 # host data when every name it was computed from is, through operations that keep their
 # inputs' device.
