@@ -121,6 +121,7 @@ class FunctionWalker(UnitForms, DictPaths):
         # with the value it has there. A read under the test that chose is that way's.
         self._chosen: dict[str, tuple] = {}
         self._conds: list[tuple[ast.expr, bool]] = []
+        self._cond_keys: dict[int, tuple] = {}  # id(test) -> (its place, `_eq_of`), once asked
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -563,6 +564,7 @@ class FunctionWalker(UnitForms, DictPaths):
                                 item.end_lineno or item.lineno,
                                 item.end_col_offset or item.col_offset,
                                 self._key_guard > 0,
+                                self._read_conds(),
                             )
                         )
             elif kind is compare and type(item.ops[0]) in (ast.In, ast.NotIn):
@@ -576,6 +578,19 @@ class FunctionWalker(UnitForms, DictPaths):
                     stack.extend(value)
                 elif value is not None:
                     push(value)
+
+    def _read_conds(self) -> tuple:
+        """The tests a read here runs under (``R_CONDS``), each keyed by its place."""
+        if not self._conds:
+            return ()
+        keys = self._cond_keys
+        out = []
+        for test, holds in self._conds:
+            key = keys.get(id(test))
+            if key is None:
+                key = keys[id(test)] = ((test.lineno, test.col_offset), _eq_of(test))
+            out.append((key[0], holds, key[1]))
+        return tuple(out)
 
     def origin_of(self, node) -> tuple[str, object] | None:
         """Where a dict read here comes from: ``("c", callee)`` a call's result, ``("s", attr)``
@@ -1170,6 +1185,26 @@ def _strip_not(test) -> tuple[ast.expr, bool]:
     while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
         test, holds = test.operand, not holds
     return test, holds
+
+
+def _eq_of(test) -> tuple | None:
+    """``(subject, constant, True)`` for a test ``subject == constant`` (``False`` for ``!=``),
+    the subject a name or an attribute as dumped, the constant a literal: two such tests of
+    one subject against two constants cannot both hold. None for any other test."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in _EQ_OPS:
+        return None
+    left, right = test.left, test.comparators[0]
+    if type(left) is ast.Constant:
+        left, right = right, left
+    if type(right) is not ast.Constant or type(left) not in (ast.Name, ast.Attribute):
+        return None
+    subject = _test_key(left)
+    if subject is None:
+        return None
+    return (subject, repr(right.value), type(test.ops[0]) is ast.Eq)
+
+
+_EQ_OPS = (ast.Eq, ast.NotEq)
 
 
 def _test_key(test) -> str | None:

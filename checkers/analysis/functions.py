@@ -69,7 +69,7 @@ import ast
 import re
 
 # Bumped when the tuple shapes change; the cache key digests this module's bytes anyway.
-FORMAT = 3
+FORMAT = 4
 
 # Indices of a function's outline: what its ``def`` says.
 O_QUAL, O_LINE, O_COL, O_END, O_PARAMS, O_SELF, O_DECORATORS, O_KWONLY, O_CLASS = range(9)
@@ -96,8 +96,11 @@ def facet_of(details: tuple, facet: str):
 
 
 # Indices of a ``[]`` read of a string key: where the dict comes from (``origin_of``), the key,
-# its position, and whether a ``try`` that catches ``KeyError`` is around it.
-R_KIND, R_ORIGIN, R_KEY, R_LINE, R_COL, R_END_LINE, R_END_COL, R_TRY = range(8)
+# its position, whether a ``try`` that catches ``KeyError`` is around it, and the tests it
+# runs under: ``((line, column), holds, eq)`` each, the test's place in the function (one
+# evaluation: its ``if``'s two ways are exclusive) and the truth the read needs, ``eq``
+# ``(subject, constant, True)`` for ``subject == constant`` (``False`` for ``!=``), else None.
+R_KIND, R_ORIGIN, R_KEY, R_LINE, R_COL, R_END_LINE, R_END_COL, R_TRY, R_CONDS = range(9)
 
 # Indices of a call site's fields.
 C_SPELLING, C_LINE, C_COL, C_END_LINE, C_END_COL, C_KEYWORDS, C_NARGS, C_ORIGINS = range(8)

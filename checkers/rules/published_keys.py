@@ -138,6 +138,60 @@ _READER = (
 )
 
 
+# Past this many tests among one producer's reads in one function, its reads are judged as
+# one run: the runs are every way of each test, and 2**8 of them is already a long function.
+_MAX_TESTS = 8
+
+
+def _together(reads: list) -> list[list]:
+    """The reads one run of the reading function may make together, as the largest sets:
+    a run takes one way of each test the reads sit under (``R_CONDS``), an ``if``'s body
+    or its ``else``, and never holds one subject equal to two constants (``kind ==
+    'mean_std'`` and ``kind == 'min_max'``) or equal and unequal to one. Reads under no
+    test are in every run."""
+    from ..analysis.functions import R_CONDS
+
+    tests: dict[tuple, object] = {}
+    for read in reads:
+        for place, _holds, eq in read[R_CONDS]:
+            tests[place] = eq
+    if not tests or len(tests) > _MAX_TESTS:
+        return [reads]
+    places = list(tests)
+    runs: list[list] = []
+    for bits in range(1 << len(places)):
+        ways = {place: bool(bits >> i & 1) for i, place in enumerate(places)}
+        if not _consistent(ways, tests):
+            continue
+        run = [r for r in reads if all(ways[p] is holds for p, holds, _ in r[R_CONDS])]
+        if run and run not in runs:
+            runs.append(run)
+    # A run whose reads another's hold as well says nothing the larger one does not.
+    return [run for run in runs if not any(len(o) > len(run) and _within(run, o) for o in runs)]
+
+
+def _consistent(ways: dict, tests: dict) -> bool:
+    """Whether the tests' truths can hold at once: no subject equal to two constants, or
+    equal and unequal to one."""
+    equal: dict[str, str] = {}
+    unequal: set[tuple[str, str]] = set()
+    for place, holds in ways.items():
+        eq = tests[place]
+        if eq is None:
+            continue
+        subject, constant, is_eq = eq
+        if holds is is_eq:
+            if equal.setdefault(subject, constant) != constant:
+                return False
+        else:
+            unequal.add((subject, constant))
+    return not any((subject, constant) in unequal for subject, constant in equal.items())
+
+
+def _within(run: list, other: list) -> bool:
+    return all(any(r is o for o in other) for r in run)
+
+
 class PublishedKeys(Contract):
     KIND = "published-keys"
     RULES = RULES
@@ -315,13 +369,22 @@ class PublishedKeys(Contract):
             yield from self._judge(source, program, producer, direct, reads)
 
     def _judge(self, source, program, producer, direct, reads) -> Iterator:
-        from ..analysis.dict_reads import _names, _segment
-        from ..analysis.functions import R_COL, R_END_COL, R_END_LINE, R_KEY, R_LINE
+        from ..analysis.functions import R_COL, R_LINE
 
         shapes = self._shapes(program, producer)
         if shapes is None:
             return
         reads = sorted(reads, key=lambda r: (r[R_LINE], r[R_COL]))
+        flagged: set[str] = set()
+        for together in _together(reads):
+            yield from self._judge_run(source, program, producer, direct, together, shapes, flagged)
+
+    def _judge_run(self, source, program, producer, direct, reads, shapes, flagged) -> Iterator:
+        """The reads one run of the reading function makes, against the producer's shapes;
+        ``flagged``, the keys already reported for this producer."""
+        from ..analysis.dict_reads import _names, _segment
+        from ..analysis.functions import R_COL, R_END_COL, R_END_LINE, R_KEY, R_LINE
+
         wanted = list(dict.fromkeys(r[R_KEY] for r in reads))
         # The path that publishes most of what this function reads, then the earliest.
         best = max(shapes, key=lambda s: (sum(k in s[1] for k in wanted), -s[0]))
@@ -331,7 +394,6 @@ class PublishedKeys(Contract):
         mod_name, qual = producer
         module = program.module(mod_name)
         path = module.path if module is not None else mod_name
-        flagged: set[str] = set()
         for read in reads:
             key = read[R_KEY]
             if key not in lacking or key in flagged:

@@ -75,6 +75,73 @@ def test_the_keys_each_return_path_publishes(body, want):
     assert shapes(f"def f(x):\n{body}\n") == want
 
 
+_TAGGED = (
+    "def build(mode, entry):\n"
+    "    if mode == 'mean_std':\n"
+    "        return {'mode': mode, 'mean': entry[0], 'std': entry[1]}\n"
+    "    return {'mode': mode, 'min': entry[0], 'max': entry[1]}\n"
+    "\n"
+    "\n"
+)
+# A reader, and the reads it makes: each `if`'s two ways are exclusive, and so are two
+# tests of one name against two constants; a run of the reader makes the reads of one way
+# of each, and only a run whose reads no return path publishes together is a finding.
+EXCLUSIVE_READS = (
+    # A dict tagged by a value, read under tests of the tag.
+    (
+        "    kind = stats['mode']\n"
+        "    if kind == 'mean_std':\n"
+        "        return stats['mean'] / stats['std']\n"
+        "    if kind == 'min_max':\n"
+        "        return stats['min'] / stats['max']\n"
+        "    return kind\n",
+        [],
+    ),
+    (
+        "    if stats['mode'] != 'min_max':\n"
+        "        x = stats['mean'] / stats['std']\n"
+        "    else:\n"
+        "        x = stats['min'] / stats['max']\n",
+        [],
+    ),
+    (
+        "    kind = stats['mode']\n"
+        "    if kind == 'mean_std':\n"
+        "        x = stats['mean']\n"
+        "    if kind != 'mean_std':\n"
+        "        x = stats['min']\n",
+        [],
+    ),
+    ("    if scaled:\n        return stats['mean']\n    else:\n        return stats['min']\n", []),
+    ("    return stats['mean'] if scaled else stats['min']\n", []),
+    (
+        "    if scaled:\n        x = stats['mean']\n    elif x:\n        x = stats['min']\n"
+        "    return x\n",
+        [],
+    ),
+    # One run may make both reads: two tests that can both hold, or one read under none.
+    ("    if scaled:\n        x = x * stats['std']\n    return x + stats['min']\n", [11]),
+    ("    if scaled:\n        x = stats['mean']\n    if x:\n        x = stats['min']\n", [12]),
+    (
+        "    if scaled == 1:\n        x = stats['mean']\n    if x == 2:\n"
+        "        x = stats['min']\n",
+        [12],
+    ),
+    # Past `if kind == ...: return`, the rest runs only where the test is false; the reads
+    # after it are not told so (the walk keeps that for calls, not reads).
+    (
+        "    if stats['mode'] == 'mean_std':\n        return stats['mean']\n    return stats['min']\n",
+        [11],
+    ),
+)
+
+
+@pytest.mark.parametrize(("body", "lines"), EXCLUSIVE_READS)
+def test_reads_no_run_of_the_reader_makes_together_are_judged_apart(tmp_path, body, lines):
+    source = _TAGGED + "def apply(x, entry, mode, scaled):\n    stats = build(mode, entry)\n" + body
+    assert [f.line for f in check(tmp_path, source)] == lines
+
+
 def test_a_while_true_without_break_leaves_only_through_its_returns():
     source = 'def f(x):\n    d = {}\n    while True:\n        d["a"] = 1\n        return d\n'
     assert shapes(source) == [(["a"], [], False)]
