@@ -122,6 +122,7 @@ class FunctionWalker(UnitForms, DictPaths):
         self._chosen: dict[str, tuple] = {}
         self._conds: list[tuple[ast.expr, bool]] = []
         self._cond_keys: dict[int, tuple] = {}  # id(test) -> (its place, `_eq_of`), once asked
+        self._marks: list[int] = []  # the reads pass: `_conds`' length where each block began
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -134,6 +135,9 @@ class FunctionWalker(UnitForms, DictPaths):
                 continue
             if type(stmt) is _Join:
                 stmt.join(self)
+                continue
+            if type(stmt) is _Block:
+                stmt.cross(self)
                 continue
             kind = type(stmt)
             if kind in _DEFS or kind is ast.ClassDef:
@@ -182,18 +186,21 @@ class FunctionWalker(UnitForms, DictPaths):
                 self._conds.append((test, holds))
                 other = _Else(self._locals, test, holds)
                 blocks.append((other, in_try))
-                blocks.extend((s, in_try) for s in stmt.orelse)
+                blocks.extend(_Block.around(stmt.orelse, in_try))
                 blocks.append((_Join(other), in_try))
+                past = _past_cond(stmt)
+                if past is not None:
+                    blocks.append((_Block(past), in_try))  # for the rest of this block
             else:
-                blocks.extend((s, in_try) for s in getattr(stmt, "orelse", ()) or ())
-            blocks.extend((s, in_try) for s in getattr(stmt, "finalbody", ()) or ())
+                blocks.extend(_Block.around(getattr(stmt, "orelse", ()) or (), in_try))
+            blocks.extend(_Block.around(getattr(stmt, "finalbody", ()) or (), in_try))
             for handler in getattr(stmt, "handlers", ()) or ():
-                blocks.extend((s, in_try) for s in handler.body)
+                blocks.extend(_Block.around(handler.body, in_try))
             for case in getattr(stmt, "cases", ()) or ():
-                blocks.extend((s, in_try) for s in case.body)
+                blocks.extend(_Block.around(case.body, in_try))
             body = getattr(stmt, "body", None)
             if type(body) is list:
-                blocks = [(s, in_try or catches) for s in body] + blocks
+                blocks = _Block.around(body, in_try or catches) + blocks
             stack.extend(reversed(blocks))
 
     def _bind(self, name: str, value) -> None:
@@ -254,6 +261,7 @@ class FunctionWalker(UnitForms, DictPaths):
 
     def block(self, stmts, state):
         held = len(self._guards)
+        conds = len(self._conds)
         for stmt in stmts:
             if state is _DEAD:
                 # Unreachable code still calls what it spells; a chain through it is the
@@ -265,6 +273,9 @@ class FunctionWalker(UnitForms, DictPaths):
                 # Past `if c: return ...`, the rest of the block runs only where `c` is false
                 # (and past an `else` that leaves, only where it is true).
                 self._guards.extend(self._past)
+                past = _past_cond(stmt)
+                if past is not None:
+                    self._conds.append(past)  # a read's test too, as the reads pass keeps it
             elif type(stmt) in _SIMPLE and state is not _DEAD:
                 # Past `n = base + offset`, `offset` was not None: had it been, it raised.
                 self._hold(self._not_none_past(stmt))
@@ -276,6 +287,7 @@ class FunctionWalker(UnitForms, DictPaths):
         # What holds at the block's end from its own early exits, for an `if` around it.
         self._tail = tuple(self._guards[held:])
         del self._guards[held:]
+        del self._conds[conds:]
         return state
 
     def stmt(self, stmt, state):
@@ -1225,6 +1237,49 @@ _TEST_NODES = frozenset(
 
 def _names_in(test) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(test) if type(n) is ast.Name)
+
+
+class _Block:
+    """In the reads pass's stack, a block's edges: where one starts, the tests read so far are
+    marked, and where it ends they go back to the mark -- a test past an ``if`` that leaves
+    holds to the end of the block it is in; or, with a test, such an ``if``'s end, from where
+    its other way's truth holds."""
+
+    __slots__ = ("cond", "start")
+
+    def __init__(self, cond: tuple | None = None, *, start: bool = False) -> None:
+        self.cond, self.start = cond, start
+
+    @classmethod
+    def around(cls, stmts, in_try: bool) -> list[tuple]:
+        if not stmts:
+            return []
+        return [(cls(start=True), in_try), *((s, in_try) for s in stmts), (cls(), in_try)]
+
+    def cross(self, walk) -> None:
+        if self.cond is not None:
+            walk._conds.append(self.cond)
+        elif self.start:
+            walk._marks.append(len(walk._conds))
+        else:
+            del walk._conds[walk._marks.pop() :]
+
+
+def _past_cond(stmt) -> tuple | None:
+    """What holds past an ``if`` one of whose ways leaves (ends in ``return``, ``raise``,
+    ``continue`` or ``break``) and the other not, as a read's test: ``(test, truth)``."""
+    test, holds = _strip_not(stmt.test)
+    body, orelse = _leaves(stmt.body), _leaves(stmt.orelse)
+    if body is orelse:
+        return None
+    return (test, not holds) if body else (test, holds)
+
+
+def _leaves(stmts) -> bool:
+    return bool(stmts) and type(stmts[-1]) in _LEAVING
+
+
+_LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 class _Else:

@@ -127,11 +127,25 @@ EXCLUSIVE_READS = (
         "        x = stats['min']\n",
         [12],
     ),
-    # Past `if kind == ...: return`, the rest runs only where the test is false; the reads
-    # after it are not told so (the walk keeps that for calls, not reads).
+    # Past `if kind == ...: return`, the rest runs only where the test is false.
     (
         "    if stats['mode'] == 'mean_std':\n        return stats['mean']\n    return stats['min']\n",
-        [11],
+        [],
+    ),
+    (
+        "    for e in entry:\n        if e:\n            x = stats['mean']\n            continue\n"
+        "        x = stats['min']\n",
+        [],
+    ),
+    ("    if scaled:\n        x = stats['mean']\n    return stats['min']\n", [11]),  # stays
+    (
+        "    if scaled:\n        if x:\n            return stats['mean']\n    return stats['min']\n",
+        [12],  # the inner `if`'s exit holds inside the outer body only
+    ),
+    (
+        "    if scaled:\n        return stats['mean']\n    else:\n        x = stats['max']\n"
+        "    return stats['min']\n",
+        [],
     ),
 )
 
