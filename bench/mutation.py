@@ -640,6 +640,10 @@ EQUIVALENT: dict[str, str] = {
     "checkers/analysis/function_walk.py:FunctionWalker._spread:const:0 -> 1@0": (
         "`handed = uses = 0` starts both counts at one value, and only their equality is read"
     ),
+    "checkers/rules/published_keys.py:_together:const:1 -> 2@0": (
+        "`range(2 << n)` visits each way of the n tests twice (only the low n bits are read), "
+        "and a run already listed is not listed again"
+    ),
 }
 
 

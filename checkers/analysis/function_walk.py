@@ -193,9 +193,10 @@ class FunctionWalker(UnitForms, DictPaths):
                     blocks.append((_Block(past), in_try))  # for the rest of this block
             else:
                 blocks.extend(_Block.around(getattr(stmt, "orelse", ()) or (), in_try))
-            blocks.extend(_Block.around(getattr(stmt, "finalbody", ()) or (), in_try))
+            # In the full walk's order: a `try`'s handlers before its `finally`.
             for handler in getattr(stmt, "handlers", ()) or ():
                 blocks.extend(_Block.around(handler.body, in_try))
+            blocks.extend(_Block.around(getattr(stmt, "finalbody", ()) or (), in_try))
             for case in getattr(stmt, "cases", ()) or ():
                 blocks.extend(_Block.around(case.body, in_try))
             body = getattr(stmt, "body", None)

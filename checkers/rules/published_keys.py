@@ -19,7 +19,13 @@ path does, so whichever dict reached it, one read raised. That is the
 finding: for each function, the keys it reads with ``[]`` from one
 producer's dict; when no return path of the producer can publish all of them,
 each read of a key the closest path lacks is flagged, naming that path and
-the path that does publish it.
+the path that does publish it. The keys judged together are those one run of
+the function can read: an ``if``'s body and its ``else`` are two runs, and so
+are ``kind == "a"`` and ``kind == "b"`` (a subject is never equal to two
+constants), and past an ``if`` one of whose ways leaves (``return``, ``raise``,
+``continue``, ``break``) the rest of the block runs under the other's truth --
+so a dict tagged by a value and read per tag is no finding. Past eight tests
+among one producer's reads, they are judged as one run.
 
 The key set per return path (``checkers.analysis.functions``): a literal,
 ``dict(k=...)``, ``{}`` filled by ``d[k] = v``, ``d.update(...)``,
@@ -164,7 +170,7 @@ def _together(reads: list) -> list[list]:
         if not _consistent(ways, tests):
             continue
         run = [r for r in reads if all(ways[p] is holds for p, holds, _ in r[R_CONDS])]
-        if run and run not in runs:
+        if run not in runs:
             runs.append(run)
     # A run whose reads another's hold as well says nothing the larger one does not.
     return [run for run in runs if not any(len(o) > len(run) and _within(run, o) for o in runs)]

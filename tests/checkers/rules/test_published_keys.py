@@ -119,7 +119,33 @@ EXCLUSIVE_READS = (
         "    return x\n",
         [],
     ),
+    (
+        "    kind = stats['mode']\n    if kind == 'mean_std':\n        x = stats['mean']\n"
+        "    if kind == 'min_max':\n        x = stats['min']\n",
+        [],
+    ),
+    (
+        "    if scaled:\n        if x:\n            return stats['mean']\n    else:\n"
+        "        x = stats['min']\n",
+        [],  # the inner `if`'s exit ends with the body it is in
+    ),
+    (
+        "    if scaled:\n        x = stats['mean']\n    else:\n        return stats['min']\n"
+        "    return stats['std']\n",
+        [],  # past an `else` that leaves, the body's truth holds
+    ),
     # One run may make both reads: two tests that can both hold, or one read under none.
+    ("    if scaled:\n        x = stats['mean']\n    if not x:\n        x = stats['min']\n", [12]),
+    ("    if scaled == x:\n        x = stats['mean']\n    x = stats['min']\n", [11]),
+    (
+        "    try:\n        x = stats['mean']\n    except ValueError:\n        x = stats['min']\n",
+        [12],
+    ),
+    ("    try:\n        x = stats['mean']\n    finally:\n        x = stats['min']\n", [12]),
+    (
+        "    match x:\n        case 1:\n            x = stats['mean']\n    return stats['min']\n",
+        [12],
+    ),
     ("    if scaled:\n        x = x * stats['std']\n    return x + stats['min']\n", [11]),
     ("    if scaled:\n        x = stats['mean']\n    if x:\n        x = stats['min']\n", [12]),
     (
@@ -154,6 +180,37 @@ EXCLUSIVE_READS = (
 def test_reads_no_run_of_the_reader_makes_together_are_judged_apart(tmp_path, body, lines):
     source = _TAGGED + "def apply(x, entry, mode, scaled):\n    stats = build(mode, entry)\n" + body
     assert [f.line for f in check(tmp_path, source)] == lines
+
+
+@pytest.mark.parametrize(("tests", "lines"), [(7, []), (8, [12])])
+def test_past_eight_tests_a_reader_s_reads_are_one_run(tmp_path, tests, lines):
+    # `mean` and `min` in the two ways of one test, and `mode` under each of the others.
+    others = "".join(f"    if t{i}:\n        y = stats['mode']\n" for i in range(tests))
+    body = "    if scaled:\n        x = stats['mean']\n    else:\n        x = stats['min']\n"
+    source = (
+        _TAGGED
+        + f"def apply(x, entry, mode, scaled, {', '.join(f't{i}' for i in range(8))}):\n"
+        + "    stats = build(mode, entry)\n"
+        + body
+        + others
+    )
+    assert [f.line for f in check(tmp_path, source)] == lines
+
+
+def test_a_run_whose_reads_a_larger_run_makes_is_not_judged_again(tmp_path):
+    # Runs: `mean`, `min` (with `scaled` false) and `mean`, `min`, `max`. The larger one is
+    # closest to the min/max path, which lacks `mean`; the smaller, tied, to the first
+    # path, which lacks `min`: only what the larger run says is reported.
+    body = "    x = stats['mean']\n    y = stats['min']\n    if scaled:\n        x = stats['max']\n"
+    source = _TAGGED + "def apply(x, entry, mode, scaled):\n    stats = build(mode, entry)\n" + body
+    assert [f.line for f in check(tmp_path, source)] == [9]
+    # A smaller run that is no part of a larger one is judged on its own.
+    body = (
+        "    if scaled:\n        x = stats['mean']\n        y = stats['min']\n    else:\n"
+        "        x = stats['max']\n        y = stats['min']\n        z = stats['mode']\n"
+    )
+    source = _TAGGED + "def apply(x, entry, mode, scaled):\n    stats = build(mode, entry)\n" + body
+    assert [f.line for f in check(tmp_path, source)] == [11]
 
 
 def test_a_while_true_without_break_leaves_only_through_its_returns():
@@ -809,6 +866,13 @@ def test_the_choice_follows_the_test_as_written_and_a_way_that_binds_nothing(
         "    use([x for x in inputs['delta']])\n",
         "    o = other\n    use(o['delta'])\n",
         "    other = full()\n    o = other\n    use(o['delta'])\n",
+        # The tests a read runs under are the same in both, past an early exit too.
+        '    if other:\n        return 1\n    use(inputs["delta"])\n',
+        '    for x in other:\n        if x:\n            continue\n        use(inputs["delta"])\n',
+        "    try:\n        n = 1\n    except E:\n        if other:\n            raise\n"
+        '        use(inputs["delta"])\n    finally:\n        use(inputs["delta"])\n',
+        "    match other:\n        case 1:\n            if x:\n                return\n"
+        '            use(inputs["delta"])\n',
     ],
 )
 def test_the_reads_pass_and_the_full_walk_link_a_read_to_one_producer(read):
