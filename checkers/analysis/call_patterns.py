@@ -56,9 +56,13 @@ def _bindings(
     consts = list(call[C_CONSTS])
     passed: dict[str, object] = {}  # a caller's parameter handed on unchanged -> where
     spread = None  # the keywords the caller's `**kwargs`, handed on here, holds
+    told = []  # what the caller's tests say of a local it hands on: (where, rest, truth)
     if caller is not None:
         names = positional_params(caller)
         for where, origin in call[C_ORIGINS]:
+            if origin[0] == "f":
+                told.extend((where, rest, truth) for rest, truth in origin[1])
+                continue
             if origin[0] != "p":
                 continue
             if where == "**":
@@ -71,7 +75,7 @@ def _bindings(
             passed.setdefault(name, where)
             if holding and name in holding:
                 consts.append((where, holding[name]))
-    facts = []
+    facts = told
     if passed:
         known = list(call[C_GUARDS])
         if holding:

@@ -123,6 +123,7 @@ class FunctionWalker(UnitForms, DictPaths):
         self._conds: list[tuple[ast.expr, bool]] = []
         self._cond_keys: dict[int, tuple] = {}  # id(test) -> (its place, `_eq_of`), once asked
         self._marks: list[int] = []  # the reads pass: `_conds`' length where each block began
+        self._stale: set[int] = set()  # ids of guards that tested a local since bound again
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -665,6 +666,7 @@ class FunctionWalker(UnitForms, DictPaths):
             self.shadowed.add(target.id)
             self._rebound.add(target.id)
             self._sources[target.id] = None  # bound here to what is not read
+            self._stale_facts(target.id)
         elif kind in (ast.Tuple, ast.List):
             for elt in target.elts:
                 self.target_expr(elt)
@@ -697,6 +699,15 @@ class FunctionWalker(UnitForms, DictPaths):
                     origins.append((kw.arg, origin))
             elif kw.arg is None and type(kw.value) is ast.Name and kw.value.id == self._spread():
                 origins.append(("**", ("p", "**")))  # the function's `**kwargs`, handed on
+        if self._guards:
+            # What the tests here say of a local handed on unchanged, as of a parameter.
+            for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords)):
+                if type(arg) is ast.Starred:
+                    break  # the positions past it are not known
+                if type(arg) is ast.Name and where is not None:
+                    facts = self._facts_of(arg.id)
+                    if facts:
+                        origins.append((where, ("f", facts)))
         ints = [i for i, arg in enumerate(node.args) if self._int_evident(arg, 2)]
         ints += [kw.arg for kw in node.keywords if kw.arg and self._int_evident(kw.value, 2)]
         root = node.func
@@ -769,6 +780,30 @@ class FunctionWalker(UnitForms, DictPaths):
                     spread = name
             self._spread_name = spread
         return spread
+
+    def _facts_of(self, name: str) -> tuple:
+        """What the tests a call runs under say of the local ``name`` as it is now: each
+        ``(rest, truth)`` of a guard ``name<rest>`` (``query.is_cuda``) not made before the
+        local was last bound. A parameter's are handed on as its own (``_bindings``)."""
+        if name in self.params or name == self.self_name or name in self._own:
+            return ()
+        prefix = name + "."
+        stale = self._stale
+        return tuple(
+            (item[0][len(name) :], item[1])
+            for item in self._guards
+            if type(item[0]) is str and item[0].startswith(prefix) and id(item) not in stale
+        )
+
+    def _stale_facts(self, name: str) -> None:
+        """``name`` bound again: what the guards so far said of it is of another value."""
+        if self._guards:
+            prefix = name + "."
+            self._stale.update(
+                id(item)
+                for item in self._guards
+                if type(item[0]) is str and item[0].startswith(prefix)
+            )
 
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts
@@ -870,6 +905,9 @@ class FunctionWalker(UnitForms, DictPaths):
                 if told_cpu and name in _MOVES:
                     found.append(HOST_TENSOR)
                     continue
+                if name in _RESHAPES:
+                    stack.append(func.value)  # its arguments are a shape, dims, a size
+                    continue
                 module = self._module_spelled(func.value)
                 if module is not None:
                     # `torch.clamp(x, ...)`: a torch function of its arguments.
@@ -933,6 +971,7 @@ class FunctionWalker(UnitForms, DictPaths):
             kind = type(item)
             if kind is ast.NamedExpr:
                 self._rebound.add(item.target.id)
+                self._stale_facts(item.target.id)
             elif kind in _LAZY:
                 if kind is ast.IfExp:
                     push(item.test)
@@ -1012,7 +1051,17 @@ class FunctionWalker(UnitForms, DictPaths):
         if type(node) is ast.Name and node.id in self.params and node.id != self.self_name:
             return node.id
         if type(node) is ast.Attribute:
-            return dotted(node) or None
+            spelled = dotted(node)
+            if not spelled:
+                return None
+            root, _, rest = spelled.partition(".")
+            if rest.partition(".")[0] in _DEVICE_ATTRS:
+                # A local computed from one parameter alone, by operations that keep its
+                # device (`flat = query.reshape(...)`), is on that parameter's device.
+                sources = self._sources.get(root)
+                if sources and len(sources) == 1 and sources[0] in self.params:
+                    return f"{sources[0]}.{rest}"
+            return spelled
         if (
             type(node) is ast.Call
             and not node.args
@@ -1218,6 +1267,14 @@ def _eq_of(test) -> tuple | None:
 
 
 _EQ_OPS = (ast.Eq, ast.NotEq)
+# A tensor's methods that view or reshape it: what they return is where the tensor is,
+# and their arguments are a shape, dims or a size, not data.
+_RESHAPES = frozenset(
+    {"reshape", "view", "flatten", "unflatten", "permute", "transpose", "squeeze", "unsqueeze"}
+    | {"expand", "contiguous", "narrow", "select", "movedim", "view_as", "reshape_as"}
+)
+# A tensor's attributes that say where its data lives.
+_DEVICE_ATTRS = frozenset({"is_cuda", "is_cpu", "device"})
 
 
 def _test_key(test) -> str | None:

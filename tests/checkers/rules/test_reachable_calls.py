@@ -322,6 +322,10 @@ HOST_LOCALS = (
     ("tmp = lens_cpu.sum()\n    for tmp in lens:\n        pass", "tmp.item()", True),
     ("tmp = lens_cpu.sum()\n    tmp += lens", "tmp.item()", True),
     ("tmp = torch.clamp(*args)", "tmp.item()", True),
+    # A view or reshape is where its tensor is, whatever the shape it is given.
+    ("tmp = lens_cpu.reshape(n, -1)", "tmp.tolist()", False),
+    ("b, m = meta.shape\n    tmp = lens_cpu.view(b * m).transpose(0, n)", "tmp.tolist()", False),
+    ("tmp = lens_cpu.add(lens)", "tmp.tolist()", True),  # another tensor's data
     # A tensor built on a device spelled as the CPU is host data, and stays there when it is
     # added to in place; a device not spelled so may be any.
     ("tmp = torch.tensor(lens, device='cpu')", "tmp.tolist()", False),
@@ -1465,6 +1469,103 @@ def test_what_a_caller_s_tests_say_of_a_value_it_hands_on_holds_in_the_callee(tm
         " -> Base.verify (pkg/builder.py:11) -> `lens.max().item()`",
         "Derived.capture_swapped (pkg/builder.py:24) -> Base.capture (pkg/builder.py:7)"
         " -> Base.verify (pkg/builder.py:12) -> `lens.cpu()`",
+    ]
+
+
+def test_what_a_caller_s_tests_say_of_a_local_it_hands_on_holds_in_the_callee(tmp_path):
+    source = (
+        "def kernel(query, lens):\n"
+        "    if query.dim() == 4:\n"
+        "        b, q = query.shape[:2]\n"
+        "        flat = query.reshape(b * q, *query.shape[2:])\n"
+        "    else:\n"
+        "        flat = query\n"
+        "    if not flat.is_cuda:\n"
+        "        return lens.tolist()\n"
+        "    return flat\n"
+        "\n"
+        "\n"
+        "def kernel_moved(query, lens):\n"
+        "    flat = query.to(lens.device)\n"
+        "    if not flat.is_cuda:\n"
+        "        return lens.tolist()\n"
+        "    return flat\n"
+        "\n"
+        "\n"
+        "def capture_tested(x, lens):\n"
+        "    query = x.float()\n"
+        "    query = query * 2\n"
+        "    if query.is_cuda and lens is not None:\n"
+        "        return kernel(query, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_rebound(x, lens):\n"
+        "    query = x.float()\n"
+        "    if query.is_cuda:\n"
+        "        query = query.cpu()\n"
+        "        return kernel(query, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_other(x, y, lens):\n"
+        "    query = x.float()\n"
+        "    if query.is_cuda:\n"
+        "        return kernel(y, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_moved(x, lens):\n"
+        "    query = x.float()\n"
+        "    if query.is_cuda:\n"
+        "        return kernel_moved(query, lens)\n"
+        "    return None\n"
+    )
+    # A local tested and handed on unchanged carries what the test said of it, as a
+    # parameter does; a callee's local computed from the parameter by operations that keep
+    # its device (a reshape, itself) is on the parameter's device. Rebound after the test,
+    # the local is another value; moved, the callee's local may be anywhere; and what was
+    # tested of one value says nothing of another handed on.
+    assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
+        "capture_rebound (pkg/builder.py:31)",
+        "capture_other (pkg/builder.py:38)",
+        "capture_moved (pkg/builder.py:45)",
+    ]
+
+
+def test_a_local_computed_from_a_parameter_alone_is_on_its_device(tmp_path):
+    source = (
+        "def kernel(query, lens):\n"
+        "    if not query.is_cuda:\n"
+        "        return lens.tolist()\n"
+        "    return query\n"
+        "\n"
+        "\n"
+        "def capture_cast(x, lens):\n"
+        "    query = x.float()\n"
+        "    if query.is_cuda:\n"
+        "        return kernel(x, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_mixed(x, y, lens):\n"
+        "    query = x + y\n"
+        "    if query.is_cuda:\n"
+        "        return kernel(x, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_shape(x, lens):\n"
+        "    query = x.float()\n"
+        "    if query.is_contiguous:\n"
+        "        return kernel(x, lens)\n"
+        "    return None\n"
+    )
+    # `x.float()` is where `x` is, so its test is `x`'s; a sum of two parameters may be on
+    # either's device, and an attribute other than the device says nothing of it.
+    assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
+        "capture_mixed (pkg/builder.py:17)",
+        "capture_shape (pkg/builder.py:24)",
     ]
 
 
