@@ -704,7 +704,8 @@ class FunctionWalker(UnitForms, DictPaths):
             for where, arg in (*enumerate(node.args), *((k.arg, k.value) for k in node.keywords)):
                 if type(arg) is ast.Starred:
                     break  # the positions past it are not known
-                if type(arg) is ast.Name and where is not None:
+                # (A comprehension's variable is not the value the tests saw.)
+                if type(arg) is ast.Name and where is not None and arg.id not in self._own:
                     facts = self._facts_of(arg.id)
                     if facts:
                         origins.append((where, ("f", facts)))
@@ -784,9 +785,7 @@ class FunctionWalker(UnitForms, DictPaths):
     def _facts_of(self, name: str) -> tuple:
         """What the tests a call runs under say of the local ``name`` as it is now: each
         ``(rest, truth)`` of a guard ``name<rest>`` (``query.is_cuda``) not made before the
-        local was last bound. A parameter's are handed on as its own (``_bindings``)."""
-        if name in self.params or name == self.self_name or name in self._own:
-            return ()
+        local was last bound (a parameter's too: rebound, it is a local like any other)."""
         prefix = name + "."
         stale = self._stale
         return tuple(

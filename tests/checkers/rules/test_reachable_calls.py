@@ -1500,8 +1500,8 @@ def test_what_a_caller_s_tests_say_of_a_local_it_hands_on_holds_in_the_callee(tm
         "    return None\n"
         "\n"
         "\n"
-        "def capture_rebound(x, lens):\n"
-        "    query = x.float()\n"
+        "def capture_rebound(x, y, lens):\n"
+        "    query = x.float() * y\n"
         "    if query.is_cuda:\n"
         "        query = query.cpu()\n"
         "        return kernel(query, lens)\n"
@@ -1520,16 +1520,34 @@ def test_what_a_caller_s_tests_say_of_a_local_it_hands_on_holds_in_the_callee(tm
         "    if query.is_cuda:\n"
         "        return kernel_moved(query, lens)\n"
         "    return None\n"
+        "\n"
+        "\n"
+        "def capture_walrus(x, y, lens):\n"
+        "    query = x.float() * y\n"
+        "    if query.is_cuda:\n"
+        "        (query := query.cpu())\n"
+        "        return kernel(query, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_each(x, y, lens, others):\n"
+        "    query = x.float() * y\n"
+        "    if query.is_cuda:\n"
+        "        return [kernel(query, lens) for query in others]\n"
+        "    return None\n"
     )
     # A local tested and handed on unchanged carries what the test said of it, as a
     # parameter does; a callee's local computed from the parameter by operations that keep
     # its device (a reshape, itself) is on the parameter's device. Rebound after the test,
-    # the local is another value; moved, the callee's local may be anywhere; and what was
-    # tested of one value says nothing of another handed on.
+    # the local is another value (so is a comprehension's variable of that name); moved,
+    # the callee's local may be anywhere; and what was tested of one value says nothing of
+    # another handed on.
     assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
         "capture_rebound (pkg/builder.py:31)",
         "capture_other (pkg/builder.py:38)",
         "capture_moved (pkg/builder.py:45)",
+        "capture_walrus (pkg/builder.py:53)",
+        "capture_each (pkg/builder.py:60)",
     ]
 
 
