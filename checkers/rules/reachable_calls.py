@@ -88,7 +88,11 @@ on unchanged holds in the callee: past ``if mode.is_decode_or_idle(): return``, 
 called with ``mode`` does not take its own ``if mode.is_decode_or_idle():`` branch (a
 test is an attribute, a comparison, or a question asked of the value with nothing
 passed: ``is_``, ``has_``, ``can_``, ``should_``, ``does_``; the value rebound first is
-another; a local bound to a parameter is that parameter). An ``and``
+another; a local bound to a parameter is that parameter; a local tested and handed on
+unchanged carries the test too, as ``if query.is_cuda: kernel(query)`` tells
+``kernel``'s ``query``; and a local computed from one parameter alone by operations that
+keep its device -- a cast, a view or reshape -- is on that parameter's device, so
+``flat.is_cuda`` of ``flat = query.reshape(...)`` is ``query.is_cuda``). An ``and``
 holds only where each operand does, so ``if meta.is_prefill and
 meta.is_token_healing:`` is off a decode entry's path too, as is the ``else`` of an
 ``or`` one of whose operands the entry holds, and the body of an ``or`` none of whose
