@@ -1617,18 +1617,19 @@ NONE_USES = (
 )
 
 
+def _reached_with_none(tmp_path, body: str) -> list[str]:
+    """The chains by which ``capture_it`` reaches a ``.tolist()`` through ``callee(lens,
+    None)``, ``body`` being the callee's."""
+    source = (
+        f"def callee(lens, p):\n{body}\n\ndef capture_it(lens):\n    return callee(lens, None)\n"
+    )
+    return chains(tmp_path, source, {"*.tolist": "a host sync"})
+
+
 @pytest.mark.parametrize(("statement", "reached"), NONE_USES)
 def test_what_a_none_parameter_cannot_survive_rules_out_what_follows(tmp_path, statement, reached):
-    source = (
-        "def callee(lens, p):\n"
-        f"    {statement}\n"
-        "    return lens.tolist()\n"
-        "\n"
-        "\n"
-        "def capture_it(lens):\n"
-        "    return callee(lens, None)\n"
-    )
-    assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
+    body = f"    {statement}\n    return lens.tolist()\n"
+    assert bool(_reached_with_none(tmp_path, body)) is reached
 
 
 # A call of a method of a parameter bound to `None`, or of what it gives, raises before it
@@ -1646,15 +1647,7 @@ NONE_RECEIVERS = (
 
 @pytest.mark.parametrize(("statement", "reached"), NONE_RECEIVERS)
 def test_a_method_of_a_parameter_bound_to_none_is_never_called(tmp_path, statement, reached):
-    source = (
-        "def callee(lens, p):\n"
-        f"    {statement}\n"
-        "\n"
-        "\n"
-        "def capture_it(lens):\n"
-        "    return callee(lens, None)\n"
-    )
-    found = chains(tmp_path, source, {"*.tolist": "a host sync"})
+    found = _reached_with_none(tmp_path, f"    {statement}\n")
     assert bool(found) is reached, found
 
 
@@ -1675,16 +1668,8 @@ ASSERTS = (
 
 @pytest.mark.parametrize(("statement", "reached"), ASSERTS)
 def test_past_an_assert_its_test_holds(tmp_path, statement, reached):
-    source = (
-        "def callee(lens, p):\n"
-        f"    {statement}\n"
-        "    return lens.tolist()\n"
-        "\n"
-        "\n"
-        "def capture_it(lens):\n"
-        "    return callee(lens, None)\n"
-    )
-    assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
+    body = f"    {statement}\n    return lens.tolist()\n"
+    assert bool(_reached_with_none(tmp_path, body)) is reached
 
 
 # An argument, and whether the callee's `if p is None:` body is still reached from it: a
