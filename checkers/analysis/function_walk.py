@@ -124,6 +124,8 @@ class FunctionWalker(UnitForms, DictPaths):
         self._cond_keys: dict[int, tuple] = {}  # id(test) -> (its place, `_eq_of`), once asked
         self._marks: list[int] = []  # the reads pass: `_conds`' length where each block began
         self._stale: set[int] = set()  # ids of guards that tested a local since bound again
+        # local -> the parameter whose device it is on, over every binding (`_param_of`)
+        self._of_param: dict[str, str | None] = {}
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -315,10 +317,13 @@ class FunctionWalker(UnitForms, DictPaths):
             targets = stmt.targets
             single = targets[0].id if len(targets) == 1 and type(targets[0]) is ast.Name else None
             prior = self._sources.get(single, _UNBOUND)
+            prior_param = self._of_param.get(single, _UNBOUND)
+            param = self._param_of(stmt.value) if single else None
             for target in targets:
                 self.target_expr(target)
             if single:
                 self._sources[single] = _merged(prior, self._computed_from(stmt.value))
+                self._of_param[single] = param if prior_param in (_UNBOUND, param) else None
             for target in stmt.targets:
                 state = self.assign(target, stmt.value, stmt, state)
             return state
@@ -666,6 +671,7 @@ class FunctionWalker(UnitForms, DictPaths):
             self.shadowed.add(target.id)
             self._rebound.add(target.id)
             self._sources[target.id] = None  # bound here to what is not read
+            self._of_param[target.id] = None
             self._stale_facts(target.id)
         elif kind in (ast.Tuple, ast.List):
             for elt in target.elts:
@@ -803,6 +809,29 @@ class FunctionWalker(UnitForms, DictPaths):
                 for item in self._guards
                 if type(item[0]) is str and item[0].startswith(prefix)
             )
+
+    def _param_of(self, value) -> str | None:
+        """The parameter ``value`` is a view or cast of, so on its device: the parameter
+        itself (unrebound), an element of it, one of its tensor methods that keep the
+        device (``_RESHAPES``, ``_CASTS``) of it, or a local that is one; else None."""
+        while True:
+            kind = type(value)
+            if kind is ast.Subscript:
+                value = value.value
+            elif (
+                kind is ast.Call
+                and type(value.func) is ast.Attribute
+                and value.func.attr in _KEEPS_DEVICE
+            ):
+                value = value.func.value
+            else:
+                break
+        if kind is not ast.Name:
+            return None
+        name = value.id
+        if name in self.params and name != self.self_name and name not in self._rebound:
+            return name
+        return self._of_param.get(name)
 
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts
@@ -1055,11 +1084,11 @@ class FunctionWalker(UnitForms, DictPaths):
                 return None
             root, _, rest = spelled.partition(".")
             if rest.partition(".")[0] in _DEVICE_ATTRS:
-                # A local computed from one parameter alone, by operations that keep its
-                # device (`flat = query.reshape(...)`), is on that parameter's device.
-                sources = self._sources.get(root)
-                if sources and len(sources) == 1 and sources[0] in self.params:
-                    return f"{sources[0]}.{rest}"
+                # A local that is a parameter's view or cast (`flat = query.reshape(...)`, or
+                # `flat = query` on the other way) is on that parameter's device.
+                param = self._of_param.get(root)
+                if param is not None:
+                    return f"{param}.{rest}"
             return spelled
         if (
             type(node) is ast.Call
@@ -1271,6 +1300,10 @@ _EQ_OPS = (ast.Eq, ast.NotEq)
 _RESHAPES = frozenset(
     {"reshape", "view", "flatten", "unflatten", "permute", "transpose", "squeeze", "unsqueeze"}
     | {"expand", "contiguous", "narrow", "select", "movedim", "view_as", "reshape_as"}
+)
+# A tensor's methods that keep it where it is: its views and reshapes, and its casts.
+_KEEPS_DEVICE = _RESHAPES | frozenset(
+    {"float", "half", "bfloat16", "double", "int", "long", "short", "bool", "clone", "detach"}
 )
 # A tensor's attributes that say where its data lives.
 _DEVICE_ATTRS = frozenset({"is_cuda", "is_cpu", "device"})

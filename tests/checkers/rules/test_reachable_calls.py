@@ -1578,12 +1578,22 @@ def test_a_local_computed_from_a_parameter_alone_is_on_its_device(tmp_path):
         "    if query.is_contiguous:\n"
         "        return kernel(x, lens)\n"
         "    return None\n"
+        "\n"
+        "\n"
+        "class Layer:\n"
+        "    def capture_attribute(self, x, lens):\n"
+        "        query = self.x.float()\n"
+        "        if query.is_cuda:\n"
+        "            return kernel(x, lens)\n"
+        "        return None\n"
     )
     # `x.float()` is where `x` is, so its test is `x`'s; a sum of two parameters may be on
-    # either's device, and an attribute other than the device says nothing of it.
+    # either's device, an attribute other than the device says nothing of it, and an
+    # attribute of `self` named as a parameter is not that parameter.
     assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
         "capture_mixed (pkg/builder.py:17)",
         "capture_shape (pkg/builder.py:24)",
+        "Layer.capture_attribute (pkg/builder.py:32)",
     ]
 
 
