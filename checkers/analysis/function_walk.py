@@ -318,7 +318,7 @@ class FunctionWalker(UnitForms, DictPaths):
             single = targets[0].id if len(targets) == 1 and type(targets[0]) is ast.Name else None
             prior = self._sources.get(single, _UNBOUND)
             prior_param = self._of_param.get(single, _UNBOUND)
-            param = self._param_of(stmt.value) if single else None
+            param = self._param_of(stmt.value)
             for target in targets:
                 self.target_expr(target)
             if single:

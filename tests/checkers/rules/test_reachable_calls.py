@@ -1586,14 +1586,44 @@ def test_a_local_computed_from_a_parameter_alone_is_on_its_device(tmp_path):
         "        if query.is_cuda:\n"
         "            return kernel(x, lens)\n"
         "        return None\n"
+        "\n"
+        "\n"
+        "def capture_either(x, y, lens, c):\n"
+        "    if c:\n"
+        "        query = y\n"
+        "    else:\n"
+        "        query = x\n"
+        "    if query.is_cuda:\n"
+        "        return kernel(x, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_twice(x, lens):\n"
+        "    query = x.float()\n"
+        "    flat = query.reshape(-1)\n"
+        "    if flat.is_cuda:\n"
+        "        return kernel(x, lens)\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_rebound(x, lens):\n"
+        "    x = x * 2\n"
+        "    query = x\n"
+        "    if query.is_cuda:\n"
+        "        return kernel(x, lens)\n"
+        "    return None\n"
     )
-    # `x.float()` is where `x` is, so its test is `x`'s; a sum of two parameters may be on
-    # either's device, an attribute other than the device says nothing of it, and an
-    # attribute of `self` named as a parameter is not that parameter.
+    # `x.float()` is where `x` is, so its test is `x`'s, and so is a view of that; a sum of
+    # two parameters may be on either's device, an attribute other than the device says
+    # nothing of it, an attribute of `self` named as a parameter is not that parameter, a
+    # local bound to one parameter or another is neither, and a parameter rebound is not
+    # the value its caller passed.
     assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
         "capture_mixed (pkg/builder.py:17)",
         "capture_shape (pkg/builder.py:24)",
         "Layer.capture_attribute (pkg/builder.py:32)",
+        "capture_either (pkg/builder.py:42)",
+        "capture_rebound (pkg/builder.py:58)",
     ]
 
 
