@@ -38,9 +38,12 @@ def _bindings(
     hands ``use_ragged`` to -- and what the tests around the call say of it, as facts keyed
     ``guard?`` in the callee's names: a call in the ``else`` of ``if
     mode.is_decode_or_idle():`` that hands ``mode`` on gives the callee
-    ``("mode.is_decode_or_idle()?", False)``. ``bound`` is the leading parameters bound
-    before the call's arguments where the spelling does not tell (a method installed with
-    ``partial(f, obj)``: ``obj``)."""
+    ``("mode.is_decode_or_idle()?", False)`` -- and so of a local the call hands on
+    unchanged (the walk's ``("f", facts)`` origin). A ``**kwargs`` the caller hands on whole
+    holds what its own caller passed (``("**", keys)`` in the caller's bindings): its keys
+    count as passed, and a callee that hands its own on is bound the keys it gets. ``bound``
+    is the leading parameters bound before the call's arguments where the spelling does not
+    tell (a method installed with ``partial(f, obj)``: ``obj``)."""
     from .functions import (
         C_CONSTS,
         C_GUARDS,

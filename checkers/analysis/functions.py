@@ -130,8 +130,9 @@ K_RESULT, K_HELD, K_INSTALLED = 0, 1, 2
 HOST_COPIES = ("cpu", "numpy", "tolist", "item")
 HOST_COPY = "cpu()"
 # The source a host *tensor* records instead -- ``.cpu()``, ``.to("cpu")``, a constructor
-# told ``device="cpu"`` -- which, unlike a number or a list, stays where it is when it is
-# added to in place (``t += x``). Neither spelling can be a name, so neither is taken for one.
+# told ``device="cpu"`` or no device -- which, unlike a number or a list, stays where it is
+# when it is added to in place (``t += x``). Neither spelling can be a name, so neither is
+# taken for one.
 HOST_TENSOR = "tensor(cpu)"
 # The calls that install a function as an object's own method, the object their second
 # argument: `functools.partial(f, obj)`, `types.MethodType(f, obj)`.

@@ -84,8 +84,9 @@ path, and a method of it (``grid_thws.tolist()``) is never called. Past an asser
 test holds (``assert grid_thws is not None``). A ``**kwargs`` that a function only ever
 hands on whole holds the keywords its caller passed, so a callee's default is bound past
 it where none of them names it. And what the tests around a call say of a value it hands
-on unchanged holds in the callee: past ``if mode.is_decode_or_idle(): return``, a base class's capture
-called with ``mode`` does not take its own ``if mode.is_decode_or_idle():`` branch (a
+on unchanged holds in the callee: past ``if mode.is_decode_or_idle(): return``, a base
+class's capture called with ``mode`` does not take its own ``if
+mode.is_decode_or_idle():`` branch (a
 test is an attribute, a comparison, or a question asked of the value with nothing
 passed: ``is_``, ``has_``, ``can_``, ``should_``, ``does_``; the value rebound first is
 another; a local bound to a parameter is that parameter; a local tested and handed on
@@ -105,9 +106,8 @@ name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
 tested on another (a constant is matched as spelled). A ``with`` block whose context
 manager ``boundary-contexts`` names (``with gpu_sync_allowed():``, the syncs an engine
 calls deliberate) runs outside the region, as a ``boundary-decorators`` function does.
-Otherwise such a call is a
-finding to suppress with its reason, or a sign the branch belongs in a function of
-its own.
+Otherwise such a call is a finding to suppress with its reason, or a sign the branch
+belongs in a function of its own.
 
 Chains run through other files, so the findings are not ``CACHEABLE``: they
 are kept under the tree stamp, and a run over some files (pre-commit, the
@@ -689,7 +689,8 @@ class ReachableCalls(Contract):
     def _off(self, bound: dict, guard, required: bool) -> bool:
         """Whether a call's guard is off the path: ruled out by a value the caller bound
         (``_bound_rules_out``) or by one of the entry's declared conditions; an ``or``'s
-        guard (its ways, ``function_walk``'s ``_holding``) where each of its ways is."""
+        guard (its ways, ``function_walk``'s ``_holding``) where each of its ways is; a
+        ``with`` block's (``CONTEXT``) where ``boundary-contexts`` names its context."""
         if type(guard) is tuple:
             return all(self._off(bound, way, truth) for way, truth in guard)
         if guard.startswith(CONTEXT):
