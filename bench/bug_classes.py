@@ -22,7 +22,8 @@ package (``sglang-0.5.3``); after an argument not None by its form bound the cal
 test, vLLM 0.11.0's package (``vllm-0.11.0``) and RTP-LLM at ``4b8d39cd``
 (``rtp-llm``); after the faults RTP-LLM showed, Aphrodite 0.24.1's package
 (``aphrodite``); after the readings Aphrodite's labels showed, vLLM-Omni 0.30.0's
-package (``vllm-omni``). A package tree is its wheel unpacked into ``<name>-<version>`` (``pip
+package (``vllm-omni``); after the readings its labels showed, SGLang 0.5.1's package
+(``sglang-0.5.1``). A package tree is its wheel unpacked into ``<name>-<version>`` (``pip
 download --no-deps lmdeploy==0.18.0``, then ``unzip`` it there); ATOM and the trees
 named by a commit are that commit's ``git archive`` (of the GitHub repository:
 ROCm/ATOM, ModelTC/lightllm, vllm-project/vllm-ascend, ScalingIntelligence/tokasaurus,
@@ -104,6 +105,9 @@ TREES = {
     # Held out after the host tensors, None receivers, asserts and **kwargs Aphrodite's
     # labels showed were read, declared the same way.
     "vllm-omni": ("vllm-omni-0.30.0", ("vllm_omni",)),
+    # Held out after the readings vLLM-Omni's labels showed: SGLang between 0.4.6 and 0.5.3,
+    # with 0.4.6's declaration unchanged.
+    "sglang-0.5.1": ("sglang-0.5.1", ("sglang",)),
 }
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
