@@ -788,27 +788,26 @@ class FunctionWalker(UnitForms, DictPaths):
             self._spread_name = spread
         return spread
 
+    def _guards_of(self, name: str) -> list[tuple]:
+        """The guards held now that test an attribute of ``name`` (``query.is_cuda``)."""
+        prefix = name + "."
+        return [i for i in self._guards if type(i[0]) is str and i[0].startswith(prefix)]
+
     def _facts_of(self, name: str) -> tuple:
         """What the tests a call runs under say of the local ``name`` as it is now: each
-        ``(rest, truth)`` of a guard ``name<rest>`` (``query.is_cuda``) not made before the
-        local was last bound (a parameter's too: rebound, it is a local like any other)."""
-        prefix = name + "."
+        ``(rest, truth)`` of a guard ``name<rest>`` not made before the local was last
+        bound (a parameter's too: rebound, it is a local like any other)."""
         stale = self._stale
         return tuple(
             (item[0][len(name) :], item[1])
-            for item in self._guards
-            if type(item[0]) is str and item[0].startswith(prefix) and id(item) not in stale
+            for item in self._guards_of(name)
+            if id(item) not in stale
         )
 
     def _stale_facts(self, name: str) -> None:
         """``name`` bound again: what the guards so far said of it is of another value."""
         if self._guards:
-            prefix = name + "."
-            self._stale.update(
-                id(item)
-                for item in self._guards
-                if type(item[0]) is str and item[0].startswith(prefix)
-            )
+            self._stale.update(id(item) for item in self._guards_of(name))
 
     def _param_of(self, value) -> str | None:
         """The parameter ``value`` is a view or cast of, so on its device: the parameter

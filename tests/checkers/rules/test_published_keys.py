@@ -184,7 +184,11 @@ def test_reads_no_run_of_the_reader_makes_together_are_judged_apart(tmp_path, bo
 
 @pytest.mark.parametrize(("tests", "lines"), [(7, []), (8, [12])])
 def test_past_eight_tests_a_reader_s_reads_are_one_run(tmp_path, tests, lines):
-    # `mean` and `min` in the two ways of one test, and `mode` under each of the others.
+    # `mean` and `min` in the two ways of one test, and `mode` under each of the others:
+    # 1 + 7 = 8 tests are judged apart (no finding); 1 + 8 = 9 are one run, whose reads
+    # `mode`, `mean`, `min` each path publishes two of, so the first path is closest and
+    # `min` is flagged, on line 6 + 2 + 3 + 1 = 12 (the producer's six lines, `def` and
+    # `stats`, then `if`, its body and `else`).
     others = "".join(f"    if t{i}:\n        y = stats['mode']\n" for i in range(tests))
     body = "    if scaled:\n        x = stats['mean']\n    else:\n        x = stats['min']\n"
     source = (

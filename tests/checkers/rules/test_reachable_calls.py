@@ -52,6 +52,7 @@ TREE = {
 
 # The contract with `.tolist()` forbidden as well.
 WITH_TOLIST = {**PARAMS, "forbidden": {**PARAMS["forbidden"], "*.tolist": "a host sync"}}
+TOLIST = {"*.tolist": "a host sync"}
 
 
 def check(tmp_path, source, params=PARAMS, files=TREE, path="pkg/builder.py"):
@@ -63,6 +64,11 @@ def chains(tmp_path, source, forbidden):
     finding names it after the colon."""
     params = {"entries": ["*.capture_*"], "forbidden": forbidden}
     return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
+
+
+def _entries_reaching_tolist(tmp_path, source) -> list[str]:
+    """The entry, with the line of its call, that starts each chain to a ``.tolist()``."""
+    return [c.split(" -> ")[0] for c in chains(tmp_path, source, TOLIST)]
 
 
 def messages(found):
@@ -374,9 +380,7 @@ def test_a_local_copied_to_the_host_is_host_data_with_no_host_names_declared(tmp
         "    moved = lens.float()\n"
         "    return copied.tolist(), moved.tolist()\n"
     )
-    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
-        "capture_x (pkg/builder.py:4) -> `moved.tolist()`"
-    ]
+    assert chains(tmp_path, source, TOLIST) == ["capture_x (pkg/builder.py:4) -> `moved.tolist()`"]
 
 
 def test_a_forbidden_method_of_an_element_is_printed_with_the_name_it_was_taken_of(tmp_path):
@@ -738,7 +742,7 @@ def test_inside_a_method_it_installs_a_module_s_call_of_that_method_is_the_libra
         "    return w.plan(lens)\n"
     )
     # A replacement's call of the method it replaces runs what it replaced: the library's.
-    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
+    assert chains(tmp_path, source, TOLIST) == [
         "capture_any (pkg/builder.py:22) -> prefill_plan (pkg/builder.py:9) -> `lens.tolist()`"
     ]
 
@@ -1051,11 +1055,19 @@ def test_a_literal_argument_binds_a_method_s_parameter_past_its_instance(tmp_pat
     )
     # `False` binds `use_ragged` in each: past `self` for a method called on `self` and for
     # a class's `__init__`, as the first parameter of a function and of a static method.
-    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == []
+    assert chains(tmp_path, source, TOLIST) == []
 
 
 COPIES = {"*.cpu": "a copy to the host", "*.tolist": "a host sync"}
 SYNCS = {**COPIES, "*.item": "a host sync"}
+
+
+def _last_hops(tmp_path, source, files=TREE) -> list[tuple[int, str]]:
+    """Each finding's line and the forbidden call it ends at, sorted, with ``SYNCS``
+    forbidden from the ``capture_*`` entries."""
+    params = {"entries": ["*.capture_*"], "forbidden": SYNCS}
+    found = check(tmp_path, source, params=params, files=files)
+    return sorted((f.line, f.message.rpartition("-> ")[2]) for f in found)
 
 
 def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
@@ -1091,11 +1103,7 @@ def test_a_literal_argument_decides_a_comparison_of_its_parameter(tmp_path):
         "    return plan(lens, 1, 'decode', None, True)\n"
     )
     files = {**TREE, "pkg/modes.py": "class Mode:\n    DRAFT = 'draft'\n"}
-    params = {"entries": ["*.capture_*"], "forbidden": SYNCS}
-    found = sorted(
-        (f.line, f.message.rpartition("-> ")[2])
-        for f in check(tmp_path, source, params=params, files=files)
-    )
+    found = _last_hops(tmp_path, source, files)
     # Decode's `1` and `'decode'` rule out the `.cpu()` and the `.tolist()`, and the window
     # it does not pass holds its default, `None`; a comparison with a name's value
     # (`Mode.DRAFT`) is undecided from every entry. A literal past the parameters binds
@@ -1164,10 +1172,7 @@ def test_a_parameter_a_call_does_not_pass_holds_its_default(tmp_path):
     )
     # What a call leaves out holds its default, in the callee and in what the callee hands
     # it on to; a starred argument may fill any parameter, so it binds none.
-    found = sorted(
-        (f.line, f.message.rpartition("-> ")[2])
-        for f in check(tmp_path, source, params={"entries": ["*.capture_*"], "forbidden": SYNCS})
-    )
+    found = _last_hops(tmp_path, source)
     assert found == [
         (30, "`lens.sum().item()`"),
         (31, "`lens.max().item()`"),
@@ -1252,7 +1257,7 @@ def test_a_kwargs_handed_on_holds_the_keywords_its_caller_passed(tmp_path):
     # holds, and handing `**kwargs` on unchanged hands exactly those on: a callee's
     # default is bound where none of them names it. Keywords not known (`**opts`), a
     # `**kwargs` the function adds to, or one it hands on under another name say nothing.
-    assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
+    assert _entries_reaching_tolist(tmp_path, source) == [
         "capture_checked (pkg/builder.py:44)",
         "capture_options (pkg/builder.py:48)",
         "capture_filled (pkg/builder.py:52)",
@@ -1289,7 +1294,8 @@ def test_what_a_kwargs_holds_is_bound_only_where_it_is_handed_on(tmp_path, monke
         "    sink(lens, y=opts)\n"
         "    return plain(lens)\n"
     )
-    assert len(check(tmp_path, source)) == 4
+    # Each entry reaches `sink`'s `.item()` and `plain`'s: two entries, two chains each.
+    assert len(check(tmp_path, source)) == 2 * 2
     # Which keywords a `**kwargs` holds decides something only where the function hands it
     # on: anywhere else, calls passing different keywords enter one search node.
     assert {q: len({b for n, b in entered if n == q}) for q in ("sink", "plain")} == {
@@ -1325,10 +1331,7 @@ def test_an_or_is_ruled_out_where_each_of_its_operands_is(tmp_path):
     # of its operands does): where the caller's values rule out every operand, the branch
     # is off. An operand no value decides (`lens.is_cuda`), or one that says two things
     # (`n is not None and flag`), leaves it on.
-    found = sorted(
-        (f.line, f.message.rpartition("-> ")[2])
-        for f in check(tmp_path, source, params={"entries": ["*.capture_*"], "forbidden": SYNCS})
-    )
+    found = _last_hops(tmp_path, source)
     assert found == [
         (16, "`lens.min().item()`"),
         (16, "`lens.std().item()`"),
@@ -1374,7 +1377,7 @@ def test_a_parameter_passed_on_unchanged_carries_its_caller_s_literal(tmp_path):
     # `middle` hands its caller's `False` on as it came, and so does `keyword_only` its
     # keyword-only parameter's; `rebinding` hands on a value of its own, which no literal
     # decides.
-    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
+    assert chains(tmp_path, source, TOLIST) == [
         "capture_rebound (pkg/builder.py:20) -> rebinding (pkg/builder.py:12)"
         " -> inner (pkg/builder.py:3) -> `lens.tolist()`"
     ]
@@ -1542,7 +1545,7 @@ def test_what_a_caller_s_tests_say_of_a_local_it_hands_on_holds_in_the_callee(tm
     # the local is another value (so is a comprehension's variable of that name); moved,
     # the callee's local may be anywhere; and what was tested of one value says nothing of
     # another handed on.
-    assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
+    assert _entries_reaching_tolist(tmp_path, source) == [
         "capture_rebound (pkg/builder.py:31)",
         "capture_other (pkg/builder.py:38)",
         "capture_moved (pkg/builder.py:45)",
@@ -1618,7 +1621,7 @@ def test_a_local_computed_from_a_parameter_alone_is_on_its_device(tmp_path):
     # nothing of it, an attribute of `self` named as a parameter is not that parameter, a
     # local bound to one parameter or another is neither, and a parameter rebound is not
     # the value its caller passed.
-    assert [c.split(" -> ")[0] for c in chains(tmp_path, source, {"*.tolist": "a host sync"})] == [
+    assert _entries_reaching_tolist(tmp_path, source) == [
         "capture_mixed (pkg/builder.py:17)",
         "capture_shape (pkg/builder.py:24)",
         "Layer.capture_attribute (pkg/builder.py:32)",
@@ -1663,7 +1666,7 @@ def _reached_with_none(tmp_path, body: str) -> list[str]:
     source = (
         f"def callee(lens, p):\n{body}\n\ndef capture_it(lens):\n    return callee(lens, None)\n"
     )
-    return chains(tmp_path, source, {"*.tolist": "a host sync"})
+    return chains(tmp_path, source, TOLIST)
 
 
 @pytest.mark.parametrize(("statement", "reached"), NONE_USES)
@@ -1755,7 +1758,7 @@ def test_an_argument_that_cannot_be_none_rules_out_the_callee_s_none_branch(
         "def capture_it(lens):\n"
         f"    return callee(lens, {argument})\n"
     )
-    assert bool(chains(tmp_path, source, {"*.tolist": "a host sync"})) is reached
+    assert bool(chains(tmp_path, source, TOLIST)) is reached
 
 
 def test_a_local_bound_to_a_parameter_hands_that_parameter_on(tmp_path):
@@ -1780,7 +1783,7 @@ def test_a_local_bound_to_a_parameter_hands_that_parameter_on(tmp_path):
     )
     # Past `values.pop(...)`, `values` is not None, and `meta` is another name for it; a
     # parameter rebound first holds a value of the function's own, which may be None.
-    assert chains(tmp_path, source, {"*.tolist": "a host sync"}) == [
+    assert chains(tmp_path, source, TOLIST) == [
         "capture_rebound (pkg/builder.py:17) -> inner (pkg/builder.py:3) -> `lens.tolist()`"
     ]
 
@@ -1978,7 +1981,7 @@ def test_a_boundary_context_s_block_runs_outside_the_entry_s_region(tmp_path):
         "    with torch.no_grad():\n"
         "        return lens.tolist()\n"
     )
-    params = {"entries": ["*.capture_*"], "forbidden": {"*.tolist": "a host sync"}}
+    params = {"entries": ["*.capture_*"], "forbidden": TOLIST}
     declared = {**params, "boundary-contexts": ["pkg.sync_debug.sync_allowed"]}
 
     def reached(params):
