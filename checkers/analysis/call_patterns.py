@@ -18,10 +18,6 @@ _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops lo
 # The head of the guard a call inside ``with cm(...):`` carries (``"with " + cm``'s spelling):
 # no parameter's or attribute's test starts so, so no binding or condition decides it.
 CONTEXT = "with "
-# The head of the guard a tensor's truth read carries where the tensor is an attribute a class
-# declares (``"is a tensor: pkg.layer.Layer._q_scale"``): the read is one only where the
-# program finds that class's body declaring it so. (A keyword first: no parameter's test.)
-DECLARED_TENSOR = "is a tensor: "
 
 
 def _bindings(

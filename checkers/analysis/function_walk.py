@@ -14,7 +14,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from .call_patterns import CONTEXT, DECLARED_TENSOR
+from .call_patterns import CONTEXT
 from .dict_paths import _DEAD, DictPaths, _copy, _join
 from .functions import (
     _DEFS,
@@ -28,7 +28,7 @@ from .functions import (
     _header_end_of,
 )
 from .int_evidence import on_host
-from .names import annotated_tensor, dotted
+from .names import dotted
 from .unit_forms import UnitForms, _annotated_int
 from .walk import child_fields, statement_lists
 
@@ -47,21 +47,7 @@ _PLACING = frozenset({"device", "out"})
 _CONSTRUCTORS = frozenset({"tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones"})
 _CONSTRUCTORS |= frozenset({"full", "arange", "rand", "randn", "randint", "linspace", "eye"})
 _UNBOUND = object()
-# Annotations that name no class a program declares attributes on.
-_BUILTIN_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple"})
-_BUILTIN_TYPES |= frozenset({"set", "object", "Any", "typing.Any", "torch.Tensor"})
 _COPIES_TO_HOST = frozenset(HOST_COPIES)
-# What torch's tests and reductions return, as a function (`torch.any(m)`) or a method
-# (`m.all()`, `lens.sum()`): a tensor, whose truth Python reads back from the device.
-_TENSOR_TESTS = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf"})
-_TENSOR_TESTS |= frozenset({"isin", "isclose", "eq", "ne", "gt", "ge", "lt", "le", "greater"})
-_TENSOR_TESTS |= frozenset({"greater_equal", "less", "less_equal", "not_equal", "logical_and"})
-_TENSOR_TESTS |= frozenset({"logical_or", "logical_not", "logical_xor", "count_nonzero"})
-_TENSOR_TESTS |= frozenset({"sum", "prod", "mean", "max", "min", "amax", "amin"})
-# A comparison's method, and its own as the right operand's (`0 < t` is `t.__gt__(0)`).
-_COMPARED = {ast.Eq: ("__eq__", "__eq__"), ast.NotEq: ("__ne__", "__ne__")}
-_COMPARED |= {ast.Lt: ("__lt__", "__gt__"), ast.LtE: ("__le__", "__ge__")}
-_COMPARED |= {ast.Gt: ("__gt__", "__lt__"), ast.GtE: ("__ge__", "__le__")}
 
 
 def _merged(prior, new):
@@ -140,12 +126,6 @@ class FunctionWalker(UnitForms, DictPaths):
         self._stale: set[int] = set()  # ids of guards that tested a local since bound again
         # local -> the parameter whose device it is on, over every binding (`_param_of`)
         self._of_param: dict[str, str | None] = {}
-        # Parameters annotated as tensors and locals last bound to one (`_is_tensor`), and the
-        # expressions whose truth was recorded (`_truth`): an `if` test's `and` is also an
-        # expression's.
-        self._tensors: set[str] = set()
-        self._classed: dict[str, str] = {}
-        self._truthed: set[int] = set()
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -265,21 +245,6 @@ class FunctionWalker(UnitForms, DictPaths):
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
                 self.shadowed.add(extra.arg)
-        self._tensors = {
-            a.arg
-            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
-            if a.annotation is not None and annotated_tensor(a.annotation, self.s.aliases)
-        }
-        # A parameter annotated with a class (`layer: AttentionLayer`), by that class's
-        # spelling: an attribute the class declares a tensor is one (`_is_tensor`).
-        self._classed = {
-            a.arg: spelled
-            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
-            if a.annotation is not None
-            and type(a.annotation) in (ast.Name, ast.Attribute)
-            and (spelled := self.s.spell(a.annotation, ())) != UNKNOWN
-            and spelled not in _BUILTIN_TYPES
-        }
         self.block(self.node.body, {})
 
     def fills(self) -> tuple:
@@ -359,8 +324,6 @@ class FunctionWalker(UnitForms, DictPaths):
             if single:
                 self._sources[single] = _merged(prior, self._computed_from(stmt.value))
                 self._of_param[single] = param if prior_param in (_UNBOUND, param) else None
-                if self._is_tensor(stmt.value) is True:
-                    self._tensors.add(single)
             for target in stmt.targets:
                 state = self.assign(target, stmt.value, stmt, state)
             return state
@@ -384,7 +347,6 @@ class FunctionWalker(UnitForms, DictPaths):
             return self.effect(stmt.value, state)
         if kind is ast.If:
             self.expr(stmt.test)
-            self._truth(stmt.test)
             self._hold(self._not_none_past(stmt.test))
             self._depth += 1
             held = len(self._guards)
@@ -430,7 +392,6 @@ class FunctionWalker(UnitForms, DictPaths):
             return _join(after, end) if stmt.orelse else after
         if kind is ast.While:
             self.expr(stmt.test)
-            self._truth(stmt.test)
             self._depth += 1
             body = self.block(stmt.body, _copy(state))
             after = _join(state, body)
@@ -508,12 +469,6 @@ class FunctionWalker(UnitForms, DictPaths):
             self.s.imported(stmt, self.local_aliases)
             self._rebound.update(a.asname or a.name.partition(".")[0] for a in stmt.names)
             return state
-        if kind is ast.Assert:
-            self.expr(stmt.test)
-            self._truth(stmt.test)
-            if stmt.msg is not None:
-                self.expr(stmt.msg)
-            return state
         if kind in (ast.Global, ast.Nonlocal):
             # (Never a parameter's name, which would be a SyntaxError: not `_rebound`.)
             self.shadowed.update(stmt.names)
@@ -561,9 +516,6 @@ class FunctionWalker(UnitForms, DictPaths):
                     conds.append((item.test, item.holds))
                     self._guards.extend(item.guards)
                 continue
-            if kind is _TruthOf:
-                self._truth(item.node)
-                continue
             if kind is _Scope:
                 own = self._own
                 for name in item.names:
@@ -590,14 +542,12 @@ class FunctionWalker(UnitForms, DictPaths):
                 else:
                     stack.append(item.elt)
                 stack.extend(reversed(rest))
-                stack.extend(_TruthOf(test) for test in reversed(first.ifs))
                 stack.extend(first.ifs)
                 stack.append(first.target)
                 stack.append(_Scope(names))
                 stack.append(first.iter)
                 continue
             if kind is ast.IfExp:
-                self._truth(item.test)
                 # `a if t else b`: `a` is read, and called, with `t` true, `b` with it false.
                 body_guards, else_guards = (
                     self._holding(item.test, True),
@@ -619,13 +569,6 @@ class FunctionWalker(UnitForms, DictPaths):
                     continue
             if kind is call_type:
                 self.call(item)
-            elif kind is ast.BoolOp:
-                for value in item.values[:-1]:
-                    self._truth(value)  # the last operand's truth is its context's to read
-            elif kind is ast.UnaryOp and type(item.op) is ast.Not:
-                self._truth(item.operand)
-            elif kind is ast.comprehension:
-                stack.extend(_TruthOf(test) for test in reversed(item.ifs))
             elif kind is subscript and type(item.ctx) is load:
                 key = _const_key(item.slice)
                 if key is not None:
@@ -729,7 +672,6 @@ class FunctionWalker(UnitForms, DictPaths):
             self._rebound.add(target.id)
             self._sources[target.id] = None  # bound here to what is not read
             self._of_param[target.id] = None
-            self._tensors.discard(target.id)
             self._stale_facts(target.id)
         elif kind in (ast.Tuple, ast.List):
             for elt in target.elts:
@@ -745,8 +687,6 @@ class FunctionWalker(UnitForms, DictPaths):
         spelling = self.callee(node.func, subscripts=True)
         keywords = tuple(kw.arg or "**" for kw in node.keywords)
         nargs = -1 if any(type(a) is ast.Starred for a in node.args) else len(node.args)
-        if spelling == "bool" and len(node.args) == 1 and not node.keywords:
-            self._truth(node.args[0])
         if spelling.endswith((".get", ".pop", ".setdefault")) and node.args:
             key = _const_key(node.args[0])
             if key is not None:
@@ -892,84 +832,6 @@ class FunctionWalker(UnitForms, DictPaths):
             return name
         return self._of_param.get(name)
 
-    def _truth(self, test) -> None:
-        """Record where ``test``'s truth is read of a tensor, as a call of that tensor's
-        ``__bool__`` (``torch.any().__bool__``, ``lens.sum().__gt__().__bool__``): Python asks
-        a tensor for its truth by copying its one element to the host and waiting, a sync no
-        call spells. ``and``, ``or`` and ``not`` read each operand's; what is a tensor is
-        ``_is_tensor``'s, and a comparison's is one where an operand is."""
-        stack = [test]
-        while stack:
-            node = stack.pop()
-            kind = type(node)
-            if kind is ast.BoolOp:
-                stack.extend(node.values)
-                continue
-            if kind is ast.UnaryOp and type(node.op) is ast.Not:
-                stack.append(node.operand)
-                continue
-            if id(node) in self._truthed:
-                continue
-            self._truthed.add(id(node))
-            found = self._is_tensor(node)
-            if not found:
-                continue
-            read = node
-            if kind is ast.Compare:
-                # Spelled as the tensor's own comparison: `lens.sum().__gt__()`.
-                methods = _COMPARED[type(node.ops[0])]
-                for operand, method in zip((node.left, node.comparators[0]), methods, strict=True):
-                    found = self._is_tensor(operand)
-                    if found:
-                        read = ast.Call(ast.Attribute(operand, method, ast.Load()), [], [])
-                        break
-            func = ast.Attribute(read, "__bool__", ast.Load())
-            self.calls.append(
-                (
-                    self.callee(func, subscripts=True),
-                    node.lineno,
-                    node.col_offset,
-                    node.end_lineno or node.lineno,
-                    node.end_col_offset or node.col_offset,
-                    (),
-                    0,
-                    (),
-                    (),
-                    False,
-                    self._host_of(func),
-                    (),
-                    # Where the tensor is a class's declared attribute, a read only where the
-                    # program finds that declaration.
-                    self._call_guards(func)
-                    + (((DECLARED_TENSOR + found, True),) if type(found) is str else ()),
-                )
-            )
-
-    def _is_tensor(self, node) -> bool | str:
-        """Whether a value is a tensor by its form: what torch's tests and reductions return
-        (``torch.any(m)``, ``m.all()``, ``lens.sum()``: ``_TENSOR_TESTS``; not another
-        module's, ``np.any(m)``), a comparison of one (not an identity's or a membership's), a
-        parameter annotated ``torch.Tensor`` (or ``Optional`` of it) and a local last bound to
-        a tensor, neither bound since to anything else. A number, a shape, an unannotated name
-        and another function's result are not. An attribute of a parameter annotated with a
-        class is one where that class declares it so: ``"<class>.<attr>"``, for the program
-        to answer (``layer._q_scale`` of ``layer: AttentionLayer``)."""
-        kind = type(node)
-        if kind is ast.Call and type(node.func) is ast.Attribute:
-            if node.func.attr not in _TENSOR_TESTS:
-                return False
-            module = self._module_spelled(node.func.value)
-            return module is None or module == "torch"
-        if kind is ast.Name:
-            return node.id in self._tensors and node.id not in self._own
-        if kind is ast.Compare and type(node.ops[0]) in _COMPARED:
-            return self._is_tensor(node.left) or self._is_tensor(node.comparators[0])
-        if kind is ast.Attribute and type(node.value) is ast.Name:
-            name = node.value.id
-            if name in self._classed and name not in self._rebound and name not in self._own:
-                return f"{self._classed[name]}.{node.attr}"
-        return False
-
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts
         at a parameter nothing has rebound, that the parameter is not None -- ``p.tolist()``
@@ -1018,7 +880,7 @@ class FunctionWalker(UnitForms, DictPaths):
             else:
                 break
         if type(root) is ast.Compare:
-            return self._computed_from(root) or False  # `(lens_cpu > 0).all()`
+            return self._computed_from(root) or False  # `(lens_cpu > 0).sum().item()`
         if type(root) is not ast.Name:
             return False
         if root.id in self._host_roots:
@@ -1577,16 +1439,6 @@ class _Scope:
 
     def __init__(self, names: set[str], *, ends: bool = False) -> None:
         self.names, self.ends = names, ends
-
-
-class _TruthOf:
-    """In an expression's walk, a comprehension's ``if`` whose truth is read (``_truth``),
-    once its variables are the comprehension's own."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node) -> None:
-        self.node = node
 
 
 class _ExprCond:

@@ -58,32 +58,3 @@ def source_segment(source, node: ast.AST, *, first_line: bool = False) -> str:
     if first_line:
         return lines[0][col - 1 :].rstrip() + " ..."
     return lines[0][col - 1 :] + "".join(lines[1:-1]) + lines[-1][: end_col - 1]
-
-
-def annotated_tensor(annotation: ast.AST, aliases) -> bool:
-    """Whether an annotation declares a tensor: ``torch.Tensor`` however the module's
-    imports (``aliases``, name -> dotted) spell it (``Tensor`` after ``from torch import
-    Tensor``), ``Optional[...]`` of it, ``... | None``, or the string ``"torch.Tensor"``."""
-    kind = type(annotation)
-    if kind is ast.Subscript:
-        return _through(annotation.value, aliases) in (
-            "typing.Optional",
-            "Optional",
-        ) and annotated_tensor(annotation.slice, aliases)
-    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:
-        parts = (annotation.left, annotation.right)
-        return any(annotated_tensor(p, aliases) for p in parts) and all(
-            annotated_tensor(p, aliases) or (type(p) is ast.Constant and p.value is None)
-            for p in parts
-        )
-    if kind is ast.Constant:
-        return annotation.value == "torch.Tensor"
-    return _through(annotation, aliases) == "torch.Tensor"
-
-
-def _through(node: ast.AST, aliases) -> str:
-    """A dotted name with its head read through the imports: ``T.Tensor`` -> ``torch.Tensor``
-    after ``import torch as T``."""
-    spelled = dotted(node)
-    head, dot, rest = spelled.partition(".")
-    return aliases.get(head, head) + dot + rest if spelled else ""

@@ -14,7 +14,6 @@ the summaries (``module``) and the memos these read and fill.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -37,7 +36,6 @@ from .functions import (
     O_SELF,
     positional_params,
 )
-from .names import annotated_tensor
 
 if TYPE_CHECKING:
     from .program import Module
@@ -418,27 +416,6 @@ class Resolution:
         texts[module] = text
         return text
 
-    def declares_tensor(self, module: str, klass: str, attr: str) -> bool:
-        """Whether ``klass``'s body, or the first of its project bases' to declare ``attr``,
-        annotates it a tensor (``_q_scale: torch.Tensor`` in a ``Protocol`` or a dataclass:
-        ``names.annotated_tensor``), read from the module's text. Asked for each attribute a
-        tensor's truth may be read of, once a run."""
-        key = ("declared", module, klass, attr)
-        found = self._held.get(key)
-        if found is None:
-            found = False
-            for owner_module, owner in self.mro(module, klass):
-                mod = self.module(owner_module)
-                text = self._module_text(mod) if mod is not None else None
-                if text is None or owner not in mod.classes:
-                    continue
-                annotation = _class_annotation(text, mod.classes[owner][1], attr)
-                if annotation is not None:
-                    found = annotated_tensor(annotation, mod.aliases)
-                    break
-            self._held[key] = found
-        return found
-
     def class_called(self, module: Module, outline: tuple, spelling: str) -> tuple[str, str] | None:
         """The project class a call spelled ``spelling`` constructs (one without ``__init__``
         of its own in the project still names its class)."""
@@ -554,49 +531,6 @@ class Resolution:
         if target is not None and target != module.name:
             return self._class_dotted(".".join([target, *rest[1:]]), depth + 1)
         return None
-
-
-def _class_annotation(text: str, line: int, attr: str) -> ast.expr | None:
-    """The annotation a class body declares ``attr`` with (``attr: T`` or ``attr: T = v``, at
-    the body's own indentation), the class's ``class`` statement at ``line``; None where its
-    body declares none, or the annotation does not parse alone."""
-    lines = text.splitlines()
-    if not 1 <= line <= len(lines):
-        return None
-    header = lines[line - 1]
-    outer = len(header) - len(header.lstrip())
-    pattern = re.compile(rf"([ \t]+){re.escape(attr)}[ \t]*:(?!=)(.*)")
-    start = line - 1
-    depth = 0  # brackets open in the header (`class A(\n    Base,\n):`)
-    while start < len(lines):
-        code = lines[start].split("#", 1)[0]
-        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-        start += 1
-        if depth <= 0 and code.rstrip().endswith(":"):
-            break
-    body = None  # the body's indentation, from its first statement
-    for text_line in lines[start:]:
-        stripped = text_line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        indent = len(text_line) - len(text_line.lstrip())
-        if indent <= outer:
-            break
-        if body is None:
-            body = indent
-        match = pattern.fullmatch(text_line.rstrip())
-        if match is None or len(match[1]) != body:
-            continue
-        spelled = match[2].split("#", 1)[0]
-        try:
-            tree = ast.parse(spelled.strip(), mode="eval")
-        except SyntaxError:
-            try:
-                tree = ast.parse(spelled.partition("=")[0].strip(), mode="eval")
-            except SyntaxError:
-                return None
-        return tree.body
-    return None
 
 
 # Between an assignment target's name and its dot: blanks, line breaks, a backslash

@@ -128,7 +128,6 @@ from contracts.fields import ConfigError, StringList, StringMap
 from ..analysis.call_patterns import (
     _MAX_FUNCTIONS,
     CONTEXT,
-    DECLARED_TENSOR,
     _bindings,
     _bound_rules_out,
     _Forbidden,
@@ -670,13 +669,6 @@ class ReachableCalls(Contract):
                 self._off(bound, name, required) for name, required in call[C_GUARDS]
             ):
                 continue  # under an `if` the caller's values or the entry's conditions rule out
-            if any(
-                type(guard) is str
-                and guard.startswith(DECLARED_TENSOR)
-                and not _declared_tensor(program, mod, outline, guard[len(DECLARED_TENSOR) :])
-                for guard, _truth in call[C_GUARDS]
-            ):
-                continue  # a truth read of an attribute its class does not declare a tensor
             spelling = call[C_SPELLING]
             pattern = self._forbidden.match(spelling, call)
             if pattern is not None:
@@ -777,14 +769,6 @@ class ReachableCalls(Contract):
                     line = hops[0][2][C_LINE]
                     lines[line] = tuple(dict.fromkeys((*lines.get(line, ()), *through)))
         return lines
-
-
-def _declared_tensor(program, mod, outline, spelled: str) -> bool:
-    """Whether ``spelled`` (``<class as spelled in mod>.<attr>``) names an attribute its
-    project class declares a tensor (``Resolution.declares_tensor``)."""
-    klass, _, attr = spelled.rpartition(".")
-    found = program.class_called(mod, outline, klass)
-    return found is not None and program.declares_tensor(*found, attr)
 
 
 def _deciding(program, hop) -> Iterator[str]:
