@@ -225,9 +225,9 @@ def what(finding: dict) -> str:
     return ""
 
 
-# A hop of a chain as the finding prints it, ``(tree/path:line)``: the last is the forbidden
-# call's place.
-HOP_SITE = re.compile(r"\(tree/([^():]+:\d+)\)")
+# A hop of a chain as the finding prints it, ``(tree/path:line)`` or ``(tree/path:line,
+# where ...)``: the last is the forbidden call's place.
+HOP_SITE = re.compile(r"\(tree/([^():]+:\d+)[),]")
 
 
 def whats(found: list[dict]) -> list[str]:

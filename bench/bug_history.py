@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "bench" / "bug_history.toml"
 CONFIGS = REPO / "bench" / "bug_classes"
 MIRRORS = Path(os.environ.get("ATOM_CONTRACTS_MIRRORS", "/work/.mirror"))
-HOP = re.compile(r"\(tree/([^():]+):(\d+)\)")
+HOP = re.compile(r"\(tree/([^():]+):(\d+)[),]")
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
 
 # The checker's own TOML spelling and the bug-class checks, from this checkout.

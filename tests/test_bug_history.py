@@ -48,7 +48,7 @@ def test_a_catch_whose_fix_is_flagged_on_its_own_changed_lines_is_noisy(history)
 def test_a_chain_is_placed_at_its_last_hop_the_forbidden_call(history):
     message = (
         "`E.f` is an entry and reaches `*.item` (a host sync): E.f (tree/pkg/a.py:3) -> "
-        "g (tree/pkg/m.py:11) -> `x.item()`"
+        "g (tree/pkg/m.py:11, where mode == 'decode') -> `x.item()`"
     )
     chain = _finding(3, message, path="tree/pkg/a.py", kind="reachable-calls")
     assert history.spots(chain) == [("pkg/m.py", 11)]

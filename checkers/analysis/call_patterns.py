@@ -211,6 +211,42 @@ def _spelled(spelling: str) -> str:
     return spelling + "()"
 
 
+def _where(call) -> str:
+    """The tests a call runs under, as a hop of a finding prints them after its line
+    (``, where mode != 'decode', meta.kv_size is None``): each guard the walk recorded
+    around it (``C_GUARDS``) with the truth it holds in, an ``or``'s ways joined; ``""``
+    where it runs under none. A reader of the chain sees which branch it assumes, and a
+    maintainer the fact an ``entry-conditions`` or ``boundary-contexts`` entry would state.
+    That a value is not None is not printed: the walk records it past every use of the
+    value (``lens.max()``), so it would be said of nearly every call, and says no branch."""
+    from .functions import C_GUARDS
+
+    said = [
+        _condition(guard, truth)
+        for guard, truth in call[C_GUARDS]
+        if truth or type(guard) is not str or not guard.endswith(" is None")
+    ]
+    return f", where {', '.join(said)}" if said else ""
+
+
+def _condition(guard, truth: bool) -> str:
+    """One guard as a test that holds: ``("x is None", False)`` -> ``x is not None``,
+    ``("x == 1", False)`` -> ``x != 1``, ``("p", False)`` -> ``not p``, an ``or``'s ways
+    ``(a or b)``, a ``with`` block's ``inside `with cm()```."""
+    if type(guard) is tuple:
+        return "(" + " or ".join(_condition(way, held) for way, held in guard) + ")"
+    if guard.startswith(CONTEXT):
+        return f"inside `{guard}()`"
+    if truth:
+        return guard
+    if guard.endswith(" is None"):
+        return guard[: -len(" is None")] + " is not None"
+    subject, eq, constant = guard.partition(" == ")
+    if eq:
+        return f"{subject} != {constant}"
+    return f"not {guard}"
+
+
 def _on_host(host: re.Pattern | None, where, parts: list[str]) -> bool:
     """Whether a receiver (its chain's ``parts``) is host data: past a copy to the host
     (``lens.cpu().int()``); computed from copies alone, or from the contract's ``host``

@@ -26,7 +26,11 @@ shortest one, and reports one finding per entry and forbidden call it reaches --
 each is a call to mend, and the sync a fix leaves is not hidden behind the one it
 removed -- at the entry's call that starts the chain (or at the forbidden call
 itself when the entry spells it), naming every hop with its file and line -- as
-AC601 names an import chain.
+AC601 names an import chain -- and the tests each hop's call runs under (``inner
+(pkg/x.py:3, where mode != 'decode', meta.kv_size is None)``): the branch the chain
+assumes, which a reader judges and a maintainer may rule out by a declared fact
+(``entry-conditions``, ``boundary-contexts``). That a value is not None is left out: the
+walk knows it past every use of the value, so it would be said of nearly every call.
 
 What is followed (``checkers.analysis.program``): calls of the module's own
 functions and classes, of imported ones (through a package's re-exports),
@@ -137,6 +141,7 @@ from ..analysis.call_patterns import (
     _needle,
     _required_runs,
     _spelled,
+    _where,
 )
 
 # A dotted name's glob (`*.is_decoding`, `decoding`, `State.DECODE`).
@@ -213,7 +218,8 @@ RULES = (
             "Flags a declared entry function (a decode step, a region a CUDA graph captures) "
             "from which the project's call graph reaches a declared forbidden call (host "
             "staging, a host sync). The finding sits on the entry's call that starts the "
-            "chain and names every hop to the forbidden call, with files and lines."
+            "chain and names every hop to the forbidden call, with files and lines and the "
+            "tests each hop's call runs under."
         ),
         why=(
             "The forbidden call is rarely in the entry: it is a few calls down, in a helper "
@@ -725,9 +731,11 @@ class ReachableCalls(Contract):
             end_line,
             source.char_column(end_line, first[C_END_COL]) + 1,
         )
-        # Each function with the line where it makes the next call, then the forbidden call.
+        # Each function with the line where it makes the next call and the tests that call
+        # runs under (what a declared condition would rule it out by), then the forbidden call.
         names = [
-            f"{qual if mod_name == module.name else f'{mod_name}.{qual}'} ({path}:{call[C_LINE]})"
+            f"{qual if mod_name == module.name else f'{mod_name}.{qual}'} ({path}:{call[C_LINE]}"
+            f"{_where(call)})"
             for mod_name, qual, call, path in hops
         ]
         names.append(f"`{_spelled(hops[-1][2][C_SPELLING])}`")

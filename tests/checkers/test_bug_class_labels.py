@@ -53,4 +53,7 @@ def test_two_findings_of_one_code_on_one_line_are_told_apart_and_others_keep_the
 
 
 ITEM_AT_9 = "E.f (tree/p.py:5) -> g (tree/q.py:9) -> `x.item()`"
-ITEM_AT_12 = "E.f (tree/p.py:5) -> g (tree/q.py:8) -> h (tree/q.py:12) -> `y.item()`"
+# (A hop names the tests its call runs under after its line.)
+ITEM_AT_12 = (
+    "E.f (tree/p.py:5) -> g (tree/q.py:8, where m) -> h (tree/q.py:12, where not n) -> `y.item()`"
+)

@@ -61,13 +61,36 @@ def check(tmp_path, source, params=PARAMS, files=TREE, path="pkg/builder.py"):
 
 def chains(tmp_path, source, forbidden):
     """Each chain the `capture_*` entries of ``source`` reach a ``forbidden`` call by, as its
-    finding names it after the colon."""
+    finding names it after the colon, its hops without the tests they run under."""
     params = {"entries": ["*.capture_*"], "forbidden": forbidden}
-    return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
+    return [_hops_only(f.message.split(": ", 1)[1]) for f in check(tmp_path, source, params=params)]
+
+
+def _hops_only(text: str) -> str:
+    """A finding's text without the tests each hop runs under (``, where ...`` up to the
+    bracket that closes the hop's place), for the tests of which functions a chain runs
+    through."""
+    out = []
+    at = 0
+    while True:
+        start = text.find(", where ", at)
+        if start == -1:
+            return "".join(out) + text[at:]
+        out.append(text[at:start])
+        depth = 0
+        for end in range(start, len(text)):
+            if text[end] == "(":
+                depth += 1
+            elif text[end] == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+        at = end
 
 
 def _entries_reaching_tolist(tmp_path, source) -> list[str]:
-    """The entry, with the line of its call, that starts each chain to a ``.tolist()``."""
+    """The entry, with the line of its call, that starts each chain to a ``.tolist()``
+    (without the tests the call runs under)."""
     return [c.split(" -> ")[0] for c in chains(tmp_path, source, TOLIST)]
 
 
@@ -712,7 +735,7 @@ def test_a_function_installed_as_an_object_s_method_is_followed_with_the_object_
         "Updater.capture_element (pkg/builder.py:41)",
         "Updater.capture_one_line (pkg/builder.py:50)",
     ]
-    assert found[0].message.endswith("-> fast_plan (pkg/builder.py:6) -> `lens.cpu()`")
+    assert _hops_only(found[0].message).endswith("-> fast_plan (pkg/builder.py:6) -> `lens.cpu()`")
     # The same installation in the module that calls it is followed.
     found = check(
         tmp_path,
@@ -2000,8 +2023,9 @@ def test_a_boundary_context_s_block_runs_outside_the_entry_s_region(tmp_path):
     # a conditional context says so, the other way still runs the block in the region.
     assert reached(declared) == [
         "capture_inside (pkg/builder.py:16) -> `lens.tolist()`",
-        "capture_either (pkg/builder.py:21) -> `lens.tolist()`",
-        "capture_other (pkg/builder.py:36) -> `lens.tolist()`",
+        "capture_either (pkg/builder.py:21, where (inside `with contextlib.nullcontext()`"
+        " or inside `with pkg.sync_debug.sync_allowed()`)) -> `lens.tolist()`",
+        "capture_other (pkg/builder.py:36, where inside `with torch.no_grad()`) -> `lens.tolist()`",
     ]
     assert len(reached(params)) == 7
 
@@ -2684,3 +2708,36 @@ def test_an_entry_condition_that_names_no_attribute_is_refused_by_name(bad):
     with pytest.raises(ConfigError, match="entry-conditions") as err:
         ReachableCalls.from_table({"id": "t", **PARAMS, "entry-conditions": [bad]}, "t")
     assert repr(bad) in str(err.value)
+
+
+def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
+    source = (
+        "import contextlib\n"
+        "\n"
+        "\n"
+        "def step(lens, mode, meta, flag, other, p):\n"
+        "    if mode != 'decode' and meta.kv_size is None:\n"
+        "        if not flag or other:\n"
+        "            if p is not None:\n"
+        "                with contextlib.nullcontext():\n"
+        "                    return lens.tolist()\n"
+        "    return None\n"
+        "\n"
+        "\n"
+        "def capture_x(lens, mode, meta, flag, other, p):\n"
+        "    if meta.is_decoding:\n"
+        "        return step(lens, mode, meta, flag, other, p)\n"
+        "    return None\n"
+    )
+    # `p is not None` is said of every call past a use of `p`, so it is not printed.
+    assert chains_with_tests(tmp_path, source) == [
+        "capture_x (pkg/builder.py:15, where meta.is_decoding) -> step (pkg/builder.py:9, where"
+        " mode != 'decode', meta.kv_size is None, (not flag or other),"
+        " inside `with contextlib.nullcontext()`) -> `lens.tolist()`",
+    ]
+
+
+def chains_with_tests(tmp_path, source) -> list[str]:
+    """Each chain to a ``.tolist()`` from the ``capture_*`` entries, as its finding names it."""
+    params = {"entries": ["*.capture_*"], "forbidden": TOLIST}
+    return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
