@@ -217,14 +217,18 @@ def _where(call) -> str:
     around it (``C_GUARDS``) with the truth it holds in, an ``or``'s ways joined; ``""``
     where it runs under none. A reader of the chain sees which branch it assumes, and a
     maintainer the fact an ``entry-conditions`` or ``boundary-contexts`` entry would state.
-    That a value is not None is not printed: the walk records it past every use of the
-    value (``lens.max()``), so it would be said of nearly every call, and says no branch."""
+    That a parameter is not None is not printed: the walk records it past every use of the
+    parameter (``lens.max()``), so it would be said of nearly every call, and says no branch.
+    That an attribute is (``meta.kv_size is not None``) is a test the code made, and is."""
     from .functions import C_GUARDS
 
     said = [
         _condition(guard, truth)
         for guard, truth in call[C_GUARDS]
-        if truth or type(guard) is not str or not guard.endswith(" is None")
+        if truth
+        or type(guard) is not str
+        or not guard.endswith(" is None")
+        or "." in guard[: -len(" is None")]
     ]
     return f", where {', '.join(said)}" if said else ""
 

@@ -29,8 +29,8 @@ itself when the entry spells it), naming every hop with its file and line -- as
 AC601 names an import chain -- and the tests each hop's call runs under (``inner
 (pkg/x.py:3, where mode != 'decode', meta.kv_size is None)``): the branch the chain
 assumes, which a reader judges and a maintainer may rule out by a declared fact
-(``entry-conditions``, ``boundary-contexts``). That a value is not None is left out: the
-walk knows it past every use of the value, so it would be said of nearly every call.
+(``entry-conditions``, ``boundary-contexts``). That a parameter is not None is left out:
+the walk knows it past every use of the parameter, so it would be said of nearly every call.
 
 What is followed (``checkers.analysis.program``): calls of the module's own
 functions and classes, of imported ones (through a package's re-exports),

@@ -2718,7 +2718,7 @@ def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
         "def step(lens, mode, meta, flag, other, p):\n"
         "    if mode != 'decode' and meta.kv_size is None:\n"
         "        if not flag or other:\n"
-        "            if p is not None:\n"
+        "            if p is not None and meta.buf is not None:\n"
         "                with contextlib.nullcontext():\n"
         "                    return lens.tolist()\n"
         "    return None\n"
@@ -2729,10 +2729,11 @@ def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
         "        return step(lens, mode, meta, flag, other, p)\n"
         "    return None\n"
     )
-    # `p is not None` is said of every call past a use of `p`, so it is not printed.
+    # That a parameter is not None is said of every call past a use of it, so it is not
+    # printed; that an attribute is, is a test the code made.
     assert chains_with_tests(tmp_path, source) == [
         "capture_x (pkg/builder.py:15, where meta.is_decoding) -> step (pkg/builder.py:9, where"
-        " mode != 'decode', meta.kv_size is None, (not flag or other),"
+        " mode != 'decode', meta.kv_size is None, (not flag or other), meta.buf is not None,"
         " inside `with contextlib.nullcontext()`) -> `lens.tolist()`",
     ]
 
