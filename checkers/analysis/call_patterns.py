@@ -173,11 +173,38 @@ def _bound_rules_out(bound: dict, guard: str, required: bool) -> bool:
             return False
         literal = _literal(constant)
         return literal is not _UNKNOWN and (value == literal) is not required
+    order = _order(guard)
+    if order is not None:
+        tested, holds = order
+        value = bound.get(tested, NOT_NONE)
+        return type(value) in (int, float) and holds(value) is not required
     value = bound.get(guard, NOT_NONE)
     return value is not NOT_NONE and bool(value) is not required
 
 
 _UNKNOWN = object()
+# A guard of an order against a number, as the walk spells it: `meta.num_prefills > 0`.
+_ORDER = re.compile(r"(.+) (<=|>=|<|>) (-?[0-9][0-9.e+-]*)")
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _order(guard: str):
+    """``(subject, test of a number)`` for an order's guard (``n > 0`` -> ``("n", v > 0)``),
+    or None for a guard of another shape."""
+    match = _ORDER.fullmatch(guard)
+    if match is None:
+        return None
+    number = _literal(match[3])
+    if type(number) not in (int, float):
+        return None
+    compare = _COMPARE[match[2]]
+    return match[1], lambda value: compare(value, number)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -248,6 +275,9 @@ def _condition(guard, truth: bool) -> str:
     subject, eq, constant = guard.partition(" == ")
     if eq:
         return f"{subject} != {constant}"
+    match = _ORDER.fullmatch(guard)
+    if match is not None:
+        return f"{match[1]} {_NEGATED[match[2]]} {match[3]}"
     return f"not {guard}"
 
 

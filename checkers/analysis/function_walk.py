@@ -1061,17 +1061,25 @@ class FunctionWalker(UnitForms, DictPaths):
             return tuple(g for operand in test.values for g in self._holding(operand, value))
         if kind is ast.Compare and len(test.ops) == 1:
             # `x is None`, `x == State.DECODE`, `x != "prefill"`: guards named for the test
-            # (`meta.kv_size is None`, `meta.state == State.DECODE`), true or false.
+            # (`meta.kv_size is None`, `meta.state == State.DECODE`), true or false; and an
+            # order against a number (`n > 0`; `0 < n` read as it).
             subject = self._tested(test.left)
             op, right = type(test.ops[0]), test.comparators[0]
             if subject is None:
-                return ()
+                number = _number(test.left) if op in _ORDERS else None
+                subject = self._tested(right) if number is not None else None
+                if subject is None:
+                    return ()
+                return ((f"{subject} {_FLIPPED[_ORDERS[op]]} {number!r}", value),)
             if op in (ast.Is, ast.IsNot) and type(right) is ast.Constant and right.value is None:
                 return ((f"{subject} is None", value is (op is ast.Is)),)
             if op in (ast.Eq, ast.NotEq):
                 constant = _constant_spelling(right)
                 if constant is not None:
                     return ((f"{subject} == {constant}", value is (op is ast.Eq)),)
+            number = _number(right) if op in _ORDERS else None
+            if number is not None:
+                return ((f"{subject} {_ORDERS[op]} {number!r}", value),)
             return ()
         subject = self._tested(test)
         return () if subject is None else ((subject, value),)
@@ -1106,6 +1114,21 @@ class FunctionWalker(UnitForms, DictPaths):
         return None
 
 
+# An order's operator as a guard spells it, and as it reads with its operands swapped.
+_ORDERS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _number(node) -> int | float | None:
+    """A number literal (``0``, ``-1``, ``0.5``; not a bool), or None."""
+    negative = type(node) is ast.UnaryOp and type(node.op) is ast.USub
+    if negative:
+        node = node.operand
+    if type(node) is not ast.Constant or type(node.value) not in (int, float):
+        return None
+    return -node.value if negative else node.value
+
+
 def _constant_spelling(node) -> str | None:
     """A constant compared with, as a guard spells it: a literal's ``repr`` (``'decode'``,
     ``1``) or a dotted name (``State.DECODE``); None for anything else (a local's value is
@@ -1136,6 +1159,9 @@ def _bound(node):
     kind = type(node)
     if kind is ast.Constant:
         return node.value  # `...` is NOT_NONE itself, and is not None
+    number = _number(node)
+    if number is not None:
+        return number  # `-1`
     if isinstance(node, _NOT_NONE_FORMS):
         return NOT_NONE
     if kind is ast.Call and type(node.func) is ast.Attribute:

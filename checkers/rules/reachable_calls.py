@@ -76,7 +76,8 @@ call under an ``if`` on that attribute's other value, anywhere along a chain, is
 the entry's path, as a call under ``if use_ragged:`` is when the caller passes
 ``use_ragged=False`` -- or hands on unchanged a ``use_ragged`` its own caller passed
 so -- and the ``else`` of ``if page_size == 1:`` when it passes ``1`` (a literal
-decides a truth, ``is None`` or ``==`` with a literal; a comparison with a name's
+decides a truth, ``is None``, ``==`` with a literal and an order against a number --
+``if n > 0:`` is off the path of a caller passing ``0`` --; a comparison with a name's
 value stays undecided), and a parameter the call leaves out holds its default (a
 call without ``*args`` or ``**kwargs`` that does not pass ``check=False``'s ``check``
 skips ``if check:``). An argument that cannot be None by its form (``lens.cpu()``,
@@ -137,8 +138,10 @@ from ..analysis.call_patterns import (
     _Forbidden,
     _globs,
     _hops,
+    _literal,
     _may_be_named,
     _needle,
+    _order,
     _required_runs,
     _spelled,
     _where,
@@ -168,7 +171,7 @@ class _Condition:
     read as two values; only a condition of ``==`` rules out a branch on another constant.
     """
 
-    __slots__ = ("constant", "equal", "form", "holds", "subject")
+    __slots__ = ("constant", "equal", "form", "holds", "number", "subject")
 
     def __init__(self, match: re.Match) -> None:
         if match["subject"]:
@@ -181,6 +184,7 @@ class _Condition:
             self.form = "value"  # `holds` unread: the value itself is what holds
             subject, self.equal = match["compared"], match["op"] == "=="
             constant = match["constant"]
+            self.number = _literal(constant)  # an int, to decide an order against another
             if constant[0] in "'\"":  # a string, as the walk spells one: its repr
                 self.constant = re.compile(re.escape(repr(constant[1:-1])))
             else:
@@ -202,7 +206,17 @@ class _Condition:
                 and bool(self.subject.fullmatch(tested))
             )
         tested, sep, constant = name.partition(" == ")
-        if not sep or not self.subject.fullmatch(tested):
+        if not sep:
+            order = _order(name)
+            # The path holds one number: an order against another is decided by it.
+            return (
+                order is not None
+                and self.equal
+                and type(self.number) is int
+                and bool(self.subject.fullmatch(order[0]))
+                and order[1](self.number) is not required
+            )
+        if not self.subject.fullmatch(tested):
             return False
         same = bool(self.constant.fullmatch(constant))
         if self.equal:  # the path holds this value: another's branch, or its own else, is off
@@ -367,7 +381,9 @@ class ReachableCalls(Contract):
             "(`*.attn_state != *.PrefillNoCache`, `*.mode == 'decode'`): a call under a test "
             "of an `if` or a conditional expression that needs the other value (an `and` of "
             "tests, an `or`'s else, past an `if` whose other way returns) is not on an "
-            "entry's path. A constant is matched as spelled."
+            "entry's path; a condition `== <an int>` decides an order against a number too "
+            "(`*.num_prefills == 0` rules out `if meta.num_prefills > 0:`). A constant is "
+            "matched as spelled."
         ),
     )
 

@@ -2604,7 +2604,7 @@ TESTS_OF_OTHER_SHAPES = (
     "        x.cpu()\n"
     "    if meta.ready():\n"
     "        x.tolist()\n"
-    "    if meta.n < 3 or meta.mode == expected:\n"  # an order, a local's value
+    "    if meta.n < 3 or meta.mode == expected:\n"  # an `or` with a local's value
     "        x.numpy()\n"
     "    y = x.numel() if meta.is_prefill else x.item()\n"
     "    z = x.sum().item() if not meta.is_prefill else x.size()\n"
@@ -2742,3 +2742,85 @@ def chains_with_tests(tmp_path, source) -> list[str]:
     """Each chain to a ``.tolist()`` from the ``capture_*`` entries, as its finding names it."""
     params = {"entries": ["*.capture_*"], "forbidden": TOLIST}
     return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
+
+
+# An order against a number is a test too: a caller's literal decides it, and so does an
+# entry condition that the path holds one value (`*.num_prefills == 0`: a captured decode
+# step has no prefills, so `if meta.num_prefills > 0:` is off its path).
+ORDERED = (
+    "def step(x, n, meta):\n"
+    "    if n > 0:\n"
+    "        x.tolist()\n"
+    "    if 1 <= n:\n"
+    "        x.numpy()\n"
+    "    if n < 0:\n"
+    "        x.nonzero()\n"
+    "    if meta.num_prefills > 0:\n"
+    "        x.cpu()\n"
+    "    if meta.max_query_len <= 1:\n"
+    "        return x.numel()\n"
+    "    return x.item()\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, x, meta, n):\n"
+    "        return step(x, {n}, meta)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("n", "conditions", "reached"),
+    [
+        ("n", (), {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"}),
+        ("0", (), {"*.cpu", "*.item"}),
+        ("-2", (), {"*.nonzero", "*.cpu", "*.item"}),
+        ("1", (), {"*.tolist", "*.numpy", "*.cpu", "*.item"}),
+        ("0.5", (), {"*.tolist", "*.cpu", "*.item"}),
+        (
+            "None",
+            (),
+            {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"},
+        ),  # not a number: undecided
+        ("True", (), {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"}),
+        ("n", ("*.num_prefills == 0",), {"*.tolist", "*.numpy", "*.nonzero", "*.item"}),
+        ("n", ("*.num_prefills == 3",), {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"}),
+        ("n", ("*.num_prefills != 0",), {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"}),
+        ("n", ("*.max_query_len == 1",), {"*.tolist", "*.numpy", "*.nonzero", "*.cpu"}),
+        ("n", ("*.max_query_len == 2",), {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"}),
+        (
+            "n",
+            ("*.max_query_len == *.ONE",),
+            {"*.tolist", "*.numpy", "*.nonzero", "*.cpu", "*.item"},
+        ),
+    ],
+)
+def test_an_order_against_a_number_is_decided_by_a_literal_or_a_held_value(
+    tmp_path, n, conditions, reached
+):
+    source = ORDERED.replace("{n}", n)
+    assert reached_under(tmp_path, source, conditions) == reached
+
+
+def test_an_order_prints_as_the_way_it_holds(tmp_path):
+    source = (
+        "def capture_x(lens, meta):\n"
+        "    if 0 < meta.num_prefills:\n"
+        "        return lens.tolist()\n"
+        "    if meta.max_query_len > -1:\n"
+        "        return None\n"
+        "    return lens.tolist()\n"
+    )
+    assert sorted(c.split(" -> ")[0] for c in chains_with_tests(tmp_path, source)) == [
+        "capture_x (pkg/builder.py:3, where meta.num_prefills > 0)",
+        "capture_x (pkg/builder.py:6, where meta.num_prefills <= 0, meta.max_query_len <= -1)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "test", ["1 == n", "len(lens) > n", "n is 1", "n > m", "n > 0 > m", "n > True", "'a' < n"]
+)
+def test_a_comparison_that_is_no_order_against_a_number_says_nothing(tmp_path, test):
+    source = f"def capture_x(lens, n, m):\n    if {test}:\n        return lens.tolist()\n"
+    assert chains_with_tests(tmp_path, source) == [
+        "capture_x (pkg/builder.py:3) -> `lens.tolist()`"
+    ]
