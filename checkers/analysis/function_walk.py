@@ -126,6 +126,9 @@ class FunctionWalker(UnitForms, DictPaths):
         self._stale: set[int] = set()  # ids of guards that tested a local since bound again
         # local -> the parameter whose device it is on, over every binding (`_param_of`)
         self._of_param: dict[str, str | None] = {}
+        # local -> the attribute every binding of it was (`n = meta.num_prefills`), for a
+        # test of the local to be read as one of the attribute (`_tested`); None otherwise
+        self._attr_of: dict[str, str | None] = {}
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -318,12 +321,17 @@ class FunctionWalker(UnitForms, DictPaths):
             single = targets[0].id if len(targets) == 1 and type(targets[0]) is ast.Name else None
             prior = self._sources.get(single, _UNBOUND)
             prior_param = self._of_param.get(single, _UNBOUND)
+            prior_attr = self._attr_of.get(single, _UNBOUND)
             param = self._param_of(stmt.value)
             for target in targets:
                 self.target_expr(target)
             if single:
                 self._sources[single] = _merged(prior, self._computed_from(stmt.value))
                 self._of_param[single] = param if prior_param in (_UNBOUND, param) else None
+                attr = self._alias_of(stmt.value)
+                if prior_attr not in (_UNBOUND, attr):
+                    attr = None  # bound to another value before
+                self._attr_of[single] = attr
             for target in stmt.targets:
                 state = self.assign(target, stmt.value, stmt, state)
             return state
@@ -672,6 +680,7 @@ class FunctionWalker(UnitForms, DictPaths):
             self._rebound.add(target.id)
             self._sources[target.id] = None  # bound here to what is not read
             self._of_param[target.id] = None
+            self._unalias(target.id)
             self._stale_facts(target.id)
         elif kind in (ast.Tuple, ast.List):
             for elt in target.elts:
@@ -831,6 +840,28 @@ class FunctionWalker(UnitForms, DictPaths):
         if name in self.params and name != self.self_name and name not in self._rebound:
             return name
         return self._of_param.get(name)
+
+    def _alias_of(self, value) -> str | None:
+        """What a local bound to ``value`` is tested as: an attribute chain as spelled
+        (``meta.num_prefills``), a parameter nothing has rebound, or what a local bound so
+        is; None for anything else."""
+        if type(value) is ast.Attribute:
+            return dotted(value) or None  # (`f().x` spells no chain)
+        if type(value) is not ast.Name:
+            return None
+        name = value.id
+        if name in self.params and name != self.self_name and name not in self._rebound:
+            return name
+        return self._attr_of.get(name)
+
+    def _unalias(self, name: str) -> None:
+        """``name`` bound again: it is no longer the attribute it was bound to, and no local
+        bound to one of its attributes is one of the object it now holds."""
+        if self._attr_of:
+            self._attr_of[name] = None
+            for local, attr in self._attr_of.items():
+                if attr is not None and attr.partition(".")[0] == name:
+                    self._attr_of[local] = None
 
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts
@@ -1004,6 +1035,7 @@ class FunctionWalker(UnitForms, DictPaths):
             if kind is ast.NamedExpr:
                 self._rebound.add(item.target.id)
                 self._stale_facts(item.target.id)
+                self._unalias(item.target.id)
             elif kind in _LAZY:
                 if kind is ast.IfExp:
                     push(item.test)
@@ -1090,6 +1122,9 @@ class FunctionWalker(UnitForms, DictPaths):
         predicate answers of an object, which the object's next holder is asked again)."""
         if type(node) is ast.Name and node.id in self.params and node.id != self.self_name:
             return node.id
+        if type(node) is ast.Name and node.id not in self._own:
+            # `n = meta.num_prefills; if n > 0:` tests the attribute
+            return self._attr_of.get(node.id)
         if type(node) is ast.Attribute:
             spelled = dotted(node)
             if not spelled:

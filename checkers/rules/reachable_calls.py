@@ -382,8 +382,8 @@ class ReachableCalls(Contract):
             "of an `if` or a conditional expression that needs the other value (an `and` of "
             "tests, an `or`'s else, past an `if` whose other way returns) is not on an "
             "entry's path; a condition `== <an int>` decides an order against a number too "
-            "(`*.num_prefills == 0` rules out `if meta.num_prefills > 0:`). A constant is "
-            "matched as spelled."
+            "(`*.num_prefills == 0` rules out `if meta.num_prefills > 0:`, and `if n > 0:` "
+            "past `n = meta.num_prefills`). A constant is matched as spelled."
         ),
     )
 

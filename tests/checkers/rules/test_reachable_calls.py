@@ -2824,3 +2824,92 @@ def test_a_comparison_that_is_no_order_against_a_number_says_nothing(tmp_path, t
     assert chains_with_tests(tmp_path, source) == [
         "capture_x (pkg/builder.py:3) -> `lens.tolist()`"
     ]
+
+
+# A local bound to an attribute, and bound to nothing else, is tested as that attribute
+# (`n = attn_metadata.num_prefills; if n > 0:`), until the local or the attribute's object
+# is bound again.
+ATTRIBUTE_LOCALS = (
+    "def step(x, meta, other):\n"
+    "    n = meta.num_prefills\n"
+    "    if n > 0:\n"
+    "        x.tolist()\n"
+    "    flag = meta.is_prefill\n"
+    "    if flag:\n"
+    "        x.numpy()\n"
+    "    m = meta.num_prefills\n"
+    "    m = 0 if other else m\n"
+    "    if m > 0:\n"
+    "        x.cpu()\n"
+    "    k = meta.num_prefills\n"
+    "    meta = other\n"
+    "    if k > 0:\n"
+    "        x.nonzero()\n"
+    "    return x.item()\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, x, meta, other):\n"
+    "        return step(x, meta, other)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        ((), {"*.tolist", "*.numpy", "*.cpu", "*.nonzero", "*.item"}),
+        (("*.num_prefills == 0",), {"*.numpy", "*.cpu", "*.nonzero", "*.item"}),
+        (("not *.is_prefill",), {"*.tolist", "*.cpu", "*.nonzero", "*.item"}),
+    ],
+)
+def test_a_local_bound_to_an_attribute_is_tested_as_it(tmp_path, conditions, reached):
+    assert reached_under(tmp_path, ATTRIBUTE_LOCALS, conditions) == reached
+
+
+def test_a_local_bound_to_an_attribute_prints_as_it(tmp_path):
+    source = (
+        "def capture_x(lens, meta):\n"
+        "    n = meta.num_prefills\n"
+        "    if n > 0:\n"
+        "        return lens.tolist()\n"
+        "    return None\n"
+    )
+    assert chains_with_tests(tmp_path, source) == [
+        "capture_x (pkg/builder.py:4, where meta.num_prefills > 0) -> `lens.tolist()`"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "conditions", "reached"),
+    [
+        # bound to a parameter: a caller's literal decides it
+        ("n = flag\n    if n:\n        x.cpu()", (), False),
+        ("flag = 1\n    n = flag\n    if n:\n        x.cpu()", (), True),  # rebound first
+        # bound to a local that is an attribute: the attribute, through it
+        (
+            "k = meta.num_prefills\n    n = k\n    if n > 0:\n        x.cpu()",
+            ("*.num_prefills == 0",),
+            False,
+        ),
+        ("k = meta.num_prefills\n    n = k\n    if n > 0:\n        x.cpu()", (), True),
+        # bound again by `:=`: no longer the attribute
+        (
+            "n = meta.num_prefills\n    if (n := other):\n        pass\n    if n > 0:\n        x.cpu()",
+            ("*.num_prefills == 0",),
+            True,
+        ),
+        # an attribute of no name's chain is no attribute a condition names
+        (
+            "n = meta.get().num_prefills\n    if n > 0:\n        x.cpu()",
+            ("*.num_prefills == 0",),
+            True,
+        ),
+        ("n = meta.num_prefills\n    if n > 0:\n        x.cpu()", ("*.num_prefills == 0",), False),
+    ],
+)
+def test_what_a_local_is_tested_as(tmp_path, body, conditions, reached):
+    source = (
+        f"def step(x, meta, other, flag):\n    {body}\n    return None\n\n\n"
+        "def capture_x(x, meta, other):\n    return step(x, meta, other, False)\n"
+    )
+    assert bool(reached_under(tmp_path, source, conditions)) is reached
