@@ -168,7 +168,8 @@ class _Condition:
     A guard is ``(name, required)`` as the walk records it: ``meta.is_decoding``, ``meta.kv
     is None`` or ``meta.state == State.DECODE``, with the truth the call needs it to have.
     A constant is matched as spelled (a glob: ``*.DECODE``), so two spellings of one value
-    read as two values; only a condition of ``==`` rules out a branch on another constant.
+    read as two values; only a condition of ``==`` rules out a branch on another constant,
+    and one of ``==`` an int an order against a number (``meta.num_prefills > 0``).
     """
 
     __slots__ = ("constant", "equal", "form", "holds", "number", "subject")
