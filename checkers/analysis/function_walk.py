@@ -129,6 +129,7 @@ class FunctionWalker(UnitForms, DictPaths):
         # local -> the attribute every binding of it was (`n = meta.num_prefills`), for a
         # test of the local to be read as one of the attribute (`_tested`); None otherwise
         self._attr_of: dict[str, str | None] = {}
+        self._aliased_by: dict[str, list[str]] = {}  # a name -> locals bound to its attributes
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -332,6 +333,8 @@ class FunctionWalker(UnitForms, DictPaths):
                 if prior_attr not in (_UNBOUND, attr):
                     attr = None  # bound to another value before
                 self._attr_of[single] = attr
+                if attr is not None:
+                    self._aliased_by.setdefault(attr.partition(".")[0], []).append(single)
             for target in stmt.targets:
                 state = self.assign(target, stmt.value, stmt, state)
             return state
@@ -859,9 +862,8 @@ class FunctionWalker(UnitForms, DictPaths):
         bound to one of its attributes is one of the object it now holds."""
         if self._attr_of:
             self._attr_of[name] = None
-            for local, attr in self._attr_of.items():
-                if attr is not None and attr.partition(".")[0] == name:
-                    self._attr_of[local] = None
+            for local in self._aliased_by.pop(name, ()):
+                self._attr_of[local] = None
 
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts
