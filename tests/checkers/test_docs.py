@@ -63,3 +63,57 @@ def test_the_adoption_example_is_refused_and_then_accepted_as_the_guide_says(tmp
     (tmp_path / "pyproject.toml").write_text(fixed)
     kinds = {c.KIND for c in load_config(tmp_path, use_cache=False).contracts}
     assert len(kinds) == 7
+
+
+def test_the_adoption_guide_s_tally_counts_the_tests_chains_assume(tmp_path):
+    """docs/adoption.md's one-liner, run on this checker's JSON, counts each test the
+    reachable-calls chains print, as many times as chains assume it."""
+    import subprocess
+    import sys
+
+    from ..scaffold import pyproject, write_tree
+
+    guide = (DOC.parent / "adoption.md").read_text(encoding="utf-8")
+    recipe = guide.split("tally the tests they assume", 1)[1].split("```sh\n", 1)[1]
+    program = recipe.split("python -c '", 1)[1].split("\n'\n", 1)[0]
+    table = {
+        "id": "no-sync",
+        "kind": "reachable-calls",
+        "entries": ["*.capture_*"],
+        "forbidden": {"*.item": "a host sync", "*.tolist": "a host sync"},
+    }
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject(table),
+            "pkg/__init__.py": "",
+            "pkg/step.py": (
+                "def step(x, meta):\n"
+                "    if meta.num_prefills > 0:\n"
+                "        x.tolist()\n"
+                "        if meta.mode == 'eager':\n"
+                "            x.item()\n"
+                "\n"
+                "\n"
+                "def capture_a(x, meta):\n"
+                "    return step(x, meta)\n"
+                "\n"
+                "\n"
+                "def capture_b(x, meta):\n"
+                "    return step(x, meta)\n"
+            ),
+        },
+    )
+    found = subprocess.run(
+        [sys.executable, "-m", "checkers", "check", "--select", "AC821", "--output-format",
+         "json", "--exit-zero", "-q", "--no-cache"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    tally = subprocess.run(
+        [sys.executable, "-c", program], input=found, capture_output=True, text=True, check=True
+    ).stdout
+    # Two entries, each reaching both calls: 4 chains under the order, 2 under the mode too.
+    assert tally.splitlines() == [
+        "   4  meta.num_prefills > 0",
+        "   2  meta.mode == 'eager'",
+    ]
