@@ -66,6 +66,12 @@ def chains(tmp_path, source, forbidden):
     return [_hops_only(f.message.split(": ", 1)[1]) for f in check(tmp_path, source, params=params)]
 
 
+def chains_with_tests(tmp_path, source) -> list[str]:
+    """Each chain to a ``.tolist()`` from the ``capture_*`` entries, as its finding names it."""
+    params = {"entries": ["*.capture_*"], "forbidden": TOLIST}
+    return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
+
+
 def _hops_only(text: str) -> str:
     """A finding's text without the tests each hop runs under (``, where ...`` up to the
     bracket that closes the hop's place), for the tests of which functions a chain runs
@@ -2736,12 +2742,6 @@ def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
         " mode != 'decode', meta.kv_size is None, (not flag or other), meta.buf is not None,"
         " inside `with contextlib.nullcontext()`) -> `lens.tolist()`",
     ]
-
-
-def chains_with_tests(tmp_path, source) -> list[str]:
-    """Each chain to a ``.tolist()`` from the ``capture_*`` entries, as its finding names it."""
-    params = {"entries": ["*.capture_*"], "forbidden": TOLIST}
-    return [f.message.split(": ", 1)[1] for f in check(tmp_path, source, params=params)]
 
 
 # An order against a number is a test too: a caller's literal decides it, and so does an
