@@ -130,6 +130,9 @@ class FunctionWalker(UnitForms, DictPaths):
         # test of the local to be read as one of the attribute (`_tested`); None otherwise
         self._attr_of: dict[str, str | None] = {}
         self._aliased_by: dict[str, list[str]] = {}  # a name -> locals bound to its attributes
+        # local -> (the guards its binding's choice says, whether `is not None` says them)
+        # (`_chosen_by`); None where a binding says nothing
+        self._given: dict[str, tuple | None] = {}
 
     def read_only(self, lines: frozenset[int]) -> None:
         """The reads pass: assignments (what a read's name was bound to), ``try`` blocks that
@@ -323,6 +326,7 @@ class FunctionWalker(UnitForms, DictPaths):
             prior = self._sources.get(single, _UNBOUND)
             prior_param = self._of_param.get(single, _UNBOUND)
             prior_attr = self._attr_of.get(single, _UNBOUND)
+            prior_given = self._given.get(single, _UNBOUND)
             param = self._param_of(stmt.value)
             for target in targets:
                 self.target_expr(target)
@@ -335,6 +339,14 @@ class FunctionWalker(UnitForms, DictPaths):
                 self._attr_of[single] = attr
                 if attr is not None:
                     self._aliased_by.setdefault(attr.partition(".")[0], []).append(single)
+                given = self._given_of(stmt.value)
+                if prior_given not in (_UNBOUND, given):
+                    given = None
+                self._given[single] = given
+                for guard, _truth in given[0] if given else ():
+                    root = _ROOT_NAME.match(guard)
+                    if root is not None:
+                        self._aliased_by.setdefault(root[0], []).append(single)
             for target in stmt.targets:
                 state = self.assign(target, stmt.value, stmt, state)
             return state
@@ -860,10 +872,11 @@ class FunctionWalker(UnitForms, DictPaths):
     def _unalias(self, name: str) -> None:
         """``name`` bound again: it is no longer the attribute it was bound to, and no local
         bound to one of its attributes is one of the object it now holds."""
-        if self._attr_of:
-            self._attr_of[name] = None
-            for local in self._aliased_by.pop(name, ()):
-                self._attr_of[local] = None
+        self._attr_of[name] = None
+        self._given[name] = None
+        for local in self._aliased_by.pop(name, ()):
+            self._attr_of[local] = None
+            self._given[local] = None
 
     def _call_guards(self, func) -> tuple:
         """The guards a call runs under: those of where it is, and, where its receiver starts
@@ -1093,6 +1106,14 @@ class FunctionWalker(UnitForms, DictPaths):
                     ways.append(said[0])
                 return ((tuple(ways), True),)
             return tuple(g for operand in test.values for g in self._holding(operand, value))
+        chosen = self._chosen_by(test, value)
+        if chosen:
+            return chosen + self._holding_own(test, value)
+        return self._holding_own(test, value)
+
+    def _holding_own(self, test, value: bool) -> tuple[tuple[str, bool], ...]:
+        """``_holding``'s reading of a test that is no ``not`` and no ``and``/``or``."""
+        kind = type(test)
         if kind is ast.Compare and len(test.ops) == 1:
             # `x is None`, `x == State.DECODE`, `x != "prefill"`: guards named for the test
             # (`meta.kv_size is None`, `meta.state == State.DECODE`), true or false; and an
@@ -1117,6 +1138,47 @@ class FunctionWalker(UnitForms, DictPaths):
             return ()
         subject = self._tested(test)
         return () if subject is None else ((subject, value),)
+
+    def _chosen_by(self, test, value: bool) -> tuple[tuple[str, bool], ...] | None:
+        """What a local bound to one way of a choice says where a test finds it there: past
+        ``decode = meta.decode if meta.num_decodes > 0 else None``, ``decode is not None``
+        (and ``decode`` true) hold only where ``meta.num_decodes > 0`` did; where the other
+        way is a falsy constant other than None (``[]``), only ``decode`` true says so."""
+        kind = type(test)
+        if kind is ast.Name:
+            name, present, none_test = test.id, value, False
+        elif (
+            kind is ast.Compare
+            and len(test.ops) == 1
+            and type(test.ops[0]) in (ast.Is, ast.IsNot)
+            and type(test.left) is ast.Name
+            and type(test.comparators[0]) is ast.Constant
+            and test.comparators[0].value is None
+        ):
+            name, none_test = test.left.id, True
+            present = value is (type(test.ops[0]) is ast.IsNot)
+        else:
+            return None
+        given = self._given.get(name) if present and name not in self._own else None
+        if given is None or (none_test and not given[1]):
+            return None
+        return given[0]
+
+    def _given_of(self, value) -> tuple | None:
+        """For a local bound to ``value``: ``(guards, also_not_none)`` where it is one way
+        of a conditional expression whose other way is a falsy constant -- the guards that
+        way's test says, and whether that constant is None (so ``is not None`` says them
+        too); None otherwise, or where the test says nothing, or an ``or``'s ways."""
+        if type(value) is not ast.IfExp:
+            return None
+        for nothing, way in ((value.orelse, True), (value.body, False)):
+            if _falsy_constant(nothing):
+                guards = self._holding(value.test, way)
+                if guards and all(type(g) is str for g, _truth in guards):  # no `or`'s ways
+                    none = type(nothing) is ast.Constant and nothing.value is None
+                    return guards, none
+                return None
+        return None
 
     def _tested(self, node) -> str | None:
         """A tested name as a guard names it: a parameter, an attribute of a name, or a
@@ -1153,7 +1215,19 @@ class FunctionWalker(UnitForms, DictPaths):
 
 # An order's operator as a guard spells it, and as it reads with its operands swapped.
 _ORDERS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_ROOT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # the name a guard tests through
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _falsy_constant(node) -> bool:
+    """``None``, ``False``, ``0``, ``""``, ``[]``, ``()``, ``{}``: a way of a choice that is
+    nothing."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return not node.value
+    if kind in (ast.List, ast.Tuple, ast.Set):
+        return not node.elts
+    return kind is ast.Dict and not node.keys
 
 
 def _number(node) -> int | float | None:

@@ -2913,3 +2913,90 @@ def test_what_a_local_is_tested_as(tmp_path, body, conditions, reached):
         "def capture_x(x, meta, other):\n    return step(x, meta, other, False)\n"
     )
     assert bool(reached_under(tmp_path, source, conditions)) is reached
+
+
+# A local bound to one way of a conditional expression whose other way is nothing (`None`,
+# `[]`) is there only where the test chose it: past `if decode is not None:`, `decode = ...
+# if meta.num_decodes > 0 else None` says `meta.num_decodes > 0`.
+CHOSEN_LOCALS = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def step(x, meta, flag, other_meta):\n"
+    "    decode = meta.decode if meta.num_decodes > 0 else None\n"
+    "    if decode is not None:\n"
+    "        x.tolist()\n"
+    "    rows = meta.rows if flag else []\n"
+    "    if rows:\n"
+    "        x.numpy()\n"
+    "    if not rows:\n"
+    "        x.cpu()\n"
+    "    if rows is not None:\n"
+    "        x.nonzero()\n"  # `[]` is not None either: nothing is said
+    "    other = None if meta.is_prefill else meta.decode\n"
+    "    if other is not None:\n"
+    "        x.item()\n"
+    "    stale = meta.decode if meta.num_decodes > 0 else None\n"
+    "    meta = other_meta\n"
+    "    if stale is not None:\n"
+    "        torch.cuda.synchronize()\n"
+    "    return None\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, x, meta, other_meta):\n"
+    "        return step(x, meta, {flag}, other_meta)\n"
+)
+EVERY = {"*.tolist", "*.numpy", "*.cpu", "*.nonzero", "*.item", "torch.cuda.synchronize"}
+
+
+@pytest.mark.parametrize(
+    ("flag", "conditions", "reached"),
+    [
+        ("meta.flag", (), EVERY),
+        ("False", (), EVERY - {"*.numpy"}),
+        ("meta.flag", ("*.is_prefill",), EVERY - {"*.item"}),
+        # the object its test read was bound again before: the later test says nothing
+        ("meta.flag", ("*.num_decodes == 0",), EVERY - {"*.tolist"}),
+    ],
+)
+def test_a_local_bound_to_one_way_of_a_choice_is_there_only_where_its_test_chose_it(
+    tmp_path, flag, conditions, reached
+):
+    source = CHOSEN_LOCALS.replace("{flag}", flag)
+    assert reached_under(tmp_path, source, conditions) == reached
+
+
+def test_a_chosen_local_s_test_holds_in_what_a_chain_prints(tmp_path):
+    source = (
+        "def capture_x(lens, meta):\n"
+        "    decode = meta.decode if meta.num_decodes > 0 else None\n"
+        "    if decode is not None:\n"
+        "        return lens.tolist()\n"
+        "    return None\n"
+    )
+    assert chains_with_tests(tmp_path, source) == [
+        "capture_x (pkg/builder.py:4, where meta.num_decodes > 0) -> `lens.tolist()`"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("binding", "test", "reached"),
+    [
+        ("meta.d if flag else {}", "rows", False),
+        ("meta.d if flag else {'a': 1}", "rows", True),  # something, not nothing
+        ("meta.d if flag else ()", "rows", False),
+        ("meta.d if flag else 0", "rows", False),
+        ("None if not flag else meta.d", "rows is not None", False),
+        ("meta.d if (flag or meta.p) else None", "rows is not None", True),  # an `or`'s ways
+        ("meta.d if flag else helper()", "rows", True),
+    ],
+)
+def test_what_a_choice_s_nothing_is(tmp_path, binding, test, reached):
+    source = (
+        "def helper():\n    return None\n\n\n"
+        f"def step(x, meta, flag):\n    rows = {binding}\n    if {test}:\n        x.cpu()\n"
+        "\n\n"
+        "def capture_x(x, meta):\n    return step(x, meta, False)\n"
+    )
+    assert bool(reached_under(tmp_path, source, ())) is reached
