@@ -2866,16 +2866,26 @@ def test_a_local_bound_to_an_attribute_is_tested_as_it(tmp_path, conditions, rea
     assert reached_under(tmp_path, ATTRIBUTE_LOCALS, conditions) == reached
 
 
-def test_a_local_bound_to_an_attribute_prints_as_it(tmp_path):
+@pytest.mark.parametrize(
+    ("binding", "test", "printed"),
+    [
+        # a local bound to an attribute tests as the attribute
+        ("n = meta.num_prefills", "n > 0", "meta.num_prefills > 0"),
+        # a local bound to one way of a choice is there only where its test held
+        (
+            "n = meta.decode if meta.num_decodes > 0 else None",
+            "n is not None",
+            "meta.num_decodes > 0",
+        ),
+    ],
+)
+def test_what_a_local_s_test_says_is_printed(tmp_path, binding, test, printed):
     source = (
-        "def capture_x(lens, meta):\n"
-        "    n = meta.num_prefills\n"
-        "    if n > 0:\n"
-        "        return lens.tolist()\n"
-        "    return None\n"
+        f"def capture_x(lens, meta):\n    {binding}\n    if {test}:\n"
+        "        return lens.tolist()\n    return None\n"
     )
     assert chains_with_tests(tmp_path, source) == [
-        "capture_x (pkg/builder.py:4, where meta.num_prefills > 0) -> `lens.tolist()`"
+        f"capture_x (pkg/builder.py:4, where {printed}) -> `lens.tolist()`"
     ]
 
 
@@ -2965,19 +2975,6 @@ def test_a_local_bound_to_one_way_of_a_choice_is_there_only_where_its_test_chose
 ):
     source = CHOSEN_LOCALS.replace("{flag}", flag)
     assert reached_under(tmp_path, source, conditions) == reached
-
-
-def test_a_chosen_local_s_test_holds_in_what_a_chain_prints(tmp_path):
-    source = (
-        "def capture_x(lens, meta):\n"
-        "    decode = meta.decode if meta.num_decodes > 0 else None\n"
-        "    if decode is not None:\n"
-        "        return lens.tolist()\n"
-        "    return None\n"
-    )
-    assert chains_with_tests(tmp_path, source) == [
-        "capture_x (pkg/builder.py:4, where meta.num_decodes > 0) -> `lens.tolist()`"
-    ]
 
 
 @pytest.mark.parametrize(
