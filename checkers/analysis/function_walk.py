@@ -14,7 +14,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from .call_patterns import CONTEXT
+from .call_patterns import _ROOT, CONTEXT
 from .dict_paths import _DEAD, DictPaths, _copy, _join
 from .functions import (
     _DEFS,
@@ -344,7 +344,7 @@ class FunctionWalker(UnitForms, DictPaths):
                     given = None
                 self._given[single] = given
                 for guard, _truth in given[0] if given else ():
-                    root = _ROOT_NAME.match(guard)
+                    root = _ROOT.match(guard)  # the name the guard tests through
                     if root is not None:
                         self._aliased_by.setdefault(root[0], []).append(single)
             for target in stmt.targets:
@@ -870,8 +870,9 @@ class FunctionWalker(UnitForms, DictPaths):
         return self._attr_of.get(name)
 
     def _unalias(self, name: str) -> None:
-        """``name`` bound again: it is no longer the attribute it was bound to, and no local
-        bound to one of its attributes is one of the object it now holds."""
+        """``name`` bound again: it is no longer the attribute it was bound to nor the way
+        of a choice, and no local bound to one of its attributes, or chosen by a test of
+        it, is one of the object it now holds."""
         self._attr_of[name] = None
         self._given[name] = None
         for local in self._aliased_by.pop(name, ()):
@@ -1215,7 +1216,6 @@ class FunctionWalker(UnitForms, DictPaths):
 
 # An order's operator as a guard spells it, and as it reads with its operands swapped.
 _ORDERS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_ROOT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # the name a guard tests through
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
@@ -1225,7 +1225,7 @@ def _falsy_constant(node) -> bool:
     kind = type(node)
     if kind is ast.Constant:
         return not node.value
-    if kind in (ast.List, ast.Tuple, ast.Set):
+    if kind in (ast.List, ast.Tuple):
         return not node.elts
     return kind is ast.Dict and not node.keys
 
