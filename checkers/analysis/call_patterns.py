@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 import re
 
 _MAX_FUNCTIONS = 20000  # functions one entry's search visits before it stops looking
@@ -183,15 +184,11 @@ def _bound_rules_out(bound: dict, guard: str, required: bool) -> bool:
 
 
 _UNKNOWN = object()
-# A guard of an order against a number, as the walk spells it: `meta.num_prefills > 0`.
-_ORDER = re.compile(r"(.+) (<=|>=|<|>) (-?[0-9][0-9.e+-]*)")
-_COMPARE = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-}
+# An order's operators as a guard spells them, what each tests, and its negation; and a
+# guard of an order against a number, as the walk spells it: `meta.num_prefills > 0`.
+_COMPARE = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_ORDER = re.compile(rf"(.+) ({'|'.join(_COMPARE)}) (-?[0-9][0-9.e+-]*)")
 
 
 def _order(guard: str):

@@ -50,6 +50,12 @@ _UNBOUND = object()
 _COPIES_TO_HOST = frozenset(HOST_COPIES)
 
 
+def _agreed(prior, new):
+    """What every binding of a local says, ``new`` its latest's: that, where each earlier one
+    (``prior``; ``_UNBOUND`` before the first) said the same; else None."""
+    return new if prior in (_UNBOUND, new) else None
+
+
 def _merged(prior, new):
     """A local's sources over its bindings: every binding's names, or None once one's are
     unknown (``prior`` ``_UNBOUND`` for its first)."""
@@ -332,19 +338,12 @@ class FunctionWalker(UnitForms, DictPaths):
                 self.target_expr(target)
             if single:
                 self._sources[single] = _merged(prior, self._computed_from(stmt.value))
-                self._of_param[single] = param if prior_param in (_UNBOUND, param) else None
-                attr = self._alias_of(stmt.value)
-                if prior_attr not in (_UNBOUND, attr):
-                    attr = None  # bound to another value before
-                self._attr_of[single] = attr
-                if attr is not None:
-                    self._aliased_by.setdefault(attr.partition(".")[0], []).append(single)
-                given = self._given_of(stmt.value)
-                if prior_given not in (_UNBOUND, given):
-                    given = None
-                self._given[single] = given
-                for guard, _truth in given[0] if given else ():
-                    root = _ROOT.match(guard)  # the name the guard tests through
+                self._of_param[single] = _agreed(prior_param, param)
+                attr = self._attr_of[single] = _agreed(prior_attr, self._alias_of(stmt.value))
+                given = self._given[single] = _agreed(prior_given, self._given_of(stmt.value))
+                # What the local is read as holds until a name it goes through is bound again.
+                for spelled in (attr, *(g for g, _truth in (given[0] if given else ()))):
+                    root = _ROOT.match(spelled) if spelled else None
                     if root is not None:
                         self._aliased_by.setdefault(root[0], []).append(single)
             for target in stmt.targets:
@@ -852,9 +851,7 @@ class FunctionWalker(UnitForms, DictPaths):
         if kind is not ast.Name:
             return None
         name = value.id
-        if name in self.params and name != self.self_name and name not in self._rebound:
-            return name
-        return self._of_param.get(name)
+        return name if self._unrebound_param(name) else self._of_param.get(name)
 
     def _alias_of(self, value) -> str | None:
         """What a local bound to ``value`` is tested as: an attribute chain as spelled
@@ -865,9 +862,12 @@ class FunctionWalker(UnitForms, DictPaths):
         if type(value) is not ast.Name:
             return None
         name = value.id
-        if name in self.params and name != self.self_name and name not in self._rebound:
-            return name
-        return self._attr_of.get(name)
+        return name if self._unrebound_param(name) else self._attr_of.get(name)
+
+    def _unrebound_param(self, name: str) -> bool:
+        """Whether ``name`` is a parameter (not the instance) nothing walked so far rebinds:
+        it still holds what the caller passed."""
+        return name in self.params and name != self.self_name and name not in self._rebound
 
     def _unalias(self, name: str) -> None:
         """``name`` bound again: it is no longer the attribute it was bound to nor the way
@@ -893,13 +893,7 @@ class FunctionWalker(UnitForms, DictPaths):
                 root = root.func
             else:
                 break
-        if (
-            kind is ast.Name
-            and root is not func
-            and root.id in self.params
-            and root.id != self.self_name
-            and root.id not in self._rebound
-        ):
+        if kind is ast.Name and root is not func and self._unrebound_param(root.id):
             guard = (f"{root.id} is None", False)
             if guard not in guards:
                 guards += (guard,)
