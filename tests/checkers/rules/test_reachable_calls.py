@@ -2033,7 +2033,9 @@ def test_a_boundary_context_s_block_runs_outside_the_entry_s_region(tmp_path):
         " or inside `with pkg.sync_debug.sync_allowed()`)) -> `lens.tolist()`",
         "capture_other (pkg/builder.py:36, where inside `with torch.no_grad()`) -> `lens.tolist()`",
     ]
-    assert len(reached(params)) == 7
+    # Undeclared, every `.tolist()` is reached: capture_inside's three (the helper's, the
+    # block's, the one after it) and one each of the other four entries, 3 + 4.
+    assert len(reached(params)) == 3 + 4
 
 
 def test_a_cycle_of_calls_and_of_bases_ends(tmp_path):
