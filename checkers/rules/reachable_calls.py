@@ -108,7 +108,12 @@ operands can hold (``if meta is not None or n is not None:`` for a caller passin
 ``if use_ragged: return ...`` for a caller passing ``True``. A condition may also
 name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
 *.PrefillNoCache`` -- which rules out a branch, or a conditional expression's way,
-tested on another (a constant is matched as spelled). A ``with`` block whose context
+tested on another (a constant is matched as spelled). An engine's facts often link two
+values -- the step count array is passed whenever data parallelism is on, a verify step
+always carries its draft -- and stated alone such a fact is false where the other does
+not hold: ``counts is not None when *.data_parallel_size > 1`` holds on a path that has
+passed a test printed as the glob after ``when``, at the call or at one before it, and
+nowhere else. A ``with`` block whose context
 manager ``boundary-contexts`` names (``with gpu_sync_allowed():``, the syncs an engine
 calls deliberate) runs outside the region, as a ``boundary-decorators`` function does.
 Otherwise such a call is a finding to suppress with its reason, or a sign the branch
@@ -135,6 +140,7 @@ from ..analysis.call_patterns import (
     CONTEXT,
     _bindings,
     _bound_rules_out,
+    _condition,
     _Forbidden,
     _globs,
     _hops,
@@ -154,11 +160,14 @@ _DOTTED = r"[A-Za-z_*?][A-Za-z0-9_*?]*(?:\.[A-Za-z_*?][A-Za-z0-9_*?]*)*"
 _GLOB = r"(?=[*?.]*[A-Za-z_])" + _DOTTED
 # An entry condition: `*.is_decoding`, `not *.is_prefill`, `*.kv_size is None`, `*.kv_size is
 # not None`, `*.state == *.DECODE`, `*.mode != 'prefill'`, `*.n == 1`.
+# ... and what it holds under, when it holds only where another test does: `when` and a glob
+# of that test as a chain prints it (`*.data_parallel_size > 1`, `mode.is_target_verify()`).
 _CONDITION = re.compile(
-    rf"(?P<not>not )?(?P<subject>{_GLOB})"
+    rf"(?:(?P<not>not )?(?P<subject>{_GLOB})"
     rf"|(?P<none_of>{_GLOB}) is (?P<is_not>not )?None"
     rf"|(?P<compared>{_GLOB}) (?P<op>==|!=) "
-    rf"(?P<constant>{_DOTTED}|-?[0-9]+|'[^'\\]*'|\"[^\"\\]*\")"
+    rf"(?P<constant>{_DOTTED}|-?[0-9]+|'[^'\\]*'|\"[^\"\\]*\"))"
+    r"(?: when (?P<when>(?=.*[A-Za-z_])\S.*))?"
 )
 
 
@@ -170,11 +179,17 @@ class _Condition:
     A constant is matched as spelled (a glob: ``*.DECODE``), so two spellings of one value
     read as two values; only a condition of ``==`` rules out a branch on another constant,
     and one of ``==`` an int an order against a number (``meta.num_prefills > 0``).
+
+    A condition with ``when`` holds only on a path that has passed a test it names: ``when``
+    is a glob of that test as a chain prints it, matched against each test a call on the
+    path runs under (``_antecedents``) -- an engine's facts often link two values
+    (``num_tokens_across_dp`` is passed whenever data parallelism is on, not always).
     """
 
-    __slots__ = ("constant", "equal", "form", "holds", "number", "subject")
+    __slots__ = ("constant", "equal", "form", "holds", "number", "subject", "when")
 
     def __init__(self, match: re.Match) -> None:
+        self.when = _globs([match["when"]]) if match["when"] else None
         if match["subject"]:
             self.form, self.holds = "truth", not match["not"]
             subject = match["subject"]
@@ -384,7 +399,11 @@ class ReachableCalls(Contract):
             "tests, an `or`'s else, past an `if` whose other way returns) is not on an "
             "entry's path; a condition `== <an int>` decides an order against a number too "
             "(`*.num_prefills == 0` rules out `if meta.num_prefills > 0:`, and `if n > 0:` "
-            "past `n = meta.num_prefills`). A constant is matched as spelled."
+            "past `n = meta.num_prefills`). A constant is matched as spelled. A fact that "
+            "holds only where another test does (a value passed whenever a mode is on) takes "
+            "`when` and a glob of that test as a chain prints it (`counts is not None when "
+            "*.data_parallel_size > 1`): it holds on a path that has passed that test, at the "
+            "call or at one before it."
         ),
     )
 
@@ -430,6 +449,30 @@ class ReachableCalls(Contract):
                 "`output_size` makes `repeat_interleave` safe; a method of another object "
                 "(`self.pool.stage`, never assigned here) is not followed: its class is "
                 "not known."
+            ),
+        ),
+        Example(
+            source=(
+                "class EagleBuilder:\n"
+                "    def capture_verify(self, meta, lens):\n"
+                "        if meta.is_target_verify:\n"
+                "            return self._draft_width(meta.spec_info, lens)\n"
+                "        return lens\n"
+                "\n"
+                "    def _draft_width(self, spec_info, lens):\n"
+                "        if spec_info is None:\n"
+                "            return int(lens.max().item())\n"
+                "        return spec_info.max_len\n"
+            ),
+            params={
+                **_PARAMS,
+                "entry-conditions": ["spec_info is not None when *.is_target_verify"],
+            },
+            path="atom/backends/eagle.py",
+            files=_STAGING,
+            note=(
+                "A verify step always carries its draft: the fact links two values, so it is "
+                "declared with `when` and holds on the paths through `meta.is_target_verify`."
             ),
         ),
     )
@@ -519,6 +562,11 @@ class ReachableCalls(Contract):
         self._conditions = [
             _Condition(m) for m in map(_CONDITION.fullmatch, self.entry_conditions) if m
         ]
+        self._conditional = tuple(
+            (index, condition.when)
+            for index, condition in enumerate(self._conditions)
+            if condition.when is not None
+        )
 
     def validate(self, where: str) -> None:
         if not (self.entries or self.entry_decorators or self.entry_class_decorators):
@@ -553,7 +601,9 @@ class ReachableCalls(Contract):
                     f"{where}: `entry-conditions` item {text!r} is not a glob of an attribute "
                     "or a parameter (`*.is_decoding`, `decoding`), `not` one, one `is None` "
                     "or `is not None`, or one `==` or `!=` a constant (`*.state == *.DECODE`, "
-                    "`*.mode != 'prefill'`)"
+                    "`*.mode != 'prefill'`), optionally followed by `when` and a glob of the "
+                    "test, as a chain prints it, under which it holds (`n is not None when "
+                    "*.data_parallel_size > 1`)"
                 )
 
     def needles(self) -> tuple[str, ...]:
@@ -641,7 +691,7 @@ class ReachableCalls(Contract):
         """
         from ..analysis.functions import C_COL, C_LINE
 
-        start = (module.name, entry, frozenset())
+        start = (module.name, entry, frozenset(), frozenset())
         parent: dict[tuple, tuple | None] = {start: None}
         queue = deque([start])
         found: dict[str, list] = {}
@@ -678,7 +728,7 @@ class ReachableCalls(Contract):
         # keyed weakly by it, a module known by its summary in the memo held the program
         # itself, and no program whose searches entered a neighbour was ever let go.)
         memo = vars(program).setdefault("_reachable_edges", {})
-        key = (self, mod, node[1], node[2])
+        key = (self, mod, node[1], node[2], node[3])
         edges = memo.get(key)
         if edges is not None:
             return edges
@@ -688,8 +738,9 @@ class ReachableCalls(Contract):
         bound = dict(node[2])
         made = []
         for call in detail[D_CALLS]:
+            held = self._antecedents(call[C_GUARDS], node[3])
             if (bound or self._conditions or self._contexts_re) and any(
-                self._off(bound, name, required) for name, required in call[C_GUARDS]
+                self._off(bound, name, required, held) for name, required in call[C_GUARDS]
             ):
                 continue  # under an `if` the caller's values or the entry's conditions rule out
             spelling = call[C_SPELLING]
@@ -705,24 +756,44 @@ class ReachableCalls(Contract):
                     made.append((call, pattern, None))
                 elif not self._boundary(program, target):
                     bindings = _bindings(program, target, spelling, call, leading, bound, outline)
-                    made.append((call, None, (*target, bindings)))
+                    made.append((call, None, (*target, bindings, held)))
         edges = memo[key] = tuple(made)
         return edges
 
-    def _off(self, bound: dict, guard, required: bool) -> bool:
+    def _antecedents(self, guards, held: frozenset) -> frozenset:
+        """The conditions with ``when`` whose test holds for a call: those ``held`` on the way
+        to its function, and those whose test one of the call's own guards prints as
+        (``_condition``). The callee's calls run on the same path, so it inherits them."""
+        conditional = self._conditional
+        if not conditional:
+            return held
+        printed = [_condition(guard, truth) for guard, truth in guards]
+        found = {
+            index
+            for index, when in conditional
+            if index not in held and any(when.fullmatch(test) for test in printed)
+        }
+        return held | found if found else held
+
+    def _off(self, bound: dict, guard, required: bool, held: frozenset = frozenset()) -> bool:
         """Whether a call's guard is off the path: ruled out by a value the caller bound
-        (``_bound_rules_out``) or by one of the entry's declared conditions; an ``or``'s
-        guard (its ways, ``function_walk``'s ``_holding``) where each of its ways is; a
-        ``with`` block's (``CONTEXT``) where ``boundary-contexts`` names its context."""
+        (``_bound_rules_out``) or by one of the entry's declared conditions (one with
+        ``when`` only where its test is ``held``); an ``or``'s guard (its ways,
+        ``function_walk``'s ``_holding``) where each of its ways is; a ``with`` block's
+        (``CONTEXT``) where ``boundary-contexts`` names its context."""
         if type(guard) is tuple:
-            return all(self._off(bound, way, truth) for way, truth in guard)
+            return all(self._off(bound, way, truth, held) for way, truth in guard)
         if guard.startswith(CONTEXT):
             return self._contexts_re is not None and bool(
                 self._contexts_re.fullmatch(guard[len(CONTEXT) :])
             )
         if bound and _bound_rules_out(bound, guard, required):
             return True
-        return any(condition.rules_out(guard, required) for condition in self._conditions)
+        return any(
+            condition.rules_out(guard, required)
+            for index, condition in enumerate(self._conditions)
+            if condition.when is None or index in held
+        )
 
     def _boundary(self, program, target) -> bool:
         """Whether ``target`` is declared to run outside the entry's region."""

@@ -2677,6 +2677,65 @@ def test_an_entry_condition_may_name_a_parameter(tmp_path, conditions, reached):
     assert reached_under(tmp_path, PARAMETER_TESTS, conditions) == reached
 
 
+LINKED_VALUES = (
+    "def coordinate(lens):\n"
+    "    return lens.max().item()\n"
+    "\n"
+    "\n"
+    "def set_context(config, lens, counts=None):\n"
+    "    if config.parallel.dp_size > 1:\n"
+    "        if counts is None:\n"
+    "            coordinate(lens)\n"
+    "    if counts is None:\n"
+    "        return lens.tolist()\n"
+    "\n"
+    "\n"
+    "def verify(spec, lens):\n"
+    "    if spec is None:\n"
+    "        return lens.sum().cpu()\n"
+    "\n"
+    "\n"
+    "class Runner:\n"
+    "    def capture_step(self, config, mode, spec, lens, counts):\n"
+    "        set_context(config, lens, counts)\n"
+    "        if mode.is_target_verify():\n"
+    "            verify(spec, lens)\n"
+    "        verify(spec, lens)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reached"),
+    [
+        # one finding per forbidden call, by the first chain to it: the verify branch's
+        ((), {"*.item", "*.tolist", "*.cpu@22"}),
+        # holds where its test does, on the call's own line: the `.tolist()` outside it stays
+        (("counts is not None when *.dp_size > 1",), {"*.tolist", "*.cpu@22"}),
+        # ... or on a call the path went through before (the caller's `if`): the `.cpu()` is
+        # reached by the other call only
+        (("spec is not None when mode.is_target_verify()",), {"*.item", "*.tolist", "*.cpu@23"}),
+        # the test as printed, not another: an order against another number holds nothing
+        (("counts is not None when *.dp_size > 2",), {"*.item", "*.tolist", "*.cpu@22"}),
+        # a test the path never passes holds nothing
+        (("spec is not None when mode.is_decode()",), {"*.item", "*.tolist", "*.cpu@22"}),
+        # without `when`, it holds everywhere
+        (("counts is not None",), {"*.cpu@22"}),
+    ],
+)
+def test_an_entry_condition_with_when_holds_only_on_a_path_through_its_test(
+    tmp_path, conditions, reached
+):
+    params = {"entries": ["*.capture_*"], "forbidden": {**TOLIST, "*.item": "a", "*.cpu": "b"}}
+    if conditions:
+        params["entry-conditions"] = list(conditions)
+    found = check(tmp_path, LINKED_VALUES, params=params)
+    got = set()
+    for finding in found:
+        pattern = finding.message.split("reaches `", 1)[1].split("`", 1)[0]
+        got.add(f"{pattern}@{finding.line}" if pattern == "*.cpu" else pattern)
+    assert got == reached
+
+
 @pytest.mark.parametrize(
     "good",
     [
@@ -2687,6 +2746,9 @@ def test_an_entry_condition_may_name_a_parameter(tmp_path, conditions, reached):
         "*.s != State.A",
         "*.n == 1",
         "*.mode == 'decode'",
+        "n is not None when *.dp_size > 1",
+        "*.is_decoding when not *.is_prefill",
+        "spec is not None when mode.is_target_verify()",
     ],
 )
 def test_an_entry_condition_may_compare_with_a_constant_or_none(good):
@@ -2710,6 +2772,11 @@ def test_an_entry_condition_may_compare_with_a_constant_or_none(good):
         "*.x == a b",
         "*.x < 3",
         "*.x == *.y == *.z",
+        "*.x when",
+        "*.x when ",
+        "*.x when *",
+        "when *.x",
+        "*.x  when *.y",
     ],
 )
 def test_an_entry_condition_that_names_no_attribute_is_refused_by_name(bad):
