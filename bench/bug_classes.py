@@ -5,6 +5,7 @@
     python bench/bug_classes.py show TREE KIND [N]  # each sampled finding with its code around it
     python bench/bug_classes.py score               # precision per kind per tree, from the labels
     python bench/bug_classes.py plant               # recall: the record's bugs planted in ATOM
+    python bench/bug_classes.py triage [TREE ...]   # what one triage round's declaration kept
 
 The trees (``/work/trees``, or ``$ATOM_CONTRACTS_TREES``): ROCm/ATOM at ffdf3bb5d
 (``atom-upstream``), vLLM 0.33.0's package (``vllm``) and SGLang 0.5.23's (``sglang``);
@@ -48,6 +49,14 @@ copy one at a time (the edit the record describes, on the code it describes),
 checks the copy with the same declaration plus what the planted shape needs, and
 reports whether the planted finding is there -- and that the unplanted copy has
 none at that place.
+
+``triage`` measures what a maintainer's first reading of a run is worth. A tree's
+declaration after one triage round (``bench/bug_classes/triaged/<tree>.toml``) is its first
+declaration with what one reader added after reading the first run's chains -- entry
+conditions, boundary contexts, an entry corrected -- each line with its evidence in the
+engine's code beside it, written without the labels. The command checks the tree with it
+and reports, per kind, how many labelled findings of the first run it keeps, right and
+wrong apart, and precision before and after.
 """
 
 from __future__ import annotations
@@ -109,6 +118,9 @@ TREES = {
     # with 0.4.6's declaration unchanged.
     "sglang-0.5.1": ("sglang-0.5.1", ("sglang",)),
 }
+# A tree's declaration after one triage round: its first declaration with the facts a reader
+# blind to the labels stated after reading the first run's chains (each with its evidence).
+TRIAGED = CONFIGS / "triaged"
 KINDS = {"units": "AC80", "published-keys": "AC81", "reachable-calls": "AC82"}
 SAMPLE = 50
 SEED = 2147  # the refactor's pull request
@@ -180,16 +192,20 @@ def check(where: Path, *args: str) -> list[dict]:
     return out
 
 
-def findings(name: str, *, fresh: bool = False) -> list[dict]:
-    cached = SCRATCH / f"{name}.json"
-    config = CONFIGS / f"{name}.toml"
+def findings(name: str, *, fresh: bool = False, triaged: bool = False) -> list[dict]:
+    """The tree's findings of the three kinds, with its first declaration or, ``triaged``,
+    with the one its triage round left (``TRIAGED``); kept in ``SCRATCH`` until the
+    declaration or the checker changes."""
+    cached = SCRATCH / (f"{name}-triaged.json" if triaged else f"{name}.json")
+    config = (TRIAGED if triaged else CONFIGS) / f"{name}.toml"
     if (
         not fresh
         and cached.is_file()
         and cached.stat().st_mtime > max(config.stat().st_mtime, _checker_mtime())
     ):
         return json.loads(cached.read_text())
-    found = [f for f in check(project(name)) if f["code"].startswith(tuple(KINDS.values()))]
+    where = project(name, config, into=SCRATCH / f"{name}-triaged") if triaged else project(name)
+    found = [f for f in check(where) if f["code"].startswith(tuple(KINDS.values()))]
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(found))
     return found
@@ -357,6 +373,58 @@ def score() -> dict[tuple[str, str], tuple[int, int, int]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def cmd_triage(args) -> int:
+    """Per tree with a triaged declaration and per kind: the findings before and after the
+    round, the labelled ones each keeps (right and wrong apart), and precision before and
+    after. A label counts where it would in ``score``: its line unchanged and its finding
+    reported by the first run."""
+    names = args.trees or sorted(p.stem for p in TRIAGED.glob("*.toml"))
+    unknown = [n for n in names if n not in TREES or not (TRIAGED / f"{n}.toml").is_file()]
+    if unknown:
+        raise SystemExit(f"no triaged declaration for {', '.join(unknown)} in {TRIAGED}")
+    labels = load_labels()
+    print(
+        "| tree | kind | findings before -> after | right kept | wrong kept "
+        "| precision before -> after |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for name in names:
+        first = {k for k, _ in keyed(findings(name))}
+        after_found = findings(name, triaged=True)
+        after = {k for k, _ in keyed(after_found)}
+        before_counts = Counter(kind_of(f["code"]) for f in findings(name))
+        after_counts = Counter(kind_of(f["code"]) for f in after_found)
+        for kind in KINDS:
+            tally = Counter()
+            for rec in labels:
+                if rec["tree"] != name or rec["kind"] != kind or not rec["label"]:
+                    continue
+                text = line_of(name, rec["path"], rec["line"])
+                k = (rec["code"], rec["path"], rec["line"], rec.get("what", ""))
+                if text is None or line_hash(text) != rec["sha"] or k not in first:
+                    continue
+                tally[(rec["label"], "before")] += 1
+                tally[(rec["label"], "after")] += k in after
+            if not before_counts[kind] and not tally:
+                continue
+
+            def precision(when: str, tally=tally) -> str:
+                right, wrong = tally[("right", when)], tally[("wrong", when)]
+                return (
+                    f"{right / (right + wrong):.3f} ({right}/{right + wrong})"
+                    if right + wrong
+                    else "-"
+                )
+
+            print(
+                f"| {name} | {kind} | {before_counts[kind]} -> {after_counts[kind]} | "
+                f"{tally[('right', 'after')]} of {tally[('right', 'before')]} | "
+                f"{tally[('wrong', 'after')]} of {tally[('wrong', 'before')]} | "
+                f"{precision('before')} -> {precision('after')} |"
+            )
+    return 0
+
+
 def cmd_score(args) -> int:
     totals = {name: Counter(kind_of(f["code"]) for f in findings(name)) for name in TREES}
     print("| tree | kind | findings | labelled | right | precision | not counted |")
@@ -384,15 +452,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--context", type=int, default=6)
     p.add_argument("--unlabelled", action="store_true")
     sub.add_parser("score", help="precision per kind per tree")
+    p = sub.add_parser(
+        "triage", help="what one triage round's declaration kept: findings, labels, precision"
+    )
+    p.add_argument("trees", nargs="*")
     sub.add_parser("plant", help="recall on ATOM's files with the record's bugs planted")
     args = parser.parse_args(argv)
     if args.command == "plant":
         from bug_class_plants import cmd_plant
 
         return cmd_plant(args)
-    return {"run": cmd_run, "draw": cmd_draw, "show": cmd_show, "score": cmd_score}[args.command](
-        args
-    )
+    commands = {
+        "run": cmd_run,
+        "draw": cmd_draw,
+        "show": cmd_show,
+        "score": cmd_score,
+        "triage": cmd_triage,
+    }
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
