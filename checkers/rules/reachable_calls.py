@@ -764,16 +764,12 @@ class ReachableCalls(Contract):
         """The conditions with ``when`` whose test holds for a call: those ``held`` on the way
         to its function, and those whose test one of the call's own guards prints as
         (``_condition``). The callee's calls run on the same path, so it inherits them."""
-        conditional = self._conditional
-        if not conditional:
-            return held
-        printed = [_condition(guard, truth) for guard, truth in guards]
-        found = {
+        return held.union(
             index
-            for index, when in conditional
-            if index not in held and any(when.fullmatch(test) for test in printed)
-        }
-        return held | found if found else held
+            for index, when in self._conditional
+            if index not in held
+            and any(when.fullmatch(_condition(guard, truth)) for guard, truth in guards)
+        )
 
     def _off(self, bound: dict, guard, required: bool, held: frozenset = frozenset()) -> bool:
         """Whether a call's guard is off the path: ruled out by a value the caller bound

@@ -57,3 +57,34 @@ ITEM_AT_9 = "E.f (tree/p.py:5) -> g (tree/q.py:9) -> `x.item()`"
 ITEM_AT_12 = (
     "E.f (tree/p.py:5) -> g (tree/q.py:8, where m) -> h (tree/q.py:12, where not n) -> `y.item()`"
 )
+
+
+def test_a_triaged_declaration_only_adds_facts_to_the_first_one():
+    """A triage round states facts and corrects entries; it never forbids less, checks other
+    paths, or changes another kind's contract: what it removes from a run is what those facts
+    rule out."""
+    import tomllib
+
+    bench = _bench()
+    triaged = sorted(bench.TRIAGED.glob("*.toml"))
+    assert triaged
+    for path in triaged:
+        assert path.stem in bench.TREES, path
+        first = tomllib.loads((bench.CONFIGS / path.name).read_text())["tool"]["atom-contracts"]
+        after = tomllib.loads(path.read_text())["tool"]["atom-contracts"]
+        assert {k: v for k, v in first.items() if k != "contracts"} == {
+            k: v for k, v in after.items() if k != "contracts"
+        }, path
+        others = [c for c in first["contracts"] if c["kind"] != "reachable-calls"]
+        assert others == [c for c in after["contracts"] if c["kind"] != "reachable-calls"], path
+        kept = ("forbidden", "unless-keyword", "unless-int-argument", "host-receivers", "paths")
+
+        def what_it_forbids(contract):
+            return repr([contract.get(field) for field in kept])
+
+        declared = {
+            what_it_forbids(c) for c in first["contracts"] if c["kind"] == "reachable-calls"
+        }
+        for contract in after["contracts"]:
+            if contract["kind"] == "reachable-calls":
+                assert what_it_forbids(contract) in declared, (path, contract["id"])

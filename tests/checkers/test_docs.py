@@ -117,3 +117,22 @@ def test_the_adoption_guide_s_tally_counts_the_tests_chains_assume(tmp_path):
         "   4  meta.num_prefills > 0",
         "   2  meta.mode == 'eager'",
     ]
+
+
+def test_every_entry_condition_the_adoption_guide_shows_is_accepted():
+    """A condition the guide tells a maintainer to write is one the contract takes: an
+    example that drifts from the grammar fails here, not in an adopter's first run."""
+    import re
+    import tomllib
+
+    from checkers.rules.reachable_calls import ReachableCalls
+
+    guide = (DOC.parent / "adoption.md").read_text(encoding="utf-8")
+    shown = [
+        tomllib.loads(line)["entry-conditions"]
+        for line in re.findall(r"^entry-conditions = \[.*\]", guide, flags=re.M)
+    ]
+    assert any(" when " in c for conditions in shown for c in conditions)
+    table = {"id": "t", "entries": ["*.capture_*"], "forbidden": {"*.item": "a host sync"}}
+    for conditions in shown:
+        ReachableCalls.from_table({**table, "entry-conditions": conditions}, "t")
