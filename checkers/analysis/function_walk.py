@@ -1178,7 +1178,11 @@ class FunctionWalker(UnitForms, DictPaths):
     def _tested(self, node) -> str | None:
         """A tested name as a guard names it: a parameter, an attribute of a name, or a
         question asked of one with nothing passed (``mode.is_decode_or_idle()``: what a
-        predicate answers of an object, which the object's next holder is asked again)."""
+        predicate answers of an object, which the object's next holder is asked again). The
+        object may be what a call that passes nothing returns (``get_pp_group().is_last_rank``,
+        ``get_step_ctx().current_context().enable_microbatch``): engines reach the step's
+        state through such accessors, and a fact about the step is stated of what they
+        answer."""
         if type(node) is ast.Name and node.id in self.params and node.id != self.self_name:
             return node.id
         if type(node) is ast.Name and node.id not in self._own:
@@ -1187,7 +1191,7 @@ class FunctionWalker(UnitForms, DictPaths):
         if type(node) is ast.Attribute:
             spelled = dotted(node)
             if not spelled:
-                return None
+                return _accessed(node)
             root, _, rest = spelled.partition(".")
             if rest.partition(".")[0] in _DEVICE_ATTRS:
                 # A local that is a parameter's view or cast (`flat = query.reshape(...)`, or
@@ -1203,9 +1207,29 @@ class FunctionWalker(UnitForms, DictPaths):
             and type(node.func) is ast.Attribute
             and _ASKS.match(node.func.attr)
         ):
-            spelled = dotted(node.func)
+            spelled = dotted(node.func) or _accessed(node.func)
             return f"{spelled}()" if spelled else None
         return None
+
+
+def _accessed(node) -> str | None:
+    """An attribute chain through calls that pass nothing, from a name, spelled with its
+    calls (``get_pp_group().is_last_rank``); None for a call given an argument, a subscript
+    or anything but a name at its root. Asked where ``dotted`` found no chain of names."""
+    parts = []
+    while True:
+        kind = type(node)
+        if kind is ast.Attribute:
+            parts.append("." + node.attr)
+            node = node.value
+        elif kind is ast.Call and not node.args and not node.keywords:
+            parts.append("()")
+            node = node.func
+        elif kind is ast.Name:
+            parts.append(node.id)
+            return "".join(reversed(parts))
+        else:
+            return None
 
 
 # An order's operator as a guard spells it, and as it reads with its operands swapped.

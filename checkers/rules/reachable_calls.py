@@ -108,8 +108,11 @@ operands can hold (``if meta is not None or n is not None:`` for a caller passin
 ``if use_ragged: return ...`` for a caller passing ``True``. A condition may also
 name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
 *.PrefillNoCache`` -- which rules out a branch, or a conditional expression's way,
-tested on another (a constant is matched as spelled). An engine's facts often link two
-values -- the step count array is passed whenever data parallelism is on, a verify step
+tested on another (a constant is matched as spelled). What a call that passes nothing
+answers is tested like an attribute -- engines reach the step's state through such
+accessors (``if get_step_ctx().current_context().enable_microbatch:``, which
+``*.enable_microbatch`` matches; not ``get_group(0).is_last_rank``). An engine's facts often
+link two values -- the step count array is passed whenever data parallelism is on, a verify step
 always carries its draft -- and stated alone such a fact is false where the other does
 not hold: ``counts is not None when *.data_parallel_size > 1`` holds on a path that has
 passed a test printed as the glob after ``when``, at the call or at one before it, and

@@ -59,6 +59,14 @@ ITEM_AT_12 = (
 )
 
 
+# What a reachable-calls contract forbids and where: a triage round leaves it as declared.
+FORBIDS = ("forbidden", "unless-keyword", "unless-int-argument", "host-receivers", "paths")
+
+
+def what_it_forbids(contract) -> str:
+    return repr([contract.get(field) for field in FORBIDS])
+
+
 def test_a_triaged_declaration_only_adds_facts_to_the_first_one():
     """A triage round states facts and corrects entries; it never forbids less, checks other
     paths, or changes another kind's contract: what it removes from a run is what those facts
@@ -77,11 +85,6 @@ def test_a_triaged_declaration_only_adds_facts_to_the_first_one():
         }, path
         others = [c for c in first["contracts"] if c["kind"] != "reachable-calls"]
         assert others == [c for c in after["contracts"] if c["kind"] != "reachable-calls"], path
-        kept = ("forbidden", "unless-keyword", "unless-int-argument", "host-receivers", "paths")
-
-        def what_it_forbids(contract):
-            return repr([contract.get(field) for field in kept])
-
         declared = {
             what_it_forbids(c) for c in first["contracts"] if c["kind"] == "reachable-calls"
         }

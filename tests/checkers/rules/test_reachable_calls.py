@@ -2813,6 +2813,47 @@ def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
     ]
 
 
+# The step's state, reached through accessors that take nothing: a test of what they answer
+# is a guard like any attribute's; with an argument, a subscript or no call in the chain it is
+# none of this kind.
+ACCESSED = (
+    "from pkg.ctx import get_ctx, get_group\n"
+    "\n"
+    "\n"
+    "class Model:\n"
+    "    def capture_step(self, lens):\n"
+    "        if get_ctx().current().enable_microbatch:\n"
+    "            lens.tolist()\n"
+    "        if not self.mgr.current().is_decoding:\n"
+    "            lens.sum().tolist()\n"
+    "        if get_ctx().mode.is_prefill():\n"
+    "            lens.max().tolist()\n"
+    "        if get_group(0).is_last_rank:\n"
+    "            lens.min().tolist()\n"
+    "        if get_ctx().stack[0].flag:\n"
+    "            lens.mean().tolist()\n"
+)
+ACCESSORS = {**TREE, "pkg/ctx.py": "def get_ctx():\n    pass\n\n\ndef get_group(i):\n    pass\n"}
+
+
+def test_a_test_of_what_an_accessor_answers_is_printed_and_may_be_declared(tmp_path):
+    params = {"entries": ["*.capture_*"], "forbidden": TOLIST}
+    found = check(tmp_path, ACCESSED, params=params, files=ACCESSORS)
+    assert [f.message.split(": ", 1)[1] for f in found] == [
+        "Model.capture_step (pkg/builder.py:7, where get_ctx().current().enable_microbatch)"
+        " -> `lens.tolist()`",
+        "Model.capture_step (pkg/builder.py:9, where not self.mgr.current().is_decoding)"
+        " -> `lens.sum().tolist()`",
+        "Model.capture_step (pkg/builder.py:11, where get_ctx().mode.is_prefill())"
+        " -> `lens.max().tolist()`",
+        "Model.capture_step (pkg/builder.py:13) -> `lens.min().tolist()`",
+        "Model.capture_step (pkg/builder.py:15) -> `lens.mean().tolist()`",
+    ]
+    params["entry-conditions"] = ["not *.enable_microbatch", "*.is_decoding"]
+    found = check(tmp_path, ACCESSED, params=params, files=ACCESSORS)
+    assert [f.line for f in found] == [11, 13, 15]
+
+
 # An order against a number is a test too: a caller's literal decides it, and so does an
 # entry condition that the path holds one value (`*.num_prefills == 0`: a captured decode
 # step has no prefills, so `if meta.num_prefills > 0:` is off its path).
