@@ -16,7 +16,8 @@ without ``output_size``) reachable from a decode step or a region a CUDA
 graph captures.
 
 A maintainer declares the entries (dotted-name globs matched against
-``module.Class.method``, and decorators that mark a function as one) and the
+``module.Class.method``, and decorators that mark a function as one; ``exclude-entries``
+takes some back, as a contract split where a fact holds for some entries only does) and the
 forbidden calls (globs matched against a call as it is spelled, its head
 resolved through the file's imports -- ``torch.cuda.synchronize``; ``*.item``
 for a method of any receiver -- or against the project function it resolves
@@ -338,6 +339,15 @@ class ReachableCalls(Contract):
         default=("forward",),
         doc="The methods of a class `entry-class-decorators` marks that are entries.",
     )
+    exclude_entries = StringList(
+        default=(),
+        doc=(
+            "Dotted-name globs, as `entries` reads them, of functions that are no entry of "
+            "this contract whatever selects them: a contract split where a fact holds for "
+            "some entries only keeps its decorators, and excludes those another contract "
+            "takes with the fact (`*.KimiDeltaAttention._forward`)."
+        ),
+    )
     boundary_decorators = StringList(
         default=(),
         doc=(
@@ -547,6 +557,7 @@ class ReachableCalls(Contract):
     def __init__(self, id: str, **params) -> None:
         super().__init__(id, **params)
         self._entry_re = _globs(self.entries, last_component=True)
+        self._excluded_re = _globs(self.exclude_entries, last_component=True)
         self._decorator_re = _globs(self.entry_decorators)
         self._class_decorator_re = _globs(self.entry_class_decorators)
         self._boundary_re = _globs(self.boundary_decorators)
@@ -677,6 +688,8 @@ class ReachableCalls(Contract):
                 and qual.rpartition(".")[2] in self.entry_methods
             )
             if not (named or decorated or in_marked):
+                continue
+            if self._excluded_re is not None and self._excluded_re.fullmatch(prefix + qual):
                 continue
             yield qual, outline, module.detail(qual)
 

@@ -426,6 +426,47 @@ def test_a_forbidden_method_of_an_element_is_printed_with_the_name_it_was_taken_
     assert found.message.endswith("-> `lens[...].max().item()`")
 
 
+@pytest.mark.parametrize(
+    ("excluded", "lines"),
+    [
+        ((), [7, 13, 17]),
+        # whatever selects it, by decorator or by name
+        (("pkg.builder.Gdn._forward",), [7, 17]),
+        (("*.Gdn._forward", "capture_*"), [7]),
+        # a glob reads as `entries` does: its last part is the function's own name, and a
+        # module's `*` its functions, not its classes' methods
+        (("*._fwd*",), [7, 13, 17]),
+        (("pkg.builder.*",), [7, 13]),
+        (("*",), []),
+    ],
+)
+def test_an_excluded_entry_is_none_whatever_selects_it(tmp_path, excluded, lines):
+    params = {**PARAMS, "entries": ["*.capture_*"], "entry-decorators": ["*.graph_captured"]}
+    if excluded:
+        params["exclude-entries"] = list(excluded)
+    source = (
+        "from pkg import marks\n"
+        "\n"
+        "\n"
+        "class Mla:\n"
+        "    @marks.graph_captured\n"
+        "    def _forward(self, x):\n"
+        "        return x.item()\n"
+        "\n"
+        "\n"
+        "class Gdn:\n"
+        "    @marks.graph_captured\n"
+        "    def _forward(self, x):\n"
+        "        return x.item()\n"
+        "\n"
+        "\n"
+        "def capture_step(x):\n"
+        "    return x.item()\n"
+    )
+    found = check(tmp_path, source, params=params)
+    assert sorted(f.line for f in found) == lines
+
+
 def test_a_decorator_makes_an_entry_and_the_entry_glob_names_a_function_not_its_nested_ones(
     tmp_path,
 ):
