@@ -754,7 +754,7 @@ class ReachableCalls(Contract):
         bound = dict(node[2])
         made = []
         for call in detail[D_CALLS]:
-            held = self._antecedents(call[C_GUARDS], node[3])
+            held = self._antecedents(call[C_GUARDS], node[3]) if self._conditional else node[3]
             if (bound or self._conditions or self._contexts_re) and any(
                 self._off(bound, name, required, held) for name, required in call[C_GUARDS]
             ):
