@@ -110,14 +110,14 @@ operands can hold (``if meta is not None or n is not None:`` for a caller passin
 name a value the path holds -- ``*.kv_size is None``, ``*.attn_state !=
 *.PrefillNoCache`` -- which rules out a branch, or a conditional expression's way,
 tested on another (a constant is matched as spelled). What a call that passes nothing
-answers is tested like an attribute -- engines reach the step's state through such
+answers is tested like an attribute: engines reach the step's state through such
 accessors (``if get_step_ctx().current_context().enable_microbatch:``, which
-``*.enable_microbatch`` matches; not ``get_group(0).is_last_rank``). An engine's facts often
-link two values -- the step count array is passed whenever data parallelism is on, a verify step
-always carries its draft -- and stated alone such a fact is false where the other does
-not hold: ``counts is not None when *.data_parallel_size > 1`` holds on a path that has
-passed a test printed as the glob after ``when``, at the call or at one before it, and
-nowhere else. A ``with`` block whose context
+``*.enable_microbatch`` matches; not ``get_group(0).is_last_rank``). An engine's facts
+often link two values -- the per-rank token counts are passed whenever data parallelism
+is on, a verify step always carries its draft -- and stated alone such a fact is false
+where the other test fails: ``counts is not None when *.data_parallel_size > 1`` holds
+on a path that has passed a test printed as the glob after ``when``, at the call or at
+one before it, and nowhere else. A ``with`` block whose context
 manager ``boundary-contexts`` names (``with gpu_sync_allowed():``, the syncs an engine
 calls deliberate) runs outside the region, as a ``boundary-decorators`` function does.
 Otherwise such a call is a finding to suppress with its reason, or a sign the branch
@@ -787,7 +787,7 @@ class ReachableCalls(Contract):
             and any(when.fullmatch(_condition(guard, truth)) for guard, truth in guards)
         )
 
-    def _off(self, bound: dict, guard, required: bool, held: frozenset = frozenset()) -> bool:
+    def _off(self, bound: dict, guard, required: bool, held: frozenset) -> bool:
         """Whether a call's guard is off the path: ruled out by a value the caller bound
         (``_bound_rules_out``) or by one of the entry's declared conditions (one with
         ``when`` only where its test is ``held``); an ``or``'s guard (its ways,

@@ -433,9 +433,9 @@ def test_a_forbidden_method_of_an_element_is_printed_with_the_name_it_was_taken_
         # whatever selects it, by decorator or by name
         (("pkg.builder.Gdn._forward",), [7, 17]),
         (("*.Gdn._forward", "capture_*"), [7]),
-        # a glob reads as `entries` does: its last part is the function's own name, and a
-        # module's `*` its functions, not its classes' methods
-        (("*._fwd*",), [7, 13, 17]),
+        # a glob reads as `entries` does: its last part is the function's own name (a class's
+        # name excludes none of its methods), and a module's `*` its functions, not methods
+        (("*.Gdn",), [7, 13, 17]),
         (("pkg.builder.*",), [7, 13]),
         (("*",), []),
     ],
@@ -2855,8 +2855,7 @@ def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
 
 
 # The step's state, reached through accessors that take nothing: a test of what they answer
-# is a guard like any attribute's; with an argument, a subscript or no call in the chain it is
-# none of this kind.
+# is a guard like any attribute's; with an argument or a subscript on the way it is none.
 ACCESSED = (
     "from pkg.ctx import get_ctx, get_group\n"
     "\n"
