@@ -368,22 +368,55 @@ def _statistics_rows(findings: Sequence[Finding]) -> list[tuple[str, str, int, b
     ]
 
 
+def _assumed(findings: Sequence[Finding]) -> dict[str, list[tuple[str, int]]]:
+    """Per code of reachable-calls findings, each test their chains run under with the number
+    of chains that assume it, most shared first (then in the order first met): on a first
+    run, the facts a maintainer checks before reading any chain whole."""
+    tallies: dict[str, dict[str, int]] = {}
+    for f in findings:
+        if f.kind != "reachable-calls":
+            continue
+        from .analysis.call_patterns import assumed_tests
+
+        tally = tallies.setdefault(f.code, {})
+        for test in dict.fromkeys(assumed_tests(f.message)):
+            tally[test] = tally.get(test, 0) + 1
+    return {code: sorted(tally.items(), key=lambda kv: -kv[1]) for code, tally in tallies.items()}
+
+
+# How many of a code's assumed tests the text form lists under its row (JSON lists every one).
+ASSUMED_SHOWN = 10
+
+
 def statistics_json(findings: Sequence[Finding]) -> str:
-    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count."""
+    """ruff's ``--statistics --output-format json``: code, name, count, fixable, by count;
+    a reachable-calls code's row also lists the tests its chains assume (``assumes``)."""
     import json
 
-    rows = [
-        {"code": code, "name": name, "count": n, "fixable": fixable}
-        for code, name, n, fixable in _statistics_rows(findings)
-    ]
+    assumed = _assumed(findings)
+    rows = []
+    for code, name, n, fixable in _statistics_rows(findings):
+        row = {"code": code, "name": name, "count": n, "fixable": fixable}
+        if code in assumed:
+            row["assumes"] = [{"test": t, "chains": c} for t, c in assumed[code]]
+        rows.append(row)
     return json.dumps(rows, indent=2) + "\n"
 
 
 def statistics(findings: Sequence[Finding]) -> str:
-    """ruff's ``--statistics`` shape: count, code, name, and [*] when ``--fix`` fixes them all."""
+    """ruff's ``--statistics`` shape: count, code, name, and [*] when ``--fix`` fixes them all;
+    under a reachable-calls code, the tests most of its chains assume, with how many do."""
     rows = _statistics_rows(findings)
+    assumed = _assumed(findings)
     width = max((len(str(n)) for _, _, n, _ in rows), default=1)
-    return "".join(
-        f"{n:>{width}}\t{code}\t{'[*] ' if fixable else ''}{name}\n"
-        for code, name, n, fixable in rows
-    )
+    out = []
+    for code, name, n, fixable in rows:
+        out.append(f"{n:>{width}}\t{code}\t{'[*] ' if fixable else ''}{name}\n")
+        tests = assumed.get(code, ())
+        out.extend(
+            f"{'':>{width}}\t\t{chains:>{width}} where {test}\n"
+            for test, chains in tests[:ASSUMED_SHOWN]
+        )
+        if len(tests) > ASSUMED_SHOWN:
+            out.append(f"{'':>{width}}\t\t{'':>{width}} and {len(tests) - ASSUMED_SHOWN} more\n")
+    return "".join(out)

@@ -257,6 +257,34 @@ def _where(call) -> str:
     return f", where {', '.join(said)}" if said else ""
 
 
+# A hop's tests in a finding, as `_where` prints them: after its line, up to the hop's end.
+_HOP_TESTS = re.compile(r", where (.*?)\) -> ")
+_OPENS, _CLOSES = "([{", ")]}"
+
+
+def assumed_tests(message: str) -> list[str]:
+    """The tests a reachable-calls finding's hops run under, as ``_where`` printed them, in
+    the order the chain passes them: the branch the chain assumes, one test at a time (an
+    ``or``'s ways stay one test). ``--statistics`` tallies them over a run's chains."""
+    found = []
+    for tests in _HOP_TESTS.findall(message):
+        depth, quote, start = 0, "", 0
+        for at, char in enumerate(tests):
+            if quote:
+                quote = "" if char == quote else quote
+            elif char in "'\"`":
+                quote = char
+            elif char in _OPENS:
+                depth += 1
+            elif char in _CLOSES:
+                depth -= 1
+            elif char == "," and depth == 0 and tests.startswith(", ", at):
+                found.append(tests[start:at])
+                start = at + 2
+        found.append(tests[start:])
+    return found
+
+
 def _condition(guard, truth: bool) -> str:
     """One guard as a test that holds: ``("x is None", False)`` -> ``x is not None``,
     ``("x == 1", False)`` -> ``x != 1``, ``("p", False)`` -> ``not p``, an ``or``'s ways

@@ -187,6 +187,49 @@ def test_statistics_counts_per_code():
     assert rows[1].split("\t") == ["1", "AC301", "[*] input-assert"]
 
 
+def _chain(*hops: str) -> Finding:
+    """A reachable-calls finding whose chain runs through ``hops`` (each ``name (place)``)."""
+    message = "`E.f` is an entry and reaches `*.item` (a host sync): " + " -> ".join(hops)
+    return Finding("AC821", "no-sync", "reachable-calls", "p.py", 1, 1, 1, 9, message + " -> `x()`")
+
+
+CHAINS = [
+    _chain("E.f (p.py:3, where meta.is_prefill, n > 0)", "g (q.py:9, where mode == 'a, b')"),
+    _chain("E.f (p.py:4, where meta.is_prefill)", "g (q.py:8, where meta.is_prefill)"),
+    _chain("E.f (p.py:5, where (not m.ok() or k is None), n > 0)", "h (q.py:2)"),
+]
+
+
+def test_statistics_tally_the_tests_a_code_s_chains_assume():
+    rows = statistics([FINDINGS[0], *CHAINS]).splitlines()
+    assert rows[0].split("\t") == ["3", "AC821", "reachable-forbidden-call"]
+    # each test once per chain that assumes it, most shared first; a string's comma and an
+    # `or`'s ways stay inside their test
+    assert [r.split("\t")[2] for r in rows[1:5]] == [
+        "2 where meta.is_prefill",
+        "2 where n > 0",
+        "1 where mode == 'a, b'",
+        "1 where (not m.ok() or k is None)",
+    ]
+    assert rows[5].split("\t") == ["1", "AC501", "banned-import"]
+
+
+def test_statistics_list_ten_assumed_tests_and_say_how_many_more_as_text_and_all_as_json():
+    from checkers.reporters import ASSUMED_SHOWN, statistics_json
+
+    many = [_chain(f"E.f (p.py:{i}, where t{i})") for i in range(ASSUMED_SHOWN + 2)]
+    rows = statistics(many).splitlines()
+    assert len(rows) == 1 + ASSUMED_SHOWN + 1 and rows[-1].split("\t")[2].strip() == "and 2 more"
+    (row,) = json.loads(statistics_json(many))
+    assert len(row["assumes"]) == ASSUMED_SHOWN + 2
+    assert row["assumes"][0] == {"test": "t0", "chains": 1}
+    (plain,) = json.loads(statistics_json([FINDINGS[0]]))
+    assert "assumes" not in plain
+    # exactly as many as are shown: nothing more to say
+    exact = statistics(many[:ASSUMED_SHOWN]).splitlines()
+    assert len(exact) == 1 + ASSUMED_SHOWN and "more" not in exact[-1]
+
+
 def test_sarif_names_a_file_outside_the_root_by_its_own_uri(root):
     import dataclasses
 

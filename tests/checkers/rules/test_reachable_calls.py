@@ -8,6 +8,7 @@ import time
 import pytest
 
 from checkers import api
+from checkers.analysis.call_patterns import assumed_tests
 from checkers.rules.reachable_calls import ReachableCalls
 from contracts.fields import ConfigError
 
@@ -2847,10 +2848,20 @@ def test_each_hop_names_the_tests_its_call_runs_under(tmp_path):
     )
     # That a parameter is not None is said of every call past a use of it, so it is not
     # printed; that an attribute is, is a test the code made.
-    assert chains_with_tests(tmp_path, source) == [
+    (chain,) = chains_with_tests(tmp_path, source)
+    assert chain == (
         "capture_x (pkg/builder.py:15, where meta.is_decoding) -> step (pkg/builder.py:9, where"
         " mode != 'decode', meta.kv_size is None, (not flag or other), meta.buf is not None,"
-        " inside `with contextlib.nullcontext()`) -> `lens.tolist()`",
+        " inside `with contextlib.nullcontext()`) -> `lens.tolist()`"
+    )
+    # ... and read back one test at a time, as `--statistics` tallies them
+    assert assumed_tests(chain) == [
+        "meta.is_decoding",
+        "mode != 'decode'",
+        "meta.kv_size is None",
+        "(not flag or other)",
+        "meta.buf is not None",
+        "inside `with contextlib.nullcontext()`",
     ]
 
 
