@@ -97,7 +97,11 @@ class Contract:
 
     paths = Globs(
         default=None,
-        doc="Globs (relative to the project root) the contract applies to; all files when absent.",
+        doc=(
+            "Globs (relative to the project root) the contract applies to, as gitignore reads "
+            "them: a later `!glob` takes files back out (`\"!**/ops/**\"`), the last glob "
+            "that matches deciding; all files when absent."
+        ),
     )
 
     def __init__(self, id: str, **params: Any) -> None:

@@ -68,9 +68,10 @@ def what_it_forbids(contract) -> str:
 
 
 def test_a_triaged_declaration_only_adds_facts_to_the_first_one():
-    """A triage round states facts and corrects entries; it never forbids less, checks other
-    paths, or changes another kind's contract: what it removes from a run is what those facts
-    rule out."""
+    """A triage round states facts, corrects entries and corrects the vocabulary; it never
+    forbids less, never checks a reachable-calls contract's calls on other paths, and never
+    changes a field of a units contract but its vocabulary and paths, or another kind's
+    contract: what it removes from a run is what those corrections rule out."""
     import tomllib
 
     bench = _bench()
@@ -83,11 +84,14 @@ def test_a_triaged_declaration_only_adds_facts_to_the_first_one():
         assert {k: v for k, v in first.items() if k != "contracts"} == {
             k: v for k, v in after.items() if k != "contracts"
         }, path
-        others = [c for c in first["contracts"] if c["kind"] != "reachable-calls"]
-        assert others == [c for c in after["contracts"] if c["kind"] != "reachable-calls"], path
+        triaged_kinds = ("reachable-calls", "units")
+        others = [c for c in first["contracts"] if c["kind"] not in triaged_kinds]
+        assert others == [c for c in after["contracts"] if c["kind"] not in triaged_kinds], path
         declared = {
             what_it_forbids(c) for c in first["contracts"] if c["kind"] == "reachable-calls"
         }
         for contract in after["contracts"]:
             if contract["kind"] == "reachable-calls":
                 assert what_it_forbids(contract) in declared, (path, contract["id"])
+            elif contract["kind"] == "units":
+                assert set(contract) <= {"id", "kind", "names", "counts", "paths"}, path
