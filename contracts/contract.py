@@ -99,7 +99,7 @@ class Contract:
         default=None,
         doc=(
             "Globs (relative to the project root) the contract applies to, as gitignore reads "
-            "them: a later `!glob` takes files back out (`\"!**/ops/**\"`), the last glob "
+            'them: a later `!glob` takes files back out (`"!**/ops/**"`), the last glob '
             "that matches deciding; all files when absent."
         ),
     )
