@@ -372,12 +372,13 @@ def _assumed(findings: Sequence[Finding]) -> dict[str, list[tuple[str, int]]]:
     """Per code of reachable-calls findings, each test their chains run under with the number
     of chains that assume it, most shared first (then in the order first met): on a first
     run, the facts a maintainer checks before reading any chain whole."""
-    tallies: dict[str, dict[str, int]] = {}
-    for f in findings:
-        if f.kind != "reachable-calls":
-            continue
-        from .analysis.call_patterns import assumed_tests
+    chains = [f for f in findings if f.kind == "reachable-calls"]
+    if not chains:
+        return {}
+    from .analysis.call_patterns import assumed_tests  # the format its findings print
 
+    tallies: dict[str, dict[str, int]] = {}
+    for f in chains:
         tally = tallies.setdefault(f.code, {})
         for test in dict.fromkeys(assumed_tests(f.message)):
             tally[test] = tally.get(test, 0) + 1

@@ -254,11 +254,13 @@ def _where(call) -> str:
         or not guard.endswith(" is None")
         or "." in guard[: -len(" is None")]
     ]
-    return f", where {', '.join(said)}" if said else ""
+    return f"{_WHERE}{_BESIDE.join(said)}" if said else ""
 
 
-# A hop's tests in a finding, as `_where` prints them: after its line, up to the hop's end.
-_HOP_TESTS = re.compile(r", where (.*?)\) -> ")
+# How a hop prints its tests after its line, and what stands between two of them; and the
+# tests of a hop read back, up to the hop's end (`assumed_tests`).
+_WHERE, _BESIDE = ", where ", ", "
+_HOP_TESTS = re.compile(re.escape(_WHERE) + r"(.*?)\) -> ")
 _OPENS, _CLOSES = "([{", ")]}"
 
 
@@ -278,9 +280,9 @@ def assumed_tests(message: str) -> list[str]:
                 depth += 1
             elif char in _CLOSES:
                 depth -= 1
-            elif char == "," and depth == 0 and tests.startswith(", ", at):
+            elif depth == 0 and tests.startswith(_BESIDE, at):
                 found.append(tests[start:at])
-                start = at + 2
+                start = at + len(_BESIDE)
         found.append(tests[start:])
     return found
 
